@@ -1,0 +1,43 @@
+//! Avro helpers: turning decoded Avro values into JSON (instant files, archived entries).
+
+use apache_avro::types::Value;
+use base64::Engine;
+
+/// Unions collapse to their branch; bytes become base64 text; enums their symbol.
+pub fn value_to_json(v: Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        Value::Null => J::Null,
+        Value::Boolean(b) => J::Bool(b),
+        Value::Int(i) | Value::Date(i) | Value::TimeMillis(i) => J::from(i),
+        Value::Long(l)
+        | Value::TimeMicros(l)
+        | Value::TimestampMillis(l)
+        | Value::TimestampMicros(l)
+        | Value::TimestampNanos(l)
+        | Value::LocalTimestampMillis(l)
+        | Value::LocalTimestampMicros(l)
+        | Value::LocalTimestampNanos(l) => J::from(l),
+        Value::Float(f) => serde_json::Number::from_f64(f as f64)
+            .map(J::Number)
+            .unwrap_or(J::Null),
+        Value::Double(f) => serde_json::Number::from_f64(f)
+            .map(J::Number)
+            .unwrap_or(J::Null),
+        Value::Bytes(b) | Value::Fixed(_, b) => {
+            J::String(base64::engine::general_purpose::STANDARD.encode(b))
+        }
+        Value::String(s) | Value::Enum(_, s) => J::String(s),
+        Value::Uuid(u) => J::String(u.to_string()),
+        Value::Union(_, inner) => value_to_json(*inner),
+        Value::Array(items) => J::Array(items.into_iter().map(value_to_json).collect()),
+        Value::Map(m) => J::Object(m.into_iter().map(|(k, v)| (k, value_to_json(v))).collect()),
+        Value::Record(fields) => J::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k, value_to_json(v)))
+                .collect(),
+        ),
+        other => J::String(format!("{other:?}")),
+    }
+}

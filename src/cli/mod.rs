@@ -1,0 +1,4 @@
+//! CLI.
+pub fn main() -> i32 {
+    0
+}

@@ -1,0 +1,1 @@
+//! The Hudi log format: `#HUDI#`-framed blocks (docs: hudi-format §5).

@@ -1,0 +1,1 @@
+//! The metadata table (`.hoodie/metadata`): files, column_stats, partition_stats, record_index (§8).

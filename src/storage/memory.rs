@@ -1,0 +1,200 @@
+//! Objects held in memory: for tests, and for bytes handed in from JavaScript (a dropped
+//! folder, a `.zip`). Keeps etags so conditional puts behave like an object store.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::{Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use super::{ObjectMeta, PutMode, Storage};
+use crate::error::{HudiError, Result};
+
+#[derive(Debug, Default)]
+pub struct MemoryStorage {
+    objects: Mutex<BTreeMap<String, Stored>>,
+    next_etag: Mutex<u64>,
+}
+
+#[derive(Debug, Clone)]
+struct Stored {
+    data: Bytes,
+    etag: String,
+    last_modified_ms: Option<i64>,
+}
+
+impl MemoryStorage {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds an object directly (no conditions, not counted).
+    pub fn insert(&self, path: &str, data: impl Into<Bytes>, last_modified_ms: Option<i64>) {
+        let etag = self.new_etag();
+        self.lock().insert(
+            path.trim_start_matches('/').to_string(),
+            Stored {
+                data: data.into(),
+                etag,
+                last_modified_ms,
+            },
+        );
+    }
+
+    pub fn paths(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Stored>> {
+        self.objects.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn new_etag(&self) -> String {
+        let mut n = self.next_etag.lock().unwrap_or_else(|e| e.into_inner());
+        *n += 1;
+        format!("\"m{}\"", *n)
+    }
+
+    fn stored(&self, path: &str) -> Result<Stored> {
+        self.lock()
+            .get(path)
+            .cloned()
+            .ok_or_else(|| HudiError::NotFound {
+                path: path.to_string(),
+            })
+    }
+}
+
+fn meta(path: &str, s: &Stored) -> ObjectMeta {
+    ObjectMeta {
+        path: path.to_string(),
+        size: s.data.len() as u64,
+        last_modified_ms: s.last_modified_ms,
+        etag: Some(s.etag.clone()),
+        is_dir: false,
+    }
+}
+
+/// Shared by the in-memory and local stores: directory-style listing over a flat key set.
+pub(crate) fn list_keys<'a>(
+    keys: impl Iterator<Item = (&'a str, ObjectMeta)>,
+    prefix: &str,
+    recursive: bool,
+) -> Vec<ObjectMeta> {
+    let dir = prefix.trim_matches('/');
+    let dir_slash = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    let mut out = Vec::new();
+    let mut dirs = std::collections::BTreeSet::new();
+    for (key, m) in keys {
+        let Some(rest) = key.strip_prefix(&dir_slash) else {
+            continue;
+        };
+        if rest.is_empty() {
+            continue;
+        }
+        match rest.find('/') {
+            Some(i) if !recursive => {
+                dirs.insert(format!("{dir_slash}{}", &rest[..i]));
+            }
+            _ => out.push(m),
+        }
+    }
+    out.extend(dirs.into_iter().map(|d| ObjectMeta {
+        path: d,
+        size: 0,
+        last_modified_ms: None,
+        etag: None,
+        is_dir: true,
+    }));
+    out
+}
+
+pub(crate) fn clamp(range: Range<u64>, len: u64) -> Range<usize> {
+    let end = range.end.min(len);
+    let start = range.start.min(end);
+    start as usize..end as usize
+}
+
+#[async_trait]
+impl Storage for MemoryStorage {
+    fn location(&self) -> String {
+        "memory://".into()
+    }
+
+    fn has_suffix_range(&self) -> bool {
+        true
+    }
+
+    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
+        let s = self.stored(path)?;
+        Ok(s.data.slice(clamp(range, s.data.len() as u64)))
+    }
+
+    async fn get(&self, path: &str) -> Result<Bytes> {
+        Ok(self.stored(path)?.data)
+    }
+
+    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
+        let s = self.stored(path)?;
+        let len = s.data.len() as u64;
+        Ok((s.data.slice(clamp(len.saturating_sub(n)..len, len)), len))
+    }
+
+    async fn head(&self, path: &str) -> Result<ObjectMeta> {
+        Ok(meta(path, &self.stored(path)?))
+    }
+
+    async fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>> {
+        let objects = self.lock();
+        Ok(list_keys(
+            objects.iter().map(|(k, s)| (k.as_str(), meta(k, s))),
+            prefix,
+            recursive,
+        ))
+    }
+
+    async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
+        let etag = self.new_etag();
+        let mut objects = self.lock();
+        let existing = objects.get(path);
+        match (&mode, existing) {
+            (PutMode::Create, Some(_)) => {
+                return Err(HudiError::Conflict {
+                    path: path.into(),
+                    detail: "object already exists".into(),
+                })
+            }
+            (PutMode::UpdateIfMatch(want), Some(s)) if &s.etag != want => {
+                return Err(HudiError::Conflict {
+                    path: path.into(),
+                    detail: "etag changed".into(),
+                })
+            }
+            (PutMode::UpdateIfMatch(_), None) => {
+                return Err(HudiError::Conflict {
+                    path: path.into(),
+                    detail: "object is gone".into(),
+                })
+            }
+            _ => {}
+        }
+        let stored = Stored {
+            data,
+            etag,
+            last_modified_ms: None,
+        };
+        let m = meta(path, &stored);
+        objects.insert(path.to_string(), stored);
+        Ok(m)
+    }
+
+    async fn delete(&self, path: &str) -> Result<()> {
+        self.lock().remove(path);
+        Ok(())
+    }
+}

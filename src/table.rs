@@ -1,0 +1,2 @@
+//! Table.
+pub struct Table;

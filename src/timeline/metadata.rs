@@ -1,0 +1,161 @@
+//! Contents of instant files: commit metadata (JSON in v6, Avro container files in v8+),
+//! replace metadata, plans. All are decoded to JSON values first, so both encodings share
+//! one typed view.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{HudiError, Result};
+
+const AVRO_MAGIC: &[u8] = b"Obj\x01";
+
+/// Decodes any instant file to JSON: Avro container (one record), JSON, or empty (`{}`).
+pub fn decode_instant_file(bytes: &[u8], path: &str) -> Result<serde_json::Value> {
+    let trimmed = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map(|i| &bytes[i..])
+        .unwrap_or(&[]);
+    if trimmed.is_empty() {
+        return Ok(serde_json::Value::Object(Default::default()));
+    }
+    if bytes.starts_with(AVRO_MAGIC) {
+        let reader = apache_avro::Reader::new(bytes)
+            .map_err(|e| HudiError::corrupt(path, format!("bad Avro container: {e}")))?;
+        let mut values = Vec::new();
+        for v in reader {
+            let v = v.map_err(|e| HudiError::corrupt(path, format!("bad Avro record: {e}")))?;
+            values.push(crate::avro::value_to_json(v));
+        }
+        return match values.len() {
+            0 => Ok(serde_json::Value::Object(Default::default())),
+            _ => Ok(values.swap_remove(0)),
+        };
+    }
+    if trimmed[0] == b'{' {
+        return serde_json::from_slice(trimmed)
+            .map_err(|e| HudiError::corrupt(path, format!("bad JSON: {e}")));
+    }
+    Err(HudiError::corrupt(
+        path,
+        "neither an Avro container file nor JSON",
+    ))
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WriteStat {
+    pub file_id: Option<String>,
+    pub path: Option<String>,
+    pub prev_commit: Option<String>,
+    pub num_writes: Option<i64>,
+    pub num_deletes: Option<i64>,
+    pub num_update_writes: Option<i64>,
+    pub num_inserts: Option<i64>,
+    pub total_write_bytes: Option<i64>,
+    pub total_write_errors: Option<i64>,
+    pub partition_path: Option<String>,
+    pub total_log_records: Option<i64>,
+    pub total_log_files: Option<i64>,
+    pub total_log_blocks: Option<i64>,
+    pub total_corrupt_log_block: Option<i64>,
+    pub total_rollback_blocks: Option<i64>,
+    pub file_size_in_bytes: Option<i64>,
+    pub log_version: Option<i64>,
+    pub log_offset: Option<i64>,
+    pub base_file: Option<String>,
+    pub log_files: Option<Vec<String>>,
+}
+
+impl WriteStat {
+    /// File name without its partition directory.
+    pub fn file_name(&self) -> Option<&str> {
+        self.path
+            .as_deref()
+            .map(|p| p.rsplit('/').next().unwrap_or(p))
+    }
+}
+
+/// `HoodieCommitMetadata` / `HoodieReplaceCommitMetadata`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CommitMetadata {
+    pub partition_to_write_stats: Option<BTreeMap<String, Option<Vec<WriteStat>>>>,
+    pub partition_to_replace_file_ids: Option<BTreeMap<String, Option<Vec<String>>>>,
+    pub compacted: Option<bool>,
+    pub extra_metadata: Option<BTreeMap<String, Option<String>>>,
+    pub operation_type: Option<String>,
+}
+
+impl CommitMetadata {
+    pub fn from_json(v: serde_json::Value, path: &str) -> Result<Self> {
+        serde_json::from_value(v)
+            .map_err(|e| HudiError::corrupt(path, format!("not commit metadata: {e}")))
+    }
+
+    pub fn write_stats(&self) -> impl Iterator<Item = (&str, &WriteStat)> {
+        self.partition_to_write_stats
+            .iter()
+            .flat_map(|m| m.iter())
+            .flat_map(|(p, stats)| stats.iter().flatten().map(move |s| (p.as_str(), s)))
+    }
+
+    pub fn replaced_file_ids(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.partition_to_replace_file_ids
+            .iter()
+            .flat_map(|m| m.iter())
+            .flat_map(|(p, ids)| {
+                ids.iter()
+                    .flatten()
+                    .map(move |id| (p.as_str(), id.as_str()))
+            })
+    }
+
+    pub fn schema(&self) -> Option<&str> {
+        self.extra_metadata
+            .as_ref()?
+            .get("schema")?
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+    }
+
+    pub fn partitions(&self) -> Vec<&str> {
+        let mut p: Vec<&str> = self
+            .partition_to_write_stats
+            .iter()
+            .flat_map(|m| m.keys().map(String::as_str))
+            .collect();
+        p.extend(
+            self.partition_to_replace_file_ids
+                .iter()
+                .flat_map(|m| m.keys().map(String::as_str)),
+        );
+        p.sort();
+        p.dedup();
+        p
+    }
+
+    pub fn totals(&self) -> WriteTotals {
+        let mut t = WriteTotals::default();
+        for (_, s) in self.write_stats() {
+            t.files += 1;
+            t.num_writes += s.num_writes.unwrap_or(0);
+            t.num_inserts += s.num_inserts.unwrap_or(0);
+            t.num_update_writes += s.num_update_writes.unwrap_or(0);
+            t.num_deletes += s.num_deletes.unwrap_or(0);
+            t.bytes_written += s.total_write_bytes.unwrap_or(0);
+        }
+        t
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct WriteTotals {
+    pub files: i64,
+    pub num_writes: i64,
+    pub num_inserts: i64,
+    pub num_update_writes: i64,
+    pub num_deletes: i64,
+    pub bytes_written: i64,
+}

@@ -1,0 +1,199 @@
+//! The timeline: every instant of a table, active and archived, in requested-time order
+//! (Hudi's `HoodieActiveTimeline`, `HoodieArchivedTimeline`, v8+ `LSMTimeline`).
+//!
+//! Building it from a listing is pure ([`Timeline::from_listing`]); loading the archive or
+//! the LSM history needs storage and lives in [`history`].
+
+pub mod history;
+pub mod instant;
+pub mod metadata;
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+pub use instant::{action, compare_instant_times, Instant, State};
+pub use metadata::{CommitMetadata, WriteStat};
+
+use crate::config::TableConfig;
+use crate::storage::{join, ObjectMeta};
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timeline {
+    /// Sorted by requested time. Archived instants (when loaded) come first.
+    pub instants: Vec<Instant>,
+    /// Content of archived instants, by requested time: archives carry it inline.
+    #[serde(skip)]
+    pub archived_content: HashMap<String, serde_json::Value>,
+    /// Whether the archive / LSM history was loaded (it is on demand).
+    pub history_loaded: bool,
+}
+
+/// Formats epoch milliseconds as a Hudi instant time (UTC).
+pub fn instant_time_from_millis(ms: i64) -> Option<String> {
+    DateTime::<Utc>::from_timestamp_millis(ms).map(|d| d.format("%Y%m%d%H%M%S%3f").to_string())
+}
+
+impl Timeline {
+    /// Builds the active timeline from the objects listed in the timeline directory.
+    pub fn from_listing(files: &[ObjectMeta], config: &TableConfig) -> Timeline {
+        let mut by_time: BTreeMap<String, Vec<(instant::InstantFileName, &ObjectMeta)>> =
+            BTreeMap::new();
+        for f in files.iter().filter(|f| !f.is_dir) {
+            if let Some(parsed) = instant::parse_instant_file_name(f.name()) {
+                by_time
+                    .entry(parsed.requested_time.clone())
+                    .or_default()
+                    .push((parsed, f));
+            }
+        }
+        let mut instants = Vec::with_capacity(by_time.len());
+        for (requested_time, mut entries) in by_time {
+            entries.sort_by_key(|(p, _)| p.state);
+            let requested_file = entries
+                .iter()
+                .find(|(p, _)| p.state == State::Requested)
+                .map(|(_, m)| join(&config.timeline_dir, m.name()));
+            let pending_action = entries
+                .iter()
+                .find(|(p, _)| p.state != State::Completed)
+                .map(|(p, _)| p.action.clone());
+            let Some((last, meta)) = entries.last() else {
+                continue;
+            };
+            let (completion_time, completion_source) = match (&last.completion_time, last.state) {
+                (Some(c), _) => (Some(c.clone()), Some("file_name")),
+                (None, State::Completed) => {
+                    match meta.last_modified_ms.and_then(instant_time_from_millis) {
+                        Some(c) => (Some(c), Some("file_modification_time")),
+                        None => (None, None),
+                    }
+                }
+                _ => (None, None),
+            };
+            let plan_action =
+                pending_action.filter(|p| p != &last.action && last.state == State::Completed);
+            instants.push(Instant {
+                requested_time,
+                completion_time,
+                action: last.action.clone(),
+                plan_action,
+                state: last.state,
+                completion_source,
+                file: join(&config.timeline_dir, meta.name()),
+                requested_file,
+                archived: false,
+            });
+        }
+        instants.sort();
+        Timeline {
+            instants,
+            archived_content: HashMap::new(),
+            history_loaded: false,
+        }
+    }
+
+    /// Adds archived instants (never replacing an active one).
+    pub fn add_archived(&mut self, archived: Vec<(Instant, Option<serde_json::Value>)>) {
+        let active: std::collections::HashSet<String> = self
+            .instants
+            .iter()
+            .map(|i| i.requested_time.clone())
+            .collect();
+        for (inst, content) in archived {
+            if active.contains(&inst.requested_time) {
+                continue;
+            }
+            if let Some(c) = content {
+                self.archived_content.insert(inst.requested_time.clone(), c);
+            }
+            self.instants.push(inst);
+        }
+        self.instants.sort();
+        self.history_loaded = true;
+    }
+
+    pub fn completed(&self) -> impl Iterator<Item = &Instant> {
+        self.instants.iter().filter(|i| i.is_completed())
+    }
+
+    /// Completed commits, delta commits and replace commits (compaction and clustering
+    /// included): the instants that carry data.
+    pub fn completed_writes(&self) -> impl Iterator<Item = &Instant> {
+        self.instants.iter().filter(|i| i.is_write())
+    }
+
+    pub fn completed_writes_as_of<'a>(
+        &'a self,
+        as_of: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Instant> + 'a {
+        self.completed_writes().filter(move |i| {
+            as_of.is_none_or(|t| compare_instant_times(&i.requested_time, t).is_le())
+        })
+    }
+
+    pub fn latest_completed_write(&self) -> Option<&Instant> {
+        self.completed_writes().last()
+    }
+
+    pub fn get(&self, requested_time: &str) -> Option<&Instant> {
+        self.instants
+            .iter()
+            .find(|i| i.requested_time == requested_time)
+    }
+
+    /// Completed write with this requested time.
+    pub fn completed_write(&self, requested_time: &str) -> Option<&Instant> {
+        self.get(requested_time).filter(|i| i.is_write())
+    }
+
+    pub fn pending(&self) -> impl Iterator<Item = &Instant> {
+        self.instants.iter().filter(|i| !i.is_completed())
+    }
+
+    /// The earliest instant of the active timeline: Java treats anything older as completed
+    /// and archived.
+    pub fn active_start(&self) -> Option<&str> {
+        self.instants
+            .iter()
+            .find(|i| !i.archived)
+            .map(|i| i.requested_time.as_str())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.instants.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_states_and_keeps_plan_action() {
+        let cfg = crate::config::TableConfig::parse(
+            "hoodie.table.name=t\nhoodie.table.type=MERGE_ON_READ\nhoodie.table.version=9\n",
+            "p",
+        )
+        .unwrap();
+        let files: Vec<ObjectMeta> = [
+            "20260307162618152.compaction.requested",
+            "20260307162618152.compaction.inflight",
+            "20260307162618152_20260307162619230.commit",
+            "20260307162620509.deltacommit.requested",
+        ]
+        .iter()
+        .map(|n| ObjectMeta::file(format!(".hoodie/timeline/{n}"), 1))
+        .collect();
+        let tl = Timeline::from_listing(&files, &cfg);
+        assert_eq!(tl.instants.len(), 2);
+        let c = &tl.instants[0];
+        assert_eq!(
+            (c.action.as_str(), c.plan_action.as_deref(), c.state),
+            ("commit", Some("compaction"), State::Completed)
+        );
+        assert_eq!(c.completion_time.as_deref(), Some("20260307162619230"));
+        assert_eq!(tl.instants[1].state, State::Requested);
+    }
+}

@@ -1,0 +1,1 @@
+//! The wasm-bindgen face.
