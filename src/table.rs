@@ -1,2 +1,259 @@
-//! Table.
-pub struct Table;
+//! A Hudi table on a [`Storage`]: its config and timeline, loaded once, plus caches of
+//! immutable things (commit metadata, Parquet footers). Queries go through
+//! [`Table::plan`] and [`Table::read`] (in [`crate::read`]).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use crate::config::{TableConfig, PROPERTIES_BACKUP, PROPERTIES_FILE};
+use crate::error::{HudiError, Result};
+use crate::read::parquet::Footer;
+use crate::storage::{Instrumented, IoSnapshot, IoStats, ObjectMeta, Storage};
+use crate::timeline::{history, CommitMetadata, Instant, Timeline, Visibility};
+
+pub struct Table {
+    storage: Arc<dyn Storage>,
+    io: Arc<IoStats>,
+    config: TableConfig,
+    timeline: Mutex<Arc<Timeline>>,
+    commit_metadata: Mutex<HashMap<String, Arc<CommitMetadata>>>,
+    footers: Mutex<HashMap<String, Footer>>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("location", &self.storage.location())
+            .field("name", &self.config.name)
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Table {
+    /// Opens the table whose base path is the root of `storage`: `hoodie.properties` and
+    /// the active timeline, fetched concurrently (one round trip for the default layouts).
+    pub async fn open(storage: Arc<dyn Storage>) -> Result<Table> {
+        let instrumented = Instrumented::new(storage);
+        let io = instrumented.stats();
+        let storage: Arc<dyn Storage> = Arc::new(instrumented);
+
+        let (props, layout1, layout2) = futures::join!(
+            read_properties(&*storage),
+            storage.list(".hoodie", false),
+            storage.list(".hoodie/timeline", false),
+        );
+        let config = props?;
+        let listing = if config.timeline_dir == ".hoodie" {
+            layout1?
+        } else if config.timeline_dir == ".hoodie/timeline" {
+            layout2?
+        } else {
+            storage.list(&config.timeline_dir, false).await?
+        };
+        let timeline = Timeline::from_listing(&listing, &config);
+        Ok(Table {
+            storage,
+            io,
+            config,
+            timeline: Mutex::new(Arc::new(timeline)),
+            commit_metadata: Mutex::new(HashMap::new()),
+            footers: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn config(&self) -> &TableConfig {
+        &self.config
+    }
+
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
+    pub fn io(&self) -> IoSnapshot {
+        self.io.snapshot()
+    }
+
+    pub fn timeline(&self) -> Arc<Timeline> {
+        lock(&self.timeline).clone()
+    }
+
+    /// Loads instants archived out of the active timeline (v6 archive, v8+ LSM history),
+    /// once.
+    pub async fn load_history(&self) -> Result<Arc<Timeline>> {
+        let current = self.timeline();
+        if current.history_loaded {
+            return Ok(current);
+        }
+        let archived = history::load(&*self.storage, &self.config).await?;
+        let mut updated = (*current).clone();
+        updated.add_archived(archived);
+        let updated = Arc::new(updated);
+        *lock(&self.timeline) = updated.clone();
+        Ok(updated)
+    }
+
+    /// Commit metadata of a completed instant (cached: completed instants are immutable).
+    pub async fn commit_metadata(&self, instant: &Instant) -> Result<Arc<CommitMetadata>> {
+        let key = instant.requested_time.clone();
+        if let Some(m) = lock(&self.commit_metadata).get(&key) {
+            return Ok(m.clone());
+        }
+        let json = self.instant_content(instant).await?;
+        let origin = if instant.archived {
+            format!("archived instant {key}")
+        } else {
+            instant.file.clone()
+        };
+        let meta = Arc::new(CommitMetadata::from_json(json, &origin)?);
+        lock(&self.commit_metadata).insert(key, meta.clone());
+        Ok(meta)
+    }
+
+    /// The decoded content of an instant's current file (archived instants carry theirs).
+    pub async fn instant_content(&self, instant: &Instant) -> Result<serde_json::Value> {
+        if instant.archived {
+            return self
+                .timeline()
+                .archived_content
+                .get(&instant.requested_time)
+                .cloned()
+                .ok_or_else(|| HudiError::NotFound {
+                    path: format!("archived instant {}", instant.requested_time),
+                });
+        }
+        let bytes = self.storage.get(&instant.file).await?;
+        crate::timeline::metadata::decode_instant_file(&bytes, &instant.file)
+    }
+
+    /// The plan stored in an instant's `.requested` file (compaction, clustering, ...).
+    pub async fn instant_plan(&self, instant: &Instant) -> Result<Option<serde_json::Value>> {
+        let Some(path) = &instant.requested_file else {
+            return Ok(None);
+        };
+        let bytes = self.storage.get(path).await?;
+        crate::timeline::metadata::decode_instant_file(&bytes, path).map(Some)
+    }
+
+    /// Commit metadata of many instants, fetched concurrently.
+    pub async fn commit_metadata_of(
+        &self,
+        instants: &[&Instant],
+    ) -> Result<Vec<Arc<CommitMetadata>>> {
+        futures::future::try_join_all(instants.iter().map(|i| self.commit_metadata(i))).await
+    }
+
+    /// File groups replaced (insert overwrite, clustering) by replace commits visible to a query.
+    pub async fn replaced_file_groups(
+        &self,
+        visibility: &Visibility,
+    ) -> Result<HashSet<(String, String)>> {
+        let timeline = self.timeline();
+        let replaces: Vec<&Instant> = timeline
+            .completed_writes()
+            .filter(|i| {
+                i.action == crate::timeline::action::REPLACE_COMMIT
+                    && visibility.is_committed(&i.requested_time)
+            })
+            .collect();
+        let metas = self.commit_metadata_of(&replaces).await?;
+        Ok(metas
+            .iter()
+            .flat_map(|m| {
+                m.replaced_file_ids()
+                    .map(|(p, f)| (p.to_string(), f.to_string()))
+                    .collect::<Vec<_>>()
+            })
+            .collect())
+    }
+
+    /// Parquet footer of a base file (cached).
+    pub async fn footer(&self, path: &str) -> Result<Footer> {
+        if let Some(f) = lock(&self.footers).get(path) {
+            return Ok(f.clone());
+        }
+        let footer = crate::read::parquet::read_footer(&*self.storage, path).await?;
+        lock(&self.footers).insert(path.to_string(), footer.clone());
+        Ok(footer)
+    }
+
+    /// Every data file under the table's partitions, by directory listing: the root (for
+    /// non-partitioned tables) and each top-level directory except `.hoodie`, listed
+    /// recursively and concurrently.
+    pub async fn list_data_files(&self) -> Result<Vec<(String, ObjectMeta)>> {
+        let root = self.storage.list("", false).await?;
+        let mut out: Vec<(String, ObjectMeta)> = root
+            .iter()
+            .filter(|m| !m.is_dir)
+            .map(|m| (String::new(), m.clone()))
+            .collect();
+        let dirs: Vec<&ObjectMeta> = root
+            .iter()
+            .filter(|m| m.is_dir && !m.name().starts_with(".hoodie"))
+            .collect();
+        let listed =
+            futures::future::try_join_all(dirs.iter().map(|d| self.storage.list(&d.path, true)))
+                .await?;
+        for m in listed.into_iter().flatten().filter(|m| !m.is_dir) {
+            let partition = match m.path.rfind('/') {
+                Some(i) => m.path[..i].to_string(),
+                None => String::new(),
+            };
+            out.push((partition, m));
+        }
+        Ok(out)
+    }
+
+    /// File groups and slices as of an instant (latest when `None`), by listing.
+    pub async fn file_system_view(
+        &self,
+        as_of: Option<&str>,
+    ) -> Result<crate::file_group::view::FileSystemView> {
+        let as_of = as_of
+            .map(|t| crate::read::plan::resolve_time(t, self.config.timezone))
+            .transpose()?;
+        let visibility = self.timeline().visibility_as_of(as_of.as_deref());
+        let files = self
+            .list_data_files()
+            .await?
+            .into_iter()
+            .map(|(partition, m)| crate::file_group::view::DataFile {
+                name: m.name().to_string(),
+                partition,
+                size: m.size,
+            });
+        let replaced = self.replaced_file_groups(&visibility).await?;
+        Ok(crate::file_group::view::build(
+            files,
+            &visibility,
+            &self.config,
+            &replaced,
+        ))
+    }
+}
+
+async fn read_properties(storage: &dyn Storage) -> Result<TableConfig> {
+    let (bytes, path) = match storage.get(PROPERTIES_FILE).await {
+        Ok(b) => (b, PROPERTIES_FILE),
+        // Java's update protocol briefly leaves only the backup (HoodieTableConfig.modify).
+        Err(HudiError::NotFound { .. }) => match storage.get(PROPERTIES_BACKUP).await {
+            Ok(b) => (b, PROPERTIES_BACKUP),
+            Err(HudiError::NotFound { .. }) => {
+                return Err(HudiError::NotFound {
+                    path: format!(
+                        "{}/{PROPERTIES_FILE} (not a Hudi table?)",
+                        storage.location()
+                    ),
+                })
+            }
+            Err(e) => return Err(e),
+        },
+        Err(e) => return Err(e),
+    };
+    let text =
+        std::str::from_utf8(&bytes).map_err(|_| HudiError::corrupt(path, "not UTF-8 text"))?;
+    TableConfig::parse(text, path)
+}

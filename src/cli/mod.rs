@@ -1,4 +1,329 @@
-//! CLI.
+//! The native command line: `hudi-edge timeline | read | plan | info | file-groups | commit`.
+//! Thin: it parses arguments, opens a table through a storage chosen by URL, and prints.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::json;
+
+use crate::error::{HudiError, Result};
+use crate::expr::parse_filter;
+use crate::read::{QueryType, ReadOptions};
+use crate::storage::Storage;
+use crate::table::Table;
+
+#[derive(Parser)]
+#[command(
+    name = "hudi-edge",
+    version,
+    about = "Read Apache Hudi tables: timeline, plans, rows"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Instants with requested time, completion time, action and state.
+    Timeline {
+        table: String,
+        #[arg(long)]
+        json: bool,
+        /// Also load instants from the v6 archive / v8+ LSM history.
+        #[arg(long)]
+        archived: bool,
+    },
+    /// Rows of a query.
+    Read {
+        table: String,
+        #[command(flatten)]
+        query: QueryArgs,
+        #[arg(long, value_enum, default_value_t = Format::Jsonl)]
+        format: Format,
+        /// Print what the read cost (plan + data I/O) as JSON on stderr.
+        #[arg(long)]
+        stats: bool,
+    },
+    /// Which file slices a query would read, and why.
+    Plan {
+        table: String,
+        #[command(flatten)]
+        query: QueryArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Table properties and layout.
+    Info {
+        table: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Partitions, file groups and slices.
+    FileGroups {
+        table: String,
+        #[arg(long)]
+        as_of: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Metadata of one instant.
+    Commit { table: String, instant: String },
+}
+
+#[derive(Args, Clone)]
+struct QueryArgs {
+    #[arg(long, default_value = "snapshot")]
+    query: String,
+    #[arg(long)]
+    as_of: Option<String>,
+    #[arg(long)]
+    start: Option<String>,
+    #[arg(long)]
+    end: Option<String>,
+    /// Comma-separated column names.
+    #[arg(long)]
+    columns: Option<String>,
+    /// `col op value`; repeat to AND several.
+    #[arg(long = "filter")]
+    filters: Vec<String>,
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Turn off metadata-table data skipping (column stats, partition stats, record index).
+    #[arg(long)]
+    no_data_skipping: bool,
+    /// Plan by listing storage even when the metadata table could plan.
+    #[arg(long)]
+    no_metadata_table: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Jsonl,
+    Csv,
+    Arrow,
+}
+
+impl QueryArgs {
+    fn options(&self) -> Result<ReadOptions> {
+        Ok(ReadOptions {
+            query: QueryType::parse(&self.query)?,
+            as_of: self.as_of.clone(),
+            start: self.start.clone(),
+            end: self.end.clone(),
+            columns: self.columns.as_ref().map(|c| {
+                c.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            }),
+            filters: self
+                .filters
+                .iter()
+                .map(|f| parse_filter(f))
+                .collect::<Result<_>>()?,
+            limit: self.limit,
+            data_skipping: !self.no_data_skipping,
+            use_metadata_table: !self.no_metadata_table,
+            ..ReadOptions::default()
+        })
+    }
+}
+
+/// A storage for a table location: a local path or `file://` URL.
+pub fn storage_for(location: &str) -> Result<Arc<dyn Storage>> {
+    if let Some(path) = location.strip_prefix("file://") {
+        return Ok(Arc::new(crate::storage::local::LocalStorage::new(path)));
+    }
+    if location.contains("://") {
+        return Err(HudiError::unsupported(format!(
+            "table location {location} (use a local path or file:// URL)"
+        )));
+    }
+    Ok(Arc::new(crate::storage::local::LocalStorage::new(location)))
+}
+
 pub fn main() -> i32 {
-    0
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return 1;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error[{}]: {e}", e.code());
+            if e.code() == "INVALID_ARGUMENT" {
+                2
+            } else {
+                1
+            }
+        }
+    }
+}
+
+fn print_json(value: &serde_json::Value) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value).map_err(|e| HudiError::io("<stdout>", e))?;
+    writeln!(out).map_err(|e| HudiError::io("<stdout>", e))
+}
+
+async fn open(location: &str) -> Result<Table> {
+    Table::open(storage_for(location)?).await
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Timeline {
+            table,
+            json,
+            archived,
+        } => {
+            let t = open(&table).await?;
+            let timeline = if archived {
+                t.load_history().await?
+            } else {
+                t.timeline()
+            };
+            if json {
+                let instants: Vec<_> = timeline
+                    .instants
+                    .iter()
+                    .map(|i| {
+                        json!({
+                            "requested_time": i.requested_time,
+                            "completion_time": i.completion_time,
+                            "action": i.action,
+                            "requested_action": i.requested_action(),
+                            "state": i.state.as_str(),
+                            "completion_time_source": i.completion_source,
+                            "archived": i.archived,
+                        })
+                    })
+                    .collect();
+                print_json(&json!({ "table": t.config().name, "instants": instants }))
+            } else {
+                let mut out = std::io::stdout().lock();
+                let w = |e: std::io::Error| HudiError::io("<stdout>", e);
+                writeln!(
+                    out,
+                    "{:<17}  {:<17}  {:<13}  {:<10}  {}",
+                    "requested", "completed", "action", "state", "note"
+                )
+                .map_err(w)?;
+                for i in &timeline.instants {
+                    let note = match (&i.plan_action, i.archived) {
+                        (Some(p), _) => format!("requested as {p}"),
+                        (None, true) => "archived".to_string(),
+                        _ => String::new(),
+                    };
+                    writeln!(
+                        out,
+                        "{:<17}  {:<17}  {:<13}  {:<10}  {}",
+                        i.requested_time,
+                        i.completion_time.as_deref().unwrap_or("-"),
+                        i.action,
+                        i.state.as_str(),
+                        note
+                    )
+                    .map_err(w)?;
+                }
+                Ok(())
+            }
+        }
+        Command::Read {
+            table,
+            query,
+            format,
+            stats,
+        } => {
+            let t = open(&table).await?;
+            let options = query.options()?;
+            let result = t.read(&options).await?;
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            match format {
+                Format::Jsonl => crate::output::write_jsonl(&result.batches, &mut out)?,
+                Format::Csv => crate::output::write_csv(&result.schema, &result.batches, &mut out)?,
+                Format::Arrow => {
+                    crate::output::write_arrow_ipc(&result.schema, &result.batches, &mut out)?
+                }
+            }
+            out.flush().map_err(|e| HudiError::io("<stdout>", e))?;
+            if stats {
+                let report = json!({
+                    "rows": result.num_rows(),
+                    "stats": result.plan.stats,
+                    "plan_io": result.plan.io,
+                    "read_io": result.io,
+                    "total_io": t.io(),
+                });
+                eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
+            }
+            Ok(())
+        }
+        Command::Plan {
+            table,
+            query,
+            json: _,
+        } => {
+            let t = open(&table).await?;
+            let plan = t.plan(&query.options()?).await?;
+            print_json(&plan_json(&plan))
+        }
+        Command::Info { table, json: _ } => {
+            let t = open(&table).await?;
+            print_json(&serde_json::to_value(t.config()).map_err(|e| HudiError::io("<stdout>", e))?)
+        }
+        Command::FileGroups {
+            table,
+            as_of,
+            json: _,
+        } => {
+            let t = open(&table).await?;
+            let view = t.file_system_view(as_of.as_deref()).await?;
+            print_json(&serde_json::to_value(&view).map_err(|e| HudiError::io("<stdout>", e))?)
+        }
+        Command::Commit { table, instant } => {
+            let t = open(&table).await?;
+            let timeline = t.load_history().await?;
+            let i = timeline.get(&instant).ok_or_else(|| HudiError::NotFound {
+                path: format!("instant {instant} on the timeline of {table}"),
+            })?;
+            let content = t.instant_content(i).await?;
+            print_json(&json!({ "instant": i, "content": content }))
+        }
+    }
+}
+
+/// The plan as the CLI and the JS face print it.
+pub fn plan_json(plan: &crate::read::Plan) -> serde_json::Value {
+    let slices: Vec<_> = plan
+        .file_slices
+        .iter()
+        .map(|s| {
+            json!({
+                "partition": s.partition,
+                "file_id": s.file_id,
+                "base_instant": s.base_instant,
+                "base_file": s.base_path(),
+                "log_files": s.log_paths(),
+            })
+        })
+        .collect();
+    json!({
+        "query": plan.query,
+        "as_of": plan.as_of,
+        "start": plan.start,
+        "end": plan.end,
+        "file_slices": slices,
+        "stats": plan.stats,
+        "io": plan.io,
+    })
 }

@@ -11,13 +11,13 @@
 //!   are filtered by instant time when read;
 //! - replaced file groups (insert overwrite, clustering) are dropped.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
 use super::{BaseFile, FileGroup, FileSlice, LogFile};
 use crate::config::TableConfig;
-use crate::timeline::{compare_instant_times, Timeline};
+use crate::timeline::Visibility;
 
 /// A data file as found by whatever planned the read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,46 +54,13 @@ impl FileSystemView {
     }
 }
 
-/// Completion times of completed writes as of `as_of` (requested time → completion time).
-fn committed_as_of<'a>(
-    timeline: &'a Timeline,
-    as_of: Option<&'a str>,
-) -> HashMap<&'a str, Option<&'a str>> {
-    timeline
-        .completed_writes_as_of(as_of)
-        .map(|i| (i.requested_time.as_str(), i.completion_time.as_deref()))
-        .collect()
-}
-
 pub fn build(
     files: impl IntoIterator<Item = DataFile>,
-    timeline: &Timeline,
+    visibility: &Visibility,
     config: &TableConfig,
-    as_of: Option<&str>,
     replaced: &HashSet<(String, String)>,
 ) -> FileSystemView {
-    let committed = committed_as_of(timeline, as_of);
-    // Java: instants older than the active timeline were archived, hence completed.
-    let archived_before = if timeline.history_loaded {
-        None
-    } else {
-        timeline.active_start()
-    };
-    let is_committed = |t: &str| -> Option<Option<String>> {
-        if let Some(c) = committed.get(t) {
-            return Some(c.map(str::to_string));
-        }
-        match archived_before {
-            Some(start) if compare_instant_times(t, start).is_lt() => {
-                if as_of.is_none_or(|a| compare_instant_times(t, a).is_le()) {
-                    Some(Some(t.to_string()))
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        }
-    };
+    let is_committed = |t: &str| visibility.completion_of(t);
     let layout2 = config.has_completion_times();
 
     let mut bases: BTreeMap<(String, String), Vec<BaseFile>> = BTreeMap::new();
@@ -133,7 +100,7 @@ pub fn build(
                         continue;
                     }
                 }
-            } else if as_of.is_some_and(|a| compare_instant_times(&l.instant, a).is_gt()) {
+            } else if visibility.is_after_upper_bound(&l.instant) {
                 skipped.push(Skipped {
                     path,
                     reason: "log of a file slice newer than the query instant",

@@ -114,13 +114,13 @@ impl Timeline {
         self.history_loaded = true;
     }
 
-    pub fn completed(&self) -> impl Iterator<Item = &Instant> {
+    pub fn completed(&self) -> impl DoubleEndedIterator<Item = &Instant> {
         self.instants.iter().filter(|i| i.is_completed())
     }
 
     /// Completed commits, delta commits and replace commits (compaction and clustering
     /// included): the instants that carry data.
-    pub fn completed_writes(&self) -> impl Iterator<Item = &Instant> {
+    pub fn completed_writes(&self) -> impl DoubleEndedIterator<Item = &Instant> {
         self.instants.iter().filter(|i| i.is_write())
     }
 
@@ -163,6 +163,93 @@ impl Timeline {
 
     pub fn is_empty(&self) -> bool {
         self.instants.is_empty()
+    }
+}
+
+/// Which instants a query may see, and when each completed. Built from the timeline for a
+/// snapshot, a time-travel instant, or an incremental range; used by the file-system view
+/// (which files count) and by log readers (which blocks count).
+#[derive(Debug, Clone, Default)]
+pub struct Visibility {
+    committed: HashMap<String, Option<String>>,
+    /// Instants older than this were archived before the timeline was read: Java treats
+    /// them as completed (`containsOrBeforeTimelineStarts`).
+    archived_before: Option<String>,
+    /// Requested-time upper bound (time travel); `None` = everything completed.
+    upper: Option<String>,
+}
+
+impl Visibility {
+    /// Completion time (or the instant itself when unknown) of a visible completed write.
+    pub fn completion_of(&self, instant: &str) -> Option<Option<String>> {
+        if let Some(c) = self.committed.get(instant) {
+            return Some(c.clone());
+        }
+        match &self.archived_before {
+            Some(start)
+                if compare_instant_times(instant, start).is_lt()
+                    && !self.is_after_upper_bound(instant) =>
+            {
+                Some(Some(instant.to_string()))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn is_committed(&self, instant: &str) -> bool {
+        self.completion_of(instant).is_some()
+    }
+
+    pub fn is_after_upper_bound(&self, instant: &str) -> bool {
+        self.upper
+            .as_deref()
+            .is_some_and(|u| compare_instant_times(instant, u).is_gt())
+    }
+
+    pub fn upper_bound(&self) -> Option<&str> {
+        self.upper.as_deref()
+    }
+
+    /// Requested times of the visible completed writes.
+    pub fn instants(&self) -> impl Iterator<Item = &str> {
+        self.committed.keys().map(String::as_str)
+    }
+}
+
+impl Timeline {
+    /// Completed writes with a requested time at or before `as_of` (all when `None`).
+    pub fn visibility_as_of(&self, as_of: Option<&str>) -> Visibility {
+        Visibility {
+            committed: self
+                .completed_writes_as_of(as_of)
+                .map(|i| (i.requested_time.clone(), i.completion_time.clone()))
+                .collect(),
+            archived_before: if self.history_loaded {
+                None
+            } else {
+                self.active_start().map(str::to_string)
+            },
+            upper: as_of.map(str::to_string),
+        }
+    }
+
+    /// Completed writes that completed at or before `end` (v8+ incremental upper bound).
+    pub fn visibility_completed_by(&self, end: &str) -> Visibility {
+        let committed: HashMap<String, Option<String>> = self
+            .completed_writes()
+            .filter(|i| i.completion_time.as_deref().unwrap_or(&i.requested_time) <= end)
+            .map(|i| (i.requested_time.clone(), i.completion_time.clone()))
+            .collect();
+        let upper = committed.keys().max().cloned();
+        Visibility {
+            committed,
+            archived_before: if self.history_loaded {
+                None
+            } else {
+                self.active_start().map(str::to_string)
+            },
+            upper,
+        }
     }
 }
 

@@ -112,3 +112,98 @@ def rows_to_json(df, key_col: str = "_hoodie_record_key") -> list[dict]:
         return (str(r.get(key_col)), str(r.get("_hoodie_partition_path")), json.dumps(r, sort_keys=True))
     rows.sort(key=sk)
     return rows
+
+
+# ---------------------------------------------------------------------------
+# Reading helpers (shared by read_table.py and make_archive_fixtures.py)
+# ---------------------------------------------------------------------------
+def table_version(path: str) -> int:
+    props = read_properties(path)
+    return int(props.get("hoodie.table.version", "0"))
+
+
+def read_properties(path: str) -> dict:
+    props = {}
+    for line in (Path(path) / ".hoodie" / "hoodie.properties").read_text().splitlines():
+        if "=" in line and not line.startswith("#"):
+            k, v = line.split("=", 1)
+            props[k] = v.replace("\\:", ":")
+    return props
+
+
+def reader(spark, path: str, query_type: str = "snapshot", as_of: str | None = None,
+           begin: str | None = None, end: str | None = None, extra: dict | None = None):
+    """DataFrameReader options for the Hudi query types; returns (df, options_used)."""
+    opts = {"hoodie.datasource.query.type": query_type}
+    if as_of:
+        opts["as.of.instant"] = as_of
+    if query_type == "incremental":
+        opts["hoodie.datasource.read.begin.instanttime"] = begin or "000"
+        if end:
+            opts["hoodie.datasource.read.end.instanttime"] = end
+    opts.update(extra or {})
+    return spark.read.format("hudi").options(**opts).load(path), opts
+
+
+def list_timeline(path: str) -> dict:
+    """Timeline files relative to the base path: active and archived/history."""
+    base = Path(path)
+    hood = base / ".hoodie"
+    out = {"active": [], "archived": []}
+    tl = hood / "timeline" if (hood / "timeline").is_dir() else hood
+    for f in sorted(tl.iterdir()):
+        if f.is_file() and not f.name.endswith(".crc") and f.name != "hoodie.properties" and f.name[0].isdigit():
+            out["active"].append(str(f.relative_to(base)))
+    for arch in (hood / "timeline" / "history", hood / "archived"):
+        if arch.is_dir():
+            for f in sorted(arch.rglob("*")):
+                if f.is_file() and not f.name.endswith(".crc"):
+                    out["archived"].append(str(f.relative_to(base)))
+    return out
+
+
+def active_completed_instants(path: str) -> list[dict]:
+    """Completed instants of the active timeline from file names (v6 and v8/v9 layouts)."""
+    import re
+    base = Path(path) / ".hoodie"
+    res = []
+    if (base / "timeline").is_dir():
+        for f in (base / "timeline").iterdir():
+            m = re.match(r"^(\d+)_(\d+)\.(\w+)$", f.name)
+            if m:
+                res.append({"requested_time": m.group(1), "completion_time": m.group(2), "action": m.group(3)})
+    else:
+        for f in base.iterdir():
+            m = re.match(r"^(\d+)\.(\w+)$", f.name)
+            if m and m.group(2) not in ("inflight", "requested"):
+                res.append({"requested_time": m.group(1), "completion_time": None, "action": m.group(2)})
+    return sorted(res, key=lambda r: r["requested_time"])
+
+
+def archived_instants(spark, path: str) -> list[dict]:
+    """Instants of the archived timeline, read by Hudi's own Java classes through py4j."""
+    jvm = spark._jvm
+    hconf = spark._jsc.hadoopConfiguration()
+    sconf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(hconf)
+    mc = (jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder()
+          .setConf(sconf).setBasePath(path).build())
+    arch = mc.getArchivedTimeline()
+    try:  # 1.x loads lazily; ask for everything
+        arch = arch.reload() if hasattr(arch, "reload") else arch
+    except Exception:
+        pass
+    out = []
+    it = arch.getInstants()
+    for i in range(it.size()):
+        inst = it.get(i)
+        try:
+            req = inst.requestedTime()
+        except Exception:
+            req = inst.getTimestamp()
+        try:
+            comp = inst.getCompletionTime()
+        except Exception:
+            comp = None
+        out.append({"requested_time": req, "completion_time": comp, "action": inst.getAction(),
+                    "state": str(inst.getState())})
+    return out

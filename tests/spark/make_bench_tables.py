@@ -195,8 +195,10 @@ def build(spark, kind: str, rows: int, batches: int, root: Path) -> dict:
             save_progress(prog_path, prog)
             print(f"[{name}] {step}: ids [{lo},{hi}) {dt:.1f}s", flush=True)
         if kind == "mor":
-            # upsert round 1: every 4th id (25% of rows, all file groups); round 2: every 10th id
-            for step, where, ver in (("upsert_1", "id % 4 = 1", 1), ("upsert_2", "id % 10 = 3", 2)):
+            # upsert round 1: a hash-chosen 25% of the keys (spread over all file groups);
+            # round 2: another hash-chosen 10% (partly overlapping round 1)
+            for step, where, ver in (("upsert_1", "pmod(xxhash64(id, 41), 4) = 0", 1),
+                                     ("upsert_2", "pmod(xxhash64(id, 42), 10) = 0", 2)):
                 if step in prog["steps"]:
                     continue
                 t = time.time()
@@ -210,7 +212,7 @@ def build(spark, kind: str, rows: int, batches: int, root: Path) -> dict:
             step = "delete_1"
             if step not in prog["steps"]:
                 t = time.time()
-                where = "id % 100 = 7"
+                where = "pmod(xxhash64(id, 43), 100) = 0"  # ~1% of the keys
                 df = gen_rows(spark, 0, rows, version=3).where(where)
                 n = df.count()
                 write(df, str(path), opts, "delete")

@@ -1,0 +1,301 @@
+//! Parquet base files over [`Storage`]: the footer in one speculative tail read (which, for
+//! small files, is the whole file), row groups pruned by statistics, then only the
+//! projected column chunks, with adjacent ranges coalesced and fetched concurrently.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use bytes::Bytes;
+use futures::future::{BoxFuture, FutureExt};
+use futures::TryStreamExt;
+use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::arrow::async_reader::AsyncFileReader;
+use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
+use parquet::errors::ParquetError;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+
+use crate::error::{HudiError, Result};
+use crate::expr::stats::{may_match, ColumnStats, StatsSource};
+use crate::expr::Expr;
+use crate::storage::Storage;
+
+/// Bytes read speculatively from the end of a file to get its footer in one request.
+pub const FOOTER_PREFETCH: u64 = 64 * 1024;
+/// Ranges closer than this are fetched as one request.
+const COALESCE_GAP: u64 = 64 * 1024;
+
+/// A parsed footer and the tail bytes that came with it (reused for data in that range).
+#[derive(Debug, Clone)]
+pub struct Footer {
+    pub metadata: ArrowReaderMetadata,
+    pub size: u64,
+    tail: Bytes,
+}
+
+impl Footer {
+    pub fn parquet(&self) -> &Arc<ParquetMetaData> {
+        self.metadata.metadata()
+    }
+
+    pub fn num_rows(&self) -> i64 {
+        self.parquet().file_metadata().num_rows()
+    }
+
+    /// Key/value metadata of the footer (e.g. `hoodie_min_record_key`).
+    pub fn key_value(&self, key: &str) -> Option<&str> {
+        self.parquet()
+            .file_metadata()
+            .key_value_metadata()?
+            .iter()
+            .find(|kv| kv.key == key)?
+            .value
+            .as_deref()
+    }
+}
+
+fn parquet_err(path: &str, e: ParquetError) -> HudiError {
+    match e {
+        ParquetError::External(inner) => match inner.downcast::<HudiError>() {
+            Ok(h) => *h,
+            Err(other) => HudiError::corrupt(path, other),
+        },
+        other => HudiError::corrupt(path, format!("bad Parquet: {other}")),
+    }
+}
+
+pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
+    let (tail, size) = storage.get_tail(path, FOOTER_PREFETCH).await?;
+    if size < 12 || tail.len() < 8 {
+        return Err(HudiError::corrupt(
+            path,
+            format!("too small to be Parquet ({size} bytes)"),
+        ));
+    }
+    let end = &tail[tail.len() - 8..];
+    if &end[4..] != b"PAR1" {
+        return Err(HudiError::corrupt(
+            path,
+            "missing PAR1 footer magic (truncated or not Parquet)",
+        ));
+    }
+    let meta_len = u32::from_le_bytes([end[0], end[1], end[2], end[3]]) as u64;
+    if meta_len + 8 > size {
+        return Err(HudiError::corrupt(
+            path,
+            format!("footer length {meta_len} exceeds file size {size}"),
+        ));
+    }
+    let tail = if meta_len + 8 <= tail.len() as u64 {
+        tail
+    } else {
+        let mut whole = storage
+            .get_range(path, size - meta_len - 8..size - tail.len() as u64)
+            .await?
+            .to_vec();
+        whole.extend_from_slice(&tail);
+        Bytes::from(whole)
+    };
+    let meta_start = tail.len() - 8 - meta_len as usize;
+    let metadata = ParquetMetaDataReader::decode_metadata(&tail[meta_start..tail.len() - 8])
+        .map_err(|e| parquet_err(path, e))?;
+    let metadata = ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new())
+        .map_err(|e| parquet_err(path, e))?;
+    Ok(Footer {
+        metadata,
+        size,
+        tail,
+    })
+}
+
+/// Parquet's async reader, fed by a [`Storage`] and the footer's tail bytes.
+struct StorageReader {
+    storage: Arc<dyn Storage>,
+    path: String,
+    footer: Footer,
+}
+
+impl StorageReader {
+    fn cached(&self, range: &Range<u64>) -> Option<Bytes> {
+        let tail_start = self.footer.size - self.footer.tail.len() as u64;
+        (range.start >= tail_start && range.end <= self.footer.size).then(|| {
+            self.footer
+                .tail
+                .slice((range.start - tail_start) as usize..(range.end - tail_start) as usize)
+        })
+    }
+}
+
+impl AsyncFileReader for StorageReader {
+    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        async move {
+            if let Some(b) = self.cached(&range) {
+                return Ok(b);
+            }
+            self.storage
+                .get_range(&self.path, range)
+                .await
+                .map_err(|e| ParquetError::External(Box::new(e)))
+        }
+        .boxed()
+    }
+
+    fn get_byte_ranges(
+        &mut self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
+        async move {
+            let merged = coalesce(&ranges);
+            let fetches = merged.iter().map(|r| {
+                let cached = self.cached(r);
+                let storage = self.storage.clone();
+                let path = self.path.clone();
+                let r = r.clone();
+                async move {
+                    match cached {
+                        Some(b) => Ok(b),
+                        None => storage.get_range(&path, r).await,
+                    }
+                }
+            });
+            let fetched = futures::future::try_join_all(fetches)
+                .await
+                .map_err(|e| ParquetError::External(Box::new(e)))?;
+            Ok(ranges
+                .iter()
+                .map(|r| {
+                    let i = merged
+                        .iter()
+                        .position(|m| m.start <= r.start && r.end <= m.end)
+                        .unwrap_or(0);
+                    let m = &merged[i];
+                    fetched[i].slice((r.start - m.start) as usize..(r.end - m.start) as usize)
+                })
+                .collect())
+        }
+        .boxed()
+    }
+
+    fn get_metadata<'a>(
+        &'a mut self,
+        _options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
+        let m = self.footer.parquet().clone();
+        async move { Ok(m) }.boxed()
+    }
+}
+
+/// Merges ranges that overlap or lie within [`COALESCE_GAP`] of each other.
+pub fn coalesce(ranges: &[Range<u64>]) -> Vec<Range<u64>> {
+    let mut sorted: Vec<Range<u64>> = ranges.to_vec();
+    sorted.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<u64>> = Vec::new();
+    for r in sorted {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end + COALESCE_GAP => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// Row-group statistics of one file as a [`StatsSource`].
+pub struct RowGroupStats<'a> {
+    pub footer: &'a Footer,
+    pub row_groups: Vec<usize>,
+}
+
+impl StatsSource for RowGroupStats<'_> {
+    fn containers(&self) -> usize {
+        self.row_groups.len()
+    }
+
+    fn column(&self, name: &str) -> Option<ColumnStats> {
+        let schema = self.footer.metadata.schema();
+        let parquet = self.footer.parquet();
+        let conv =
+            StatisticsConverter::try_new(name, schema, parquet.file_metadata().schema_descr())
+                .ok()?;
+        let groups = || self.row_groups.iter().map(|&i| parquet.row_group(i));
+        let min: ArrayRef = conv.row_group_mins(groups()).ok()?;
+        let max: ArrayRef = conv.row_group_maxes(groups()).ok()?;
+        let null_count: Option<UInt64Array> = conv.row_group_null_counts(groups()).ok();
+        let row_count = conv.row_group_row_counts(groups()).ok().flatten();
+        Some(ColumnStats {
+            min,
+            max,
+            null_count,
+            row_count,
+        })
+    }
+}
+
+/// Row groups whose statistics allow a match.
+pub fn matching_row_groups(footer: &Footer, filter: Option<&Expr>) -> Vec<usize> {
+    let all: Vec<usize> = (0..footer.parquet().num_row_groups()).collect();
+    let Some(filter) = filter else { return all };
+    let stats = RowGroupStats {
+        footer,
+        row_groups: all.clone(),
+    };
+    all.into_iter()
+        .zip(may_match(filter, &stats))
+        .filter_map(|(i, keep)| keep.then_some(i))
+        .collect()
+}
+
+/// Reads the chosen row groups of a file, only the named top-level columns (all when
+/// `None`; names the file lacks are ignored).
+pub async fn read_row_groups(
+    storage: Arc<dyn Storage>,
+    path: &str,
+    footer: Footer,
+    row_groups: Vec<usize>,
+    columns: Option<&[String]>,
+    batch_size: usize,
+) -> Result<Vec<RecordBatch>> {
+    if row_groups.is_empty() {
+        return Ok(Vec::new());
+    }
+    let metadata = footer.metadata.clone();
+    let mask = match columns {
+        None => ProjectionMask::all(),
+        Some(cols) => {
+            let roots: Vec<usize> = metadata
+                .schema()
+                .fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| cols.iter().any(|c| c == f.name()))
+                .map(|(i, _)| i)
+                .collect();
+            ProjectionMask::roots(metadata.parquet_schema(), roots)
+        }
+    };
+    let reader = StorageReader {
+        storage,
+        path: path.to_string(),
+        footer,
+    };
+    let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
+        .with_projection(mask)
+        .with_row_groups(row_groups)
+        .with_batch_size(batch_size)
+        .build()
+        .map_err(|e| parquet_err(path, e))?;
+    stream.try_collect().await.map_err(|e| parquet_err(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coalesces_near_ranges() {
+        assert_eq!(
+            coalesce(&[0..10, 20..30, 200_000..200_010]),
+            vec![0..30, 200_000..200_010]
+        );
+    }
+}
