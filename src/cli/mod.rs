@@ -275,7 +275,7 @@ async fn run(cli: Cli) -> Result<()> {
         } => {
             let t = open(&table).await?;
             let plan = t.plan(&query.options()?).await?;
-            print_json(&plan_json(&plan))
+            print_json(&crate::read::plan::plan_json(&plan))
         }
         Command::Info { table, json: _ } => {
             let t = open(&table).await?;
@@ -302,28 +302,3 @@ async fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// The plan as the CLI and the JS face print it.
-pub fn plan_json(plan: &crate::read::Plan) -> serde_json::Value {
-    let slices: Vec<_> = plan
-        .file_slices
-        .iter()
-        .map(|s| {
-            json!({
-                "partition": s.partition,
-                "file_id": s.file_id,
-                "base_instant": s.base_instant,
-                "base_file": s.base_path(),
-                "log_files": s.log_paths(),
-            })
-        })
-        .collect();
-    json!({
-        "query": plan.query,
-        "as_of": plan.as_of,
-        "start": plan.start,
-        "end": plan.end,
-        "file_slices": slices,
-        "stats": plan.stats,
-        "io": plan.io,
-    })
-}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from hudi_spark import (HUDI_0X, HUDI_1X, get_spark, list_timeline, read_properties, reader,
@@ -42,6 +43,12 @@ def main():
     ap.add_argument("--opt", action="append", default=[], help="extra read option key=value")
     a = ap.parse_args()
 
+    # JSON goes to the real stdout; the JVM (which inherits fd 1) and its library chatter
+    # (e.g. JOL "# WARNING: Unable to get Instrumentation") are sent to stderr instead.
+    out = os.fdopen(os.dup(1), "w")
+    sys.stdout.flush()
+    os.dup2(2, 1)
+
     props = read_properties(a.path)
     tver = int(props.get("hoodie.table.version", "0"))
     hv = a.hudi or (HUDI_0X if tver <= 6 else HUDI_1X)
@@ -57,7 +64,6 @@ def main():
         df = df.where(a.where)
     if a.columns:
         df = df.select(*[c.strip() for c in a.columns.split(",")])
-    out = sys.stdout
     if a.timeline:
         out.write(json.dumps({"timeline": list_timeline(a.path), "table_version": tver, "hudi": hv}) + "\n")
     if a.count:

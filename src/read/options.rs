@@ -1,0 +1,87 @@
+//! Read options as JSON, the shape the JS face and the viewer send:
+//! `{ query, asOf, start, end, columns, filters: [[col, op, value], ...] | ["col op value"],
+//!    limit, dataSkipping, useMetadataTable, batchSize }`.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{QueryType, ReadOptions};
+use crate::error::{HudiError, Result};
+use crate::expr::{parse_filter, Expr, Op, Predicate};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct JsonOptions {
+    query: Option<String>,
+    as_of: Option<String>,
+    start: Option<String>,
+    end: Option<String>,
+    columns: Option<Vec<String>>,
+    filters: Vec<Value>,
+    limit: Option<usize>,
+    data_skipping: Option<bool>,
+    use_metadata_table: Option<bool>,
+    batch_size: Option<usize>,
+    concurrency: Option<usize>,
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn filter_from_json(v: &Value) -> Result<Expr> {
+    match v {
+        Value::String(s) => parse_filter(s),
+        Value::Array(parts) if parts.len() >= 2 => {
+            let column = text(&parts[0]);
+            let op = Op::parse(&text(&parts[1])).ok_or_else(|| HudiError::invalid(format!("unknown operator in filter {v}")))?;
+            let values = match parts.get(2) {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(items)) => items.iter().map(text).collect(),
+                Some(one) => vec![text(one)],
+            };
+            Ok(Expr::Pred(Predicate { column, op, values }))
+        }
+        other => Err(HudiError::invalid(format!("a filter is \"col op value\" or [col, op, value], not {other}"))),
+    }
+}
+
+impl ReadOptions {
+    pub fn from_json(text: &str) -> Result<ReadOptions> {
+        if text.trim().is_empty() {
+            return Ok(ReadOptions::default());
+        }
+        let o: JsonOptions = serde_json::from_str(text).map_err(|e| HudiError::invalid(format!("read options: {e}")))?;
+        let d = ReadOptions::default();
+        Ok(ReadOptions {
+            query: o.query.as_deref().map(QueryType::parse).transpose()?.unwrap_or_default(),
+            as_of: o.as_of,
+            start: o.start,
+            end: o.end,
+            columns: o.columns,
+            filters: o.filters.iter().map(filter_from_json).collect::<Result<_>>()?,
+            limit: o.limit,
+            data_skipping: o.data_skipping.unwrap_or(d.data_skipping),
+            use_metadata_table: o.use_metadata_table.unwrap_or(d.use_metadata_table),
+            batch_size: o.batch_size.unwrap_or(d.batch_size),
+            concurrency: o.concurrency.unwrap_or(d.concurrency),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_js_options() {
+        let o = ReadOptions::from_json(r#"{"query":"incremental","start":"1","filters":[["a","in",["x","y"]],"b > 2"],"limit":5}"#).unwrap();
+        assert_eq!(o.query, QueryType::Incremental);
+        assert_eq!(o.filters.len(), 2);
+        assert_eq!(o.filters[0], Expr::pred("a", Op::In, &["x", "y"]));
+        assert!(ReadOptions::from_json(r#"{"query":"nope"}"#).is_err());
+    }
+}

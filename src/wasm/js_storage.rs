@@ -1,0 +1,127 @@
+//! A [`Storage`] whose operations are async functions of a JavaScript object — how Node
+//! tests hand files in, and how JS applications plug in their own access.
+
+use std::ops::Range;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::channel::oneshot;
+use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use crate::error::{HudiError, Result};
+use crate::storage::{ObjectMeta, PutMode, Storage};
+
+#[derive(Debug)]
+pub struct JsStorage {
+    object: JsValue,
+}
+
+// wasm32 without threads: there is one thread, so nothing is ever sent or shared across
+// threads. The Storage trait asks for Send + Sync because native stores are shared.
+unsafe impl Send for JsStorage {}
+unsafe impl Sync for JsStorage {}
+
+impl JsStorage {
+    pub fn new(object: JsValue) -> Self {
+        JsStorage { object }
+    }
+}
+
+fn js_error(path: &str, e: JsValue) -> HudiError {
+    let code = Reflect::get(&e, &"code".into()).ok().and_then(|c| c.as_string()).unwrap_or_default();
+    let message = Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| format!("{e:?}"));
+    match code.as_str() {
+        "ENOENT" | "NOT_FOUND" => HudiError::NotFound { path: path.into() },
+        "EACCES" | "ACCESS_DENIED" => HudiError::AccessDenied { path: path.into(), detail: message },
+        "CONFLICT" => HudiError::Conflict { path: path.into(), detail: message },
+        "ABORTED" => HudiError::Aborted(message),
+        _ => HudiError::io(path, message),
+    }
+}
+
+/// Calls `object[method](...args)` and awaits the promise on the JS event loop; the result
+/// is converted before it crosses back, so the future we hand out is `Send`.
+async fn call<T: Send + 'static>(
+    object: &JsValue,
+    method: &str,
+    args: Array,
+    path: &str,
+    convert: impl FnOnce(JsValue) -> Result<T> + 'static,
+) -> Result<T> {
+    let f: Function = Reflect::get(object, &method.into())
+        .ok()
+        .and_then(|f| f.dyn_into().ok())
+        .ok_or_else(|| HudiError::unsupported(format!("storage has no {method}()")))?;
+    let (tx, rx) = oneshot::channel();
+    let path_owned = path.to_string();
+    let promise = f.apply(object, &args).map(Promise::resolve);
+    wasm_bindgen_futures::spawn_local(async move {
+        let outcome = match promise {
+            Ok(p) => match JsFuture::from(p).await {
+                Ok(v) => convert(v),
+                Err(e) => Err(js_error(&path_owned, e)),
+            },
+            Err(e) => Err(js_error(&path_owned, e)),
+        };
+        let _ = tx.send(outcome);
+    });
+    rx.await.map_err(|_| HudiError::Aborted(format!("storage call {method}({path}) was dropped")))?
+}
+
+fn bytes_of(v: JsValue) -> Result<Bytes> {
+    Ok(Bytes::from(Uint8Array::new(&v).to_vec()))
+}
+
+fn meta_of(v: &JsValue, fallback_path: &str) -> ObjectMeta {
+    let get = |k: &str| Reflect::get(v, &k.into()).ok();
+    ObjectMeta {
+        path: get("path").and_then(|p| p.as_string()).unwrap_or_else(|| fallback_path.to_string()),
+        size: get("size").and_then(|s| s.as_f64()).unwrap_or(0.0) as u64,
+        last_modified_ms: get("lastModified").and_then(|m| m.as_f64()).map(|m| m as i64),
+        etag: get("etag").and_then(|e| e.as_string()),
+        is_dir: get("isDir").and_then(|d| d.as_bool()).unwrap_or(false),
+    }
+}
+
+#[async_trait]
+impl Storage for JsStorage {
+    fn location(&self) -> String {
+        Reflect::get(&self.object, &"location".into()).ok().and_then(|l| l.as_string()).unwrap_or_else(|| "js://".into())
+    }
+
+    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
+        let args = Array::of3(&path.into(), &(range.start as f64).into(), &(range.end as f64).into());
+        call(&self.object, "get", args, path, bytes_of).await
+    }
+
+    async fn get(&self, path: &str) -> Result<Bytes> {
+        call(&self.object, "get", Array::of1(&path.into()), path, bytes_of).await
+    }
+
+    async fn head(&self, path: &str) -> Result<ObjectMeta> {
+        let p = path.to_string();
+        call(&self.object, "head", Array::of1(&path.into()), path, move |v| Ok(meta_of(&v, &p))).await
+    }
+
+    async fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>> {
+        let args = Array::of2(&prefix.into(), &recursive.into());
+        call(&self.object, "list", args, prefix, |v| Ok(Array::from(&v).iter().map(|m| meta_of(&m, "")).collect())).await
+    }
+
+    async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
+        let mode_js: JsValue = match &mode {
+            PutMode::Overwrite => "overwrite".into(),
+            PutMode::Create => "create".into(),
+            PutMode::UpdateIfMatch(etag) => etag.into(),
+        };
+        let args = Array::of3(&path.into(), &Uint8Array::from(data.as_ref()).into(), &mode_js);
+        let p = path.to_string();
+        call(&self.object, "put", args, path, move |v| Ok(meta_of(&v, &p))).await
+    }
+
+    async fn delete(&self, path: &str) -> Result<()> {
+        call(&self.object, "delete", Array::of1(&path.into()), path, |_| Ok(())).await
+    }
+}
