@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use futures::future::try_join_all;
 
-use super::block::{decode_block, BlockType, Codec};
+use super::block::{decode_block, BlockHeader, BlockType, Codec};
 use super::data::{parse_cells, Cell, CellLayout};
 use super::file_info::FileInfo;
 use super::index::{parse_non_root, parse_root, select, IndexEntry, KeyRange, RootKeys};
@@ -187,7 +187,7 @@ impl HFileReader {
         raw: &Bytes,
         offset: u64,
         expect: &[BlockType],
-    ) -> Result<(super::block::BlockHeader, Bytes)> {
+    ) -> Result<(BlockHeader, Bytes)> {
         decode_block(raw, expect, self.codec).map_err(|e| self.block_error(e, offset))
     }
 
@@ -276,7 +276,8 @@ impl HFileReader {
             return Ok(None);
         };
         let raw = self.read_raw(std::slice::from_ref(e)).await?;
-        let (_, payload) = self.decode(&raw[0], e.offset, &[BlockType::Meta])?;
+        let raw = raw.first().cloned().unwrap_or_default();
+        let (_, payload) = self.decode(&raw, e.offset, &[BlockType::Meta])?;
         Ok(Some(payload))
     }
 
@@ -327,28 +328,32 @@ impl HFileReader {
     /// The on-disk bytes of each block in `blocks`: resident bytes are sliced, the rest is
     /// fetched as coalesced ranges, all requests issued concurrently.
     async fn read_raw(&self, blocks: &[IndexEntry]) -> Result<Vec<Bytes>> {
-        let end_of_blocks = self.size - TRAILER_SIZE as u64;
         let spans = blocks
             .iter()
-            .map(|b| match b.offset.checked_add(b.size) {
-                Some(end) if end <= end_of_blocks => Ok(b.offset..end),
-                _ => Err(HudiError::corrupt(
-                    &self.path,
-                    format!("block at offset {} ({} bytes) runs past the data section, which ends at {end_of_blocks}", b.offset, b.size),
-                )),
-            })
+            .map(|b| self.span_of(b))
             .collect::<Result<Vec<_>>>()?;
-        let missing = coalesce(
-            spans
-                .iter()
-                .filter(|s| s.start < self.resident_start)
-                .cloned(),
-        );
+        let to_fetch = spans.iter().filter(|s| s.start < self.resident_start);
+        let missing = coalesce(to_fetch.cloned());
         let fetched = self.fetch(&missing).await?;
         spans
             .iter()
             .map(|s| self.slice_of(s, &missing, &fetched))
             .collect()
+    }
+
+    /// The byte range of an index entry's block, which must end before the trailer.
+    fn span_of(&self, b: &IndexEntry) -> Result<Range<u64>> {
+        let end_of_blocks = self.size - TRAILER_SIZE as u64;
+        match b.offset.checked_add(b.size) {
+            Some(end) if end <= end_of_blocks => Ok(b.offset..end),
+            _ => Err(HudiError::corrupt(
+                &self.path,
+                format!(
+                    "block at offset {} ({} bytes) runs past the data section (ends at {end_of_blocks})",
+                    b.offset, b.size
+                ),
+            )),
+        }
     }
 
     async fn fetch(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {

@@ -100,6 +100,7 @@ fn every_fixture_hfile_decodes() {
     let mut files = 0;
     for table in ts::MDT_TABLES {
         let v8 = table.contains("/v8_");
+        let mut bloom_checked = false;
         for (_, path) in ts::mdt_hfiles(&ts::table(table)) {
             let bytes = read(&path);
             let name = path.to_string_lossy();
@@ -110,11 +111,13 @@ fn every_fixture_hfile_decodes() {
             let all = check_reader(&r);
             let (opened, _) = on_storage(bytes, OpenOptions::default());
             assert_eq!(block_on(opened.unwrap().scan_all()).unwrap(), all);
-            if r.entry_count() > 0 {
-                assert!(
-                    block_on(r.meta_block("bloomFilter")).unwrap().is_some(),
-                    "{name}"
-                );
+            // Base files carry a bloom filter (large, so check one per table).
+            if r.entry_count() > 0 && !bloom_checked {
+                let bloom = block_on(r.meta_block("bloomFilter"))
+                    .unwrap()
+                    .expect("bloomFilter");
+                assert!(bloom.iter().all(u8::is_ascii), "Base64 text");
+                bloom_checked = true;
             }
             files += 1;
         }
@@ -444,11 +447,11 @@ fn damaged_files_never_panic() {
                 let _ = block_on(r.get(b"key-00300"));
             }
         };
-        for len in (0..bytes.len()).step_by(211) {
+        for len in (0..bytes.len()).step_by(331) {
             try_all(bytes.slice(..len));
         }
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        for _ in 0..800 {
+        for _ in 0..400 {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
