@@ -3,13 +3,12 @@
 //! indexes, many blocks, NONE codec, tags), and a minimal scan of MDT log files for their
 //! HFILE_DATA blocks (the real log reader lives in `log_file`).
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use async_trait::async_trait;
@@ -28,31 +27,33 @@ fn fixtures_root() -> PathBuf {
     }
 }
 
-/// Extracts `tables/<rel>.zip` (e.g. `sample_table/cow/v9_txns_simple_meta`) once per
-/// process and returns the table's base path.
+/// Extracts `tables/<rel>.zip` (e.g. `sample_table/cow/v9_txns_simple_meta`) into a temp
+/// directory shared by test runs and returns the table's base path. Extraction goes to a
+/// private directory first and is renamed into place, so concurrent runs never see half a table.
 pub(crate) fn table(rel: &str) -> PathBuf {
-    static DONE: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
-    let mut done = DONE
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = done.get(rel) {
-        return p.clone();
-    }
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let zip_path = fixtures_root().join("tables").join(format!("{rel}.zip"));
-    let dir = std::env::temp_dir()
-        .join(format!("hudi-edge-hfile-tests-{}", std::process::id()))
-        .join(rel.replace('/', "_"));
-    let _ = std::fs::remove_dir_all(&dir);
-    let file = std::fs::File::open(&zip_path)
-        .unwrap_or_else(|e| panic!("fixture {}: {e}", zip_path.display()));
-    zip::ZipArchive::new(file)
-        .and_then(|mut z| z.extract(&dir))
-        .expect("extract fixture");
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    let root = dir.join(name);
-    done.insert(rel.to_string(), root.clone());
-    root
+    let zip_len = std::fs::metadata(&zip_path)
+        .unwrap_or_else(|e| panic!("fixture {}: {e}", zip_path.display()))
+        .len();
+    // The zip's size in the name: a changed fixture is extracted afresh.
+    let key = format!("{}-{zip_len}", rel.replace('/', "_"));
+    let base = std::env::temp_dir().join("hudi-edge-fixtures");
+    let dir = base.join(&key);
+    if !dir.is_dir() {
+        let file = std::fs::File::open(&zip_path).expect("open fixture");
+        let scratch = base.join(format!("{key}.{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        zip::ZipArchive::new(file)
+            .and_then(|mut z| z.extract(&scratch))
+            .expect("extract fixture");
+        if std::fs::rename(&scratch, &dir).is_err() {
+            // Another run got there first.
+            let _ = std::fs::remove_dir_all(&scratch);
+        }
+    }
+    dir.join(rel.rsplit('/').next().unwrap_or(rel))
 }
 
 /// The MDT tables the tests walk: (fixture, table version).
