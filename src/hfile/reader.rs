@@ -1,0 +1,457 @@
+//! [`HFileReader`]: opening an HFile with as few requests as the format allows, and answering
+//! point lookups and prefix scans by fetching only the index and data blocks that can hold
+//! the keys asked for.
+//!
+//! Opening costs one speculative tail read (trailer + usually the whole load-on-open section:
+//! root data index, meta index, file info), plus one ranged read when that section is larger
+//! than the tail. A lookup then costs one round trip per index level below the root: blocks
+//! needed at the same level are coalesced into as few ranges as possible and those ranges
+//! are fetched concurrently. Bytes already held (the tail, or a whole in-memory HFile) are
+//! never fetched again.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use futures::future::try_join_all;
+
+use super::block::{decode_block, BlockHeader, BlockType, Codec};
+use super::data::{parse_cells, Cell, CellLayout};
+use super::file_info::FileInfo;
+use super::index::{parse_non_root, parse_root, select, IndexEntry, KeyRange, RootKeys};
+use super::trailer::{Trailer, TRAILER_SIZE};
+use crate::error::{malformed, HudiError, Result};
+use crate::storage::Storage;
+
+/// Deeper indexes than this are treated as corrupt (HBase never comes close).
+const MAX_INDEX_LEVELS: u32 = 16;
+
+/// How [`HFileReader::open_with`] reads the end of the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Bytes of the speculative tail read (at least the 4096-byte trailer). MDT HFiles are
+    /// small, so the default usually fetches the whole file in one request.
+    pub tail_bytes: u64,
+    /// The file size when already known (e.g. from a listing): the tail is then a plain
+    /// ranged read, which saves the `head` a store without suffix ranges would need.
+    pub file_size: Option<u64>,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            tail_bytes: 64 * 1024,
+            file_size: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Source {
+    Storage(Arc<dyn Storage>),
+    /// The whole file is resident (an HFile embedded in a log block).
+    Memory,
+}
+
+/// An open HFile v3. Cheap to clone; all queries take `&self`.
+#[derive(Debug, Clone)]
+pub struct HFileReader {
+    source: Source,
+    path: String,
+    size: u64,
+    /// The bytes `[resident_start, size)` of the file, already in memory.
+    resident: Bytes,
+    resident_start: u64,
+    trailer: Trailer,
+    codec: Codec,
+    layout: CellLayout,
+    data_index: Vec<IndexEntry>,
+    meta_index: Vec<IndexEntry>,
+    file_info: FileInfo,
+}
+
+impl HFileReader {
+    /// Opens `path` on `storage` with the default 64 KiB tail read.
+    pub async fn open(storage: Arc<dyn Storage>, path: &str) -> Result<HFileReader> {
+        Self::open_with(storage, path, OpenOptions::default()).await
+    }
+
+    pub async fn open_with(
+        storage: Arc<dyn Storage>,
+        path: &str,
+        opts: OpenOptions,
+    ) -> Result<HFileReader> {
+        let want = opts.tail_bytes.max(TRAILER_SIZE as u64);
+        let (tail, size) = match opts.file_size {
+            Some(size) => {
+                let tail = storage
+                    .get_range(path, size.saturating_sub(want)..size)
+                    .await?;
+                (tail, size)
+            }
+            None => storage.get_tail(path, want).await?,
+        };
+        expect_len(&tail, want.min(size), path)?;
+        let tail_start = size - tail.len() as u64;
+        let trailer = parse_trailer(&tail, size, path)?;
+        let load_on_open = trailer.load_on_open_data_offset;
+        let (resident, resident_start) = if load_on_open < tail_start {
+            let head = storage.get_range(path, load_on_open..tail_start).await?;
+            expect_len(&head, tail_start - load_on_open, path)?;
+            let mut both = BytesMut::with_capacity(head.len() + tail.len());
+            both.extend_from_slice(&head);
+            both.extend_from_slice(&tail);
+            (both.freeze(), load_on_open)
+        } else {
+            (tail, tail_start)
+        };
+        let source = Source::Storage(storage);
+        Self::assemble(source, path, size, resident, resident_start, trailer)
+    }
+
+    /// Reads an HFile held in memory, e.g. the content of an MDT log file's HFILE_DATA block.
+    /// `name` labels errors.
+    pub fn from_bytes(bytes: Bytes, name: &str) -> Result<HFileReader> {
+        let size = bytes.len() as u64;
+        let trailer = parse_trailer(&bytes, size, name)?;
+        Self::assemble(Source::Memory, name, size, bytes, 0, trailer)
+    }
+
+    fn assemble(
+        source: Source,
+        path: &str,
+        size: u64,
+        resident: Bytes,
+        resident_start: u64,
+        trailer: Trailer,
+    ) -> Result<HFileReader> {
+        let mut r = HFileReader {
+            source,
+            path: path.to_string(),
+            size,
+            resident,
+            resident_start,
+            codec: Codec::from_id(trailer.compression_codec, path)?,
+            trailer,
+            layout: CellLayout::default(),
+            data_index: Vec::new(),
+            meta_index: Vec::new(),
+            file_info: FileInfo::default(),
+        };
+        r.load_on_open_section()?;
+        Ok(r)
+    }
+
+    /// Root data index, meta index and file info, all from resident bytes.
+    fn load_on_open_section(&mut self) -> Result<()> {
+        let t = &self.trailer;
+        let (root_end, root) =
+            self.resident_block(t.load_on_open_data_offset, BlockType::RootIndex)?;
+        let (data_count, meta_count) = (t.data_index_count as usize, t.meta_index_count as usize);
+        let file_info_offset = t.file_info_offset;
+        self.data_index = parse_root(&root, data_count, RootKeys::KeyValue)
+            .map_err(|e| self.block_error(e, self.trailer.load_on_open_data_offset))?;
+        // HBase and Hudi always write a meta index block, possibly empty; tolerate its absence.
+        if root_end < file_info_offset {
+            let (_, meta) = self.resident_block(root_end, BlockType::RootIndex)?;
+            self.meta_index = parse_root(&meta, meta_count, RootKeys::Raw)
+                .map_err(|e| self.block_error(e, root_end))?;
+        }
+        let (_, info) = self.resident_block(file_info_offset, BlockType::FileInfo)?;
+        self.file_info =
+            FileInfo::parse(&info).map_err(|e| self.block_error(e, file_info_offset))?;
+        self.layout = CellLayout {
+            tags: self.file_info.get("MAX_TAGS_LEN").is_some(),
+            mvcc: self.file_info.get_i32("KEY_VALUE_VERSION") == Some(1),
+        };
+        Ok(())
+    }
+
+    /// Decodes a block of the load-on-open section; returns where it ends and its payload.
+    fn resident_block(&self, offset: u64, kind: BlockType) -> Result<(u64, Bytes)> {
+        let end_of_blocks = self.size - TRAILER_SIZE as u64;
+        let from = offset.checked_sub(self.resident_start);
+        let to = end_of_blocks - self.resident_start;
+        let raw = match from {
+            Some(from) if from < to => self.resident.slice(from as usize..to as usize),
+            _ => {
+                return Err(self.block_error(malformed("outside the load-on-open section"), offset))
+            }
+        };
+        let (h, payload) = self.decode(&raw, offset, &[kind])?;
+        Ok((offset + h.on_disk_size() as u64, payload))
+    }
+
+    fn decode(
+        &self,
+        raw: &Bytes,
+        offset: u64,
+        expect: &[BlockType],
+    ) -> Result<(BlockHeader, Bytes)> {
+        decode_block(raw, expect, self.codec).map_err(|e| self.block_error(e, offset))
+    }
+
+    /// Labels a decoder error with this file and the block's offset.
+    fn block_error(&self, e: HudiError, offset: u64) -> HudiError {
+        match e {
+            HudiError::Corrupt { path, reason } if path.is_empty() => {
+                HudiError::corrupt(&self.path, format!("block at offset {offset}: {reason}"))
+            }
+            other => other.in_file(&self.path),
+        }
+    }
+
+    /// Number of cells, from the trailer.
+    pub fn entry_count(&self) -> u64 {
+        self.trailer.entry_count
+    }
+
+    pub fn trailer(&self) -> &Trailer {
+        &self.trailer
+    }
+
+    pub fn file_info(&self) -> &FileInfo {
+        &self.file_info
+    }
+
+    /// The path (or in-memory name) errors are reported against.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Number of data blocks (root entries when the index has one level).
+    pub fn data_index_len(&self) -> usize {
+        self.data_index.len()
+    }
+
+    /// The value stored under `key`, if any.
+    pub async fn get(&self, key: &[u8]) -> Result<Option<Bytes>> {
+        Ok(self.get_many(&[key]).await?.pop().flatten())
+    }
+
+    /// Values for `keys`, in the order given. Sorted keys are not required; all blocks are
+    /// fetched together either way.
+    pub async fn get_many<K: AsRef<[u8]> + Sync>(&self, keys: &[K]) -> Result<Vec<Option<Bytes>>> {
+        let ranges: Vec<_> = keys.iter().map(|k| KeyRange::point(k.as_ref())).collect();
+        let cells = self.cells_of_blocks(&ranges).await?;
+        let find = |k: &[u8]| {
+            let i = cells.binary_search_by(|c| c.key[..].cmp(k)).ok()?;
+            Some(cells[i].value.clone())
+        };
+        Ok(keys.iter().map(|k| find(k.as_ref())).collect())
+    }
+
+    /// Cells whose key starts with `prefix`, in key order.
+    pub async fn scan_prefix(&self, prefix: &[u8]) -> Result<Vec<Cell>> {
+        self.scan_prefixes(&[prefix]).await
+    }
+
+    /// Cells whose key starts with any of `prefixes`, in key order, each once.
+    pub async fn scan_prefixes<P: AsRef<[u8]> + Sync>(&self, prefixes: &[P]) -> Result<Vec<Cell>> {
+        let ranges: Vec<_> = prefixes
+            .iter()
+            .map(|p| KeyRange::prefix(p.as_ref()))
+            .collect();
+        let mut cells = self.cells_of_blocks(&ranges).await?;
+        cells.retain(|c| prefixes.iter().any(|p| c.key.starts_with(p.as_ref())));
+        Ok(cells)
+    }
+
+    /// Every cell, in key order.
+    pub async fn scan_all(&self) -> Result<Vec<Cell>> {
+        self.cells_of_blocks(&[KeyRange::all()]).await
+    }
+
+    /// The payload of the meta block `name` (e.g. `bloomFilter`), if the file has one.
+    pub async fn meta_block(&self, name: &str) -> Result<Option<Bytes>> {
+        let Some(e) = self
+            .meta_index
+            .iter()
+            .find(|e| e.first_row == name.as_bytes())
+        else {
+            return Ok(None);
+        };
+        let raw = self.read_raw(std::slice::from_ref(e)).await?;
+        let raw = raw.first().cloned().unwrap_or_default();
+        let (_, payload) = self.decode(&raw, e.offset, &[BlockType::Meta])?;
+        Ok(Some(payload))
+    }
+
+    /// All cells of the data blocks that may hold a row in `ranges`.
+    async fn cells_of_blocks(&self, ranges: &[KeyRange]) -> Result<Vec<Cell>> {
+        let mut cells = Vec::new();
+        for (offset, payload) in self.data_blocks(ranges).await? {
+            cells.extend(
+                parse_cells(&payload, self.layout).map_err(|e| self.block_error(e, offset))?,
+            );
+        }
+        Ok(cells)
+    }
+
+    /// Walks the index from the root down, one round trip per level, and returns the
+    /// decoded payloads of the data blocks that may hold a row in `ranges`, in file order.
+    async fn data_blocks(&self, ranges: &[KeyRange]) -> Result<Vec<(u64, Bytes)>> {
+        let levels = self.trailer.num_data_index_levels.max(1);
+        if levels > MAX_INDEX_LEVELS {
+            return Err(HudiError::corrupt(
+                &self.path,
+                format!("{levels} index levels"),
+            ));
+        }
+        let mut entries = pick(&self.data_index, ranges);
+        for _ in 1..levels {
+            let raws = self.read_raw(&entries).await?;
+            let mut children = Vec::new();
+            for (e, raw) in entries.iter().zip(&raws) {
+                let kinds = [BlockType::LeafIndex, BlockType::IntermediateIndex];
+                let (_, payload) = self.decode(raw, e.offset, &kinds)?;
+                let level =
+                    parse_non_root(&payload).map_err(|err| self.block_error(err, e.offset))?;
+                children.extend(pick(&level, ranges));
+            }
+            children.sort_by_key(|e| e.offset);
+            children.dedup_by_key(|e| e.offset);
+            entries = children;
+        }
+        let raws = self.read_raw(&entries).await?;
+        entries
+            .iter()
+            .zip(&raws)
+            .map(|(e, raw)| Ok((e.offset, self.decode(raw, e.offset, &[BlockType::Data])?.1)))
+            .collect()
+    }
+
+    /// The on-disk bytes of each block in `blocks`: resident bytes are sliced, the rest is
+    /// fetched as coalesced ranges, all requests issued concurrently.
+    async fn read_raw(&self, blocks: &[IndexEntry]) -> Result<Vec<Bytes>> {
+        let spans = blocks
+            .iter()
+            .map(|b| self.span_of(b))
+            .collect::<Result<Vec<_>>>()?;
+        let to_fetch = spans.iter().filter(|s| s.start < self.resident_start);
+        let missing = coalesce(to_fetch.cloned());
+        let fetched = self.fetch(&missing).await?;
+        spans
+            .iter()
+            .map(|s| self.slice_of(s, &missing, &fetched))
+            .collect()
+    }
+
+    /// The byte range of an index entry's block, which must end before the trailer.
+    fn span_of(&self, b: &IndexEntry) -> Result<Range<u64>> {
+        let end_of_blocks = self.size - TRAILER_SIZE as u64;
+        match b.offset.checked_add(b.size) {
+            Some(end) if end <= end_of_blocks => Ok(b.offset..end),
+            _ => Err(HudiError::corrupt(
+                &self.path,
+                format!(
+                    "block at offset {} ({} bytes) runs past the data section (ends at {end_of_blocks})",
+                    b.offset, b.size
+                ),
+            )),
+        }
+    }
+
+    async fn fetch(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        if ranges.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Source::Storage(storage) = &self.source else {
+            return Err(HudiError::corrupt(
+                &self.path,
+                "block outside the in-memory bytes",
+            ));
+        };
+        let got = try_join_all(
+            ranges
+                .iter()
+                .map(|r| storage.get_range(&self.path, r.clone())),
+        )
+        .await?;
+        for (r, b) in ranges.iter().zip(&got) {
+            expect_len(b, r.end - r.start, &self.path)?;
+        }
+        Ok(got)
+    }
+
+    /// `span` out of the resident bytes or out of the fetched range that contains it.
+    fn slice_of(
+        &self,
+        span: &Range<u64>,
+        ranges: &[Range<u64>],
+        fetched: &[Bytes],
+    ) -> Result<Bytes> {
+        let (base, bytes) = if span.start >= self.resident_start {
+            (self.resident_start, &self.resident)
+        } else {
+            let i = ranges
+                .iter()
+                .position(|r| r.start <= span.start && span.end <= r.end)
+                .ok_or_else(|| {
+                    HudiError::corrupt(&self.path, "block outside the fetched ranges")
+                })?;
+            (ranges[i].start, &fetched[i])
+        };
+        let (from, to) = ((span.start - base) as usize, (span.end - base) as usize);
+        match bytes.get(from..to) {
+            Some(_) => Ok(bytes.slice(from..to)),
+            None => Err(HudiError::corrupt(&self.path, "block outside the file")),
+        }
+    }
+}
+
+fn pick(entries: &[IndexEntry], ranges: &[KeyRange]) -> Vec<IndexEntry> {
+    select(entries, ranges)
+        .into_iter()
+        .map(|i| entries[i].clone())
+        .collect()
+}
+
+/// Sorted, merged ranges: adjacent or overlapping spans become one request.
+fn coalesce(spans: impl Iterator<Item = Range<u64>>) -> Vec<Range<u64>> {
+    let mut spans: Vec<_> = spans.collect();
+    spans.sort_by_key(|s| s.start);
+    let mut out: Vec<Range<u64>> = Vec::new();
+    for s in spans {
+        match out.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+fn expect_len(bytes: &Bytes, want: u64, path: &str) -> Result<()> {
+    if bytes.len() as u64 == want {
+        return Ok(());
+    }
+    Err(HudiError::corrupt(
+        path,
+        format!("truncated: read {} of {want} bytes", bytes.len()),
+    ))
+}
+
+/// The trailer from the end of `tail` (the last bytes of a `size`-byte file), with its offsets
+/// checked against the file size.
+fn parse_trailer(tail: &Bytes, size: u64, path: &str) -> Result<Trailer> {
+    if size < TRAILER_SIZE as u64 || tail.len() < TRAILER_SIZE {
+        return Err(HudiError::corrupt(
+            path,
+            format!("truncated: {size} bytes is shorter than the {TRAILER_SIZE}-byte trailer"),
+        ));
+    }
+    let t = Trailer::parse(&tail[tail.len() - TRAILER_SIZE..]).map_err(|e| e.in_file(path))?;
+    let end_of_blocks = size - TRAILER_SIZE as u64;
+    let (lo, info) = (t.load_on_open_data_offset, t.file_info_offset);
+    if lo > info || info >= end_of_blocks {
+        return Err(HudiError::corrupt(
+            path,
+            format!("truncated or bad trailer: load-on-open at {lo}, file info at {info}, trailer at {end_of_blocks}"),
+        ));
+    }
+    Ok(t)
+}
