@@ -37,22 +37,24 @@ use crate::error::{malformed, HudiError, Result};
 
 /// Decodes Avro binary datums of one writer schema into batches of a target schema.
 pub struct AvroToArrow {
+    writer: Schema,
     target: SchemaRef,
     root: StructDecoder,
+    /// A datum failed half-way, so columns may be uneven until the next `finish`.
+    failed: bool,
 }
 
 impl AvroToArrow {
     /// `writer` must be a record schema; `target` may be newer (added, dropped or promoted
     /// columns).
     pub fn new(writer: &Schema, target: SchemaRef) -> Result<Self> {
-        let names = Names::of(writer)?;
-        let Schema::Record(record) = names.resolve(writer)? else {
-            return Err(HudiError::unsupported(
-                "Avro data whose schema is not a record",
-            ));
-        };
-        let root = StructDecoder::plan(record, target.fields(), &names, 0)?;
-        Ok(AvroToArrow { target, root })
+        let root = plan_root(writer, &target)?;
+        Ok(AvroToArrow {
+            writer: writer.clone(),
+            target,
+            root,
+            failed: false,
+        })
     }
 
     /// Decodes into the writer schema's own Arrow form ([`avro_schema_to_arrow`]).
@@ -68,9 +70,12 @@ impl AvroToArrow {
         self.root.reserve(rows);
     }
 
-    /// Decodes one datum. Bytes after the datum are ignored, as Java's decoder does.
+    /// Decodes one datum. Bytes after the datum are ignored, as Java's decoder does. After an
+    /// error the rows so far are lost: the next `finish` fails and empties the decoder.
     pub fn append(&mut self, datum: &[u8]) -> Result<()> {
-        self.root.decode(&mut &datum[..])
+        let result = self.root.decode(&mut &datum[..]);
+        self.failed |= result.is_err();
+        result
     }
 
     /// Rows appended since the last `finish`.
@@ -78,13 +83,37 @@ impl AvroToArrow {
         self.root.len
     }
 
-    /// The rows appended so far as one batch; the decoder is then empty and reusable.
+    /// The rows appended so far as one batch; the decoder is then empty and reusable, also
+    /// after an error.
     pub fn finish(&mut self) -> Result<RecordBatch> {
+        let result = if std::mem::take(&mut self.failed) {
+            Err(malformed("an Avro datum of this batch failed to decode"))
+        } else {
+            self.take_batch()
+        };
+        if result.is_err() {
+            self.root = plan_root(&self.writer, &self.target)?;
+        }
+        result
+    }
+
+    fn take_batch(&mut self) -> Result<RecordBatch> {
         let rows = self.root.len;
         let columns = self.root.finish_columns()?;
+        self.root.nulls.finish(); // the top level has no validity
         let opts = RecordBatchOptions::new().with_row_count(Some(rows));
         RecordBatch::try_new_with_options(self.target.clone(), columns, &opts).map_err(arrow_err)
     }
+}
+
+fn plan_root(writer: &Schema, target: &SchemaRef) -> Result<StructDecoder> {
+    let names = Names::of(writer)?;
+    let Schema::Record(record) = names.resolve(writer)? else {
+        return Err(HudiError::unsupported(
+            "Avro data whose schema is not a record",
+        ));
+    };
+    StructDecoder::plan(record, target.fields(), &names, 0)
 }
 
 fn arrow_err(e: ArrowError) -> HudiError {
@@ -108,6 +137,9 @@ fn in_field(name: &str) -> impl Fn(HudiError) -> HudiError + '_ {
         other => other,
     }
 }
+
+/// Largest `fixed` read into a column (null slots are zero-filled at this width).
+const MAX_FIXED: usize = 1 << 20;
 
 /// Bounds an array/map block count: every item but zero-width ones takes at least a byte.
 fn check_count(n: usize, buf: &[u8]) -> Result<()> {
@@ -341,6 +373,12 @@ fn plan_leaf(leaf: &Schema, target: &DataType) -> Result<Node> {
         }
         Schema::Enum(e) => Kind::Enum(Var::default(), e.symbols.clone()),
         Schema::Fixed(f) | Schema::Uuid(UuidSchema::Fixed(f)) => {
+            if f.size > MAX_FIXED {
+                return Err(HudiError::unsupported(format!(
+                    "Avro fixed of {} bytes",
+                    f.size
+                )));
+            }
             Kind::Fixed(f.size, Prim::default())
         }
         Schema::Decimal(d) => Kind::Decimal(decimal_fixed_size(&d.inner), Prim::default()),

@@ -6,6 +6,9 @@ pub mod binary;
 pub mod decode;
 pub mod to_arrow;
 
+#[cfg(test)]
+mod decode_tests;
+
 pub use decode::AvroToArrow;
 pub use to_arrow::avro_schema_to_arrow;
 

@@ -127,3 +127,193 @@ fn archived_instant(value: Value) -> Result<ArchivedInstant> {
         metadata,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use apache_avro::writer::datum::GenericDatumWriter;
+    use apache_avro::Schema;
+
+    use super::*;
+    use crate::log_file::test_util::block_on;
+    use crate::log_file::writer::avro_data_block;
+    use crate::storage::memory::MemoryStorage;
+    use crate::timeline::metadata::CommitMetadata;
+
+    /// A subset of Java's `HoodieArchivedMetaEntry.avsc`, nested records inlined as the
+    /// block header carries them; field order as in the .avsc.
+    const ENTRY_SCHEMA: &str = r#"{"type":"record","name":"HoodieArchivedMetaEntry",
+      "namespace":"org.apache.hudi.avro.model","fields":[
+      {"name":"hoodieCommitMetadata","type":["null",{"type":"record","name":"HoodieCommitMetadata",
+        "fields":[
+          {"name":"partitionToWriteStats","type":["null",{"type":"map","values":{"type":"array",
+            "items":{"type":"record","name":"HoodieWriteStat","fields":[
+              {"name":"fileId","type":["null","string"],"default":null},
+              {"name":"path","type":["null","string"],"default":null},
+              {"name":"numWrites","type":["null","long"],"default":null}]}}}],"default":null},
+          {"name":"extraMetadata","type":["null",{"type":"map","values":"string"}],"default":null},
+          {"name":"operationType","type":["null","string"],"default":null}]}],"default":null},
+      {"name":"hoodieCleanMetadata","type":["null",{"type":"record","name":"HoodieCleanMetadata",
+        "fields":[{"name":"startCleanTime","type":"string"},
+                  {"name":"totalFilesDeleted","type":"int"}]}],"default":null},
+      {"name":"hoodieRollbackMetadata","type":["null",{"type":"record",
+        "name":"HoodieRollbackMetadata","fields":[{"name":"startRollbackTime","type":"string"},
+        {"name":"commitsRollback","type":{"type":"array","items":"string"}}]}],"default":null},
+      {"name":"commitTime","type":["null","string"],"default":null},
+      {"name":"actionType","type":["null","string"],"default":null},
+      {"name":"version","type":["int","null"],"default":1},
+      {"name":"actionState","type":["null","string"],"default":null}
+    ]}"#;
+
+    fn s(v: &str) -> Value {
+        Value::Union(1, Box::new(Value::String(v.into())))
+    }
+
+    fn null() -> Value {
+        Value::Union(0, Box::new(Value::Null))
+    }
+
+    fn entry(meta: [Value; 3], time: &str, action: &str, state: Value) -> Value {
+        let [commit, clean, rollback] = meta;
+        Value::Record(vec![
+            ("hoodieCommitMetadata".into(), commit),
+            ("hoodieCleanMetadata".into(), clean),
+            ("hoodieRollbackMetadata".into(), rollback),
+            ("commitTime".into(), s(time)),
+            ("actionType".into(), s(action)),
+            ("version".into(), Value::Union(0, Box::new(Value::Int(1)))),
+            ("actionState".into(), state),
+        ])
+    }
+
+    fn commit_metadata(path: &str, writes: i64) -> Value {
+        let stat = Value::Record(vec![
+            ("fileId".into(), s("f1-0")),
+            ("path".into(), s(path)),
+            (
+                "numWrites".into(),
+                Value::Union(1, Box::new(Value::Long(writes))),
+            ),
+        ]);
+        let stats = HashMap::from([("p1".to_string(), Value::Array(vec![stat]))]);
+        let extra = HashMap::from([("schema".to_string(), Value::String("{}".into()))]);
+        Value::Union(
+            1,
+            Box::new(Value::Record(vec![
+                (
+                    "partitionToWriteStats".into(),
+                    Value::Union(1, Box::new(Value::Map(stats))),
+                ),
+                (
+                    "extraMetadata".into(),
+                    Value::Union(1, Box::new(Value::Map(extra))),
+                ),
+                ("operationType".into(), s("UPSERT")),
+            ])),
+        )
+    }
+
+    fn block(instant: &str, entries: &[Value]) -> Vec<u8> {
+        let schema = Schema::parse_str(ENTRY_SCHEMA).unwrap();
+        let writer = GenericDatumWriter::builder(&schema).build().unwrap();
+        let datums: Vec<Vec<u8>> = entries
+            .iter()
+            .map(|e| writer.write_value_to_vec(e.clone()).unwrap())
+            .collect();
+        avro_data_block(instant, ENTRY_SCHEMA, datums.iter().map(Vec::as_slice)).unwrap()
+    }
+
+    #[test]
+    fn reads_archived_instants_across_blocks() {
+        let clean = Value::Union(
+            1,
+            Box::new(Value::Record(vec![
+                ("startCleanTime".into(), Value::String("003".into())),
+                ("totalFilesDeleted".into(), Value::Int(2)),
+            ])),
+        );
+        let rollback = Value::Union(
+            1,
+            Box::new(Value::Record(vec![
+                ("startRollbackTime".into(), Value::String("004".into())),
+                (
+                    "commitsRollback".into(),
+                    Value::Array(vec![Value::String("002".into())]),
+                ),
+            ])),
+        );
+        let first = block(
+            "005",
+            &[
+                entry(
+                    [commit_metadata("p1/a.parquet", 7), null(), null()],
+                    "001",
+                    "commit",
+                    null(),
+                ),
+                entry([null(), clean, null()], "003", "clean", s("COMPLETED")),
+            ],
+        );
+        let second = block(
+            "006",
+            &[
+                entry([null(), null(), rollback], "004", "rollback", null()),
+                entry(
+                    [null(), null(), null()],
+                    "002",
+                    "deltacommit",
+                    s("INFLIGHT"),
+                ),
+            ],
+        );
+        let path = ".hoodie/archived/.commits_.archive.1_1-0-1";
+        let storage = MemoryStorage::new();
+        storage.insert(path, [first, second].concat(), None);
+
+        let got = block_on(read_archive_file(&storage, path, None)).unwrap();
+        let summary: Vec<_> = got
+            .iter()
+            .map(|a| {
+                (
+                    a.commit_time.as_str(),
+                    a.action_type.as_str(),
+                    a.action_state.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("001", "commit", None),
+                ("003", "clean", Some("COMPLETED")),
+                ("004", "rollback", None),
+                ("002", "deltacommit", Some("INFLIGHT")),
+            ]
+        );
+        let commit = CommitMetadata::from_json(got[0].metadata.clone(), path).unwrap();
+        assert_eq!(commit.totals().num_writes, 7);
+        assert_eq!(commit.schema(), Some("{}"));
+        assert_eq!(got[1].metadata["totalFilesDeleted"], 2);
+        assert_eq!(got[2].metadata["commitsRollback"][0], "002");
+        assert!(got[3].metadata.is_null());
+    }
+
+    #[test]
+    fn entries_without_identity_are_corrupt() {
+        let e = Value::Record(vec![
+            ("hoodieCommitMetadata".into(), null()),
+            ("hoodieCleanMetadata".into(), null()),
+            ("hoodieRollbackMetadata".into(), null()),
+            ("commitTime".into(), null()),
+            ("actionType".into(), s("commit")),
+            ("version".into(), Value::Union(0, Box::new(Value::Int(1)))),
+            ("actionState".into(), null()),
+        ]);
+        let bytes = bytes::Bytes::from(block("1", &[e]));
+        let blocks = crate::log_file::parse_log_bytes("a", bytes).unwrap();
+        let content = blocks[0].loaded_content().unwrap().clone();
+        let err = decode_archive_block(content, ENTRY_SCHEMA, "a").unwrap_err();
+        assert_eq!((err.code(), err.object()), ("CORRUPT", Some("a")));
+    }
+}

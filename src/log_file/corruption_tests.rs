@@ -304,3 +304,54 @@ fn all_header_keys_round_trip() {
     assert_eq!(b.base_file_instant_time_of_record_positions(), Some("v8"));
     assert_eq!(b.rollback_target(), None, "not a command block");
 }
+
+#[test]
+fn extreme_trailing_length_is_just_corrupt() {
+    let (a, b) = (data_block("001", &["x"]), delete("002", "x"));
+    let mut bad = a.clone();
+    let n = bad.len();
+    bad[n - 8..].copy_from_slice(&i64::MIN.to_be_bytes());
+    assert_eq!(
+        types(&read(&concat(&[&bad, &b]))),
+        vec![BlockType::Corrupt, BlockType::Delete]
+    );
+}
+
+/// Flipped bytes and cut tails never panic; cuts keep every block before the cut.
+#[test]
+fn mangled_files_never_panic() {
+    let blocks = [
+        data_block("001", &["x", "y"]),
+        delete("002", "x"),
+        rollback_block("003", "001").unwrap(),
+    ];
+    let file = blocks.concat();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..3000 {
+        let mut bytes = file.clone();
+        for _ in 0..1 + next() % 3 {
+            let i = (next() % bytes.len() as u64) as usize;
+            bytes[i] = next() as u8;
+        }
+        let _ = parse_log_bytes(PATH, Bytes::from(bytes));
+    }
+    for cut in 0..file.len() {
+        let out = parse_log_bytes(PATH, Bytes::copy_from_slice(&file[..cut])).unwrap();
+        let whole = blocks.iter().scan(0, |end, b| {
+            *end += b.len();
+            Some(*end)
+        });
+        let intact = whole.filter(|end| *end <= cut).count();
+        assert!(
+            out[..intact].iter().all(|b| !b.is_corrupt()),
+            "cut at {cut}"
+        );
+        assert!(out[intact..].iter().all(|b| b.is_corrupt()), "cut at {cut}");
+    }
+}

@@ -27,8 +27,11 @@ impl AvroRecords {
         }
         let version = be_i32(&content[0..4]);
         let count = be_i32(&content[4..8]);
-        let count =
-            usize::try_from(count).map_err(|_| malformed(format!("record count {count}")))?;
+        // Each record takes at least its 4-byte length.
+        let count = usize::try_from(count)
+            .ok()
+            .filter(|n| *n <= (content.len() - 8) / 4)
+            .ok_or_else(|| malformed(format!("record count {count} does not fit the block")))?;
         Ok(AvroRecords {
             version,
             count,

@@ -204,7 +204,12 @@ impl Scanner {
         if block_size < 0 || trailer + 8 > self.size {
             return Ok(None);
         }
-        if self.chunks.i64_at(trailer)? - MAGIC.len() as i64 != block_size {
+        if self
+            .chunks
+            .i64_at(trailer)?
+            .wrapping_sub(MAGIC.len() as i64)
+            != block_size
+        {
             return Ok(None);
         }
         let end = trailer + 8;
