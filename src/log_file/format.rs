@@ -35,6 +35,9 @@ pub const LOG_FORMAT_VERSION: i32 = 1;
 /// version, block type, content length, trailing total length.
 pub const FRAMING_BYTES: u64 = 6 + 8 + 4 + 4 + 8 + 8;
 
+/// Bytes fetched before a block's trailing length, so its footer comes in the same read.
+const FOOTER_SLACK: u64 = 64;
+
 /// What the scanner wants next.
 #[derive(Debug)]
 pub enum Step {
@@ -204,6 +207,9 @@ impl Scanner {
         if block_size < 0 || trailer + 8 > self.size {
             return Ok(None);
         }
+        // Ask for the footer (almost always empty) together with the trailing length.
+        self.chunks
+            .get(trailer.saturating_sub(FOOTER_SLACK).max(c)..trailer + 8)?;
         if self
             .chunks
             .i64_at(trailer)?

@@ -52,7 +52,12 @@ impl LogFileBlocks {
     }
 }
 
-/// Reads the block structure of `path`. `size` (from a listing) saves a request on large files.
+/// Reads the block structure of `path`: one request for files up to 8 MiB; larger files are
+/// walked with ranged reads (about one per block) and their big contents stay in storage
+/// until [`LogBlock::content`] asks. Without `size` (from a listing) the first request asks
+/// for 8 MiB + 1 bytes, and a file that fills it costs a `head` more.
+///
+/// [`LogBlock::content`]: super::LogBlock::content
 pub async fn read_log_file(
     storage: &dyn Storage,
     path: &str,
@@ -131,4 +136,93 @@ async fn fetch(storage: &dyn Storage, path: &str, r: Range<u64>) -> Result<Bytes
         ));
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::avro::binary::write_bytes;
+    use crate::log_file::delete::{DeleteRecord, OrderingValue};
+    use crate::log_file::test_util::block_on;
+    use crate::log_file::writer::{avro_data_block, delete_block};
+    use crate::storage::memory::MemoryStorage;
+    use crate::storage::Instrumented;
+
+    const SCHEMA: &str = r#"{"type":"record","name":"r","fields":[{"name":"k","type":"string"}]}"#;
+
+    fn big_block(instant: &str, rows: usize) -> Vec<u8> {
+        let datums: Vec<Vec<u8>> = (0..rows)
+            .map(|i| {
+                let mut d = Vec::new();
+                write_bytes(&mut d, format!("key-{i:010}-{}", "x".repeat(40)).as_bytes());
+                d
+            })
+            .collect();
+        avro_data_block(instant, SCHEMA, datums.iter().map(Vec::as_slice)).unwrap()
+    }
+
+    #[test]
+    fn large_files_leave_big_contents_in_storage() {
+        let del = DeleteRecord {
+            record_key: Some("key-0000000001".into()),
+            partition_path: None,
+            ordering: OrderingValue::None,
+        };
+        let file = [
+            big_block("001", 5_000),
+            big_block("002", 5_000),
+            delete_block("003", None, &[del]).unwrap(),
+        ]
+        .concat();
+        let memory = Arc::new(MemoryStorage::new());
+        memory.insert("big.log", file.clone(), None);
+        let storage = Instrumented::new(memory);
+        let opts = LogReadOptions {
+            whole_file_threshold: 64 << 10,
+            read_ahead: 64 << 10,
+        };
+        let before = storage.stats().snapshot();
+        let read = block_on(read_log_file_with(
+            &storage,
+            "big.log",
+            Some(file.len() as u64),
+            opts,
+        ));
+        let read = read.unwrap();
+        let cost = storage.stats().snapshot().since(&before);
+        // Header of block 1; its tail with block 2's header; block 2's tail with block 3.
+        assert_eq!(cost.requests, 3);
+        assert!(
+            cost.bytes < 200 << 10,
+            "read {} bytes of {}",
+            cost.bytes,
+            file.len()
+        );
+        let types: Vec<_> = read.blocks.iter().map(|b| b.block_type).collect();
+        assert_eq!(
+            types,
+            [BlockType::AvroData, BlockType::AvroData, BlockType::Delete]
+        );
+        assert!(read.blocks[0].loaded_content().is_none());
+        assert!(read.blocks[2].loaded_content().is_some());
+
+        let batch = block_on(read.blocks[1].avro_batch(&storage, None)).unwrap();
+        assert_eq!(batch.num_rows(), 5_000);
+        let deletes = block_on(read.blocks[2].delete_records(&storage)).unwrap();
+        assert_eq!(deletes[0].record_key.as_deref(), Some("key-0000000001"));
+    }
+
+    #[test]
+    fn a_listed_size_larger_than_the_object_is_an_error() {
+        let storage = MemoryStorage::new();
+        storage.insert("f.log", big_block("001", 10), None);
+        let opts = LogReadOptions {
+            whole_file_threshold: 0,
+            read_ahead: 16,
+        };
+        let err = block_on(read_log_file_with(&storage, "f.log", Some(1 << 20), opts)).unwrap_err();
+        assert_eq!((err.code(), err.object()), ("CORRUPT", Some("f.log")));
+    }
 }
