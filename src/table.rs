@@ -207,6 +207,54 @@ impl Table {
         Ok(out)
     }
 
+    /// Hudi's checks before a time-travel read (`TimelineUtils.validateTimestampAsOf`): the
+    /// instant must precede every incomplete commit, and the cleaner must not have removed
+    /// the files it needs.
+    pub async fn validate_time_travel(&self, as_of: &str) -> Result<()> {
+        use crate::timeline::{action, compare_instant_times};
+        let timeline = self.timeline();
+        let first_incomplete = timeline.pending().find(|i| {
+            matches!(
+                i.requested_action(),
+                action::COMMIT | action::DELTA_COMMIT | action::REPLACE_COMMIT | action::COMPACTION
+            )
+        });
+        if let Some(i) = first_incomplete {
+            if compare_instant_times(as_of, &i.requested_time).is_ge() {
+                return Err(HudiError::invalid(format!(
+                    "time travel's timestamp '{as_of}' must be earlier than the first incomplete commit timestamp '{}'",
+                    i.requested_time
+                )));
+            }
+        }
+        let Some(clean) = timeline
+            .completed()
+            .filter(|i| i.action == action::CLEAN && !i.archived)
+            .last()
+        else {
+            return Ok(());
+        };
+        let content = self.instant_content(clean).await?;
+        let retain = content
+            .get("earliestCommitToRetain")
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.is_empty());
+        let (limit, message) = match retain {
+            Some(r) => (r.to_string(), "the cleaner cleaned up the timestamp of interest; retain more commits with the cleaner for time travel to work"),
+            None => match timeline.completed_writes().find(|i| !i.archived) {
+                Some(first) => (first.requested_time.clone(), "commits before the active timeline were cleaned or archived"),
+                None => return Ok(()),
+            },
+        };
+        if compare_instant_times(&limit, as_of).is_gt() {
+            return Err(HudiError::invalid(format!(
+                "{message} (as of {as_of}, earliest retained {limit}, clean {})",
+                clean.requested_time
+            )));
+        }
+        Ok(())
+    }
+
     /// File groups and slices as of an instant (latest when `None`), by listing.
     pub async fn file_system_view(
         &self,

@@ -7,6 +7,7 @@
 //! for version 6, as in Hudi 1.x).
 
 pub mod align;
+pub mod incremental;
 pub mod options;
 pub mod parquet;
 pub mod plan;

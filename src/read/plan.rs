@@ -197,33 +197,19 @@ impl Table {
             }
         }
 
+        if let (Some(t), QueryType::Snapshot | QueryType::ReadOptimized) = (&as_of, options.query) {
+            self.validate_time_travel(t).await?;
+        }
+        let mut notes = Vec::new();
         let mut incremental_commits = None;
         let visibility = match options.query {
             QueryType::Incremental => {
-                let by_completion = config.has_completion_times();
-                let commits: HashSet<String> = timeline
-                    .completed_writes()
-                    .filter(|i| {
-                        let t = if by_completion {
-                            i.completion_time.as_deref().unwrap_or(&i.requested_time)
-                        } else {
-                            &i.requested_time
-                        };
-                        start
-                            .as_deref()
-                            .is_none_or(|s| compare_instant_times(t, s).is_gt())
-                            && end
-                                .as_deref()
-                                .is_none_or(|e| compare_instant_times(t, e).is_le())
-                    })
-                    .map(|i| i.requested_time.clone())
-                    .collect();
-                incremental_commits = Some(commits);
-                match (&end, by_completion) {
-                    (Some(e), true) => timeline.visibility_completed_by(e),
-                    (Some(e), false) => timeline.visibility_as_of(Some(e)),
-                    (None, _) => timeline.visibility_as_of(None),
-                }
+                let range = self
+                    .incremental_range(&timeline, start.as_deref(), end.as_deref())
+                    .await?;
+                notes.extend(range.note);
+                incremental_commits = Some(range.commits);
+                range.visibility
             }
             _ => timeline.visibility_as_of(as_of.as_deref()),
         };
@@ -264,7 +250,10 @@ impl Table {
             }
         }
 
-        let mut stats = PlanStats::default();
+        let mut stats = PlanStats {
+            planning_notes: notes,
+            ..Default::default()
+        };
         let files = if visibility.instants().next().is_none() {
             stats.planning_source = "timeline".into();
             stats
