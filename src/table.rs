@@ -255,6 +255,43 @@ impl Table {
         Ok(())
     }
 
+    /// A listing must hold every file the newest visible commit wrote: otherwise the view
+    /// would silently fall back to older file versions. (Replaced groups and cleaned older
+    /// versions are fine; a missing file of the latest commit means damage.)
+    pub async fn check_latest_commit_files(
+        &self,
+        visibility: &Visibility,
+        listed: &[crate::file_group::view::DataFile],
+    ) -> Result<()> {
+        let timeline = self.timeline();
+        let Some(latest) = timeline
+            .completed_writes()
+            .rev()
+            .find(|i| visibility.is_committed(&i.requested_time))
+        else {
+            return Ok(());
+        };
+        let meta = self.commit_metadata(latest).await?;
+        let present: HashSet<String> = listed
+            .iter()
+            .map(|f| crate::storage::join(&f.partition, &f.name))
+            .collect();
+        for (_, stat) in meta.write_stats() {
+            let Some(path) = stat.path.as_deref().map(|p| p.trim_start_matches('/')) else {
+                continue;
+            };
+            if !path.is_empty() && !present.contains(path) {
+                return Err(HudiError::NotFound {
+                    path: format!(
+                        "{path} (written by commit {}, listed in {})",
+                        latest.requested_time, latest.file
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// File groups and slices as of an instant (latest when `None`), by listing.
     pub async fn file_system_view(
         &self,

@@ -262,7 +262,8 @@ impl Table {
             Vec::new()
         } else {
             stats.planning_source = "listing".into();
-            self.list_data_files()
+            let listed: Vec<DataFile> = self
+                .list_data_files()
                 .await?
                 .into_iter()
                 .map(|(partition, m)| DataFile {
@@ -270,7 +271,9 @@ impl Table {
                     partition,
                     size: m.size,
                 })
-                .collect()
+                .collect();
+            self.check_latest_commit_files(&visibility, &listed).await?;
+            listed
         };
         let replaced = self.replaced_file_groups(&visibility).await?;
         let fs_view = view::build(files, &visibility, config, &replaced);
