@@ -188,6 +188,7 @@ mod tests {
         );
         assert!(BaseFile::parse(".hoodie_partition_metadata", 0).is_none());
         assert!(LogFile::parse(".hoodie_partition_metadata", 0).is_none());
+        assert!(LogFile::parse("..07a7e673-dded-45f1-afd6-00ab0a161567-0_20261130012810045.log.1_173-1536-7262.crc", 0).is_none());
         let m = BaseFile::parse("files-0000-0_0-5-4_00000000000000000.hfile", 1).unwrap();
         assert_eq!(m.file_id, "files-0000-0");
     }
