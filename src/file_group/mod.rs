@@ -76,8 +76,14 @@ impl LogFile {
             Some((v, t)) => (v, t),
             None => (tail, ""),
         };
-        if file_id.is_empty() || !instant.bytes().all(|b| b.is_ascii_digit()) || instant.is_empty()
-        {
+        // Java matches the whole name (`FSUtils.LOG_FILE_PATTERN`): a token is `a-b-c`, so
+        // Hadoop's `..<log>.crc` checksum files are not log files.
+        let token_ok = token.is_empty() || {
+            let parts: Vec<&str> = token.split('-').collect();
+            parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let instant_ok = !instant.is_empty() && instant.bytes().all(|b| b.is_ascii_digit());
+        if file_id.is_empty() || file_id.starts_with('.') || !instant_ok || !token_ok {
             return None;
         }
         Some(LogFile {
