@@ -23,7 +23,9 @@
 
 pub mod ordering;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use hashbrown::HashMap;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};

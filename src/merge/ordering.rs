@@ -21,8 +21,22 @@ pub enum OrderVal {
     Decimal { unscaled: i128, scale: i8 },
 }
 
-/// Values of all ordering fields of one record (Hudi 1.1 allows several).
-pub type OrderKey = Vec<OrderVal>;
+/// Values of all ordering fields of one record (Hudi 1.1 allows several; one is usual, and
+/// then no allocation is needed).
+#[derive(Debug, Clone, PartialEq)]
+pub enum OrderKey {
+    One(OrderVal),
+    Many(Vec<OrderVal>),
+}
+
+impl OrderKey {
+    fn values(&self) -> &[OrderVal] {
+        match self {
+            OrderKey::One(v) => std::slice::from_ref(v),
+            OrderKey::Many(v) => v,
+        }
+    }
+}
 
 fn rescale(v: i128, from: i8, to: i8) -> Option<i128> {
     v.checked_mul(10i128.checked_pow((to - from) as u32)?)
@@ -126,14 +140,18 @@ impl OrderVal {
             OrderingValue::Array(_) => OrderVal::Null,
         };
         match v {
-            OrderingValue::Array(items) => items.iter().map(one).collect(),
-            other => vec![one(other)],
+            OrderingValue::Array(items) => OrderKey::Many(items.iter().map(one).collect()),
+            other => OrderKey::One(one(other)),
         }
     }
 }
 
 /// Field-by-field comparison; `None` when some pair is of different kinds.
 pub fn compare_keys(a: &OrderKey, b: &OrderKey) -> Option<Ordering> {
+    if let (OrderKey::One(x), OrderKey::One(y)) = (a, b) {
+        return x.compare(y);
+    }
+    let (a, b) = (a.values(), b.values());
     for (x, y) in a.iter().zip(b) {
         match x.compare(y)? {
             Ordering::Equal => continue,
@@ -145,10 +163,14 @@ pub fn compare_keys(a: &OrderKey, b: &OrderKey) -> Option<Ordering> {
 
 /// Ordering key of `row` from the ordering columns.
 pub fn key_of(columns: &[ArrayRef], row: usize) -> OrderKey {
-    columns
-        .iter()
-        .map(|c| OrderVal::from_array(c.as_ref(), row))
-        .collect()
+    match columns {
+        [one] => OrderKey::One(OrderVal::from_array(one.as_ref(), row)),
+        many => OrderKey::Many(
+            many.iter()
+                .map(|c| OrderVal::from_array(c.as_ref(), row))
+                .collect(),
+        ),
+    }
 }
 
 #[cfg(test)]

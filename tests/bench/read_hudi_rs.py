@@ -14,7 +14,7 @@ builder = HudiTableBuilder.from_base_uri(path)
 for k, v in opts.items():
     builder = builder.with_option(k, v)
 table = builder.build()
-batches = table.read_snapshot()
+batches = table.read()
 rows = sum(b.num_rows for b in batches)
 seconds = time.perf_counter() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
