@@ -1,4 +1,16 @@
-//! Avro helpers: turning decoded Avro values into JSON (instant files, archived entries).
+//! Avro helpers: binary primitives ([`binary`]), the Avro→Arrow schema mapping
+//! ([`to_arrow`]) and fast datum decoder ([`decode`]) for log data blocks, and turning
+//! decoded Avro values into JSON (instant files, archived entries).
+
+pub mod binary;
+pub mod decode;
+pub mod to_arrow;
+
+#[cfg(test)]
+mod decode_tests;
+
+pub use decode::AvroToArrow;
+pub use to_arrow::avro_schema_to_arrow;
 
 use apache_avro::types::Value;
 use base64::Engine;

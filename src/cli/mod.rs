@@ -135,8 +135,14 @@ impl QueryArgs {
     }
 }
 
-/// A storage for a table location: a local path or `file://` URL.
+/// A storage for a table location: a local path, a `file://` URL, or a `.zip` of a table.
 pub fn storage_for(location: &str) -> Result<Arc<dyn Storage>> {
+    if location.ends_with(".zip") && !location.contains("://") {
+        let bytes = std::fs::read(location).map_err(|e| HudiError::io(location, e))?;
+        return Ok(Arc::new(crate::storage::memory::MemoryStorage::from_zip(
+            &bytes, location,
+        )?));
+    }
     if let Some(path) = location.strip_prefix("file://") {
         return Ok(Arc::new(crate::storage::local::LocalStorage::new(path)));
     }

@@ -1,21 +1,546 @@
-//! Merging a file slice: base rows plus log records, with Hudi's ordering rules (§6).
+//! Merging a file slice — its base file and its log blocks — by record key, with Hudi's
+//! rules (docs: hudi-format §6).
+//!
+//! As Java's file-group reader: the log blocks are scanned first, in log order, into a
+//! buffer holding the winning version of every key they touch ([`LogRecordBuffer`]); then
+//! base rows stream through batch by batch and each is kept, replaced by its log version,
+//! or dropped (delete); finally the log records no base row claimed are emitted (inserts
+//! that went to logs). Only one slice's log records are held at a time, and base rows are
+//! never all in memory.
+//!
+//! Which version wins ([`MergeRule`]):
+//! - `EVENT_TIME_ORDERING`: the greater ordering value; ties go to the later write. A
+//!   delete without an ordering value (`IntWrapper(0)`, what Spark SQL writes) applies by
+//!   commit time and beats anything before it; a delete with one loses only to a strictly
+//!   greater value of the same type.
+//! - `COMMIT_TIME_ORDERING`: the later write.
+//! - Table version 6 with `OverwriteWithLatestAvroPayload` (0.x semantics): log versions
+//!   combine by ordering value (`preCombine`), then the log version replaces the base row
+//!   unconditionally (`combineAndGetUpdateValue`).
+//!
+//! A data record with `_hoodie_is_deleted = true` (or the table's custom delete marker) is a
+//! delete carrying its ordering value.
 
-use arrow_array::RecordBatch;
+pub mod ordering;
 
+use std::collections::{HashMap, HashSet};
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
+use arrow_schema::{DataType, SchemaRef};
+
+use ordering::{compare_keys, key_of, OrderKey, OrderVal};
+
+use crate::config::{MergeMode, TableConfig};
 use crate::error::{HudiError, Result};
 use crate::file_group::FileSlice;
+use crate::log_file::{BlockType, LogBlock, LogFileBlocks};
 use crate::read::Plan;
+use crate::schema::{IS_DELETED, RECORD_KEY};
 use crate::table::Table;
+use crate::timeline::Visibility;
 
-/// Reads a slice with log files: its base file and log blocks merged by record key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeRule {
+    EventTime,
+    CommitTime,
+    /// v6 `OverwriteWithLatestAvroPayload`: event time among log versions, log over base.
+    LegacyOverwrite,
+}
+
+impl MergeRule {
+    pub fn of(config: &TableConfig) -> Result<MergeRule> {
+        let payload = config
+            .payload_class
+            .as_deref()
+            .map(|p| p.rsplit('.').next().unwrap_or(p));
+        let has_ordering = !config.ordering_fields.is_empty();
+        let rule = match (config.merge_mode, payload) {
+            (_, Some("OverwriteWithLatestAvroPayload")) if config.version < 8 => MergeRule::LegacyOverwrite,
+            (MergeMode::EventTimeOrdering, _) => MergeRule::EventTime,
+            (MergeMode::CommitTimeOrdering, _) => MergeRule::CommitTime,
+            (MergeMode::Custom, Some("DefaultHoodieRecordPayload" | "EventTimeAvroPayload")) => MergeRule::EventTime,
+            (MergeMode::Custom, Some("OverwriteWithLatestAvroPayload")) => MergeRule::CommitTime,
+            (MergeMode::Custom, other) => {
+                return Err(HudiError::unsupported(format!(
+                    "custom record merging (payload {}, strategy {}); supported: event-time and commit-time ordering, \
+                     DefaultHoodieRecordPayload, EventTimeAvroPayload, OverwriteWithLatestAvroPayload",
+                    other.unwrap_or("none"),
+                    config.merge_strategy_id.as_deref().unwrap_or("none")
+                )))
+            }
+        };
+        // Event-time ordering needs an ordering field; without one Hudi orders by commit.
+        Ok(if rule == MergeRule::EventTime && !has_ordering {
+            MergeRule::CommitTime
+        } else {
+            rule
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Data,
+    /// Applies by commit order (no ordering value).
+    CommitTimeDelete,
+    /// Carries an ordering value (delete record with one, or `_hoodie_is_deleted`).
+    OrderedDelete,
+}
+
+#[derive(Debug, Clone)]
+struct Version {
+    /// (log batch, row) for data records.
+    at: (u32, u32),
+    order: OrderKey,
+    kind: Kind,
+}
+
+/// Whether `new` (written later) replaces `old`.
+fn newer_wins(rule: MergeRule, old: &Version, new: &Version) -> bool {
+    if rule == MergeRule::CommitTime
+        || new.kind == Kind::CommitTimeDelete
+        || old.kind == Kind::CommitTimeDelete
+    {
+        return true;
+    }
+    compare_keys(&new.order, &old.order).is_none_or(|o| o.is_ge())
+}
+
+/// What a merge needs to know about the columns.
+#[derive(Debug, Clone)]
+pub struct MergeColumns {
+    pub schema: SchemaRef,
+    pub ordering: Vec<String>,
+    pub key_fields: Vec<String>,
+    delete_marker: Option<(String, String)>,
+}
+
+impl MergeColumns {
+    pub fn new(schema: SchemaRef, config: &TableConfig) -> MergeColumns {
+        let marker = match (
+            config.property("hoodie.record.merge.property.hoodie.payload.delete.field"),
+            config.property("hoodie.record.merge.property.hoodie.payload.delete.marker"),
+        ) {
+            (Some(f), Some(m)) if !f.is_empty() => Some((f.to_string(), m.to_string())),
+            _ => None,
+        };
+        MergeColumns {
+            schema,
+            ordering: config.ordering_fields.clone(),
+            key_fields: config.record_key_fields.clone(),
+            delete_marker: marker,
+        }
+    }
+
+    /// Columns a merge reads besides what the query wants.
+    pub fn extra_columns(config: &TableConfig) -> Vec<String> {
+        let mut cols: Vec<String> = config.ordering_fields.clone();
+        cols.push(IS_DELETED.to_string());
+        if config.populate_meta_fields {
+            cols.push(RECORD_KEY.to_string());
+        } else {
+            cols.extend(config.record_key_fields.iter().cloned());
+        }
+        if let Some(f) = config.property("hoodie.record.merge.property.hoodie.payload.delete.field")
+        {
+            cols.push(f.to_string());
+        }
+        cols
+    }
+
+    fn ordering_columns(&self, batch: &RecordBatch) -> Vec<ArrayRef> {
+        self.ordering
+            .iter()
+            .filter_map(|f| batch.column_by_name(f).cloned())
+            .collect()
+    }
+
+    /// Record keys of a batch: `_hoodie_record_key`, or derived from the key fields when
+    /// meta fields are not populated.
+    pub fn keys(&self, batch: &RecordBatch) -> Result<Vec<Option<String>>> {
+        if let Some(col) = batch.column_by_name(RECORD_KEY) {
+            if let Some(s) = col.as_any().downcast_ref::<StringArray>() {
+                if s.null_count() < s.len() || self.key_fields.is_empty() {
+                    return Ok(s.iter().map(|k| k.map(str::to_string)).collect());
+                }
+            }
+        }
+        let cols: Vec<ArrayRef> =
+            self.key_fields
+                .iter()
+                .map(|f| {
+                    batch.column_by_name(f).cloned().ok_or_else(|| {
+                        HudiError::invalid(format!("record key field {f} is missing"))
+                    })
+                })
+                .collect::<Result<_>>()?;
+        let texts: Vec<ArrayRef> = cols
+            .iter()
+            .map(|c| arrow_cast::cast(c, &DataType::Utf8).map_err(crate::error::malformed))
+            .collect::<Result<_>>()?;
+        Ok((0..batch.num_rows())
+            .map(|row| {
+                let values: Vec<Option<String>> = texts
+                    .iter()
+                    .map(|t| {
+                        t.as_string::<i32>()
+                            .is_valid(row)
+                            .then(|| t.as_string::<i32>().value(row).to_string())
+                    })
+                    .collect();
+                Some(crate::keygen::record_key_from_values(
+                    &self.key_fields,
+                    &values,
+                ))
+            })
+            .collect())
+    }
+
+    /// Rows that are deletes by content: `_hoodie_is_deleted` or the custom marker.
+    fn delete_flags(&self, batch: &RecordBatch) -> Option<BooleanArray> {
+        let mut flags: Option<BooleanArray> = batch
+            .column_by_name(IS_DELETED)
+            .and_then(|c| c.as_any().downcast_ref::<BooleanArray>().cloned());
+        if let Some((field, marker)) = &self.delete_marker {
+            if let Some(col) = batch.column_by_name(field) {
+                if let Ok(text) = arrow_cast::cast(col, &DataType::Utf8) {
+                    let m: BooleanArray = text
+                        .as_string::<i32>()
+                        .iter()
+                        .map(|v| Some(v == Some(marker.as_str())))
+                        .collect();
+                    flags = Some(match flags {
+                        Some(f) => arrow_arith::boolean::or_kleene(&f, &m).unwrap_or(m),
+                        None => m,
+                    });
+                }
+            }
+        }
+        flags
+    }
+}
+
+/// Counts of what a slice's logs held.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LogScanStats {
+    pub log_files: usize,
+    pub blocks: usize,
+    pub corrupt_blocks: usize,
+    pub rolled_back_blocks: usize,
+    pub skipped_blocks: usize,
+    pub records: usize,
+    pub deletes: usize,
+}
+
+/// The winning log version of every key the slice's logs touch.
+pub struct LogRecordBuffer {
+    rule: MergeRule,
+    columns: MergeColumns,
+    batches: Vec<RecordBatch>,
+    versions: HashMap<String, Version>,
+    pub stats: LogScanStats,
+}
+
+impl LogRecordBuffer {
+    pub fn new(rule: MergeRule, columns: MergeColumns) -> Self {
+        LogRecordBuffer {
+            rule,
+            columns,
+            batches: Vec::new(),
+            versions: HashMap::new(),
+            stats: LogScanStats::default(),
+        }
+    }
+
+    fn offer(&mut self, key: String, v: Version) {
+        match self.versions.get_mut(&key) {
+            Some(old) => {
+                if newer_wins(self.rule, old, &v) {
+                    *old = v;
+                }
+            }
+            None => {
+                self.versions.insert(key, v);
+            }
+        }
+    }
+
+    /// Adds a data batch (already in the merge schema), rows in write order.
+    pub fn add_data(&mut self, batch: RecordBatch) -> Result<()> {
+        let keys = self.columns.keys(&batch)?;
+        let ordering = self.columns.ordering_columns(&batch);
+        let deleted = self.columns.delete_flags(&batch);
+        let at = self.batches.len() as u32;
+        for (row, key) in keys.into_iter().enumerate() {
+            let Some(key) = key else { continue };
+            let is_delete = deleted
+                .as_ref()
+                .is_some_and(|d| d.is_valid(row) && d.value(row));
+            let kind = if is_delete {
+                Kind::OrderedDelete
+            } else {
+                Kind::Data
+            };
+            self.stats.records += 1;
+            self.offer(
+                key,
+                Version {
+                    at: (at, row as u32),
+                    order: key_of(&ordering, row),
+                    kind,
+                },
+            );
+        }
+        self.batches.push(batch);
+        Ok(())
+    }
+
+    pub fn add_deletes(&mut self, deletes: &[crate::log_file::DeleteRecord]) {
+        for d in deletes {
+            let Some(key) = &d.record_key else { continue };
+            self.stats.deletes += 1;
+            let kind = if d.ordering.is_natural_order() {
+                Kind::CommitTimeDelete
+            } else {
+                Kind::OrderedDelete
+            };
+            self.offer(
+                key.clone(),
+                Version {
+                    at: (u32::MAX, 0),
+                    order: OrderVal::from_delete(&d.ordering),
+                    kind,
+                },
+            );
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.versions.is_empty()
+    }
+
+    /// Scans the blocks of a slice's log files (in log order) into the buffer.
+    pub async fn scan(
+        &mut self,
+        table: &Table,
+        logs: &[LogFileBlocks],
+        visibility: &Visibility,
+    ) -> Result<()> {
+        let rolled_back: HashSet<&str> = logs
+            .iter()
+            .flat_map(|l| l.valid_blocks())
+            .filter(|b| b.block_type == BlockType::Command)
+            .filter_map(|b| b.rollback_target())
+            .collect();
+        let compacted: HashSet<String> = logs
+            .iter()
+            .flat_map(|l| l.valid_blocks())
+            .filter(|b| b.instant_time().is_some_and(|t| visibility.is_committed(t)))
+            .flat_map(|b| b.compacted_block_times().into_iter().map(str::to_string))
+            .collect();
+        self.stats.log_files += logs.len();
+        for log in logs {
+            self.stats.corrupt_blocks += log.corrupt_block_count();
+            for block in log.valid_blocks() {
+                self.stats.blocks += 1;
+                let Some(instant) = block.instant_time() else {
+                    return Err(HudiError::corrupt(
+                        block.path(),
+                        format!("log block at offset {} has no instant time", block.offset),
+                    ));
+                };
+                if block.block_type == BlockType::Command {
+                    continue;
+                }
+                if rolled_back.contains(instant) {
+                    self.stats.rolled_back_blocks += 1;
+                    continue;
+                }
+                if !visibility.is_committed(instant)
+                    || (compacted.contains(instant) && block.compacted_block_times().is_empty())
+                {
+                    self.stats.skipped_blocks += 1;
+                    continue;
+                }
+                self.add_block(table, block).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn add_block(&mut self, table: &Table, block: &LogBlock) -> Result<()> {
+        if block.is_partial() {
+            return Err(HudiError::unsupported_in(
+                "partial-update log blocks (IS_PARTIAL)",
+                block.path(),
+            ));
+        }
+        let storage = table.storage().as_ref();
+        match block.block_type {
+            BlockType::AvroData => {
+                let batch = block
+                    .avro_batch(storage, Some(self.columns.schema.clone()))
+                    .await?;
+                self.add_data(batch)
+            }
+            BlockType::ParquetData => {
+                for b in block.parquet_batches(storage).await? {
+                    let aligned = crate::read::align::to_schema(
+                        &b,
+                        &self.columns.schema,
+                        "",
+                        table.config(),
+                    )?;
+                    self.add_data(aligned)?;
+                }
+                Ok(())
+            }
+            BlockType::Delete => {
+                let deletes = block.delete_records(storage).await?;
+                self.add_deletes(&deletes);
+                Ok(())
+            }
+            BlockType::CdcData => Ok(()),
+            BlockType::HFileData => Err(HudiError::unsupported_in(
+                "HFile data blocks in a data table",
+                block.path(),
+            )),
+            BlockType::Command | BlockType::Corrupt => Ok(()),
+        }
+    }
+
+    /// Merges one base batch (in the merge schema) with the buffer, consuming matched keys.
+    pub fn merge_base(&mut self, base: &RecordBatch) -> Result<RecordBatch> {
+        if self.versions.is_empty() {
+            return Ok(base.clone());
+        }
+        let keys = self.columns.keys(base)?;
+        let ordering = self.columns.ordering_columns(base);
+        // Source 0 is the base batch, source i + 1 the i-th log batch.
+        let mut picks: Vec<(usize, usize)> = Vec::with_capacity(base.num_rows());
+        for (row, key) in keys.iter().enumerate() {
+            let log = key.as_ref().and_then(|k| self.versions.remove(k));
+            match log {
+                None => picks.push((0, row)),
+                Some(v) => {
+                    let base_version = Version {
+                        at: (0, 0),
+                        order: key_of(&ordering, row),
+                        kind: Kind::Data,
+                    };
+                    let log_wins = match self.rule {
+                        MergeRule::CommitTime | MergeRule::LegacyOverwrite => true,
+                        MergeRule::EventTime => newer_wins(self.rule, &base_version, &v),
+                    };
+                    match (log_wins, v.kind) {
+                        (false, _) => picks.push((0, row)),
+                        (true, Kind::Data) => picks.push((v.at.0 as usize + 1, v.at.1 as usize)),
+                        (true, _) => {}
+                    }
+                }
+            }
+        }
+        self.assemble(Some(base), &picks)
+    }
+
+    /// Records only the logs hold (inserts into logs), minus deletes, in batches of `batch_size`.
+    pub fn remaining(mut self, batch_size: usize) -> Result<Vec<RecordBatch>> {
+        let mut picks: Vec<(usize, usize)> = self
+            .versions
+            .drain()
+            .filter(|(_, v)| v.kind == Kind::Data)
+            .map(|(_, v)| (v.at.0 as usize + 1, v.at.1 as usize))
+            .collect();
+        picks.sort_unstable();
+        picks
+            .chunks(batch_size.max(1))
+            .map(|chunk| self.assemble(None, chunk))
+            .collect()
+    }
+
+    fn assemble(
+        &self,
+        base: Option<&RecordBatch>,
+        picks: &[(usize, usize)],
+    ) -> Result<RecordBatch> {
+        let schema = &self.columns.schema;
+        let empty;
+        let base = match base {
+            Some(b) => b,
+            None => {
+                empty = RecordBatch::new_empty(schema.clone());
+                &empty
+            }
+        };
+        if picks.len() == base.num_rows() && picks.iter().enumerate().all(|(i, p)| *p == (0, i)) {
+            return Ok(base.clone());
+        }
+        let mut columns = Vec::with_capacity(schema.fields().len());
+        for i in 0..schema.fields().len() {
+            let mut sources: Vec<&dyn Array> = Vec::with_capacity(self.batches.len() + 1);
+            sources.push(base.column(i).as_ref());
+            sources.extend(self.batches.iter().map(|b| b.column(i).as_ref()));
+            columns.push(
+                arrow_select::interleave::interleave(&sources, picks)
+                    .map_err(crate::error::malformed)?,
+            );
+        }
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(picks.len()));
+        RecordBatch::try_new_with_options(schema.clone(), columns, &options)
+            .map_err(crate::error::malformed)
+    }
+}
+
+/// Reads a slice with log files: its base file and log blocks merged by record key, in the
+/// plan's read schema restricted to what the query and the merge need.
 pub async fn read_merged_slice(
-    _table: &Table,
-    _plan: &Plan,
+    table: &Table,
+    plan: &Plan,
     slice: &FileSlice,
-    _batch_size: usize,
+    needed: &[String],
+    batch_size: usize,
 ) -> Result<Vec<RecordBatch>> {
-    Err(HudiError::unsupported(format!(
-        "merging log files (slice {} in {:?})",
-        slice.file_id, slice.partition
-    )))
+    let config = table.config();
+    let rule = MergeRule::of(config)?;
+    let mut columns: Vec<String> = needed.to_vec();
+    columns.extend(MergeColumns::extra_columns(config));
+    let schema = plan.read_schema_for(&columns);
+    let merge_columns = MergeColumns::new(schema.clone(), config);
+
+    let storage = table.storage();
+    let log_paths: Vec<(String, u64)> = slice
+        .log_files
+        .iter()
+        .map(|l| (crate::storage::join(&slice.partition, &l.name), l.size))
+        .collect();
+    let logs =
+        futures::future::try_join_all(log_paths.iter().map(|(path, size)| {
+            crate::log_file::read_log_file(storage.as_ref(), path, Some(*size))
+        }))
+        .await?;
+    let mut buffer = LogRecordBuffer::new(rule, merge_columns);
+    buffer.scan(table, &logs, &plan.visibility).await?;
+
+    let mut out = Vec::new();
+    if let Some(path) = slice.base_path() {
+        let footer = table.footer(&path).await?;
+        let row_groups: Vec<usize> = (0..footer.parquet().num_row_groups()).collect();
+        let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+        let base = crate::read::parquet::read_row_groups(
+            storage.clone(),
+            &path,
+            footer,
+            row_groups,
+            Some(&names),
+            batch_size,
+        )
+        .await?;
+        for b in base {
+            let aligned = crate::read::align::to_schema(&b, &schema, &slice.partition, config)?;
+            out.push(buffer.merge_base(&aligned)?);
+        }
+    }
+    out.extend(buffer.remaining(batch_size)?);
+    Ok(out)
 }

@@ -155,7 +155,7 @@ impl Table {
             self.read_base_file(slice, &needed, filter.as_ref(), options.batch_size)
                 .await?
         } else {
-            crate::merge::read_merged_slice(self, plan, slice, options.batch_size).await?
+            crate::merge::read_merged_slice(self, plan, slice, &needed, options.batch_size).await?
         };
         let mut out = Vec::with_capacity(merged.len());
         for batch in merged {

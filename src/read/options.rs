@@ -37,7 +37,8 @@ fn filter_from_json(v: &Value) -> Result<Expr> {
         Value::String(s) => parse_filter(s),
         Value::Array(parts) if parts.len() >= 2 => {
             let column = text(&parts[0]);
-            let op = Op::parse(&text(&parts[1])).ok_or_else(|| HudiError::invalid(format!("unknown operator in filter {v}")))?;
+            let op = Op::parse(&text(&parts[1]))
+                .ok_or_else(|| HudiError::invalid(format!("unknown operator in filter {v}")))?;
             let values = match parts.get(2) {
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::Array(items)) => items.iter().map(text).collect(),
@@ -45,7 +46,9 @@ fn filter_from_json(v: &Value) -> Result<Expr> {
             };
             Ok(Expr::Pred(Predicate { column, op, values }))
         }
-        other => Err(HudiError::invalid(format!("a filter is \"col op value\" or [col, op, value], not {other}"))),
+        other => Err(HudiError::invalid(format!(
+            "a filter is \"col op value\" or [col, op, value], not {other}"
+        ))),
     }
 }
 
@@ -54,15 +57,25 @@ impl ReadOptions {
         if text.trim().is_empty() {
             return Ok(ReadOptions::default());
         }
-        let o: JsonOptions = serde_json::from_str(text).map_err(|e| HudiError::invalid(format!("read options: {e}")))?;
+        let o: JsonOptions = serde_json::from_str(text)
+            .map_err(|e| HudiError::invalid(format!("read options: {e}")))?;
         let d = ReadOptions::default();
         Ok(ReadOptions {
-            query: o.query.as_deref().map(QueryType::parse).transpose()?.unwrap_or_default(),
+            query: o
+                .query
+                .as_deref()
+                .map(QueryType::parse)
+                .transpose()?
+                .unwrap_or_default(),
             as_of: o.as_of,
             start: o.start,
             end: o.end,
             columns: o.columns,
-            filters: o.filters.iter().map(filter_from_json).collect::<Result<_>>()?,
+            filters: o
+                .filters
+                .iter()
+                .map(filter_from_json)
+                .collect::<Result<_>>()?,
             limit: o.limit,
             data_skipping: o.data_skipping.unwrap_or(d.data_skipping),
             use_metadata_table: o.use_metadata_table.unwrap_or(d.use_metadata_table),

@@ -198,3 +198,47 @@ impl Storage for MemoryStorage {
         Ok(())
     }
 }
+
+impl MemoryStorage {
+    /// The files of a `.zip` of a table. When every entry sits under one top folder (how
+    /// tables are usually zipped), that folder becomes the root.
+    pub fn from_zip(bytes: &[u8], name: &str) -> Result<MemoryStorage> {
+        let bad = |e: zip::result::ZipError| HudiError::corrupt(name, format!("bad zip: {e}"));
+        let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(bad)?;
+        let mut entries = Vec::with_capacity(archive.len());
+        for i in 0..archive.len() {
+            let mut file = archive.by_index(i).map_err(bad)?;
+            if file.is_dir() {
+                continue;
+            }
+            let path = file.name().map_err(bad)?.to_string();
+            let modified = file.last_modified().and_then(|t| {
+                let date = chrono::NaiveDate::from_ymd_opt(
+                    t.year() as i32,
+                    t.month() as u32,
+                    t.day() as u32,
+                )?;
+                let time =
+                    date.and_hms_opt(t.hour() as u32, t.minute() as u32, t.second() as u32)?;
+                Some(time.and_utc().timestamp_millis())
+            });
+            let mut data = Vec::with_capacity(file.size() as usize);
+            std::io::Read::read_to_end(&mut file, &mut data)
+                .map_err(|e| HudiError::corrupt(name, format!("{path}: {e}")))?;
+            entries.push((path, data, modified));
+        }
+        let top = entries
+            .first()
+            .and_then(|(p, _, _)| p.split_once('/').map(|(t, _)| format!("{t}/")));
+        let strip = top.filter(|t| entries.iter().all(|(p, _, _)| p.starts_with(t.as_str())));
+        let storage = MemoryStorage::new();
+        for (path, data, modified) in entries {
+            let rel = strip
+                .as_deref()
+                .and_then(|t| path.strip_prefix(t))
+                .unwrap_or(&path);
+            storage.insert(rel, data, modified);
+        }
+        Ok(storage)
+    }
+}

@@ -30,12 +30,24 @@ impl JsStorage {
 }
 
 fn js_error(path: &str, e: JsValue) -> HudiError {
-    let code = Reflect::get(&e, &"code".into()).ok().and_then(|c| c.as_string()).unwrap_or_default();
-    let message = Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| format!("{e:?}"));
+    let code = Reflect::get(&e, &"code".into())
+        .ok()
+        .and_then(|c| c.as_string())
+        .unwrap_or_default();
+    let message = Reflect::get(&e, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_else(|| format!("{e:?}"));
     match code.as_str() {
         "ENOENT" | "NOT_FOUND" => HudiError::NotFound { path: path.into() },
-        "EACCES" | "ACCESS_DENIED" => HudiError::AccessDenied { path: path.into(), detail: message },
-        "CONFLICT" => HudiError::Conflict { path: path.into(), detail: message },
+        "EACCES" | "ACCESS_DENIED" => HudiError::AccessDenied {
+            path: path.into(),
+            detail: message,
+        },
+        "CONFLICT" => HudiError::Conflict {
+            path: path.into(),
+            detail: message,
+        },
         "ABORTED" => HudiError::Aborted(message),
         _ => HudiError::io(path, message),
     }
@@ -67,7 +79,8 @@ async fn call<T: Send + 'static>(
         };
         let _ = tx.send(outcome);
     });
-    rx.await.map_err(|_| HudiError::Aborted(format!("storage call {method}({path}) was dropped")))?
+    rx.await
+        .map_err(|_| HudiError::Aborted(format!("storage call {method}({path}) was dropped")))?
 }
 
 fn bytes_of(v: JsValue) -> Result<Bytes> {
@@ -77,9 +90,13 @@ fn bytes_of(v: JsValue) -> Result<Bytes> {
 fn meta_of(v: &JsValue, fallback_path: &str) -> ObjectMeta {
     let get = |k: &str| Reflect::get(v, &k.into()).ok();
     ObjectMeta {
-        path: get("path").and_then(|p| p.as_string()).unwrap_or_else(|| fallback_path.to_string()),
+        path: get("path")
+            .and_then(|p| p.as_string())
+            .unwrap_or_else(|| fallback_path.to_string()),
         size: get("size").and_then(|s| s.as_f64()).unwrap_or(0.0) as u64,
-        last_modified_ms: get("lastModified").and_then(|m| m.as_f64()).map(|m| m as i64),
+        last_modified_ms: get("lastModified")
+            .and_then(|m| m.as_f64())
+            .map(|m| m as i64),
         etag: get("etag").and_then(|e| e.as_string()),
         is_dir: get("isDir").and_then(|d| d.as_bool()).unwrap_or(false),
     }
@@ -88,26 +105,50 @@ fn meta_of(v: &JsValue, fallback_path: &str) -> ObjectMeta {
 #[async_trait]
 impl Storage for JsStorage {
     fn location(&self) -> String {
-        Reflect::get(&self.object, &"location".into()).ok().and_then(|l| l.as_string()).unwrap_or_else(|| "js://".into())
+        Reflect::get(&self.object, &"location".into())
+            .ok()
+            .and_then(|l| l.as_string())
+            .unwrap_or_else(|| "js://".into())
     }
 
     async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
-        let args = Array::of3(&path.into(), &(range.start as f64).into(), &(range.end as f64).into());
+        let args = Array::of3(
+            &path.into(),
+            &(range.start as f64).into(),
+            &(range.end as f64).into(),
+        );
         call(&self.object, "get", args, path, bytes_of).await
     }
 
     async fn get(&self, path: &str) -> Result<Bytes> {
-        call(&self.object, "get", Array::of1(&path.into()), path, bytes_of).await
+        call(
+            &self.object,
+            "get",
+            Array::of1(&path.into()),
+            path,
+            bytes_of,
+        )
+        .await
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
         let p = path.to_string();
-        call(&self.object, "head", Array::of1(&path.into()), path, move |v| Ok(meta_of(&v, &p))).await
+        call(
+            &self.object,
+            "head",
+            Array::of1(&path.into()),
+            path,
+            move |v| Ok(meta_of(&v, &p)),
+        )
+        .await
     }
 
     async fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>> {
         let args = Array::of2(&prefix.into(), &recursive.into());
-        call(&self.object, "list", args, prefix, |v| Ok(Array::from(&v).iter().map(|m| meta_of(&m, "")).collect())).await
+        call(&self.object, "list", args, prefix, |v| {
+            Ok(Array::from(&v).iter().map(|m| meta_of(&m, "")).collect())
+        })
+        .await
     }
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
@@ -116,12 +157,26 @@ impl Storage for JsStorage {
             PutMode::Create => "create".into(),
             PutMode::UpdateIfMatch(etag) => etag.into(),
         };
-        let args = Array::of3(&path.into(), &Uint8Array::from(data.as_ref()).into(), &mode_js);
+        let args = Array::of3(
+            &path.into(),
+            &Uint8Array::from(data.as_ref()).into(),
+            &mode_js,
+        );
         let p = path.to_string();
-        call(&self.object, "put", args, path, move |v| Ok(meta_of(&v, &p))).await
+        call(&self.object, "put", args, path, move |v| {
+            Ok(meta_of(&v, &p))
+        })
+        .await
     }
 
     async fn delete(&self, path: &str) -> Result<()> {
-        call(&self.object, "delete", Array::of1(&path.into()), path, |_| Ok(())).await
+        call(
+            &self.object,
+            "delete",
+            Array::of1(&path.into()),
+            path,
+            |_| Ok(()),
+        )
+        .await
     }
 }

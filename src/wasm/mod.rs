@@ -23,7 +23,9 @@ extern "C" {
 
 #[wasm_bindgen(start)]
 pub fn start() {
-    std::panic::set_hook(Box::new(|info| error(&format!("hudi-edge panicked: {info}"))));
+    std::panic::set_hook(Box::new(|info| {
+        error(&format!("hudi-edge panicked: {info}"))
+    }));
 }
 
 /// Errors cross to JS as `Error` objects with `code` and `object` properties.
@@ -53,11 +55,21 @@ impl WasmTable {
         let storage = MemoryStorage::new();
         for entry in entries.iter() {
             let entry = Array::from(&entry);
-            let path = entry.get(0).as_string().ok_or_else(|| to_js(HudiError::invalid("file path must be a string")))?;
+            let path = entry
+                .get(0)
+                .as_string()
+                .ok_or_else(|| to_js(HudiError::invalid("file path must be a string")))?;
             let bytes = Uint8Array::new(&entry.get(1)).to_vec();
             let mtime = entry.get(2).as_f64().map(|m| m as i64);
             storage.insert(&path, bytes, mtime);
         }
+        Self::open_storage(Arc::new(storage)).await
+    }
+
+    /// Opens a table from the bytes of a `.zip` of it (one top folder = the base path).
+    #[wasm_bindgen(js_name = openZip)]
+    pub async fn open_zip(bytes: Uint8Array, name: String) -> Result<WasmTable, JsValue> {
+        let storage = MemoryStorage::from_zip(&bytes.to_vec(), &name).map_err(to_js)?;
         Self::open_storage(Arc::new(storage)).await
     }
 
@@ -80,23 +92,35 @@ impl WasmTable {
 
     /// Instants as JSON (`archived: true` loads the archive / LSM history first).
     pub async fn timeline(&self, archived: bool) -> Result<String, JsValue> {
-        let t = if archived { self.table.load_history().await.map_err(to_js)? } else { self.table.timeline() };
+        let t = if archived {
+            self.table.load_history().await.map_err(to_js)?
+        } else {
+            self.table.timeline()
+        };
         json(&*t)
     }
 
     /// Content of one instant (commit metadata, plans ...).
     pub async fn instant(&self, requested_time: String) -> Result<String, JsValue> {
         let timeline = self.table.load_history().await.map_err(to_js)?;
-        let instant = timeline
-            .get(&requested_time)
-            .ok_or_else(|| to_js(HudiError::NotFound { path: format!("instant {requested_time}") }))?;
+        let instant = timeline.get(&requested_time).ok_or_else(|| {
+            to_js(HudiError::NotFound {
+                path: format!("instant {requested_time}"),
+            })
+        })?;
         let content = self.table.instant_content(instant).await.map_err(to_js)?;
         json(&serde_json::json!({ "instant": instant, "content": content }))
     }
 
     #[wasm_bindgen(js_name = fileGroups)]
     pub async fn file_groups(&self, as_of: Option<String>) -> Result<String, JsValue> {
-        json(&self.table.file_system_view(as_of.as_deref()).await.map_err(to_js)?)
+        json(
+            &self
+                .table
+                .file_system_view(as_of.as_deref())
+                .await
+                .map_err(to_js)?,
+        )
     }
 
     pub async fn plan(&self, options: String) -> Result<String, JsValue> {
@@ -110,7 +134,8 @@ impl WasmTable {
     pub async fn read_arrow(&self, options: String) -> Result<Uint8Array, JsValue> {
         let options = ReadOptions::from_json(&options).map_err(to_js)?;
         let result = self.table.read(&options).await.map_err(to_js)?;
-        let bytes = crate::output::arrow_ipc_bytes(&result.schema, &result.batches).map_err(to_js)?;
+        let bytes =
+            crate::output::arrow_ipc_bytes(&result.schema, &result.batches).map_err(to_js)?;
         Ok(Uint8Array::from(bytes.as_slice()))
     }
 
@@ -119,8 +144,16 @@ impl WasmTable {
     pub async fn read_json(&self, options: String, oracle: bool) -> Result<String, JsValue> {
         let options = ReadOptions::from_json(&options).map_err(to_js)?;
         let result = self.table.read(&options).await.map_err(to_js)?;
-        let style = if oracle { crate::output::JsonStyle::ORACLE } else { Default::default() };
-        let rows: Vec<_> = result.batches.iter().flat_map(|b| crate::output::rows_as_json_with(b, style)).collect();
+        let style = if oracle {
+            crate::output::JsonStyle::ORACLE
+        } else {
+            Default::default()
+        };
+        let rows: Vec<_> = result
+            .batches
+            .iter()
+            .flat_map(|b| crate::output::rows_as_json_with(b, style))
+            .collect();
         json(&rows)
     }
 

@@ -1,0 +1,1053 @@
+//! Avro binary datums → Arrow, straight into column buffers.
+//!
+//! [`AvroToArrow`] compiles the writer schema against a target Arrow schema once into a tree
+//! of decoders, each owning its output buffer; every datum is then a walk over that tree with
+//! no per-record allocation. Resolution follows Avro's rules by field name: target fields the
+//! writer lacks come back null, writer fields the target lacks are skipped, and leaves are
+//! promoted (int→long/float/double, long→float/double, float→double, string↔bytes, plus
+//! int→int8/int16, timestamp unit/zone changes and decimal widening) with one vectorized
+//! cast per column at the end.
+
+use std::sync::Arc;
+
+use apache_avro::schema::{RecordSchema, UnionSchema, UuidSchema};
+use apache_avro::Schema;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int32Type, Int64Type,
+    Time32MillisecondType, Time64MicrosecondType, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType,
+};
+use arrow_array::{
+    new_null_array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, FixedSizeBinaryArray,
+    ListArray, MapArray, PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray, StructArray,
+};
+use arrow_buffer::{
+    ArrowNativeType, BooleanBufferBuilder, NullBufferBuilder, OffsetBuffer, ScalarBuffer,
+};
+use arrow_schema::{ArrowError, DataType, FieldRef, Fields, SchemaRef, TimeUnit};
+
+use super::binary::{
+    be_i128, read_bool, read_bytes, read_f32, read_f64, read_fixed, read_int, read_len, read_long,
+};
+use super::to_arrow::{
+    avro_schema_to_arrow, decimal_fixed_size, kind_name, leaf_type, union_shape, Names, UnionShape,
+    MAX_DEPTH,
+};
+use crate::error::{malformed, HudiError, Result};
+
+/// Decodes Avro binary datums of one writer schema into batches of a target schema.
+pub struct AvroToArrow {
+    writer: Schema,
+    target: SchemaRef,
+    root: StructDecoder,
+    /// A datum failed half-way, so columns may be uneven until the next `finish`.
+    failed: bool,
+}
+
+impl AvroToArrow {
+    /// `writer` must be a record schema; `target` may be newer (added, dropped or promoted
+    /// columns).
+    pub fn new(writer: &Schema, target: SchemaRef) -> Result<Self> {
+        let root = plan_root(writer, &target)?;
+        Ok(AvroToArrow {
+            writer: writer.clone(),
+            target,
+            root,
+            failed: false,
+        })
+    }
+
+    /// Decodes into the writer schema's own Arrow form ([`avro_schema_to_arrow`]).
+    pub fn for_writer(writer: &Schema) -> Result<Self> {
+        Self::new(writer, Arc::new(avro_schema_to_arrow(writer)?))
+    }
+
+    pub fn schema(&self) -> &SchemaRef {
+        &self.target
+    }
+
+    pub fn reserve(&mut self, rows: usize) {
+        self.root.reserve(rows);
+    }
+
+    /// Decodes one datum. Bytes after the datum are ignored, as Java's decoder does. After an
+    /// error the rows so far are lost: the next `finish` fails and empties the decoder.
+    pub fn append(&mut self, datum: &[u8]) -> Result<()> {
+        let result = self.root.decode(&mut &datum[..]);
+        self.failed |= result.is_err();
+        result
+    }
+
+    /// Rows appended since the last `finish`.
+    pub fn rows(&self) -> usize {
+        self.root.len
+    }
+
+    /// The rows appended so far as one batch; the decoder is then empty and reusable, also
+    /// after an error.
+    pub fn finish(&mut self) -> Result<RecordBatch> {
+        let result = if std::mem::take(&mut self.failed) {
+            Err(malformed("an Avro datum of this batch failed to decode"))
+        } else {
+            self.take_batch()
+        };
+        if result.is_err() {
+            self.root = plan_root(&self.writer, &self.target)?;
+        }
+        result
+    }
+
+    fn take_batch(&mut self) -> Result<RecordBatch> {
+        let rows = self.root.len;
+        let columns = self.root.finish_columns()?;
+        self.root.nulls.finish(); // the top level has no validity
+        let opts = RecordBatchOptions::new().with_row_count(Some(rows));
+        RecordBatch::try_new_with_options(self.target.clone(), columns, &opts).map_err(arrow_err)
+    }
+}
+
+fn plan_root(writer: &Schema, target: &SchemaRef) -> Result<StructDecoder> {
+    let names = Names::of(writer)?;
+    let Schema::Record(record) = names.resolve(writer)? else {
+        return Err(HudiError::unsupported(
+            "Avro data whose schema is not a record",
+        ));
+    };
+    StructDecoder::plan(record, target.fields(), &names, 0)
+}
+
+fn arrow_err(e: ArrowError) -> HudiError {
+    malformed(format!("decoded Avro data does not fit Arrow: {e}"))
+}
+
+fn mismatch(schema: &Schema, target: &DataType) -> HudiError {
+    HudiError::unsupported(format!(
+        "reading Avro {} as Arrow {target}",
+        kind_name(schema)
+    ))
+}
+
+/// Prefixes a planning error with the field it is about.
+fn in_field(name: &str) -> impl Fn(HudiError) -> HudiError + '_ {
+    move |e| match e {
+        HudiError::Unsupported { what, path } => HudiError::Unsupported {
+            what: format!("field `{name}`: {what}"),
+            path,
+        },
+        other => other,
+    }
+}
+
+/// Largest `fixed` read into a column (null slots are zero-filled at this width).
+const MAX_FIXED: usize = 1 << 20;
+
+/// Bounds an array/map block count: every item but zero-width ones takes at least a byte.
+fn check_count(n: usize, buf: &[u8]) -> Result<()> {
+    if n > buf.len() + (1 << 16) {
+        return Err(malformed(format!(
+            "Avro block of {n} items in {} bytes",
+            buf.len()
+        )));
+    }
+    Ok(())
+}
+
+/// A record read into a struct (or into the batch's columns at the top).
+struct StructDecoder {
+    fields: Fields,
+    steps: Vec<FieldStep>,
+    len: usize,
+    nulls: NullBufferBuilder,
+}
+
+enum FieldStep {
+    Read { target: usize, node: Node },
+    Skip(Skip),
+}
+
+impl StructDecoder {
+    fn plan(record: &RecordSchema, fields: &Fields, names: &Names, depth: usize) -> Result<Self> {
+        let mut fed = vec![false; fields.len()];
+        let mut steps = Vec::with_capacity(record.fields.len());
+        for wf in &record.fields {
+            let step = match find_field(fields, &wf.name).filter(|i| !fed[*i]) {
+                Some(i) => {
+                    fed[i] = true;
+                    let node = Node::plan(&wf.schema, fields[i].data_type(), names, depth + 1)
+                        .map_err(in_field(&wf.name))?;
+                    FieldStep::Read { target: i, node }
+                }
+                None => FieldStep::Skip(Skip::plan(&wf.schema, names, depth + 1)?),
+            };
+            steps.push(step);
+        }
+        if let Some(f) = fields
+            .iter()
+            .zip(&fed)
+            .find(|(f, fed)| !**fed && !f.is_nullable())
+        {
+            return Err(HudiError::unsupported(format!(
+                "field `{}` is missing from the Avro data and not nullable",
+                f.0.name()
+            )));
+        }
+        Ok(StructDecoder {
+            fields: fields.clone(),
+            steps,
+            len: 0,
+            nulls: NullBufferBuilder::new(0),
+        })
+    }
+
+    fn reserve(&mut self, rows: usize) {
+        for step in &mut self.steps {
+            if let FieldStep::Read { node, .. } = step {
+                node.kind.reserve(rows);
+            }
+        }
+    }
+
+    #[inline]
+    fn decode(&mut self, buf: &mut &[u8]) -> Result<()> {
+        for step in &mut self.steps {
+            match step {
+                FieldStep::Read { node, .. } => node.decode(buf)?,
+                FieldStep::Skip(skip) => skip.skip(buf)?,
+            }
+        }
+        self.len += 1;
+        self.nulls.append_non_null();
+        Ok(())
+    }
+
+    fn push_null(&mut self) {
+        for step in &mut self.steps {
+            if let FieldStep::Read { node, .. } = step {
+                node.kind.push_null();
+            }
+        }
+        self.len += 1;
+        self.nulls.append_null();
+    }
+
+    /// One array per target field (all-null for fields the writer lacks); resets.
+    fn finish_columns(&mut self) -> Result<Vec<ArrayRef>> {
+        let mut cols: Vec<Option<ArrayRef>> = vec![None; self.fields.len()];
+        for step in &mut self.steps {
+            if let FieldStep::Read { target, node } = step {
+                cols[*target] = Some(node.finish()?);
+            }
+        }
+        let len = std::mem::take(&mut self.len);
+        Ok(cols
+            .into_iter()
+            .zip(self.fields.iter())
+            .map(|(c, f)| c.unwrap_or_else(|| new_null_array(f.data_type(), len)))
+            .collect())
+    }
+
+    fn finish_struct(&mut self) -> Result<ArrayRef> {
+        let len = self.len;
+        let columns = self.finish_columns()?;
+        let nulls = self.nulls.finish();
+        StructArray::try_new_with_length(self.fields.clone(), columns, nulls, len)
+            .map(|a| Arc::new(a) as ArrayRef)
+            .map_err(arrow_err)
+    }
+}
+
+/// Exact name first, then a unique case-insensitive match (Spark/Hudi column names are
+/// case-insensitive).
+fn find_field(fields: &Fields, name: &str) -> Option<usize> {
+    if let Some(i) = fields.iter().position(|f| f.name() == name) {
+        return Some(i);
+    }
+    let mut matches = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.name().eq_ignore_ascii_case(name));
+    match (matches.next(), matches.next()) {
+        (Some((i, _)), None) => Some(i),
+        _ => None,
+    }
+}
+
+/// One value position: how to read it and where it goes.
+struct Node {
+    prefix: Prefix,
+    kind: Kind,
+    /// The Arrow type `kind` produces.
+    natural: DataType,
+    /// Target type when it differs from `natural` (promotion cast at finish).
+    cast_to: Option<DataType>,
+}
+
+/// Union branch index read before the value, for `[null, T]`-style unions.
+#[derive(Clone, Copy)]
+enum Prefix {
+    Plain,
+    Union { null: Option<i64>, value: i64 },
+}
+
+impl Node {
+    fn new(kind: Kind, natural: DataType, target: &DataType) -> Node {
+        let cast_to = (natural != *target).then(|| target.clone());
+        Node {
+            prefix: Prefix::Plain,
+            kind,
+            natural,
+            cast_to,
+        }
+    }
+
+    fn plan(schema: &Schema, target: &DataType, names: &Names, depth: usize) -> Result<Node> {
+        if depth > MAX_DEPTH {
+            return Err(HudiError::unsupported("recursive Avro types"));
+        }
+        let schema = names.resolve(schema)?;
+        let kind = match (schema, target) {
+            (Schema::Union(u), _) => return plan_union(u, target, names, depth),
+            (Schema::Null, _) => Kind::Null(0),
+            (Schema::Record(r), DataType::Struct(fields)) => {
+                Kind::Struct(Box::new(StructDecoder::plan(r, fields, names, depth + 1)?))
+            }
+            (Schema::Array(a), DataType::List(item)) => Kind::List(Box::new(ListDecoder {
+                item: Node::plan(&a.items, item.data_type(), names, depth + 1)?,
+                field: item.clone(),
+                offsets: vec![0],
+                nulls: NullBufferBuilder::new(0),
+            })),
+            (Schema::Map(m), DataType::Map(entries, _)) => {
+                Kind::Map(Box::new(MapDecoder::plan(&m.types, entries, names, depth)?))
+            }
+            (Schema::Record(_) | Schema::Array(_) | Schema::Map(_), _) => {
+                return Err(mismatch(schema, target))
+            }
+            (leaf, _) => return plan_leaf(leaf, target),
+        };
+        Ok(Node::new(kind, target.clone(), target))
+    }
+
+    #[inline]
+    fn decode(&mut self, buf: &mut &[u8]) -> Result<()> {
+        if let Prefix::Union { null, value } = self.prefix {
+            let branch = read_long(buf)?;
+            if Some(branch) == null {
+                self.kind.push_null();
+                return Ok(());
+            }
+            if branch != value {
+                return Err(malformed(format!("bad Avro union branch {branch}")));
+            }
+        }
+        self.kind.decode(buf)
+    }
+
+    fn finish(&mut self) -> Result<ArrayRef> {
+        let array = self.kind.finish(&self.natural)?;
+        match &self.cast_to {
+            None => Ok(array),
+            Some(t) => {
+                let opts = arrow_cast::CastOptions {
+                    safe: false,
+                    ..Default::default()
+                };
+                arrow_cast::cast_with_options(&array, t, &opts).map_err(arrow_err)
+            }
+        }
+    }
+}
+
+fn plan_leaf(leaf: &Schema, target: &DataType) -> Result<Node> {
+    let natural = leaf_type(leaf)?;
+    if !promotable(&natural, target) {
+        return Err(mismatch(leaf, target));
+    }
+    let kind = match leaf {
+        Schema::Boolean => Kind::Bool(BooleanBufferBuilder::new(0), NullBufferBuilder::new(0)),
+        Schema::Int | Schema::Date | Schema::TimeMillis => Kind::Int(Prim::default()),
+        Schema::Float => Kind::Float(Prim::default()),
+        Schema::Double => Kind::Double(Prim::default()),
+        Schema::Bytes | Schema::String | Schema::Uuid(UuidSchema::String | UuidSchema::Bytes) => {
+            Kind::Bytes(Var::default())
+        }
+        Schema::Enum(e) => Kind::Enum(Var::default(), e.symbols.clone()),
+        Schema::Fixed(f) | Schema::Uuid(UuidSchema::Fixed(f)) => {
+            if f.size > MAX_FIXED {
+                return Err(HudiError::unsupported(format!(
+                    "Avro fixed of {} bytes",
+                    f.size
+                )));
+            }
+            Kind::Fixed(f.size, Prim::default())
+        }
+        Schema::Decimal(d) => Kind::Decimal(decimal_fixed_size(&d.inner), Prim::default()),
+        // Longs and every long-based logical type.
+        _ => Kind::Long(Prim::default()),
+    };
+    Ok(Node::new(kind, natural, target))
+}
+
+/// Leaf promotions allowed when the target type differs from the writer's.
+fn promotable(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    from == to
+        || match (from, to) {
+            (Int32, Int8 | Int16 | Int64 | Float32 | Float64) => true,
+            (Int64, Float32 | Float64) | (Float32, Float64) => true,
+            (Utf8, Binary | LargeUtf8 | LargeBinary) | (Binary, Utf8 | LargeBinary | LargeUtf8) => {
+                true
+            }
+            (FixedSizeBinary(_), Binary | LargeBinary) => true,
+            (Timestamp(..), Timestamp(..)) | (Time32(_), Time64(_)) => true,
+            (Decimal128(p1, s1), Decimal128(p2, s2)) => {
+                s2 >= s1 && (*p2 as i16 - *s2 as i16) >= (*p1 as i16 - *s1 as i16)
+            }
+            _ => false,
+        }
+}
+
+fn plan_union(u: &UnionSchema, target: &DataType, names: &Names, depth: usize) -> Result<Node> {
+    let branch_of = |pred: &dyn Fn(&Schema) -> bool| -> Option<i64> {
+        u.variants()
+            .iter()
+            .position(|v| names.resolve(v).is_ok_and(pred))
+            .map(|i| i as i64)
+    };
+    let null = branch_of(&|s| matches!(s, Schema::Null));
+    let value = branch_of(&|s| !matches!(s, Schema::Null)).unwrap_or(-1);
+    let mut node = match union_shape(u, names)? {
+        UnionShape::Null => Node::new(Kind::Null(0), target.clone(), target),
+        UnionShape::Single(s) => Node::plan(s, target, names, depth + 1)?,
+        UnionShape::Numeric(natural) => {
+            if !promotable(&natural, target) {
+                return Err(mismatch(&Schema::Union(u.clone()), target));
+            }
+            let branches = numeric_branches(u, names)?;
+            let kind = match natural {
+                DataType::Int64 => Kind::IntUnion(branches, Prim::default()),
+                _ => Kind::FloatUnion(branches, Prim::default()),
+            };
+            return Ok(Node::new(kind, natural, target));
+        }
+        UnionShape::Members(_) => {
+            let kind = Kind::Members(Box::new(MembersDecoder::plan(u, target, names, depth)?));
+            return Ok(Node::new(kind, target.clone(), target));
+        }
+    };
+    node.prefix = Prefix::Union { null, value };
+    Ok(node)
+}
+
+/// One `Var` column per member; which one a value goes to is the union branch.
+struct MembersDecoder {
+    /// Per union branch: `None` for `null`, else the member index.
+    branches: Vec<Option<usize>>,
+    members: Vec<Node>,
+    fields: Fields,
+    len: usize,
+    nulls: NullBufferBuilder,
+}
+
+impl MembersDecoder {
+    fn plan(u: &UnionSchema, target: &DataType, names: &Names, depth: usize) -> Result<Self> {
+        let DataType::Struct(fields) = target else {
+            return Err(mismatch(&Schema::Union(u.clone()), target));
+        };
+        let mut branches = Vec::new();
+        let mut members = Vec::new();
+        for v in u.variants() {
+            let v = names.resolve(v)?;
+            if matches!(v, Schema::Null) {
+                branches.push(None);
+                continue;
+            }
+            let field = fields
+                .get(members.len())
+                .ok_or_else(|| mismatch(&Schema::Union(u.clone()), target))?;
+            branches.push(Some(members.len()));
+            members.push(Node::plan(v, field.data_type(), names, depth + 1)?);
+        }
+        if members.len() != fields.len() {
+            return Err(mismatch(&Schema::Union(u.clone()), target));
+        }
+        Ok(MembersDecoder {
+            branches,
+            members,
+            fields: fields.clone(),
+            len: 0,
+            nulls: NullBufferBuilder::new(0),
+        })
+    }
+
+    fn decode(&mut self, buf: &mut &[u8]) -> Result<()> {
+        let branch = read_long(buf)?;
+        let chosen = usize::try_from(branch)
+            .ok()
+            .and_then(|b| self.branches.get(b).copied())
+            .ok_or_else(|| malformed(format!("bad Avro union branch {branch}")))?;
+        let Some(chosen) = chosen else {
+            self.push_null();
+            return Ok(());
+        };
+        for (i, m) in self.members.iter_mut().enumerate() {
+            if i == chosen {
+                m.decode(buf)?;
+            } else {
+                m.kind.push_null();
+            }
+        }
+        self.len += 1;
+        self.nulls.append_non_null();
+        Ok(())
+    }
+
+    fn push_null(&mut self) {
+        self.members.iter_mut().for_each(|m| m.kind.push_null());
+        self.len += 1;
+        self.nulls.append_null();
+    }
+
+    fn finish(&mut self) -> Result<ArrayRef> {
+        let columns: Result<Vec<ArrayRef>> = self.members.iter_mut().map(Node::finish).collect();
+        let len = std::mem::take(&mut self.len);
+        StructArray::try_new_with_length(self.fields.clone(), columns?, self.nulls.finish(), len)
+            .map(|a| Arc::new(a) as ArrayRef)
+            .map_err(arrow_err)
+    }
+}
+
+/// What each branch of an all-numeric union holds.
+#[derive(Clone, Copy)]
+enum NumBranch {
+    Null,
+    Int,
+    Long,
+    Float,
+    Double,
+}
+
+fn numeric_branches(u: &UnionSchema, names: &Names) -> Result<Vec<NumBranch>> {
+    u.variants()
+        .iter()
+        .map(|v| {
+            Ok(match names.resolve(v)? {
+                Schema::Null => NumBranch::Null,
+                Schema::Int => NumBranch::Int,
+                Schema::Long => NumBranch::Long,
+                Schema::Float => NumBranch::Float,
+                _ => NumBranch::Double,
+            })
+        })
+        .collect()
+}
+
+/// Values and validity of a fixed-width column.
+struct Prim<T> {
+    values: Vec<T>,
+    nulls: NullBufferBuilder,
+}
+
+impl<T> Default for Prim<T> {
+    fn default() -> Self {
+        Prim {
+            values: Vec::new(),
+            nulls: NullBufferBuilder::new(0),
+        }
+    }
+}
+
+impl<T: Default> Prim<T> {
+    #[inline]
+    fn push(&mut self, v: T) {
+        self.values.push(v);
+        self.nulls.append_non_null();
+    }
+
+    fn push_null(&mut self) {
+        self.values.push(T::default());
+        self.nulls.append_null();
+    }
+}
+
+impl<T: ArrowNativeType> Prim<T> {
+    fn array<A: ArrowPrimitiveType<Native = T>>(&mut self) -> PrimitiveArray<A> {
+        let values = ScalarBuffer::from(std::mem::take(&mut self.values));
+        PrimitiveArray::new(values, self.nulls.finish())
+    }
+}
+
+/// Values, offsets and validity of a variable-width column.
+struct Var {
+    offsets: Vec<i32>,
+    values: Vec<u8>,
+    nulls: NullBufferBuilder,
+}
+
+impl Default for Var {
+    fn default() -> Self {
+        Var {
+            offsets: vec![0],
+            values: Vec::new(),
+            nulls: NullBufferBuilder::new(0),
+        }
+    }
+}
+
+impl Var {
+    #[inline]
+    fn push(&mut self, v: &[u8]) {
+        self.values.extend_from_slice(v);
+        self.offsets.push(self.values.len() as i32);
+        self.nulls.append_non_null();
+    }
+
+    fn push_null(&mut self) {
+        self.offsets.push(self.values.len() as i32);
+        self.nulls.append_null();
+    }
+
+    /// Takes the buffers: (offsets, values, nulls).
+    fn take(
+        &mut self,
+    ) -> Result<(
+        OffsetBuffer<i32>,
+        arrow_buffer::Buffer,
+        Option<arrow_buffer::NullBuffer>,
+    )> {
+        if self.values.len() > i32::MAX as usize {
+            return Err(HudiError::unsupported(
+                "more than 2 GiB of strings in one block",
+            ));
+        }
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let values = std::mem::take(&mut self.values);
+        Ok((
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            values.into(),
+            self.nulls.finish(),
+        ))
+    }
+
+    fn utf8(&mut self) -> Result<ArrayRef> {
+        let (o, v, n) = self.take()?;
+        Ok(Arc::new(StringArray::try_new(o, v, n).map_err(arrow_err)?))
+    }
+}
+
+/// How a value is read, and its output buffer.
+enum Kind {
+    /// Writer type `null`: only a count.
+    Null(usize),
+    Bool(BooleanBufferBuilder, NullBufferBuilder),
+    /// int, date, time-millis.
+    Int(Prim<i32>),
+    /// long, time-micros, timestamps.
+    Long(Prim<i64>),
+    Float(Prim<f32>),
+    Double(Prim<f64>),
+    /// bytes, string, uuid-as-string.
+    Bytes(Var),
+    Enum(Var, Vec<String>),
+    Fixed(usize, Prim<u8>),
+    /// Decimal on bytes (`None`) or on fixed of that size.
+    Decimal(Option<usize>, Prim<i128>),
+    /// `[int, long]`-style union, widened to i64.
+    IntUnion(Vec<NumBranch>, Prim<i64>),
+    /// `[float, double]`-style union, widened to f64.
+    FloatUnion(Vec<NumBranch>, Prim<f64>),
+    Members(Box<MembersDecoder>),
+    Struct(Box<StructDecoder>),
+    List(Box<ListDecoder>),
+    Map(Box<MapDecoder>),
+}
+
+impl Kind {
+    fn reserve(&mut self, n: usize) {
+        match self {
+            Kind::Int(p) => p.values.reserve(n),
+            Kind::Long(p) | Kind::IntUnion(_, p) => p.values.reserve(n),
+            Kind::Float(p) => p.values.reserve(n),
+            Kind::Double(p) | Kind::FloatUnion(_, p) => p.values.reserve(n),
+            Kind::Bytes(v) | Kind::Enum(v, _) => v.offsets.reserve(n),
+            Kind::Decimal(_, p) => p.values.reserve(n),
+            Kind::Struct(s) => s.reserve(n),
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn decode(&mut self, buf: &mut &[u8]) -> Result<()> {
+        match self {
+            Kind::Null(n) => *n += 1,
+            Kind::Bool(values, nulls) => {
+                values.append(read_bool(buf)?);
+                nulls.append_non_null();
+            }
+            Kind::Int(p) => p.push(read_int(buf)?),
+            Kind::Long(p) => p.push(read_long(buf)?),
+            Kind::Float(p) => p.push(read_f32(buf)?),
+            Kind::Double(p) => p.push(read_f64(buf)?),
+            Kind::Bytes(v) => v.push(read_bytes(buf)?),
+            Kind::Enum(v, symbols) => {
+                let i = read_int(buf)?;
+                let s = usize::try_from(i)
+                    .ok()
+                    .and_then(|i| symbols.get(i))
+                    .ok_or_else(|| malformed(format!("Avro enum index {i} out of range")))?;
+                v.push(s.as_bytes());
+            }
+            Kind::Fixed(size, p) => {
+                p.values.extend_from_slice(read_fixed(buf, *size)?);
+                p.nulls.append_non_null();
+            }
+            Kind::Decimal(fixed, p) => {
+                let raw = match fixed {
+                    Some(n) => read_fixed(buf, *n)?,
+                    None => read_bytes(buf)?,
+                };
+                p.push(be_i128(raw)?);
+            }
+            Kind::IntUnion(branches, p) => match read_branch(branches, buf)? {
+                NumBranch::Null => p.push_null(),
+                NumBranch::Int => p.push(read_int(buf)? as i64),
+                _ => p.push(read_long(buf)?),
+            },
+            Kind::FloatUnion(branches, p) => match read_branch(branches, buf)? {
+                NumBranch::Null => p.push_null(),
+                NumBranch::Float => p.push(read_f32(buf)? as f64),
+                _ => p.push(read_f64(buf)?),
+            },
+            Kind::Members(m) => m.decode(buf)?,
+            Kind::Struct(s) => s.decode(buf)?,
+            Kind::List(l) => l.decode(buf)?,
+            Kind::Map(m) => m.decode(buf)?,
+        }
+        Ok(())
+    }
+
+    fn push_null(&mut self) {
+        match self {
+            Kind::Null(n) => *n += 1,
+            Kind::Bool(values, nulls) => {
+                values.append(false);
+                nulls.append_null();
+            }
+            Kind::Int(p) => p.push_null(),
+            Kind::Long(p) | Kind::IntUnion(_, p) => p.push_null(),
+            Kind::Float(p) => p.push_null(),
+            Kind::Double(p) | Kind::FloatUnion(_, p) => p.push_null(),
+            Kind::Bytes(v) | Kind::Enum(v, _) => v.push_null(),
+            Kind::Fixed(size, p) => {
+                p.values.resize(p.values.len() + *size, 0);
+                p.nulls.append_null();
+            }
+            Kind::Decimal(_, p) => p.push_null(),
+            Kind::Members(m) => m.push_null(),
+            Kind::Struct(s) => s.push_null(),
+            Kind::List(l) => l.push_null(),
+            Kind::Map(m) => m.push_null(),
+        }
+    }
+
+    /// The column as an array of `natural`; the buffers are left empty.
+    fn finish(&mut self, natural: &DataType) -> Result<ArrayRef> {
+        use DataType as D;
+        Ok(match self {
+            Kind::Null(n) => new_null_array(natural, std::mem::take(n)),
+            Kind::Bool(values, nulls) => {
+                Arc::new(BooleanArray::new(values.finish(), nulls.finish()))
+            }
+            Kind::Int(p) => match natural {
+                D::Date32 => Arc::new(p.array::<Date32Type>()),
+                D::Time32(_) => Arc::new(p.array::<Time32MillisecondType>()),
+                _ => Arc::new(p.array::<Int32Type>()),
+            },
+            Kind::Long(p) => match natural {
+                D::Timestamp(unit, tz) => timestamp_array(p, *unit, tz.clone()),
+                D::Time64(_) => Arc::new(p.array::<Time64MicrosecondType>()),
+                _ => Arc::new(p.array::<Int64Type>()),
+            },
+            Kind::Float(p) => Arc::new(p.array::<Float32Type>()),
+            Kind::Double(p) => Arc::new(p.array::<Float64Type>()),
+            Kind::IntUnion(_, p) => Arc::new(p.array::<Int64Type>()),
+            Kind::FloatUnion(_, p) => Arc::new(p.array::<Float64Type>()),
+            Kind::Bytes(v) if natural == &D::Binary => {
+                let (o, values, n) = v.take()?;
+                Arc::new(BinaryArray::try_new(o, values, n).map_err(arrow_err)?)
+            }
+            Kind::Bytes(v) | Kind::Enum(v, _) => v.utf8()?,
+            Kind::Fixed(size, p) => {
+                let len = p.nulls.len();
+                let values = std::mem::take(&mut p.values);
+                let array = FixedSizeBinaryArray::try_new_with_len(
+                    *size as i32,
+                    values.into(),
+                    p.nulls.finish(),
+                    len,
+                );
+                Arc::new(array.map_err(arrow_err)?)
+            }
+            Kind::Decimal(_, p) => {
+                let D::Decimal128(precision, scale) = natural else {
+                    return Err(malformed("decimal column without a decimal type"));
+                };
+                let array = p.array::<Decimal128Type>();
+                Arc::new(
+                    array
+                        .with_precision_and_scale(*precision, *scale)
+                        .map_err(arrow_err)?,
+                )
+            }
+            Kind::Members(m) => m.finish()?,
+            Kind::Struct(s) => s.finish_struct()?,
+            Kind::List(l) => l.finish()?,
+            Kind::Map(m) => m.finish()?,
+        })
+    }
+}
+
+fn timestamp_array(p: &mut Prim<i64>, unit: TimeUnit, tz: Option<Arc<str>>) -> ArrayRef {
+    match unit {
+        TimeUnit::Millisecond => {
+            Arc::new(p.array::<TimestampMillisecondType>().with_timezone_opt(tz))
+        }
+        TimeUnit::Nanosecond => {
+            Arc::new(p.array::<TimestampNanosecondType>().with_timezone_opt(tz))
+        }
+        _ => Arc::new(p.array::<TimestampMicrosecondType>().with_timezone_opt(tz)),
+    }
+}
+
+/// The branch an all-numeric union value takes; `int`/`long` only in integer unions and
+/// `float`/`double` only in floating ones (see `union_shape`).
+fn read_branch(branches: &[NumBranch], buf: &mut &[u8]) -> Result<NumBranch> {
+    let branch = read_long(buf)?;
+    usize::try_from(branch)
+        .ok()
+        .and_then(|b| branches.get(b).copied())
+        .ok_or_else(|| malformed(format!("bad Avro union branch {branch}")))
+}
+
+struct ListDecoder {
+    item: Node,
+    field: FieldRef,
+    offsets: Vec<i32>,
+    nulls: NullBufferBuilder,
+}
+
+impl ListDecoder {
+    fn decode(&mut self, buf: &mut &[u8]) -> Result<()> {
+        let mut count = *self.offsets.last().unwrap_or(&0) as usize;
+        loop {
+            let n = read_block(buf)?;
+            if n == 0 {
+                break;
+            }
+            check_count(n, buf)?;
+            for _ in 0..n {
+                self.item.decode(buf)?;
+            }
+            count += n;
+        }
+        self.offsets.push(offset(count)?);
+        self.nulls.append_non_null();
+        Ok(())
+    }
+
+    fn push_null(&mut self) {
+        self.offsets.push(*self.offsets.last().unwrap_or(&0));
+        self.nulls.append_null();
+    }
+
+    fn finish(&mut self) -> Result<ArrayRef> {
+        let offsets = OffsetBuffer::new(std::mem::replace(&mut self.offsets, vec![0]).into());
+        let values = self.item.finish()?;
+        let list = ListArray::try_new(self.field.clone(), offsets, values, self.nulls.finish());
+        Ok(Arc::new(list.map_err(arrow_err)?))
+    }
+}
+
+struct MapDecoder {
+    entries: FieldRef,
+    keys: Var,
+    value: Node,
+    offsets: Vec<i32>,
+    nulls: NullBufferBuilder,
+}
+
+impl MapDecoder {
+    fn plan(values: &Schema, entries: &FieldRef, names: &Names, depth: usize) -> Result<Self> {
+        let bad = || HudiError::unsupported(format!("Arrow map type {}", entries.data_type()));
+        let DataType::Struct(kv) = entries.data_type() else {
+            return Err(bad());
+        };
+        if kv.len() != 2 || kv[0].data_type() != &DataType::Utf8 {
+            return Err(bad());
+        }
+        Ok(MapDecoder {
+            entries: entries.clone(),
+            keys: Var::default(),
+            value: Node::plan(values, kv[1].data_type(), names, depth + 1)?,
+            offsets: vec![0],
+            nulls: NullBufferBuilder::new(0),
+        })
+    }
+
+    fn decode(&mut self, buf: &mut &[u8]) -> Result<()> {
+        let mut count = *self.offsets.last().unwrap_or(&0) as usize;
+        loop {
+            let n = read_block(buf)?;
+            if n == 0 {
+                break;
+            }
+            check_count(n, buf)?;
+            for _ in 0..n {
+                self.keys.push(read_bytes(buf)?);
+                self.value.decode(buf)?;
+            }
+            count += n;
+        }
+        self.offsets.push(offset(count)?);
+        self.nulls.append_non_null();
+        Ok(())
+    }
+
+    fn push_null(&mut self) {
+        self.offsets.push(*self.offsets.last().unwrap_or(&0));
+        self.nulls.append_null();
+    }
+
+    fn finish(&mut self) -> Result<ArrayRef> {
+        let DataType::Struct(kv) = self.entries.data_type() else {
+            return Err(malformed("map entries are not a struct"));
+        };
+        let keys = self.keys.utf8()?;
+        let values = self.value.finish()?;
+        let entries =
+            StructArray::try_new(kv.clone(), vec![keys, values], None).map_err(arrow_err)?;
+        let offsets = OffsetBuffer::new(std::mem::replace(&mut self.offsets, vec![0]).into());
+        let map = MapArray::try_new(
+            self.entries.clone(),
+            offsets,
+            entries,
+            self.nulls.finish(),
+            false,
+        );
+        Ok(Arc::new(map.map_err(arrow_err)?))
+    }
+}
+
+/// Item count of the next array/map block; a negative count is followed by a byte size.
+fn read_block(buf: &mut &[u8]) -> Result<usize> {
+    super::binary::read_block_count(buf)
+}
+
+fn offset(count: usize) -> Result<i32> {
+    i32::try_from(count)
+        .map_err(|_| HudiError::unsupported("more than 2^31 list items in one block"))
+}
+
+/// Skips a value the target does not want.
+enum Skip {
+    Nothing,
+    Bool,
+    Varint,
+    Bytes,
+    Fixed(usize),
+    Union(Vec<Skip>),
+    Record(Vec<Skip>),
+    Array(Box<Skip>),
+    Map(Box<Skip>),
+}
+
+impl Skip {
+    fn plan(schema: &Schema, names: &Names, depth: usize) -> Result<Skip> {
+        if depth > MAX_DEPTH {
+            return Err(HudiError::unsupported("recursive Avro types"));
+        }
+        let plan = |s: &Schema| Skip::plan(s, names, depth + 1);
+        Ok(match names.resolve(schema)? {
+            Schema::Null => Skip::Nothing,
+            Schema::Boolean => Skip::Bool,
+            Schema::Float => Skip::Fixed(4),
+            Schema::Double => Skip::Fixed(8),
+            Schema::Bytes
+            | Schema::String
+            | Schema::BigDecimal
+            | Schema::Uuid(UuidSchema::String | UuidSchema::Bytes) => Skip::Bytes,
+            Schema::Fixed(f) | Schema::Duration(f) | Schema::Uuid(UuidSchema::Fixed(f)) => {
+                Skip::Fixed(f.size)
+            }
+            Schema::Decimal(d) => decimal_fixed_size(&d.inner).map_or(Skip::Bytes, Skip::Fixed),
+            Schema::Union(u) => Skip::Union(u.variants().iter().map(plan).collect::<Result<_>>()?),
+            Schema::Record(r) => Skip::Record(
+                r.fields
+                    .iter()
+                    .map(|f| plan(&f.schema))
+                    .collect::<Result<_>>()?,
+            ),
+            Schema::Array(a) => Skip::Array(Box::new(plan(&a.items)?)),
+            Schema::Map(m) => Skip::Map(Box::new(plan(&m.types)?)),
+            // int, long, enum and their logical types.
+            _ => Skip::Varint,
+        })
+    }
+
+    fn skip(&self, buf: &mut &[u8]) -> Result<()> {
+        match self {
+            Skip::Nothing => {}
+            Skip::Bool => {
+                read_fixed(buf, 1)?;
+            }
+            Skip::Varint => {
+                read_long(buf)?;
+            }
+            Skip::Bytes => {
+                read_bytes(buf)?;
+            }
+            Skip::Fixed(n) => {
+                read_fixed(buf, *n)?;
+            }
+            Skip::Union(branches) => {
+                let b = read_long(buf)?;
+                let branch = usize::try_from(b)
+                    .ok()
+                    .and_then(|b| branches.get(b))
+                    .ok_or_else(|| malformed(format!("bad Avro union branch {b}")))?;
+                branch.skip(buf)?;
+            }
+            Skip::Record(fields) => {
+                for f in fields {
+                    f.skip(buf)?;
+                }
+            }
+            Skip::Array(item) => skip_blocks(buf, |buf| item.skip(buf))?,
+            Skip::Map(value) => skip_blocks(buf, |buf| {
+                read_bytes(buf)?;
+                value.skip(buf)
+            })?,
+        }
+        Ok(())
+    }
+}
+
+/// Skips array/map blocks, jumping over sized blocks without reading their items.
+fn skip_blocks(buf: &mut &[u8], mut item: impl FnMut(&mut &[u8]) -> Result<()>) -> Result<()> {
+    loop {
+        let n = read_long(buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if n < 0 {
+            let size = read_len(buf)?;
+            read_fixed(buf, size)?;
+            continue;
+        }
+        let n = n as usize;
+        check_count(n, buf)?;
+        for _ in 0..n {
+            item(buf)?;
+        }
+    }
+}
