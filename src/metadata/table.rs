@@ -432,19 +432,12 @@ impl MetadataTable {
         Ok((reader, decoder))
     }
 
-    /// A log file's blocks, fetched whole (MDT log files are small) and parsed once.
+    /// A log file's blocks, read once.
     async fn log(&self, path: String, size: u64) -> Result<Arc<Vec<Block>>> {
         if let Some(b) = lock(&self.logs).get(&path) {
             return Ok(b.clone());
         }
-        let bytes = self.mdt.storage().get(&path).await?;
-        if bytes.len() as u64 != size {
-            return Err(HudiError::corrupt(
-                &path,
-                format!("{} bytes, the listing said {size}", bytes.len()),
-            ));
-        }
-        let blocks = Arc::new(log_blocks::parse(&bytes, &path)?);
+        let blocks = Arc::new(log_blocks::read(self.mdt.storage().as_ref(), &path, size).await?);
         lock(&self.logs).insert(path, blocks.clone());
         Ok(blocks)
     }
