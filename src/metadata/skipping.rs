@@ -258,6 +258,25 @@ pub fn record_keys(filter: &Expr, config: &TableConfig, schema: &Schema) -> Opti
     })
 }
 
+/// `filter` without the conjuncts that read only partition columns: partition paths answer
+/// those exactly, so statistics cannot prune more on them. Kept as they are when partition
+/// values are not the column values (timestamp and custom key generators).
+pub fn without_partition_conjuncts(filter: &Expr, config: &TableConfig) -> Option<Expr> {
+    let paths_are_values = config.is_partitioned()
+        && !matches!(
+            config.key_generator,
+            KeyGeneratorType::Timestamp | KeyGeneratorType::Custom
+        );
+    if !paths_are_values {
+        return Some(filter.clone());
+    }
+    let is_partition = |c: &&str| config.partition_fields.iter().any(|f| f == c);
+    let mut conjuncts = Vec::new();
+    flatten_and(filter, &mut conjuncts);
+    conjuncts.retain(|e| !e.columns().iter().all(is_partition));
+    conjunction(&conjuncts)
+}
+
 fn flatten_and(e: &Expr, out: &mut Vec<Expr>) {
     match e {
         Expr::And(parts) => parts.iter().for_each(|p| flatten_and(p, out)),
@@ -312,6 +331,16 @@ mod tests {
         let rest =
             |f: &str| record_keys(&parse_filter(f).unwrap(), &config, &schema).map(|k| k.rest);
         assert_eq!(rest("id = 1"), Some(None));
+        let drop = |f: &str| without_partition_conjuncts(&parse_filter(f).unwrap(), &config);
+        assert_eq!(drop("region = us"), None);
+        assert_eq!(
+            drop("region = us and id > 3"),
+            Some(parse_filter("id > 3").unwrap())
+        );
+        assert_eq!(
+            drop("region = us or id > 3"),
+            Some(parse_filter("region = us or id > 3").unwrap())
+        );
         assert_eq!(
             rest("id = 1 and (region = us or region = eu)"),
             Some(Some(parse_filter("region = us or region = eu").unwrap()))

@@ -141,13 +141,19 @@ impl Fold {
 type BaseFile = (HFileReader, Arc<RecordDecoder>);
 
 pub struct MetadataTable {
+    /// The metadata table's config and timeline.
     mdt: Table,
+    /// The data table's storage: metadata files are read by their path from the data
+    /// table's root, so requests count there and errors name `.hoodie/metadata/…`.
+    storage: Arc<dyn Storage>,
     /// §8.3: instants whose metadata blocks count.
     valid: HashSet<String>,
     /// Completed metadata instants whose files count: valid delta commits and compactions.
     visibility: Visibility,
     /// Partitions the data table declares complete (`hoodie.table.metadata.partitions`).
     available: Vec<String>,
+    /// Valid metadata delta commits the data timeline does not have as completed.
+    orphans: Vec<String>,
     /// MDT partition directory listings fetched ahead (taken when first used).
     listings: Mutex<HashMap<String, Vec<ObjectMeta>>>,
     shards: Mutex<HashMap<String, Arc<Vec<FileSlice>>>>,
@@ -160,6 +166,7 @@ impl std::fmt::Debug for MetadataTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MetadataTable")
             .field("location", &self.mdt.storage().location())
+            .field("orphans", &self.orphans)
             .field("available", &self.available)
             .finish()
     }
@@ -186,16 +193,19 @@ impl MetadataTable {
                 "a metadata table without a complete `files` partition",
             ));
         }
-        let storage: Arc<dyn Storage> =
-            Arc::new(Prefixed::new(data.storage().clone(), METADATA_DIR));
+        let storage = data.storage().clone();
         let wanted: Vec<&str> = prefetch
             .iter()
             .copied()
             .filter(|p| config.metadata_partitions.iter().any(|a| a == p))
             .collect();
         let (mdt, listings) = futures::join!(
-            Table::open(storage.clone()),
-            try_join_all(wanted.iter().map(|p| storage.list(p, false))),
+            Table::open(Arc::new(Prefixed::new(storage.clone(), METADATA_DIR))),
+            try_join_all(wanted.iter().map(|p| {
+                let dir = mdt_path(p);
+                let storage = storage.clone();
+                async move { storage.list(&dir, false).await }
+            })),
         );
         let mdt = mdt?;
         let listings = wanted
@@ -208,6 +218,8 @@ impl MetadataTable {
         check_in_sync(&data_timeline, &mdt_timeline)?;
         let valid = valid_instants(&data_timeline, &mdt_timeline);
         Ok(MetadataTable {
+            orphans: orphans(&data_timeline, &mdt_timeline),
+            storage,
             visibility: visibility(&mdt_timeline, &valid),
             valid,
             available: config.metadata_partitions.clone(),
@@ -223,6 +235,13 @@ impl MetadataTable {
     /// Whether the data table declares an MDT partition complete.
     pub fn has_partition(&self, partition: &str) -> bool {
         self.available.iter().any(|p| p == partition)
+    }
+
+    /// Metadata delta commits (not initializations) with no completed data instant of the
+    /// same time: a data write that failed after its metadata commit, or a damaged data
+    /// timeline. Their files are listed, and the data timeline leaves them out.
+    pub fn orphan_instants(&self) -> &[String] {
+        &self.orphans
     }
 
     /// The latest valid metadata instant (requested time).
@@ -334,7 +353,7 @@ impl MetadataTable {
         let prefetched = lock(&self.listings).remove(partition);
         let listed = match prefetched {
             Some(l) => l,
-            None => self.mdt.storage().list(partition, false).await?,
+            None => self.storage.list(&mdt_path(partition), false).await?,
         };
         // Hadoop's local file system leaves `.<name>.crc` checksum files beside each file.
         let files = listed
@@ -357,7 +376,7 @@ impl MetadataTable {
         let base = async {
             match &slice.base_file {
                 Some(b) => self
-                    .base(&join(&slice.partition, &b.name), b.size)
+                    .base(&mdt_path(&join(&slice.partition, &b.name)), b.size)
                     .await
                     .map(Some),
                 None => Ok(None),
@@ -367,7 +386,7 @@ impl MetadataTable {
             slice
                 .log_files
                 .iter()
-                .map(|l| self.log(join(&slice.partition, &l.name), l.size)),
+                .map(|l| self.log(mdt_path(&join(&slice.partition, &l.name)), l.size)),
         );
         let (base, logs) = futures::future::try_join(base, logs).await?;
         let mut fold = Fold::default();
@@ -426,7 +445,7 @@ impl MetadataTable {
             file_size: Some(size),
             ..OpenOptions::default()
         };
-        let reader = HFileReader::open_with(self.mdt.storage().clone(), path, opts).await?;
+        let reader = HFileReader::open_with(self.storage.clone(), path, opts).await?;
         let decoder = self.decoder(None, &reader)?;
         lock(&self.bases).insert(path.to_string(), (reader.clone(), decoder.clone()));
         Ok((reader, decoder))
@@ -437,7 +456,7 @@ impl MetadataTable {
         if let Some(b) = lock(&self.logs).get(&path) {
             return Ok(b.clone());
         }
-        let blocks = Arc::new(log_blocks::read(self.mdt.storage().as_ref(), &path, size).await?);
+        let blocks = Arc::new(log_blocks::read(self.storage.as_ref(), &path, size).await?);
         lock(&self.logs).insert(path, blocks.clone());
         Ok(blocks)
     }
@@ -462,6 +481,11 @@ impl MetadataTable {
         lock(&self.decoders).insert(schema.to_string(), decoder.clone());
         Ok(decoder)
     }
+}
+
+/// A path under the metadata table, from the data table's root.
+fn mdt_path(path: &str) -> String {
+    join(METADATA_DIR, path)
 }
 
 /// `.` (the non-partitioned table's key) back to `""`.
@@ -503,13 +527,14 @@ fn check_in_sync(data: &Timeline, mdt: &Timeline) -> Result<()> {
     let has_delta_commit = mdt
         .get(t)
         .is_some_and(|i| i.is_completed() && i.action == action::DELTA_COMMIT);
+    // The first initialization bootstraps `files` (later ones add other partitions).
     let completed_at = latest.completion_time.as_deref().unwrap_or(t);
-    let initialized_after = mdt.completed().any(|i| {
-        i.requested_time.starts_with(INIT_INSTANT_PREFIX)
-            && i.completion_time
-                .as_deref()
-                .is_some_and(|c| compare_instant_times(c, completed_at).is_gt())
-    });
+    let files_init = mdt
+        .completed()
+        .find(|i| i.requested_time.starts_with(INIT_INSTANT_PREFIX));
+    let initialized_after = files_init
+        .and_then(|i| i.completion_time.as_deref())
+        .is_some_and(|c| compare_instant_times(c, completed_at).is_gt());
     let archived = mdt
         .active_start()
         .is_some_and(|start| compare_instant_times(t, start).is_lt());
@@ -542,6 +567,16 @@ fn valid_instants(data: &Timeline, mdt: &Timeline) -> HashSet<String> {
         }
     }
     valid
+}
+
+fn orphans(data: &Timeline, mdt: &Timeline) -> Vec<String> {
+    mdt.completed()
+        .filter(|i| i.action == action::DELTA_COMMIT)
+        .map(|i| i.requested_time.as_str())
+        .filter(|t| !t.starts_with(INIT_INSTANT_PREFIX))
+        .filter(|t| !data.get(t).is_some_and(|d| d.is_completed()))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Metadata instants whose files count: valid delta commits, and compactions (their base

@@ -15,7 +15,7 @@ use crate::expr::stats::may_match;
 use crate::expr::Expr;
 use crate::file_group::view::{self, DataFile, Skipped};
 use crate::file_group::FileSlice;
-use crate::metadata::skipping::record_keys;
+use crate::metadata::skipping::{record_keys, without_partition_conjuncts, KeyLookup};
 use crate::metadata::table::{COLUMN_STATS, FILES, PARTITION_STATS, RECORD_INDEX};
 use crate::metadata::MetadataTable;
 use crate::storage::IoSnapshot;
@@ -473,6 +473,12 @@ impl Table {
                         "data files from the metadata table's files partition (latest valid metadata instant {}): no listing of data partitions",
                         mdt.latest_instant().unwrap_or_default()
                     ));
+                    if !mdt.orphan_instants().is_empty() {
+                        stats.planning_notes.push(format!(
+                            "metadata delta commit(s) {} have no completed data instant: their files are not committed data",
+                            mdt.orphan_instants().join(", ")
+                        ));
+                    }
                     return Ok((files, Some(mdt)));
                 }
                 Err(e) => format!("the metadata table's files partition cannot be read ({e})"),
@@ -536,7 +542,7 @@ impl Table {
         scope: &Scope<'_>,
         stats: &mut PlanStats,
     ) -> (Vec<FileSlice>, Vec<bool>) {
-        let mut filter = Some(scope.filter.clone());
+        let mut used_index = None;
         if scope.latest && scope.query == QueryType::Snapshot && mdt.has_partition(RECORD_INDEX) {
             if let Some(lookup) = record_keys(scope.filter, self.config(), scope.schema) {
                 match mdt.locate_keys(&lookup.keys).await {
@@ -549,8 +555,7 @@ impl Table {
                             lookup.keys.len(),
                             groups.len()
                         ));
-                        // The index is exact: statistics of the key column cannot prune more.
-                        filter = lookup.rest;
+                        used_index = Some(lookup);
                     }
                     Err(e) => stats
                         .planning_notes
@@ -558,7 +563,8 @@ impl Table {
                 }
             }
         }
-        let Some(filter) = filter else {
+        // Exact answers (the record index, partition paths) leave nothing for statistics.
+        let Some(filter) = stats_filter(scope.filter, used_index.as_ref(), self.config()) else {
             let decided = vec![true; slices.len()];
             return (slices, decided);
         };
@@ -650,18 +656,28 @@ fn indexes_to_use(
     if use_record_index {
         out.push(RECORD_INDEX);
     }
-    let stats_filter = if use_record_index {
-        lookup.and_then(|l| l.rest).is_some()
-    } else {
-        true
-    };
-    if stats_filter {
+    let lookup = lookup.filter(|_| use_record_index);
+    if stats_filter(filter, lookup.as_ref(), config).is_some() {
         if latest && config.is_partitioned() {
             out.push(PARTITION_STATS);
         }
         out.push(COLUMN_STATS);
     }
     out
+}
+
+/// What the statistics indexes still prune on, after what partition paths and the record
+/// index (when it was used) answer exactly.
+fn stats_filter(
+    filter: &Expr,
+    key_lookup: Option<&KeyLookup>,
+    config: &crate::config::TableConfig,
+) -> Option<Expr> {
+    let rest = match key_lookup {
+        Some(l) => l.rest.clone()?,
+        None => filter.clone(),
+    };
+    without_partition_conjuncts(&rest, config)
 }
 
 /// Every partition's files, from the `files` partition.
