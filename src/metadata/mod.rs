@@ -18,6 +18,8 @@ pub mod stats;
 pub mod table;
 
 #[cfg(test)]
+mod damage_tests;
+#[cfg(test)]
 mod tests;
 
 pub use records::{

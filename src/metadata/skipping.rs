@@ -77,14 +77,7 @@ impl MetadataTable {
         let batch = StatsBatch::build(schema, &columns, partitions.len(), |i, c| {
             stats_of(&records, &partition_stats_key(c, &partitions[i]))
         });
-        let unknown = (0..partitions.len())
-            .map(|i| {
-                columns
-                    .iter()
-                    .any(|c| stats_of(&records, &partition_stats_key(c, &partitions[i])).is_none())
-            })
-            .collect();
-        Ok(verdicts(filter, batch, unknown, &records, PARTITION_STATS))
+        Ok(verdicts(filter, batch, &records, PARTITION_STATS))
     }
 
     /// `column_stats`: which slices may hold a matching row. A slice is kept when any of its
@@ -120,15 +113,7 @@ impl MetadataTable {
         let batch = StatsBatch::build(schema, &columns, files.len(), |i, c| {
             stats_of(&records, &key(&files[i], c))
         });
-        let file_unknown: Vec<bool> = files
-            .iter()
-            .map(|f| {
-                columns
-                    .iter()
-                    .any(|c| stats_of(&records, &key(f, c)).is_none())
-            })
-            .collect();
-        let by_file = verdicts(filter, batch, file_unknown, &records, COLUMN_STATS);
+        let by_file = verdicts(filter, batch, &records, COLUMN_STATS);
         let mut out = Verdicts {
             keep: vec![false; slices.len()],
             unknown: vec![false; slices.len()],
@@ -173,13 +158,7 @@ impl MetadataTable {
     }
 }
 
-fn verdicts(
-    filter: &Expr,
-    batch: StatsBatch,
-    unknown: Vec<bool>,
-    records: &Records,
-    partition: &str,
-) -> Verdicts {
+fn verdicts(filter: &Expr, batch: StatsBatch, records: &Records, partition: &str) -> Verdicts {
     let keep = may_match(filter, &batch)
         .into_iter()
         .zip(&batch.empty)
@@ -190,7 +169,7 @@ fn verdicts(
     problems.extend(batch.problems);
     Verdicts {
         keep,
-        unknown,
+        unknown: batch.unknown,
         problems,
     }
 }

@@ -34,6 +34,9 @@ pub struct StatsBatch {
     /// Containers whose statistics say they hold no row at all (`valueCount` 0, e.g. a
     /// delete-only log file): nothing in them can match.
     pub empty: Vec<bool>,
+    /// Containers missing a usable record for some column (none, a tombstone, or bounds
+    /// that do not fit the column).
+    pub unknown: Vec<bool>,
     /// Bounds that could not be used, for plan notes.
     pub problems: Vec<String>,
 }
@@ -67,6 +70,7 @@ impl StatsBatch {
             containers,
             columns: HashMap::new(),
             empty: vec![false; containers],
+            unknown: vec![false; containers],
             problems: Vec::new(),
         };
         for column in columns {
@@ -78,8 +82,14 @@ impl StatsBatch {
                 .collect();
             for (i, r) in records.iter().enumerate() {
                 batch.empty[i] |= r.is_some_and(|s| s.value_count == Some(0));
+                batch.unknown[i] |= r.is_none();
             }
-            let converted = column_stats(&records, field.data_type(), &mut batch.problems);
+            let converted = column_stats(
+                &records,
+                field.data_type(),
+                &mut batch.unknown,
+                &mut batch.problems,
+            );
             batch.columns.insert(column.to_string(), converted);
         }
         batch
@@ -89,15 +99,17 @@ impl StatsBatch {
 fn column_stats(
     records: &[Option<&MdtStats>],
     target: &DataType,
+    unknown: &mut [bool],
     problems: &mut Vec<String>,
 ) -> ColumnStats {
     let mut mins = Vec::with_capacity(records.len());
     let mut maxs = Vec::with_capacity(records.len());
-    for r in records {
+    for (i, r) in records.iter().enumerate() {
         let (min, max) = match r {
             Some(s) => match bounds(s, target) {
                 Ok(b) => b,
                 Err(why) => {
+                    unknown[i] = true;
                     problems.push(format!(
                         "column_stats of {} for column {}: {why}; statistics ignored",
                         s.file_name, s.column_name
@@ -451,6 +463,7 @@ mod tests {
         assert_eq!(m("s = y and amount > 4000"), vec![false, false]);
         assert_eq!(m("missing = 1"), vec![true, true]);
         assert_eq!(batch.empty, vec![false, false]);
+        assert_eq!(batch.unknown, vec![false, true]);
     }
 
     #[test]
