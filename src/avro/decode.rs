@@ -167,10 +167,11 @@ enum FieldStep {
 
 impl StructDecoder {
     fn plan(record: &RecordSchema, fields: &Fields, names: &Names, depth: usize) -> Result<Self> {
+        let targets = match_fields(record, fields);
         let mut fed = vec![false; fields.len()];
         let mut steps = Vec::with_capacity(record.fields.len());
-        for wf in &record.fields {
-            let step = match find_field(fields, &wf.name).filter(|i| !fed[*i]) {
+        for (wf, target) in record.fields.iter().zip(targets) {
+            let step = match target {
                 Some(i) => {
                     fed[i] = true;
                     let node = Node::plan(&wf.schema, fields[i].data_type(), names, depth + 1)
@@ -256,20 +257,30 @@ impl StructDecoder {
     }
 }
 
-/// Exact name first, then a unique case-insensitive match (Spark/Hudi column names are
-/// case-insensitive).
-fn find_field(fields: &Fields, name: &str) -> Option<usize> {
-    if let Some(i) = fields.iter().position(|f| f.name() == name) {
-        return Some(i);
-    }
-    let mut matches = fields
+/// The target field each writer field feeds: exact names first, then a unique
+/// case-insensitive match among the rest (Spark/Hudi column names are case-insensitive).
+fn match_fields(record: &RecordSchema, fields: &Fields) -> Vec<Option<usize>> {
+    let mut taken = vec![false; fields.len()];
+    let mut targets: Vec<Option<usize>> = record
+        .fields
         .iter()
-        .enumerate()
-        .filter(|(_, f)| f.name().eq_ignore_ascii_case(name));
-    match (matches.next(), matches.next()) {
-        (Some((i, _)), None) => Some(i),
-        _ => None,
+        .map(|wf| {
+            let i = fields.iter().position(|f| f.name() == &wf.name)?;
+            (!std::mem::replace(&mut taken[i], true)).then_some(i)
+        })
+        .collect();
+    for (wf, target) in record.fields.iter().zip(targets.iter_mut()) {
+        if target.is_some() {
+            continue;
+        }
+        let mut candidates = (0..fields.len())
+            .filter(|i| !taken[*i] && fields[*i].name().eq_ignore_ascii_case(&wf.name));
+        if let (Some(i), None) = (candidates.next(), candidates.next()) {
+            taken[i] = true;
+            *target = Some(i);
+        }
     }
+    targets
 }
 
 /// One value position: how to read it and where it goes.

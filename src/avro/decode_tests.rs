@@ -226,7 +226,7 @@ fn check_all_types(batch: &RecordBatch) {
     let key = col("_hoodie_record_key");
     assert_eq!(key.as_string::<i32>().value(0), "k0");
     assert!(key.is_null(1));
-    assert_eq!(col("b").as_boolean().value(1), true);
+    assert!(col("b").as_boolean().value(1));
     let i = col("i");
     assert_eq!(
         (i.as_primitive::<Int32Type>().value(2), i.is_null(3)),
@@ -602,4 +602,24 @@ fn bench_avro_decode() {
         wall / 1e6,
         generic / 1e6
     );
+}
+
+#[test]
+fn exact_names_win_over_case_insensitive_ones() {
+    let schema = Schema::parse_str(
+        r#"{"type":"record","name":"r","fields":[{"name":"A","type":"int"},{"name":"a","type":"int"}]}"#,
+    )
+    .unwrap();
+    let datums = encode(
+        &schema,
+        &[rec(vec![("A", Value::Int(1)), ("a", Value::Int(2))])],
+        None,
+    );
+    let target = Arc::new(ArrowSchema::new(vec![Field::new(
+        "a",
+        DataType::Int32,
+        false,
+    )]));
+    let batch = decode(&mut AvroToArrow::new(&schema, target).unwrap(), &datums);
+    assert_eq!(batch.column(0).as_primitive::<Int32Type>().value(0), 2);
 }

@@ -43,7 +43,7 @@ const FOOTER_SLACK: u64 = 64;
 pub enum Step {
     Block(LogBlock),
     End,
-    /// Feed these bytes (or a larger range starting at `start`), then call `next` again.
+    /// Feed these bytes (or a larger range starting at `start`), then call `next_step` again.
     Need(Range<u64>),
 }
 
@@ -149,7 +149,7 @@ impl Scanner {
     }
 
     /// Parses the next block, or says which bytes it needs first.
-    pub fn next(&mut self) -> crate::Result<Step> {
+    pub fn next_step(&mut self) -> crate::Result<Step> {
         match self.step() {
             Ok(step) => Ok(step),
             Err(Stop::Need(r)) => Ok(Step::Need(r)),
@@ -388,7 +388,7 @@ pub fn parse_log_bytes(path: &str, bytes: Bytes) -> crate::Result<Vec<LogBlock>>
     scanner.feed(0, bytes);
     let mut blocks = Vec::new();
     loop {
-        match scanner.next()? {
+        match scanner.next_step()? {
             Step::Block(b) => blocks.push(b),
             Step::End => return Ok(blocks),
             Step::Need(r) => {

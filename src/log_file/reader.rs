@@ -75,7 +75,7 @@ pub async fn read_log_file_with(
     let mut scanner = open(storage, path, size, &opts).await?;
     let mut blocks = Vec::new();
     loop {
-        match scanner.next()? {
+        match scanner.next_step()? {
             Step::Block(b) => blocks.push(b),
             Step::End => break,
             Step::Need(r) => {

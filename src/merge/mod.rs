@@ -34,6 +34,8 @@ use ordering::{compare_keys, key_of, OrderKey, OrderVal};
 use crate::config::{MergeMode, TableConfig};
 use crate::error::{HudiError, Result};
 use crate::file_group::FileSlice;
+use futures::stream::{BoxStream, StreamExt};
+
 use crate::log_file::{BlockType, LogBlock, LogFileBlocks};
 use crate::read::Plan;
 use crate::schema::{IS_DELETED, RECORD_KEY};
@@ -492,55 +494,76 @@ impl LogRecordBuffer {
     }
 }
 
-/// Reads a slice with log files: its base file and log blocks merged by record key, in the
-/// plan's read schema restricted to what the query and the merge need.
-pub async fn read_merged_slice(
+/// A slice with log files, merged: its log blocks are scanned into a buffer, then base
+/// batches stream through it one at a time, then the log-only records follow.
+pub async fn merged_slice_stream(
     table: &Table,
     plan: &Plan,
     slice: &FileSlice,
     needed: &[String],
     batch_size: usize,
-) -> Result<Vec<RecordBatch>> {
+) -> Result<BoxStream<'static, Result<RecordBatch>>> {
     let config = table.config();
     let rule = MergeRule::of(config)?;
     let mut columns: Vec<String> = needed.to_vec();
     columns.extend(MergeColumns::extra_columns(config));
     let schema = plan.read_schema_for(&columns);
-    let merge_columns = MergeColumns::new(schema.clone(), config);
-
     let storage = table.storage();
     let log_paths: Vec<(String, u64)> = slice
         .log_files
         .iter()
         .map(|l| (crate::storage::join(&slice.partition, &l.name), l.size))
         .collect();
-    let logs =
-        futures::future::try_join_all(log_paths.iter().map(|(path, size)| {
-            crate::log_file::read_log_file(storage.as_ref(), path, Some(*size))
-        }))
-        .await?;
-    let mut buffer = LogRecordBuffer::new(rule, merge_columns);
+    let logs = futures::future::try_join_all(log_paths.iter().map(|(path, size)| {
+        crate::log_file::read_log_file(storage.as_ref(), path, (*size > 0).then_some(*size))
+    }))
+    .await?;
+    let mut buffer = LogRecordBuffer::new(rule, MergeColumns::new(schema.clone(), config));
     buffer.scan(table, &logs, &plan.visibility).await?;
 
-    let mut out = Vec::new();
-    if let Some(path) = slice.base_path() {
-        let footer = table.footer(&path).await?;
-        let row_groups: Vec<usize> = (0..footer.parquet().num_row_groups()).collect();
-        let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-        let base = crate::read::parquet::read_row_groups(
-            storage.clone(),
-            &path,
-            footer,
-            row_groups,
-            Some(&names),
-            batch_size,
-        )
-        .await?;
-        for b in base {
-            let aligned = crate::read::align::to_schema(&b, &schema, &slice.partition, config)?;
-            out.push(buffer.merge_base(&aligned)?);
+    let base = match slice.base_path() {
+        Some(path) => {
+            let footer = table.footer(&path).await?;
+            let row_groups: Vec<usize> = (0..footer.parquet().num_row_groups()).collect();
+            let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+            crate::read::parquet::stream_row_groups(
+                storage.clone(),
+                &path,
+                footer,
+                row_groups,
+                Some(&names),
+                batch_size,
+            )?
         }
+        None => futures::stream::empty().boxed(),
+    };
+    let (partition, config) = (slice.partition.clone(), config.clone());
+    enum Phase {
+        Base(LogRecordBuffer, BoxStream<'static, Result<RecordBatch>>),
+        Rest(std::vec::IntoIter<RecordBatch>),
     }
-    out.extend(buffer.remaining(batch_size)?);
-    Ok(out)
+    let merged = futures::stream::unfold(Some(Phase::Base(buffer, base)), move |phase| {
+        let (partition, config, schema) = (partition.clone(), config.clone(), schema.clone());
+        async move {
+            match phase? {
+                Phase::Base(mut buffer, mut base) => match base.next().await {
+                    Some(Ok(b)) => {
+                        let out = crate::read::align::to_schema(&b, &schema, &partition, &config)
+                            .and_then(|a| buffer.merge_base(&a));
+                        Some((out, Some(Phase::Base(buffer, base))))
+                    }
+                    Some(Err(e)) => Some((Err(e), None)),
+                    None => match buffer.remaining(batch_size) {
+                        Ok(rest) => {
+                            let mut rest = rest.into_iter();
+                            rest.next().map(|b| (Ok(b), Some(Phase::Rest(rest))))
+                        }
+                        Err(e) => Some((Err(e), None)),
+                    },
+                },
+                Phase::Rest(mut rest) => rest.next().map(|b| (Ok(b), Some(Phase::Rest(rest)))),
+            }
+        }
+    });
+    Ok(merged.boxed())
 }

@@ -7,13 +7,15 @@
 //! for version 6, as in Hudi 1.x).
 
 pub mod align;
+pub mod incremental;
 pub mod options;
 pub mod parquet;
 pub mod plan;
+pub mod slice;
 
 use arrow_array::{RecordBatch, StringArray};
 use arrow_schema::SchemaRef;
-use futures::stream::{self, StreamExt, TryStreamExt};
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 
 pub use plan::{Plan, PlanStats};
@@ -121,88 +123,112 @@ impl Table {
         })
     }
 
-    /// Batches of a planned read, file slices read `options.concurrency` at a time. The
-    /// stream ends early once `limit` rows came out.
+    /// Batches of a planned read: up to `options.concurrency` file slices are read at once,
+    /// each one batch at a time, so memory stays bounded by a few slices' log records and a
+    /// few batches. The stream ends early once `limit` rows came out.
     pub fn read_plan<'a>(
         &'a self,
         plan: &'a Plan,
         options: &'a ReadOptions,
-    ) -> impl futures::Stream<Item = Result<RecordBatch>> + 'a {
+    ) -> BoxStream<'a, Result<RecordBatch>> {
         let limit = options.limit.unwrap_or(usize::MAX);
         let mut seen = 0usize;
         stream::iter(plan.file_slices.iter())
-            .map(move |slice| self.read_slice(plan, slice, options))
-            .buffered(options.concurrency.max(1))
-            .map_ok(|batches| stream::iter(batches.into_iter().map(Ok)))
-            .try_flatten()
+            .map(move |slice| self.slice_stream(plan, slice, options))
+            .flatten_unordered(options.concurrency.max(1))
             .try_take_while(move |b| {
                 let go = seen < limit;
                 seen += b.num_rows();
                 futures::future::ready(Ok(go))
             })
+            .boxed()
     }
 
-    /// All rows of one file slice that the plan wants, aligned to the output schema.
+    /// The rows of one file slice that the plan wants, aligned to the output schema, batch by batch.
+    pub fn slice_stream<'a>(
+        &'a self,
+        plan: &'a Plan,
+        slice: &'a FileSlice,
+        options: &'a ReadOptions,
+    ) -> BoxStream<'a, Result<RecordBatch>> {
+        let filter = options.filter();
+        let needed = plan.needed_columns(filter.as_ref());
+        let schema = plan.read_schema_for(&needed);
+        let source = async move {
+            if plan.query == QueryType::ReadOptimized || slice.log_files.is_empty() {
+                self.base_file_stream(slice, &needed, filter.as_ref(), options.batch_size)
+                    .await
+            } else {
+                crate::merge::merged_slice_stream(self, plan, slice, &needed, options.batch_size)
+                    .await
+            }
+        };
+        let filter = options.filter();
+        stream::once(source)
+            .try_flatten()
+            .and_then(move |batch| {
+                let out = self.finish_batch(plan, slice, &schema, filter.as_ref(), batch);
+                futures::future::ready(out)
+            })
+            .try_filter(|b| futures::future::ready(b.num_rows() > 0))
+            .boxed()
+    }
+
+    /// All rows of one file slice (collected).
     pub async fn read_slice(
         &self,
         plan: &Plan,
         slice: &FileSlice,
         options: &ReadOptions,
     ) -> Result<Vec<RecordBatch>> {
-        let filter = options.filter();
-        let needed = plan.needed_columns(filter.as_ref());
-        let merged = if plan.query == QueryType::ReadOptimized || slice.log_files.is_empty() {
-            self.read_base_file(slice, &needed, filter.as_ref(), options.batch_size)
-                .await?
-        } else {
-            crate::merge::read_merged_slice(self, plan, slice, &needed, options.batch_size).await?
-        };
-        let mut out = Vec::with_capacity(merged.len());
-        for batch in merged {
-            let batch = align::to_schema(
-                &batch,
-                &plan.read_schema_for(&needed),
-                &slice.partition,
-                self.config(),
-            )?;
-            let mut mask = match &filter {
-                Some(f) => Some(f.evaluate(&batch)?),
-                None => None,
-            };
-            if let Some(commits) = &plan.incremental_commits {
-                let in_range = commit_time_mask(&batch, commits)?;
-                mask = Some(match mask {
-                    Some(m) => {
-                        arrow_arith::boolean::and(&m, &in_range).map_err(crate::error::malformed)?
-                    }
-                    None => in_range,
-                });
-            }
-            let batch = match mask {
-                Some(m) => arrow_select::filter::filter_record_batch(&batch, &m)
-                    .map_err(crate::error::malformed)?,
-                None => batch,
-            };
-            if batch.num_rows() > 0 {
-                out.push(align::project(&batch, &plan.output_schema)?);
-            }
-        }
-        Ok(out)
+        self.slice_stream(plan, slice, options).try_collect().await
     }
 
-    async fn read_base_file(
+    /// Aligns a slice's batch to the schema, applies the filter and the incremental commit
+    /// range, and projects the output columns.
+    fn finish_batch(
+        &self,
+        plan: &Plan,
+        slice: &FileSlice,
+        schema: &arrow_schema::SchemaRef,
+        filter: Option<&Expr>,
+        batch: RecordBatch,
+    ) -> Result<RecordBatch> {
+        let batch = align::to_schema(&batch, schema, &slice.partition, self.config())?;
+        let mut mask = match filter {
+            Some(f) => Some(f.evaluate(&batch)?),
+            None => None,
+        };
+        if let Some(commits) = &plan.incremental_commits {
+            let in_range = commit_time_mask(&batch, commits)?;
+            mask = Some(match mask {
+                Some(m) => {
+                    arrow_arith::boolean::and(&m, &in_range).map_err(crate::error::malformed)?
+                }
+                None => in_range,
+            });
+        }
+        let batch = match mask {
+            Some(m) => arrow_select::filter::filter_record_batch(&batch, &m)
+                .map_err(crate::error::malformed)?,
+            None => batch,
+        };
+        align::project(&batch, &plan.output_schema)
+    }
+
+    async fn base_file_stream(
         &self,
         slice: &FileSlice,
         needed: &[String],
         filter: Option<&Expr>,
         batch_size: usize,
-    ) -> Result<Vec<RecordBatch>> {
+    ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
         let Some(path) = slice.base_path() else {
-            return Ok(Vec::new());
+            return Ok(stream::empty().boxed());
         };
         let footer = self.footer(&path).await?;
         let row_groups = parquet::matching_row_groups(&footer, filter);
-        parquet::read_row_groups(
+        parquet::stream_row_groups(
             self.storage().clone(),
             &path,
             footer,
@@ -210,7 +236,6 @@ impl Table {
             Some(needed),
             batch_size,
         )
-        .await
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt};
+use futures::stream::{BoxStream, StreamExt};
 use futures::TryStreamExt;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
@@ -255,8 +256,22 @@ pub async fn read_row_groups(
     columns: Option<&[String]>,
     batch_size: usize,
 ) -> Result<Vec<RecordBatch>> {
+    stream_row_groups(storage, path, footer, row_groups, columns, batch_size)?
+        .try_collect()
+        .await
+}
+
+/// The same as a stream: one batch of at most `batch_size` rows at a time.
+pub fn stream_row_groups(
+    storage: Arc<dyn Storage>,
+    path: &str,
+    footer: Footer,
+    row_groups: Vec<usize>,
+    columns: Option<&[String]>,
+    batch_size: usize,
+) -> Result<BoxStream<'static, Result<RecordBatch>>> {
     if row_groups.is_empty() {
-        return Ok(Vec::new());
+        return Ok(futures::stream::empty().boxed());
     }
     let metadata = footer.metadata.clone();
     let mask = match columns {
@@ -284,7 +299,8 @@ pub async fn read_row_groups(
         .with_batch_size(batch_size)
         .build()
         .map_err(|e| parquet_err(path, e))?;
-    stream.try_collect().await.map_err(|e| parquet_err(path, e))
+    let path = path.to_string();
+    Ok(stream.map_err(move |e| parquet_err(&path, e)).boxed())
 }
 
 #[cfg(test)]

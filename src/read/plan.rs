@@ -200,33 +200,19 @@ impl Table {
             }
         }
 
+        if let (Some(t), QueryType::Snapshot | QueryType::ReadOptimized) = (&as_of, options.query) {
+            self.validate_time_travel(t).await?;
+        }
+        let mut notes = Vec::new();
         let mut incremental_commits = None;
         let visibility = match options.query {
             QueryType::Incremental => {
-                let by_completion = config.has_completion_times();
-                let commits: HashSet<String> = timeline
-                    .completed_writes()
-                    .filter(|i| {
-                        let t = if by_completion {
-                            i.completion_time.as_deref().unwrap_or(&i.requested_time)
-                        } else {
-                            &i.requested_time
-                        };
-                        start
-                            .as_deref()
-                            .is_none_or(|s| compare_instant_times(t, s).is_gt())
-                            && end
-                                .as_deref()
-                                .is_none_or(|e| compare_instant_times(t, e).is_le())
-                    })
-                    .map(|i| i.requested_time.clone())
-                    .collect();
-                incremental_commits = Some(commits);
-                match (&end, by_completion) {
-                    (Some(e), true) => timeline.visibility_completed_by(e),
-                    (Some(e), false) => timeline.visibility_as_of(Some(e)),
-                    (None, _) => timeline.visibility_as_of(None),
-                }
+                let range = self
+                    .incremental_range(&timeline, start.as_deref(), end.as_deref())
+                    .await?;
+                notes.extend(range.note);
+                incremental_commits = Some(range.commits);
+                range.visibility
             }
             _ => timeline.visibility_as_of(as_of.as_deref()),
         };
@@ -267,7 +253,10 @@ impl Table {
             }
         }
 
-        let mut stats = PlanStats::default();
+        let mut stats = PlanStats {
+            planning_notes: notes,
+            ..Default::default()
+        };
         let indexes = indexes_to_use(filter.as_ref(), options, self.config(), &read_schema);
         let (files, mdt) = self
             .plan_files(options, &visibility, &indexes, &mut stats)
@@ -466,8 +455,8 @@ impl Table {
             return Ok((Vec::new(), None));
         }
         let reason = match self.metadata_for_planning(options, indexes).await {
-            Ok(mdt) => match files_from_metadata(&mdt).await {
-                Ok(files) => {
+            Ok(mdt) => match self.files_from_metadata(&mdt, visibility).await {
+                Ok(Ok(files)) => {
                     stats.planning_source = "metadata_table".into();
                     stats.planning_notes.push(format!(
                         "data files from the metadata table's files partition (latest valid metadata instant {}): no listing of data partitions",
@@ -481,6 +470,7 @@ impl Table {
                     }
                     return Ok((files, Some(mdt)));
                 }
+                Ok(Err(missing)) => missing,
                 Err(e) => format!("the metadata table's files partition cannot be read ({e})"),
             },
             Err(reason) => reason,
@@ -489,7 +479,7 @@ impl Table {
         stats
             .planning_notes
             .push(format!("listing storage: {reason}"));
-        let files = self
+        let files: Vec<DataFile> = self
             .list_data_files()
             .await?
             .into_iter()
@@ -499,7 +489,26 @@ impl Table {
                 size: m.size,
             })
             .collect();
+        self.check_latest_commit_files(visibility, &files).await?;
         Ok((files, None))
+    }
+
+    /// Every partition's files from the `files` partition, or why they cannot be trusted:
+    /// like a listing, they must hold every file the newest visible commit wrote.
+    async fn files_from_metadata(
+        &self,
+        mdt: &MetadataTable,
+        visibility: &Visibility,
+    ) -> Result<std::result::Result<Vec<DataFile>, String>> {
+        let partitions = mdt.all_partitions().await?;
+        let files = mdt.files(&partitions).await?;
+        match self.check_latest_commit_files(visibility, &files).await {
+            Ok(()) => Ok(Ok(files)),
+            Err(HudiError::NotFound { path }) => Ok(Err(format!(
+                "the metadata table's files partition misses {path}"
+            ))),
+            Err(e) => Err(e),
+        }
     }
 
     /// The metadata table when the options and the table allow planning with it, else why not.
@@ -678,12 +687,6 @@ fn stats_filter(
         None => filter.clone(),
     };
     without_partition_conjuncts(&rest, config)
-}
-
-/// Every partition's files, from the `files` partition.
-async fn files_from_metadata(mdt: &MetadataTable) -> Result<Vec<DataFile>> {
-    let partitions = mdt.all_partitions().await?;
-    mdt.files(&partitions).await
 }
 
 fn column_list(schema: &Schema) -> String {

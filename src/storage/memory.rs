@@ -212,6 +212,10 @@ impl MemoryStorage {
                 continue;
             }
             let path = file.name().map_err(bad)?.to_string();
+            // macOS archivers add resource forks; they are not part of the table.
+            if path.starts_with("__MACOSX/") || path.ends_with(".DS_Store") {
+                continue;
+            }
             let modified = file.last_modified().and_then(|t| {
                 let date = chrono::NaiveDate::from_ymd_opt(
                     t.year() as i32,

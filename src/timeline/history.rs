@@ -1,17 +1,242 @@
 //! Instants that left the active timeline: the v6 archive (`.hoodie/archived/`, Hudi log
 //! files of `HoodieArchivedMetaEntry` records) and the v8+ LSM history
-//! (`.hoodie/timeline/history/`, Parquet files named by a manifest).
+//! (`.hoodie/timeline/history/`: `_version_` names the live `manifest_<N>`, which lists the
+//! Parquet files of `HoodieLSMTimelineInstant` rows; files not in the manifest are stale).
 
+use std::collections::BTreeMap;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch};
+use serde::Deserialize;
+
+use super::instant::{action, Instant, State};
+use super::metadata::decode_instant_file;
 use crate::config::TableConfig;
-use crate::error::Result;
-use crate::storage::Storage;
+use crate::error::{HudiError, Result};
+use crate::storage::{join, Storage};
 
-use super::Instant;
-
-/// Archived instants with their content. Filled in by the archive and LSM readers.
+/// Archived instants with their content.
 pub async fn load(
-    _storage: &dyn Storage,
-    _config: &TableConfig,
+    storage: &dyn Storage,
+    config: &TableConfig,
 ) -> Result<Vec<(Instant, Option<serde_json::Value>)>> {
-    Ok(Vec::new())
+    if config.timeline_layout_version >= 2 {
+        load_lsm(storage, &config.history_dir).await
+    } else {
+        load_v6_archive(storage, &config.archive_dir).await
+    }
+}
+
+fn archived_instant(
+    requested: String,
+    completion: Option<String>,
+    action: &str,
+    state: State,
+) -> Instant {
+    Instant {
+        requested_time: requested,
+        completion_time: completion.clone(),
+        action: action.to_string(),
+        plan_action: None,
+        state,
+        completion_source: completion.map(|_| "archive"),
+        file: String::new(),
+        requested_file: None,
+        archived: true,
+    }
+}
+
+async fn load_v6_archive(
+    storage: &dyn Storage,
+    dir: &str,
+) -> Result<Vec<(Instant, Option<serde_json::Value>)>> {
+    let mut files: Vec<(u64, String, u64)> = storage
+        .list(dir, false)
+        .await?
+        .into_iter()
+        .filter(|m| !m.is_dir)
+        .filter_map(|m| {
+            let rest = m.name().strip_prefix(".commits_.archive.")?;
+            let n: u64 = rest.split('_').next()?.parse().ok()?;
+            Some((n, m.path.clone(), m.size))
+        })
+        .collect();
+    files.sort();
+    let read = files.iter().map(|(_, path, size)| {
+        crate::log_file::archive::read_archive_file(storage, path, Some(*size))
+    });
+    let entries = futures::future::try_join_all(read).await?;
+    // Several entries per instant (requested / inflight / completed in 0.x archives).
+    let mut by_time: BTreeMap<String, (State, String, Option<serde_json::Value>)> = BTreeMap::new();
+    for e in entries.into_iter().flatten() {
+        let state = match e.action_state.as_deref() {
+            Some("REQUESTED") => State::Requested,
+            Some("INFLIGHT") => State::Inflight,
+            _ => State::Completed,
+        };
+        let completed_action = action::completed_as(&e.action_type).to_string();
+        let slot =
+            by_time
+                .entry(e.commit_time.clone())
+                .or_insert((state, completed_action.clone(), None));
+        if state >= slot.0 {
+            slot.0 = state;
+            slot.1 = if state == State::Completed {
+                completed_action
+            } else {
+                e.action_type.clone()
+            };
+            if state == State::Completed && !e.metadata.is_null() {
+                slot.2 = Some(e.metadata);
+            }
+        }
+    }
+    Ok(by_time
+        .into_iter()
+        .map(|(t, (state, act, content))| (archived_instant(t, None, &act, state), content))
+        .collect())
+}
+
+#[derive(Deserialize)]
+struct Manifest {
+    files: Vec<ManifestFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ManifestFile {
+    file_name: String,
+    file_len: Option<u64>,
+}
+
+async fn current_manifest(storage: &dyn Storage, dir: &str) -> Result<Option<(String, Manifest)>> {
+    let listing = storage.list(dir, false).await?;
+    if listing.is_empty() {
+        return Ok(None);
+    }
+    let version_path = join(dir, "_version_");
+    let from_pointer = match storage.get(&version_path).await {
+        Ok(b) => std::str::from_utf8(&b)
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok()),
+        Err(HudiError::NotFound { .. }) => None,
+        Err(e) => return Err(e),
+    };
+    // Java falls back to the newest manifest when the pointer is missing or unreadable.
+    let version = from_pointer.or_else(|| {
+        listing
+            .iter()
+            .filter_map(|m| m.name().strip_prefix("manifest_")?.parse::<u64>().ok())
+            .max()
+    });
+    let Some(version) = version else {
+        return Ok(None);
+    };
+    let path = join(dir, &format!("manifest_{version}"));
+    let bytes = storage.get(&path).await?;
+    let manifest: Manifest = serde_json::from_slice(&bytes)
+        .map_err(|e| HudiError::corrupt(&path, format!("not an LSM timeline manifest: {e}")))?;
+    Ok(Some((path, manifest)))
+}
+
+async fn load_lsm(
+    storage: &dyn Storage,
+    dir: &str,
+) -> Result<Vec<(Instant, Option<serde_json::Value>)>> {
+    let Some((manifest_path, manifest)) = current_manifest(storage, dir).await? else {
+        return Ok(Vec::new());
+    };
+    let manifest_path = manifest_path.as_str();
+    let reads = manifest.files.iter().map(|f| async move {
+        let path = join(dir, &f.file_name);
+        let bytes = storage.get(&path).await.map_err(|e| match e {
+            HudiError::NotFound { .. } => HudiError::corrupt(
+                manifest_path,
+                format!("lists {} which does not exist", f.file_name),
+            ),
+            other => other,
+        })?;
+        if let Some(len) = f.file_len {
+            if len != bytes.len() as u64 {
+                return Err(HudiError::corrupt(
+                    &path,
+                    format!("is {} bytes, manifest says {len}", bytes.len()),
+                ));
+            }
+        }
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .and_then(|b| b.build())
+            .map_err(|e| HudiError::corrupt(&path, format!("bad LSM timeline file: {e}")))?;
+        let batches: std::result::Result<Vec<RecordBatch>, _> = reader.collect();
+        let batches = batches
+            .map_err(|e| HudiError::corrupt(&path, format!("bad LSM timeline file: {e}")))?;
+        let mut out = Vec::new();
+        for b in &batches {
+            out.extend(lsm_rows(b, &path)?);
+        }
+        Ok::<_, HudiError>(out)
+    });
+    let mut all: Vec<(Instant, Option<serde_json::Value>)> = futures::future::try_join_all(reads)
+        .await?
+        .into_iter()
+        .flatten()
+        .collect();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all.dedup_by(|a, b| a.0.requested_time == b.0.requested_time);
+    Ok(all)
+}
+
+fn lsm_rows(batch: &RecordBatch, path: &str) -> Result<Vec<(Instant, Option<serde_json::Value>)>> {
+    let text = |name: &str| -> Result<Vec<Option<String>>> {
+        let col = batch
+            .column_by_name(name)
+            .ok_or_else(|| HudiError::corrupt(path, format!("no column {name}")))?;
+        let s = arrow_cast::cast(col, &arrow_schema::DataType::Utf8)
+            .map_err(|e| HudiError::corrupt(path, e))?;
+        Ok(s.as_string::<i32>()
+            .iter()
+            .map(|v| v.map(str::to_string))
+            .collect())
+    };
+    let (requested, completion, actions) = (
+        text("instantTime")?,
+        text("completionTime")?,
+        text("action")?,
+    );
+    let metadata = batch.column_by_name("metadata");
+    let mut out = Vec::with_capacity(batch.num_rows());
+    for row in 0..batch.num_rows() {
+        let (Some(t), Some(a)) = (requested[row].clone(), actions[row].clone()) else {
+            return Err(HudiError::corrupt(
+                path,
+                format!("row {row} has no instant time or action"),
+            ));
+        };
+        let content = match metadata {
+            Some(col) if col.is_valid(row) => {
+                let bytes = match col.data_type() {
+                    arrow_schema::DataType::Binary => col.as_binary::<i32>().value(row).to_vec(),
+                    arrow_schema::DataType::LargeBinary => {
+                        col.as_binary::<i64>().value(row).to_vec()
+                    }
+                    other => {
+                        return Err(HudiError::corrupt(
+                            path,
+                            format!("metadata column is {other}"),
+                        ))
+                    }
+                };
+                Some(decode_instant_file(
+                    &bytes,
+                    &format!("{path} (instant {t})"),
+                )?)
+            }
+            _ => None,
+        };
+        out.push((
+            archived_instant(t, completion[row].clone(), &a, State::Completed),
+            content,
+        ));
+    }
+    Ok(out)
 }

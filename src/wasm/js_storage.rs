@@ -68,7 +68,7 @@ async fn call<T: Send + 'static>(
         .ok_or_else(|| HudiError::unsupported(format!("storage has no {method}()")))?;
     let (tx, rx) = oneshot::channel();
     let path_owned = path.to_string();
-    let promise = f.apply(object, &args).map(Promise::resolve);
+    let promise = f.apply(object, &args).map(|v| Promise::resolve(&v));
     wasm_bindgen_futures::spawn_local(async move {
         let outcome = match promise {
             Ok(p) => match JsFuture::from(p).await {

@@ -157,7 +157,7 @@ for (const name of ['sample_table/cow/v6_complexkeygen_hivestyle', 'sample_table
   test(`wasm over a JS fs storage: ${name}`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hudi-edge-js-'));
     execFileSync('unzip', ['-q', join(fixtures, 'tables', `${name}.zip`), '-d', dir]);
-    const top = readdirSync(dir)[0];
+    const top = readdirSync(dir).find((n) => n !== '__MACOSX');
     const exp = JSON.parse(readFileSync(join(fixtures, 'expected', `${name}.json`), 'utf8'));
     const table = await WasmTable.openJs(fsStorage(join(dir, top)));
     await check(name, table, exp);

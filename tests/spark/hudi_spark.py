@@ -10,7 +10,6 @@ Also holds the JSON value encoding shared by read_table.py and make_archive_fixt
 """
 from __future__ import annotations
 
-import base64
 import datetime as _dt
 import decimal
 import json
@@ -38,7 +37,11 @@ def get_spark(hudi_version: str = HUDI_1X, app: str = "hudi-edge", driver_memory
               extra_conf: dict | None = None):
     """Start (or return) a local[2] SparkSession with the given Hudi bundle on the classpath."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("TZ", "UTC")
+    # Spark hands TIMESTAMP values to Python as naive datetimes in the Python process's local
+    # zone; pin it to UTC so encode_value() can tag them with Z
+    os.environ["TZ"] = "UTC"
+    import time as _time
+    _time.tzset()
     from pyspark.sql import SparkSession
 
     local_dir = SPARK_DIR / "tmp"

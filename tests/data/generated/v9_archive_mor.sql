@@ -29,7 +29,13 @@ SET hoodie.clustering.inline=false;
 
 SET hoodie.clustering.async.enabled=false;
 
-SET hoodie.datasource.write.hive_style_partitioning=false;
+SET hoodie.metadata.record.index.min.filegroup.count=1;
+
+SET hoodie.metadata.record.index.max.filegroup.count=1;
+
+SET hoodie.metadata.global.record.level.index.min.filegroup.count=1;
+
+SET hoodie.metadata.global.record.level.index.max.filegroup.count=1;
 
 CREATE TABLE v9_archive_mor (
     id         STRING,
@@ -51,11 +57,11 @@ TBLPROPERTIES (
     primaryKey = 'id',
     preCombineField = 'ts',
     'hoodie.metadata.enable' = 'true',
-    'hoodie.metadata.index.column.stats.enable' = 'true',
+    'hoodie.metadata.index.column.stats.enable' = 'false',
+    'hoodie.metadata.index.partition.stats.enable' = 'false',
     'hoodie.parquet.small.file.limit' = '0',
     'hoodie.index.bloom.num_entries' = '100',
-    'hoodie.metadata.record.index.enable' = 'true',
-    'hoodie.metadata.index.partition.stats.enable' = 'true'
+    'hoodie.metadata.record.index.enable' = 'true'
 );
 
 INSERT INTO v9_archive_mor VALUES
