@@ -771,8 +771,7 @@ async fn metadata_behind_the_data_table_falls_back_to_listing() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|c| c["action"] == "commit" || c["action"] == "replacecommit")
-        .last()
+        .rfind(|c| c["action"] == "commit" || c["action"] == "replacecommit")
         .unwrap()["instant_time"]
         .as_str()
         .unwrap()
@@ -867,4 +866,33 @@ async fn missing_or_disabled_metadata_table_lists_and_says_why() {
         "{:?}",
         plan.stats.planning_notes
     );
+}
+
+#[tokio::test]
+async fn files_partition_missing_the_latest_commit_falls_back_to_listing() {
+    // The files partition's log of the latest data commit is gone: the metadata table looks
+    // in sync by its timeline, but the latest commit's files are not in it.
+    let dir = copy_of(NONPART);
+    let exp = expected(NONPART).unwrap();
+    let writes: Vec<&Value> = exp["timeline_folder"]["completed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["action"] == "commit" || c["action"] == "replacecommit")
+        .collect();
+    let latest = writes.last().unwrap()["instant_time"].as_str().unwrap();
+    let files = dir.join(".hoodie/metadata/files");
+    let logs = files_in(&files, |n| n.contains(&format!("_{latest}.log.")));
+    assert_eq!(logs.len(), 1);
+    std::fs::remove_file(&logs[0]).unwrap();
+    let table = open_at(&dir).await;
+    let plan = table.plan(&ReadOptions::default()).await.unwrap();
+    assert_eq!(plan.stats.planning_source, "listing");
+    assert!(
+        has_note(&plan, "files partition misses"),
+        "{:?}",
+        plan.stats.planning_notes
+    );
+    let rows = read_rows(&table, &ReadOptions::default(), &key_fields(&exp)).await;
+    assert_eq!(rows, exp["snapshot"]["rows"].as_array().unwrap().clone());
 }

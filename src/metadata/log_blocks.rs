@@ -16,7 +16,7 @@ use crate::storage::Storage;
 pub(crate) enum Content {
     /// The inline HFile and the `SCHEMA` header its values were written with.
     HFile {
-        reader: HFileReader,
+        reader: Box<HFileReader>,
         schema: Option<String>,
     },
     /// Record keys to delete.
@@ -49,7 +49,10 @@ pub(crate) async fn read(storage: &dyn Storage, path: &str, size: u64) -> Result
 async fn decode(storage: &dyn Storage, b: &LogBlock) -> Result<Block> {
     let content = match b.block_type {
         BlockType::HFileData => Content::HFile {
-            reader: HFileReader::from_bytes(b.content(storage).await?, b.path())?,
+            reader: Box::new(HFileReader::from_bytes(
+                b.content(storage).await?,
+                b.path(),
+            )?),
             schema: b.schema().map(str::to_string),
         },
         BlockType::Delete => Content::Delete(

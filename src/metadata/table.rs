@@ -61,7 +61,7 @@ impl Lookup<'_> {
 
     async fn cells(&self, reader: &HFileReader) -> Result<Vec<Cell>> {
         match self {
-            Lookup::Keys(keys) if keys.is_empty() => Ok(Vec::new()),
+            Lookup::Keys([]) => Ok(Vec::new()),
             Lookup::Keys(keys) => {
                 let values = reader.get_many(keys).await?;
                 Ok(keys
