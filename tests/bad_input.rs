@@ -10,26 +10,8 @@ use hudi_edge::read::ReadOptions;
 use hudi_edge::storage::local::LocalStorage;
 use hudi_edge::Table;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
 fn damaged_copy(fixture: &str, test: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("bad-input")
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    copy_dir(&common::table_path(fixture), &dir);
-    dir
+    common::table_copy(fixture, "bad-input", test)
 }
 
 async fn open(dir: &Path) -> hudi_edge::Result<Table> {

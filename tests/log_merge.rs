@@ -10,7 +10,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use apache_avro::types::Value as Avro;
@@ -35,26 +35,8 @@ struct Fixture {
     log_prefix: String,
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
 async fn fixture(test: &str) -> Fixture {
-    let src = common::table_path(TABLE);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("log-merge")
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    copy_dir(&src, &dir);
+    let dir = common::table_copy(TABLE, "log-merge", test);
     let storage = LocalStorage::new(&dir);
     let names: Vec<String> = std::fs::read_dir(dir.join(PARTITION))
         .unwrap()
@@ -75,7 +57,11 @@ async fn fixture(test: &str) -> Fixture {
     let content = block.content(&storage).await.unwrap();
     let records = hudi_edge::log_file::data::AvroRecords::parse(content).unwrap();
     let first = records.iter().next().unwrap().unwrap();
-    let updated = apache_avro::from_avro_datum(&schema, &mut &first[..], None).unwrap();
+    let updated = apache_avro::reader::datum::GenericDatumReader::builder(&schema)
+        .build()
+        .unwrap()
+        .read_value(&mut &first[..])
+        .unwrap();
     Fixture {
         instant: block.instant_time().unwrap().to_string(),
         log_prefix: log_name.split(".log.").next().unwrap().to_string(),
@@ -140,7 +126,11 @@ impl Fixture {
             "ts",
             Avro::Long(ts),
         );
-        let datum = apache_avro::to_avro_datum(&self.schema, r).unwrap();
+        let datum = apache_avro::writer::datum::GenericDatumWriter::builder(&self.schema)
+            .build()
+            .unwrap()
+            .write_value_to_vec(r)
+            .unwrap();
         avro_data_block(
             &self.instant,
             &self.schema_text,

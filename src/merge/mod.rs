@@ -160,11 +160,11 @@ impl MergeColumns {
 
     /// Record keys of a batch: `_hoodie_record_key`, or derived from the key fields when
     /// meta fields are not populated.
-    pub fn keys(&self, batch: &RecordBatch) -> Result<Vec<Option<String>>> {
+    pub fn keys(&self, batch: &RecordBatch) -> Result<Keys> {
         if let Some(col) = batch.column_by_name(RECORD_KEY) {
             if let Some(s) = col.as_any().downcast_ref::<StringArray>() {
                 if s.null_count() < s.len() || self.key_fields.is_empty() {
-                    return Ok(s.iter().map(|k| k.map(str::to_string)).collect());
+                    return Ok(Keys::Column(s.clone()));
                 }
             }
         }
@@ -181,22 +181,24 @@ impl MergeColumns {
             .iter()
             .map(|c| arrow_cast::cast(c, &DataType::Utf8).map_err(crate::error::malformed))
             .collect::<Result<_>>()?;
-        Ok((0..batch.num_rows())
-            .map(|row| {
-                let values: Vec<Option<String>> = texts
-                    .iter()
-                    .map(|t| {
-                        t.as_string::<i32>()
-                            .is_valid(row)
-                            .then(|| t.as_string::<i32>().value(row).to_string())
-                    })
-                    .collect();
-                Some(crate::keygen::record_key_from_values(
-                    &self.key_fields,
-                    &values,
-                ))
-            })
-            .collect())
+        Ok(Keys::Derived(
+            (0..batch.num_rows())
+                .map(|row| {
+                    let values: Vec<Option<String>> = texts
+                        .iter()
+                        .map(|t| {
+                            t.as_string::<i32>()
+                                .is_valid(row)
+                                .then(|| t.as_string::<i32>().value(row).to_string())
+                        })
+                        .collect();
+                    Some(crate::keygen::record_key_from_values(
+                        &self.key_fields,
+                        &values,
+                    ))
+                })
+                .collect(),
+        ))
     }
 
     /// Rows that are deletes by content: `_hoodie_is_deleted` or the custom marker.
@@ -220,6 +222,32 @@ impl MergeColumns {
             }
         }
         flags
+    }
+}
+
+/// The record keys of a batch, borrowed from the key column when there is one.
+pub enum Keys {
+    Column(StringArray),
+    Derived(Vec<Option<String>>),
+}
+
+impl Keys {
+    pub fn len(&self) -> usize {
+        match self {
+            Keys::Column(c) => c.len(),
+            Keys::Derived(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, row: usize) -> Option<&str> {
+        match self {
+            Keys::Column(c) => c.is_valid(row).then(|| c.value(row)),
+            Keys::Derived(v) => v[row].as_deref(),
+        }
     }
 }
 
@@ -255,15 +283,15 @@ impl LogRecordBuffer {
         }
     }
 
-    fn offer(&mut self, key: String, v: Version) {
-        match self.versions.get_mut(&key) {
+    fn offer(&mut self, key: &str, v: Version) {
+        match self.versions.get_mut(key) {
             Some(old) => {
                 if newer_wins(self.rule, old, &v) {
                     *old = v;
                 }
             }
             None => {
-                self.versions.insert(key, v);
+                self.versions.insert(key.to_string(), v);
             }
         }
     }
@@ -274,8 +302,8 @@ impl LogRecordBuffer {
         let ordering = self.columns.ordering_columns(&batch);
         let deleted = self.columns.delete_flags(&batch);
         let at = self.batches.len() as u32;
-        for (row, key) in keys.into_iter().enumerate() {
-            let Some(key) = key else { continue };
+        for row in 0..keys.len() {
+            let Some(key) = keys.get(row) else { continue };
             let is_delete = deleted
                 .as_ref()
                 .is_some_and(|d| d.is_valid(row) && d.value(row));
@@ -308,7 +336,7 @@ impl LogRecordBuffer {
                 Kind::OrderedDelete
             };
             self.offer(
-                key.clone(),
+                key,
                 Version {
                     at: (u32::MAX, 0),
                     order: OrderVal::from_delete(&d.ordering),
@@ -421,8 +449,8 @@ impl LogRecordBuffer {
         let ordering = self.columns.ordering_columns(base);
         // Source 0 is the base batch, source i + 1 the i-th log batch.
         let mut picks: Vec<(usize, usize)> = Vec::with_capacity(base.num_rows());
-        for (row, key) in keys.iter().enumerate() {
-            let log = key.as_ref().and_then(|k| self.versions.remove(k));
+        for row in 0..keys.len() {
+            let log = keys.get(row).and_then(|k| self.versions.remove(k));
             match log {
                 None => picks.push((0, row)),
                 Some(v) => {

@@ -160,3 +160,26 @@ pub fn expected_pairs(v: &Value) -> Vec<(String, String)> {
     out.sort();
     out
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// A private, writable copy of a fixture table for a test that changes it.
+pub fn table_copy(fixture: &str, group: &str, test: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(group)
+        .join(test);
+    let _ = fs::remove_dir_all(&dir);
+    copy_dir(&table_path(fixture), &dir);
+    dir
+}

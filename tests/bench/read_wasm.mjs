@@ -1,0 +1,23 @@
+// Reads a table snapshot with the wasm build in Node and prints one JSON line:
+// {rows, seconds, peak_rss_mb}. Usage: node read_wasm.mjs TABLE_DIR [optionsJson]
+import { createRequire } from 'node:module';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fsStorage } from './fs_storage.mjs';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const require = createRequire(import.meta.url);
+const { WasmTable } = require(join(process.env.HUDI_EDGE_WASM_NODE ?? join(repo, 'target', 'wasm-node'), 'hudi_edge.js'));
+const [table, options = '{}'] = process.argv.slice(2);
+
+let peak = 0;
+const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+const t0 = performance.now();
+const t = await WasmTable.openJs(fsStorage(table));
+const ipc = await t.readArrow(options);
+const seconds = (performance.now() - t0) / 1000;
+clearInterval(sample);
+peak = Math.max(peak, process.memoryUsage().rss);
+// The Arrow IPC stream goes to a file so the caller can count rows (untimed).
+if (process.env.IPC_OUT) (await import('node:fs')).writeFileSync(process.env.IPC_OUT, ipc);
+console.log(JSON.stringify({ ipc_bytes: ipc.length, seconds, peak_rss_mb: Math.round(peak / 1e6) }));
