@@ -80,7 +80,10 @@ impl LogFile {
         // Hadoop's `..<log>.crc` checksum files are not log files.
         let token_ok = token.is_empty() || {
             let parts: Vec<&str> = token.split('-').collect();
-            parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            parts.len() == 3
+                && parts
+                    .iter()
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
         };
         let instant_ok = !instant.is_empty() && instant.bytes().all(|b| b.is_ascii_digit());
         if file_id.is_empty() || file_id.starts_with('.') || !instant_ok || !token_ok {
@@ -194,7 +197,11 @@ mod tests {
         );
         assert!(BaseFile::parse(".hoodie_partition_metadata", 0).is_none());
         assert!(LogFile::parse(".hoodie_partition_metadata", 0).is_none());
-        assert!(LogFile::parse("..07a7e673-dded-45f1-afd6-00ab0a161567-0_20261130012810045.log.1_173-1536-7262.crc", 0).is_none());
+        assert!(LogFile::parse(
+            "..07a7e673-dded-45f1-afd6-00ab0a161567-0_20261130012810045.log.1_173-1536-7262.crc",
+            0
+        )
+        .is_none());
         let m = BaseFile::parse("files-0000-0_0-5-4_00000000000000000.hfile", 1).unwrap();
         assert_eq!(m.file_id, "files-0000-0");
     }

@@ -355,11 +355,7 @@ impl MetadataTable {
             Some(l) => l,
             None => self.storage.list(&mdt_path(partition), false).await?,
         };
-        // Hadoop's local file system leaves `.<name>.crc` checksum files beside each file.
-        let files = listed
-            .iter()
-            .filter(|m| !m.is_dir && !m.name().ends_with(".crc"));
-        let files = files.map(|m| DataFile {
+        let files = listed.iter().filter(|m| !m.is_dir).map(|m| DataFile {
             partition: partition.to_string(),
             name: m.name().to_string(),
             size: m.size,
