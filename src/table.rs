@@ -1,5 +1,5 @@
 //! A Hudi table on a [`Storage`]: its config and timeline, loaded once, plus caches of
-//! immutable things (commit metadata, Parquet footers). Queries go through
+//! immutable things (commit metadata, Parquet footers, the opened metadata table). Queries go through
 //! [`Table::plan`] and [`Table::read`] (in [`crate::read`]).
 
 use std::collections::{HashMap, HashSet};
@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::config::{TableConfig, PROPERTIES_BACKUP, PROPERTIES_FILE};
 use crate::error::{HudiError, Result};
+use crate::metadata::MetadataTable;
 use crate::read::parquet::Footer;
 use crate::storage::{Instrumented, IoSnapshot, IoStats, ObjectMeta, Storage};
 use crate::timeline::{history, CommitMetadata, Instant, Timeline, Visibility};
@@ -18,6 +19,7 @@ pub struct Table {
     timeline: Mutex<Arc<Timeline>>,
     commit_metadata: Mutex<HashMap<String, Arc<CommitMetadata>>>,
     footers: Mutex<HashMap<String, Footer>>,
+    metadata: Mutex<Option<Arc<MetadataTable>>>,
 }
 
 impl std::fmt::Debug for Table {
@@ -62,6 +64,7 @@ impl Table {
             timeline: Mutex::new(Arc::new(timeline)),
             commit_metadata: Mutex::new(HashMap::new()),
             footers: Mutex::new(HashMap::new()),
+            metadata: Mutex::new(None),
         })
     }
 
@@ -168,6 +171,17 @@ impl Table {
                     .collect::<Vec<_>>()
             })
             .collect())
+    }
+
+    /// The metadata table, kept once it opened fine (failures are retried next time). The
+    /// first open also lists the MDT partitions in `prefetch`, in the same round trip.
+    pub async fn metadata_table(&self, prefetch: &[&str]) -> Result<Arc<MetadataTable>> {
+        if let Some(m) = lock(&self.metadata).clone() {
+            return Ok(m);
+        }
+        let m = Arc::new(MetadataTable::open(self, prefetch).await?);
+        *lock(&self.metadata) = Some(m.clone());
+        Ok(m)
     }
 
     /// Parquet footer of a base file (cached).

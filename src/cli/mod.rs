@@ -22,6 +22,10 @@ use crate::table::Table;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Add this many milliseconds to every storage request (to see what request counts
+    /// cost against a remote object store).
+    #[arg(long, global = true, value_name = "MS")]
+    latency_ms: Option<u64>,
 }
 
 #[derive(Subcommand)]
@@ -181,11 +185,15 @@ fn print_json(value: &serde_json::Value) -> Result<()> {
     writeln!(out).map_err(|e| HudiError::io("<stdout>", e))
 }
 
-async fn open(location: &str) -> Result<Table> {
-    Table::open(storage_for(location)?).await
-}
-
 async fn run(cli: Cli) -> Result<()> {
+    let latency = cli.latency_ms.map(std::time::Duration::from_millis);
+    let open = |location: &str| {
+        let storage = storage_for(location).map(|s| match latency {
+            Some(d) => Arc::new(crate::storage::latency::Latency::new(s, d)) as Arc<dyn Storage>,
+            None => s,
+        });
+        async move { Table::open(storage?).await }
+    };
     match cli.command {
         Command::Timeline {
             table,

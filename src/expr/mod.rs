@@ -258,6 +258,16 @@ pub fn literal(value: &str, target: &DataType, column: &str) -> Result<Scalar<Ar
             std::sync::Arc::new(BooleanArray::from(vec![b])) as ArrayRef
         }
         DataType::Dictionary(_, v) => return literal(value, v, column),
+        // Without chrono-tz, arrow parses only offset zones: parse as +00:00, relabel as UTC.
+        DataType::Timestamp(unit, Some(tz)) if tz.eq_ignore_ascii_case("UTC") => {
+            let utc = DataType::Timestamp(*unit, Some("+00:00".into()));
+            let parsed = literal(value, &utc, column)?.into_inner();
+            arrow_cast::cast(&parsed, target).map_err(|e| {
+                HudiError::invalid(format!(
+                    "{value:?} is not a valid {target} for column {column}: {e}"
+                ))
+            })?
+        }
         _ => arrow_cast::cast_with_options(source, target, &opts).map_err(|e| {
             HudiError::invalid(format!(
                 "{value:?} is not a valid {target} for column {column}: {e}"
@@ -340,5 +350,20 @@ mod tests {
             BooleanArray::from(vec![false, true, true])
         );
         assert!(parse_filter("n = abc").unwrap().evaluate(&batch).is_err());
+    }
+
+    #[test]
+    fn utc_timestamp_literals() {
+        let t = DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into()));
+        let lit = literal("2024-01-15T10:30:00Z", &t, "ts")
+            .unwrap()
+            .into_inner();
+        assert_eq!(lit.data_type(), &t);
+        let v = lit
+            .as_any()
+            .downcast_ref::<arrow_array::TimestampMicrosecondArray>()
+            .unwrap()
+            .value(0);
+        assert_eq!(v, 1_705_314_600_000_000);
     }
 }

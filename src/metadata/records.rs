@@ -171,6 +171,22 @@ impl RecordDecoder {
             .collect()
     }
 
+    /// Decodes each cell on its own, so one bad value spoils only its key (an index can then
+    /// ignore that key instead of the whole file).
+    pub fn decode_each(&self, cells: &[Cell]) -> Result<Vec<(String, Result<MetadataPayload>)>> {
+        let reader = self.datum_reader()?;
+        cells
+            .iter()
+            .map(|c| {
+                let key = String::from_utf8(c.key.to_vec()).map_err(|_| {
+                    HudiError::corrupt(&self.source, format!("key {:?} is not UTF-8", c.key))
+                })?;
+                let payload = self.decode_with(&reader, &key, &c.value).map(|r| r.payload);
+                Ok((key, payload))
+            })
+            .collect()
+    }
+
     /// Decodes the Avro binary `value` stored under `key`.
     pub fn decode(&self, key: &str, value: &[u8]) -> Result<MetadataRecord> {
         self.decode_with(&self.datum_reader()?, key, value)

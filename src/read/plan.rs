@@ -15,6 +15,9 @@ use crate::expr::stats::may_match;
 use crate::expr::Expr;
 use crate::file_group::view::{self, DataFile, Skipped};
 use crate::file_group::FileSlice;
+use crate::metadata::skipping::{record_keys, without_partition_conjuncts, KeyLookup};
+use crate::metadata::table::{COLUMN_STATS, FILES, PARTITION_STATS, RECORD_INDEX};
+use crate::metadata::MetadataTable;
 use crate::storage::IoSnapshot;
 use crate::table::Table;
 use crate::timeline::{compare_instant_times, Visibility};
@@ -254,27 +257,10 @@ impl Table {
             planning_notes: notes,
             ..Default::default()
         };
-        let files = if visibility.instants().next().is_none() {
-            stats.planning_source = "timeline".into();
-            stats
-                .planning_notes
-                .push("no completed commit is visible: nothing to read".into());
-            Vec::new()
-        } else {
-            stats.planning_source = "listing".into();
-            let listed: Vec<DataFile> = self
-                .list_data_files()
-                .await?
-                .into_iter()
-                .map(|(partition, m)| DataFile {
-                    name: m.name().to_string(),
-                    partition,
-                    size: m.size,
-                })
-                .collect();
-            self.check_latest_commit_files(&visibility, &listed).await?;
-            listed
-        };
+        let indexes = indexes_to_use(filter.as_ref(), options, self.config(), &read_schema);
+        let (files, mdt) = self
+            .plan_files(options, &visibility, &indexes, &mut stats)
+            .await?;
         let replaced = self.replaced_file_groups(&visibility).await?;
         let fs_view = view::build(files, &visibility, config, &replaced);
         stats.files_ignored = fs_view.skipped.len();
@@ -311,8 +297,24 @@ impl Table {
             p.len()
         };
 
+        // Slices the metadata table's column stats decided need no footer.
+        let mut decided = vec![false; slices.len()];
+        if let (Some(f), Some(mdt), true) = (&filter, &mdt, options.data_skipping) {
+            let latest = as_of.is_none() && options.query != QueryType::Incremental;
+            let scope = Scope {
+                filter: f,
+                schema: &read_schema,
+                query: options.query,
+                latest,
+            };
+            (slices, decided) = self
+                .skip_with_metadata(mdt, slices, &scope, &mut stats)
+                .await;
+        }
         if let Some(f) = &filter {
-            slices = self.prune_by_file_stats(slices, f, options.query).await?;
+            slices = self
+                .prune_by_file_stats(slices, &decided, f, options.query)
+                .await?;
         }
         stats.files_after_file_stats = count_files(&slices, options.query);
         stats.files_selected = stats.files_after_file_stats;
@@ -373,14 +375,17 @@ impl Table {
         })
     }
 
+    /// Parquet-footer pruning of the slices the metadata table did not decide.
     async fn prune_by_file_stats(
         &self,
         slices: Vec<FileSlice>,
+        decided: &[bool],
         filter: &Expr,
         query: QueryType,
     ) -> Result<Vec<FileSlice>> {
-        let checks = slices.iter().map(|s| async move {
-            let prunable = query == QueryType::ReadOptimized || s.log_files.is_empty();
+        let checks = slices.iter().enumerate().map(|(i, s)| async move {
+            let prunable = (query == QueryType::ReadOptimized || s.log_files.is_empty())
+                && !decided.get(i).copied().unwrap_or(false);
             match (prunable, s.base_path()) {
                 (true, Some(path)) => {
                     let footer = self.footer(&path).await?;
@@ -398,6 +403,290 @@ impl Table {
             .filter_map(|(s, k)| k.then_some(s))
             .collect())
     }
+}
+
+/// What the metadata-table indexes prune for.
+struct Scope<'a> {
+    filter: &'a Expr,
+    schema: &'a Schema,
+    query: QueryType,
+    /// The latest snapshot (not time travel, not incremental): what partition stats and the
+    /// record index describe.
+    latest: bool,
+}
+
+/// At most this many index problems are spelled out in the plan notes.
+const MAX_PROBLEM_NOTES: usize = 3;
+
+fn note_problems(stats: &mut PlanStats, index: &str, problems: &[String]) {
+    for p in problems.iter().take(MAX_PROBLEM_NOTES) {
+        stats.planning_notes.push(format!("{index}: {p}"));
+    }
+    if problems.len() > MAX_PROBLEM_NOTES {
+        stats.planning_notes.push(format!(
+            "{index}: … and {} more records ignored",
+            problems.len() - MAX_PROBLEM_NOTES
+        ));
+    }
+}
+
+fn distinct_partitions(slices: &[FileSlice]) -> Vec<String> {
+    let mut p: Vec<String> = slices.iter().map(|s| s.partition.clone()).collect();
+    p.sort();
+    p.dedup();
+    p
+}
+
+impl Table {
+    /// The data files to plan from: the metadata table's `files` partition when it can be
+    /// used, else a listing; the notes say which and why.
+    async fn plan_files(
+        &self,
+        options: &ReadOptions,
+        visibility: &Visibility,
+        indexes: &[&str],
+        stats: &mut PlanStats,
+    ) -> Result<(Vec<DataFile>, Option<Arc<MetadataTable>>)> {
+        if visibility.instants().next().is_none() {
+            stats.planning_source = "timeline".into();
+            stats
+                .planning_notes
+                .push("no completed commit is visible: nothing to read".into());
+            return Ok((Vec::new(), None));
+        }
+        let reason = match self.metadata_for_planning(options, indexes).await {
+            Ok(mdt) => match self.files_from_metadata(&mdt, visibility).await {
+                Ok(Ok(files)) => {
+                    stats.planning_source = "metadata_table".into();
+                    stats.planning_notes.push(format!(
+                        "data files from the metadata table's files partition (latest valid metadata instant {}): no listing of data partitions",
+                        mdt.latest_instant().unwrap_or_default()
+                    ));
+                    if !mdt.orphan_instants().is_empty() {
+                        stats.planning_notes.push(format!(
+                            "metadata delta commit(s) {} have no completed data instant: their files are not committed data",
+                            mdt.orphan_instants().join(", ")
+                        ));
+                    }
+                    return Ok((files, Some(mdt)));
+                }
+                Ok(Err(missing)) => missing,
+                Err(e) => format!("the metadata table's files partition cannot be read ({e})"),
+            },
+            Err(reason) => reason,
+        };
+        stats.planning_source = "listing".into();
+        stats
+            .planning_notes
+            .push(format!("listing storage: {reason}"));
+        let files: Vec<DataFile> = self
+            .list_data_files()
+            .await?
+            .into_iter()
+            .map(|(partition, m)| DataFile {
+                name: m.name().to_string(),
+                partition,
+                size: m.size,
+            })
+            .collect();
+        self.check_latest_commit_files(visibility, &files).await?;
+        Ok((files, None))
+    }
+
+    /// Every partition's files from the `files` partition, or why they cannot be trusted:
+    /// like a listing, they must hold every file the newest visible commit wrote.
+    async fn files_from_metadata(
+        &self,
+        mdt: &MetadataTable,
+        visibility: &Visibility,
+    ) -> Result<std::result::Result<Vec<DataFile>, String>> {
+        let partitions = mdt.all_partitions().await?;
+        let files = mdt.files(&partitions).await?;
+        match self.check_latest_commit_files(visibility, &files).await {
+            Ok(()) => Ok(Ok(files)),
+            Err(HudiError::NotFound { path }) => Ok(Err(format!(
+                "the metadata table's files partition misses {path}"
+            ))),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The metadata table when the options and the table allow planning with it, else why not.
+    async fn metadata_for_planning(
+        &self,
+        options: &ReadOptions,
+        indexes: &[&str],
+    ) -> std::result::Result<Arc<MetadataTable>, String> {
+        let config = self.config();
+        if !options.use_metadata_table {
+            return Err("the metadata table is turned off by the read options".into());
+        }
+        if !config.metadata_files_available() {
+            return Err(
+                "the table has no complete metadata `files` partition (hoodie.table.metadata.partitions)"
+                    .into(),
+            );
+        }
+        if config.version < 8 {
+            return Err(format!(
+                "metadata tables of table version {} (0.x layout) are not read",
+                config.version
+            ));
+        }
+        let mut prefetch = vec![FILES];
+        prefetch.extend_from_slice(indexes);
+        self.metadata_table(&prefetch).await.map_err(|e| match e {
+            HudiError::NotFound { path } => format!("no metadata table ({path} not found)"),
+            other => format!("the metadata table is unusable ({other})"),
+        })
+    }
+
+    /// The record index, partition stats and column stats, in that order; an index that
+    /// cannot be read is skipped with a note. Returns the slices left and, for each, whether
+    /// an index decided it (so its footer need not be read).
+    async fn skip_with_metadata(
+        &self,
+        mdt: &MetadataTable,
+        mut slices: Vec<FileSlice>,
+        scope: &Scope<'_>,
+        stats: &mut PlanStats,
+    ) -> (Vec<FileSlice>, Vec<bool>) {
+        let mut used_index = None;
+        if scope.latest && scope.query == QueryType::Snapshot && mdt.has_partition(RECORD_INDEX) {
+            if let Some(lookup) = record_keys(scope.filter, self.config(), scope.schema) {
+                match mdt.locate_keys(&lookup.keys).await {
+                    Ok(groups) => {
+                        slices
+                            .retain(|s| groups.contains(&(s.partition.clone(), s.file_id.clone())));
+                        stats.files_after_record_index = Some(count_files(&slices, scope.query));
+                        stats.planning_notes.push(format!(
+                            "record_index: {} key(s) found in {} file group(s)",
+                            lookup.keys.len(),
+                            groups.len()
+                        ));
+                        used_index = Some(lookup);
+                    }
+                    Err(e) => stats
+                        .planning_notes
+                        .push(format!("record_index not used: {e}")),
+                }
+            }
+        }
+        // Exact answers (the record index, partition paths) leave nothing for statistics.
+        let Some(filter) = stats_filter(scope.filter, used_index.as_ref(), self.config()) else {
+            let decided = vec![true; slices.len()];
+            return (slices, decided);
+        };
+        if scope.latest && self.config().is_partitioned() && mdt.has_partition(PARTITION_STATS) {
+            slices = self
+                .skip_partitions(mdt, slices, &filter, scope, stats)
+                .await;
+        }
+        let mut decided = vec![false; slices.len()];
+        if slices.is_empty() || !mdt.has_partition(COLUMN_STATS) {
+            return (slices, decided);
+        }
+        match mdt.prune_slices(&slices, &filter, scope.schema).await {
+            Ok(v) => {
+                note_problems(stats, COLUMN_STATS, &v.problems);
+                let before = slices.len();
+                let verdicts = slices.into_iter().zip(v.keep).zip(v.unknown);
+                (slices, decided) = verdicts
+                    .filter_map(|((s, keep), unknown)| keep.then_some((s, !unknown)))
+                    .unzip();
+                stats.files_after_column_stats = Some(count_files(&slices, scope.query));
+                stats.planning_notes.push(format!(
+                    "column_stats: {} of {before} file slices may match on [{}]",
+                    slices.len(),
+                    filter.columns().join(", ")
+                ));
+            }
+            Err(e) => stats
+                .planning_notes
+                .push(format!("column_stats not used: {e}")),
+        }
+        (slices, decided)
+    }
+
+    /// `partition_stats`: drops the partitions whose statistics rule the filter out.
+    async fn skip_partitions(
+        &self,
+        mdt: &MetadataTable,
+        mut slices: Vec<FileSlice>,
+        filter: &Expr,
+        scope: &Scope<'_>,
+        stats: &mut PlanStats,
+    ) -> Vec<FileSlice> {
+        let partitions = distinct_partitions(&slices);
+        match mdt
+            .prune_partitions(&partitions, filter, scope.schema)
+            .await
+        {
+            Ok(v) => {
+                note_problems(stats, PARTITION_STATS, &v.problems);
+                let keep: HashSet<&String> = partitions
+                    .iter()
+                    .zip(&v.keep)
+                    .filter_map(|(p, k)| k.then_some(p))
+                    .collect();
+                slices.retain(|s| keep.contains(&s.partition));
+                stats.files_after_partition_stats = Some(count_files(&slices, scope.query));
+                stats.planning_notes.push(format!(
+                    "partition_stats: {} of {} partitions may match on [{}]",
+                    keep.len(),
+                    partitions.len(),
+                    filter.columns().join(", ")
+                ));
+            }
+            Err(e) => stats
+                .planning_notes
+                .push(format!("partition_stats not used: {e}")),
+        }
+        slices
+    }
+}
+
+/// The MDT index partitions a filtered read will consult (their listings are fetched while
+/// the metadata table opens): the record index when the filter pins record keys, the
+/// statistics indexes when anything else is left to prune on.
+fn indexes_to_use(
+    filter: Option<&Expr>,
+    options: &ReadOptions,
+    config: &crate::config::TableConfig,
+    schema: &Schema,
+) -> Vec<&'static str> {
+    let Some(filter) = filter.filter(|_| options.data_skipping) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let latest = options.as_of.is_none() && options.query != QueryType::Incremental;
+    let lookup = record_keys(filter, config, schema);
+    let use_record_index = latest && options.query == QueryType::Snapshot && lookup.is_some();
+    if use_record_index {
+        out.push(RECORD_INDEX);
+    }
+    let lookup = lookup.filter(|_| use_record_index);
+    if stats_filter(filter, lookup.as_ref(), config).is_some() {
+        if latest && config.is_partitioned() {
+            out.push(PARTITION_STATS);
+        }
+        out.push(COLUMN_STATS);
+    }
+    out
+}
+
+/// What the statistics indexes still prune on, after what partition paths and the record
+/// index (when it was used) answer exactly.
+fn stats_filter(
+    filter: &Expr,
+    key_lookup: Option<&KeyLookup>,
+    config: &crate::config::TableConfig,
+) -> Option<Expr> {
+    let rest = match key_lookup {
+        Some(l) => l.rest.clone()?,
+        None => filter.clone(),
+    };
+    without_partition_conjuncts(&rest, config)
 }
 
 fn column_list(schema: &Schema) -> String {

@@ -5,11 +5,16 @@
 //! Implementations: [`memory::MemoryStorage`] (tests, bytes handed in from JS),
 //! `local::LocalStorage` (native files), and the HTTP/S3 ones that live beside them. Every
 //! implementation is wrapped in [`Instrumented`], which counts requests, bytes and dependent
-//! round trips, so any read can report what it cost.
+//! round trips, so any read can report what it cost. Wrappers: [`prefixed::Prefixed`] (a
+//! sub-directory as a root, e.g. the metadata table) and `latency::Latency` (a fixed delay per
+//! request, for benchmarks).
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod latency;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod local;
 pub mod memory;
+pub mod prefixed;
 
 use std::fmt;
 use std::ops::Range;
@@ -21,6 +26,8 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use crate::error::Result;
+
+pub use prefixed::Prefixed;
 
 /// What a listing or a `head` knows about one object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -1,0 +1,639 @@
+//! The metadata table read as Hudi reads it (docs: hudi-format §8.1–8.3, §8.5): a MOR table
+//! under `.hoodie/metadata` with its own timeline, whose partitions are sharded into file
+//! groups of an HFile base file plus log files of HFILE_DATA and DELETE blocks.
+//!
+//! Only blocks of *valid* instants count (Java `getValidInstantTimestamps`): completed data
+//! instants, metadata delta commits not pending on the data table (async indexer, log
+//! compaction), metadata rollbacks and the `00000000000000…` initialization commits. Rolled
+//! back data instants are not added: from table version 8 on, a rollback deletes the
+//! metadata log files of the instant it rolls back, so there is nothing left to cancel.
+//!
+//! A key's versions are merged in order — base file, then log blocks in log order — with
+//! the rules of [`super::merge`]; a DELETE block removes the key.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use futures::future::try_join_all;
+
+use super::keys::{file_group_index, partition_id, ALL_PARTITIONS_KEY, NON_PARTITIONED_ID};
+use super::log_blocks::{self, Block, Content};
+use super::merge::{live_files, merge_payloads};
+use super::records::{MetadataPayload, RecordDecoder};
+use crate::config::{BaseFileFormat, KeyGeneratorType, TableConfig};
+use crate::error::{HudiError, Result};
+use crate::file_group::view::{self, DataFile};
+use crate::file_group::FileSlice;
+use crate::hfile::{Cell, HFileReader, OpenOptions};
+use crate::storage::{join, ObjectMeta, Prefixed, Storage};
+use crate::table::Table;
+use crate::timeline::{action, compare_instant_times, State, Timeline, Visibility};
+
+/// The metadata table's base path, relative to the data table's.
+pub const METADATA_DIR: &str = ".hoodie/metadata";
+
+/// MDT partition names.
+pub const FILES: &str = "files";
+pub const COLUMN_STATS: &str = "column_stats";
+pub const PARTITION_STATS: &str = "partition_stats";
+pub const RECORD_INDEX: &str = "record_index";
+
+/// Prefix of the metadata table's initialization instants.
+const INIT_INSTANT_PREFIX: &str = "00000000000000";
+
+/// Which keys a lookup wants.
+#[derive(Debug, Clone, Copy)]
+pub enum Lookup<'a> {
+    Keys(&'a [String]),
+    Prefixes(&'a [String]),
+    All,
+}
+
+impl Lookup<'_> {
+    fn matches(&self, key: &str) -> bool {
+        match self {
+            Lookup::Keys(keys) => keys.iter().any(|k| k == key),
+            Lookup::Prefixes(prefixes) => prefixes.iter().any(|p| key.starts_with(p.as_str())),
+            Lookup::All => true,
+        }
+    }
+
+    async fn cells(&self, reader: &HFileReader) -> Result<Vec<Cell>> {
+        match self {
+            Lookup::Keys([]) => Ok(Vec::new()),
+            Lookup::Keys(keys) => {
+                let values = reader.get_many(keys).await?;
+                Ok(keys
+                    .iter()
+                    .zip(values)
+                    .filter_map(|(k, v)| {
+                        v.map(|value| Cell {
+                            key: Bytes::from(k.clone()),
+                            value,
+                        })
+                    })
+                    .collect())
+            }
+            Lookup::Prefixes(prefixes) => reader.scan_prefixes(prefixes).await,
+            Lookup::All => reader.scan_all().await,
+        }
+    }
+}
+
+/// Merged records of a lookup, and the keys that had to be left out (a value that does not
+/// decode, versions that do not merge) with the reason.
+#[derive(Debug, Default)]
+pub struct Records {
+    pub values: BTreeMap<String, MetadataPayload>,
+    pub problems: Vec<String>,
+}
+
+/// Versions of keys folded in commit order.
+#[derive(Default)]
+struct Fold {
+    values: BTreeMap<String, MetadataPayload>,
+    spoiled: BTreeMap<String, String>,
+}
+
+impl Fold {
+    fn apply(&mut self, decoded: Vec<(String, Result<MetadataPayload>)>, source: &str) {
+        for (key, payload) in decoded {
+            if self.spoiled.contains_key(&key) {
+                continue;
+            }
+            let merged = payload.map_err(|e| e.in_file(source)).and_then(|newer| {
+                match self.values.get(&key) {
+                    Some(older) => merge_payloads(older, &newer),
+                    None => Ok(newer),
+                }
+            });
+            match merged {
+                Ok(p) => {
+                    self.values.insert(key, p);
+                }
+                Err(e) => {
+                    self.values.remove(&key);
+                    self.spoiled.insert(key, e.to_string());
+                }
+            }
+        }
+    }
+
+    /// A delete fully defines the key's state, even after a bad version.
+    fn delete(&mut self, key: &str) {
+        self.values.remove(key);
+        self.spoiled.remove(key);
+    }
+
+    fn into_records(self) -> Records {
+        Records {
+            values: self.values,
+            problems: self
+                .spoiled
+                .into_iter()
+                .map(|(k, why)| format!("key {k:?}: {why}"))
+                .collect(),
+        }
+    }
+}
+
+type BaseFile = (HFileReader, Arc<RecordDecoder>);
+
+pub struct MetadataTable {
+    /// The metadata table's config and timeline.
+    mdt: Table,
+    /// The data table's storage: metadata files are read by their path from the data
+    /// table's root, so requests count there and errors name `.hoodie/metadata/…`.
+    storage: Arc<dyn Storage>,
+    /// §8.3: instants whose metadata blocks count.
+    valid: HashSet<String>,
+    /// Completed metadata instants whose files count: valid delta commits and compactions.
+    visibility: Visibility,
+    /// Partitions the data table declares complete (`hoodie.table.metadata.partitions`).
+    available: Vec<String>,
+    /// Valid metadata delta commits the data timeline does not have as completed.
+    orphans: Vec<String>,
+    /// MDT partition directory listings fetched ahead (taken when first used).
+    listings: Mutex<HashMap<String, Vec<ObjectMeta>>>,
+    shards: Mutex<HashMap<String, Arc<Vec<FileSlice>>>>,
+    bases: Mutex<HashMap<String, BaseFile>>,
+    logs: Mutex<HashMap<String, Arc<Vec<Block>>>>,
+    decoders: Mutex<HashMap<String, Arc<RecordDecoder>>>,
+}
+
+impl std::fmt::Debug for MetadataTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetadataTable")
+            .field("location", &self.mdt.storage().location())
+            .field("orphans", &self.orphans)
+            .field("available", &self.available)
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl MetadataTable {
+    /// Opens the metadata table of `data` and checks that it can answer for the data table's
+    /// latest commit. Its config and timeline come in one round trip, together with the
+    /// listings of the MDT partitions in `prefetch` (which do not depend on them).
+    pub async fn open(data: &Table, prefetch: &[&str]) -> Result<MetadataTable> {
+        let config = data.config();
+        if config.version < 8 {
+            return Err(HudiError::unsupported(format!(
+                "the metadata table of a table version {} (0.x layout)",
+                config.version
+            )));
+        }
+        if !config.metadata_files_available() {
+            return Err(HudiError::unsupported(
+                "a metadata table without a complete `files` partition",
+            ));
+        }
+        let storage = data.storage().clone();
+        let wanted: Vec<&str> = prefetch
+            .iter()
+            .copied()
+            .filter(|p| config.metadata_partitions.iter().any(|a| a == p))
+            .collect();
+        let (mdt, listings) = futures::join!(
+            Table::open(Arc::new(Prefixed::new(storage.clone(), METADATA_DIR))),
+            try_join_all(wanted.iter().map(|p| {
+                let dir = mdt_path(p);
+                let storage = storage.clone();
+                async move { storage.list(&dir, false).await }
+            })),
+        );
+        let mdt = mdt?;
+        let listings = wanted
+            .iter()
+            .map(|p| p.to_string())
+            .zip(listings?)
+            .collect();
+        check_config(mdt.config())?;
+        let (data_timeline, mdt_timeline) = (data.timeline(), mdt.timeline());
+        check_in_sync(&data_timeline, &mdt_timeline)?;
+        let valid = valid_instants(&data_timeline, &mdt_timeline);
+        Ok(MetadataTable {
+            orphans: orphans(&data_timeline, &mdt_timeline),
+            storage,
+            visibility: visibility(&mdt_timeline, &valid),
+            valid,
+            available: config.metadata_partitions.clone(),
+            mdt,
+            listings: Mutex::new(listings),
+            shards: Mutex::default(),
+            bases: Mutex::default(),
+            logs: Mutex::default(),
+            decoders: Mutex::default(),
+        })
+    }
+
+    /// Whether the data table declares an MDT partition complete.
+    pub fn has_partition(&self, partition: &str) -> bool {
+        self.available.iter().any(|p| p == partition)
+    }
+
+    /// Metadata delta commits (not initializations) with no completed data instant of the
+    /// same time: a data write that failed after its metadata commit, or a damaged data
+    /// timeline. Their files are listed, and the data timeline leaves them out.
+    pub fn orphan_instants(&self) -> &[String] {
+        &self.orphans
+    }
+
+    /// The latest valid metadata instant (requested time).
+    pub fn latest_instant(&self) -> Option<String> {
+        self.visibility.instants().max().map(str::to_string)
+    }
+
+    /// Data-table partition paths (`""` when non-partitioned), sorted.
+    pub async fn all_partitions(&self) -> Result<Vec<String>> {
+        let keys = [ALL_PARTITIONS_KEY.to_string()];
+        let records = self.exact(FILES, Lookup::Keys(&keys)).await?;
+        let mut out: Vec<String> = match records.get(ALL_PARTITIONS_KEY) {
+            Some(MetadataPayload::AllPartitions(list)) => {
+                live_files(list).map(|e| data_partition(&e.name)).collect()
+            }
+            Some(other) => return Err(self.unexpected(FILES, ALL_PARTITIONS_KEY, other)),
+            None => Vec::new(),
+        };
+        out.sort();
+        Ok(out)
+    }
+
+    /// The files of `partitions` the `files` partition lists (committed or not: the
+    /// file-system view decides).
+    pub async fn files(&self, partitions: &[String]) -> Result<Vec<DataFile>> {
+        let keys: Vec<String> = partitions
+            .iter()
+            .map(|p| partition_id(p).to_string())
+            .collect();
+        let records = self.exact(FILES, Lookup::Keys(&keys)).await?;
+        let mut out = Vec::new();
+        for (partition, key) in partitions.iter().zip(&keys) {
+            match records.get(key) {
+                Some(MetadataPayload::Files(list)) => {
+                    out.extend(live_files(list).map(|e| DataFile {
+                        partition: partition.clone(),
+                        name: e.name.clone(),
+                        size: u64::try_from(e.size).unwrap_or(0),
+                    }))
+                }
+                Some(other) => return Err(self.unexpected(FILES, key, other)),
+                None => {}
+            }
+        }
+        Ok(out)
+    }
+
+    /// Merged records of one MDT partition for `lookup`; keys are routed to their shard,
+    /// prefixes and full scans ask every shard. Shards are read concurrently.
+    pub async fn lookup(&self, partition: &str, lookup: Lookup<'_>) -> Result<Records> {
+        let shards = self.shards(partition).await?;
+        let n = shards.len();
+        let routed: Vec<Vec<String>> = match lookup {
+            Lookup::Keys(keys) => {
+                let mut by_shard = vec![Vec::new(); n];
+                for k in keys {
+                    by_shard[file_group_index(k, n)].push(k.clone());
+                }
+                by_shard
+            }
+            _ => Vec::new(),
+        };
+        let jobs = shards.iter().enumerate().filter_map(|(i, slice)| {
+            let l = match lookup {
+                Lookup::Keys(_) if routed[i].is_empty() => return None,
+                Lookup::Keys(_) => Lookup::Keys(&routed[i]),
+                other => other,
+            };
+            Some(self.slice_records(slice, l))
+        });
+        let mut out = Records::default();
+        for r in try_join_all(jobs).await? {
+            out.values.extend(r.values);
+            out.problems.extend(r.problems);
+        }
+        Ok(out)
+    }
+
+    /// A lookup whose every key must be right (the `files` partition): problems are errors.
+    async fn exact(
+        &self,
+        partition: &str,
+        lookup: Lookup<'_>,
+    ) -> Result<BTreeMap<String, MetadataPayload>> {
+        let records = self.lookup(partition, lookup).await?;
+        match records.problems.first() {
+            Some(p) => Err(HudiError::corrupt(join(METADATA_DIR, partition), p.clone())),
+            None => Ok(records.values),
+        }
+    }
+
+    fn unexpected(&self, partition: &str, key: &str, payload: &MetadataPayload) -> HudiError {
+        HudiError::corrupt(
+            join(METADATA_DIR, partition),
+            format!("record {key:?} is not a files record: {payload:?}"),
+        )
+    }
+
+    /// The latest file slice of each file group of an MDT partition, by shard index.
+    pub async fn shards(&self, partition: &str) -> Result<Arc<Vec<FileSlice>>> {
+        if let Some(s) = lock(&self.shards).get(partition) {
+            return Ok(s.clone());
+        }
+        if !self.has_partition(partition) {
+            return Err(HudiError::unsupported(format!(
+                "metadata partition {partition} (not in hoodie.table.metadata.partitions)"
+            )));
+        }
+        let prefetched = lock(&self.listings).remove(partition);
+        let listed = match prefetched {
+            Some(l) => l,
+            None => self.storage.list(&mdt_path(partition), false).await?,
+        };
+        let files = listed.iter().filter(|m| !m.is_dir).map(|m| DataFile {
+            partition: partition.to_string(),
+            name: m.name().to_string(),
+            size: m.size,
+        });
+        let fs_view = view::build(files, &self.visibility, self.mdt.config(), &HashSet::new());
+        let slices = by_shard(fs_view.latest_slices().cloned().collect(), partition)?;
+        let slices = Arc::new(slices);
+        lock(&self.shards).insert(partition.to_string(), slices.clone());
+        Ok(slices)
+    }
+
+    /// One shard's records for `lookup`: the base file's, then each valid log block's.
+    async fn slice_records(&self, slice: &FileSlice, lookup: Lookup<'_>) -> Result<Records> {
+        let base = async {
+            match &slice.base_file {
+                Some(b) => self
+                    .base(&mdt_path(&join(&slice.partition, &b.name)), b.size)
+                    .await
+                    .map(Some),
+                None => Ok(None),
+            }
+        };
+        let logs = try_join_all(
+            slice
+                .log_files
+                .iter()
+                .map(|l| self.log(mdt_path(&join(&slice.partition, &l.name)), l.size)),
+        );
+        let (base, logs) = futures::future::try_join(base, logs).await?;
+        let mut fold = Fold::default();
+        if let Some((reader, decoder)) = base {
+            let decoded = decoder.decode_each(&lookup.cells(&reader).await?);
+            fold.apply(
+                decoded.map_err(|e| e.in_file(reader.path()))?,
+                reader.path(),
+            );
+        }
+        let blocks: Vec<&Block> = logs
+            .iter()
+            .flat_map(|l| l.iter())
+            .filter(|b| b.instant.as_ref().is_none_or(|i| self.valid.contains(i)))
+            .collect();
+        let rolled_back: HashSet<&str> = blocks
+            .iter()
+            .filter_map(|b| match &b.content {
+                Content::Rollback { target } => Some(target.as_str()),
+                _ => None,
+            })
+            .collect();
+        for block in blocks {
+            if block
+                .instant
+                .as_deref()
+                .is_some_and(|i| rolled_back.contains(i))
+            {
+                continue;
+            }
+            match &block.content {
+                Content::HFile { reader, schema } => {
+                    let decoder = self.decoder(schema.as_deref(), reader)?;
+                    let decoded = decoder.decode_each(&lookup.cells(reader).await?);
+                    fold.apply(
+                        decoded.map_err(|e| e.in_file(reader.path()))?,
+                        reader.path(),
+                    );
+                }
+                Content::Delete(keys) => keys
+                    .iter()
+                    .filter(|k| lookup.matches(k))
+                    .for_each(|k| fold.delete(k)),
+                Content::Rollback { .. } | Content::Other => {}
+            }
+        }
+        Ok(fold.into_records())
+    }
+
+    /// An MDT base HFile, opened once (its size is known, so the tail is one ranged read).
+    async fn base(&self, path: &str, size: u64) -> Result<BaseFile> {
+        if let Some(b) = lock(&self.bases).get(path) {
+            return Ok(b.clone());
+        }
+        let opts = OpenOptions {
+            file_size: Some(size),
+            ..OpenOptions::default()
+        };
+        let reader = HFileReader::open_with(self.storage.clone(), path, opts).await?;
+        let decoder = self.decoder(None, &reader)?;
+        lock(&self.bases).insert(path.to_string(), (reader.clone(), decoder.clone()));
+        Ok((reader, decoder))
+    }
+
+    /// A log file's blocks, read once.
+    async fn log(&self, path: String, size: u64) -> Result<Arc<Vec<Block>>> {
+        if let Some(b) = lock(&self.logs).get(&path) {
+            return Ok(b.clone());
+        }
+        let blocks = Arc::new(log_blocks::read(self.storage.as_ref(), &path, size).await?);
+        lock(&self.logs).insert(path, blocks.clone());
+        Ok(blocks)
+    }
+
+    /// A decoder for a writer schema (a log block's `SCHEMA` header, else the HFile's own),
+    /// shared by every file that carries the same schema. Errors name the file through
+    /// `in_file`.
+    fn decoder(&self, schema: Option<&str>, reader: &HFileReader) -> Result<Arc<RecordDecoder>> {
+        let schema = schema
+            .or_else(|| reader.file_info().schema())
+            .ok_or_else(|| {
+                HudiError::corrupt(
+                    reader.path(),
+                    "no metadata record schema (SCHEMA header or file info)",
+                )
+            })?;
+        if let Some(d) = lock(&self.decoders).get(schema) {
+            return Ok(d.clone());
+        }
+        let decoder =
+            Arc::new(RecordDecoder::new(schema, "").map_err(|e| e.in_file(reader.path()))?);
+        lock(&self.decoders).insert(schema.to_string(), decoder.clone());
+        Ok(decoder)
+    }
+}
+
+/// A path under the metadata table, from the data table's root.
+fn mdt_path(path: &str) -> String {
+    join(METADATA_DIR, path)
+}
+
+/// `.` (the non-partitioned table's key) back to `""`.
+fn data_partition(key: &str) -> String {
+    if key == NON_PARTITIONED_ID {
+        String::new()
+    } else {
+        key.to_string()
+    }
+}
+
+/// The metadata table must be what Hudi writes: MOR, HFile base files, its own key generator.
+fn check_config(c: &TableConfig) -> Result<()> {
+    let ok = c.is_mor()
+        && c.base_file_format == BaseFileFormat::Hfile
+        && c.key_generator == KeyGeneratorType::HoodieTableMetadata;
+    if ok {
+        return Ok(());
+    }
+    Err(HudiError::corrupt(
+        join(METADATA_DIR, crate::config::PROPERTIES_FILE),
+        format!(
+            "not a metadata table: {} with {:?} base files and key generator {:?}",
+            c.table_type.as_str(),
+            c.base_file_format,
+            c.key_generator
+        ),
+    ))
+}
+
+/// The metadata table must know the data table's latest commit: a metadata delta commit of
+/// the same instant, or an initialization that completed after it (or it was archived out of
+/// the metadata timeline long ago). Otherwise it is behind and would miss files.
+fn check_in_sync(data: &Timeline, mdt: &Timeline) -> Result<()> {
+    let Some(latest) = data.latest_completed_write() else {
+        return Ok(());
+    };
+    let t = latest.requested_time.as_str();
+    let has_delta_commit = mdt
+        .get(t)
+        .is_some_and(|i| i.is_completed() && i.action == action::DELTA_COMMIT);
+    // The first initialization bootstraps `files` (later ones add other partitions).
+    let completed_at = latest.completion_time.as_deref().unwrap_or(t);
+    let files_init = mdt
+        .completed()
+        .find(|i| i.requested_time.starts_with(INIT_INSTANT_PREFIX));
+    let initialized_after = files_init
+        .and_then(|i| i.completion_time.as_deref())
+        .is_some_and(|c| compare_instant_times(c, completed_at).is_gt());
+    let archived = mdt
+        .active_start()
+        .is_some_and(|start| compare_instant_times(t, start).is_lt());
+    if has_delta_commit || initialized_after || archived {
+        return Ok(());
+    }
+    Err(HudiError::corrupt(
+        join(METADATA_DIR, ".hoodie"),
+        format!("the metadata table is behind the data table: no completed metadata delta commit for the latest data commit {t}"),
+    ))
+}
+
+/// §8.3 (Java `HoodieTableMetadataUtil.getValidInstantTimestamps`), without rolled-back
+/// instants (see the module docs).
+fn valid_instants(data: &Timeline, mdt: &Timeline) -> HashSet<String> {
+    let pending_on_data: HashSet<&str> =
+        data.pending().map(|i| i.requested_time.as_str()).collect();
+    let mut valid: HashSet<String> = data.completed().map(|i| i.requested_time.clone()).collect();
+    for i in mdt.completed() {
+        let t = i.requested_time.as_str();
+        let counts = match i.action.as_str() {
+            action::DELTA_COMMIT => {
+                !pending_on_data.contains(t) || t.starts_with(INIT_INSTANT_PREFIX)
+            }
+            action::ROLLBACK | action::RESTORE => true,
+            _ => false,
+        };
+        if counts {
+            valid.insert(t.to_string());
+        }
+    }
+    valid
+}
+
+fn orphans(data: &Timeline, mdt: &Timeline) -> Vec<String> {
+    mdt.completed()
+        .filter(|i| i.action == action::DELTA_COMMIT)
+        .map(|i| i.requested_time.as_str())
+        .filter(|t| !t.starts_with(INIT_INSTANT_PREFIX))
+        .filter(|t| !data.get(t).is_some_and(|d| d.is_completed()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Metadata instants whose files count: valid delta commits, and compactions (their base
+/// files). Other completed instants are treated as not completed.
+fn visibility(mdt: &Timeline, valid: &HashSet<String>) -> Visibility {
+    let mut t = mdt.clone();
+    for i in t.instants.iter_mut().filter(|i| i.is_completed()) {
+        let counts = match i.action.as_str() {
+            action::COMMIT => true,
+            action::DELTA_COMMIT => valid.contains(&i.requested_time),
+            _ => false,
+        };
+        if !counts {
+            i.state = State::Inflight;
+        }
+    }
+    t.visibility_as_of(None)
+}
+
+/// Orders a partition's slices by shard index (`col-stats-0001-0` → 1, Java
+/// `getFileGroupIndexFromFileId`); the indexes must be exactly `0..n`.
+fn by_shard(slices: Vec<FileSlice>, partition: &str) -> Result<Vec<FileSlice>> {
+    let dir = join(METADATA_DIR, partition);
+    let mut indexed = slices
+        .into_iter()
+        .map(|s| match shard_index(&s.file_id) {
+            Some(i) => Ok((i, s)),
+            None => Err(HudiError::corrupt(
+                &dir,
+                format!("file group id {:?} has no shard index", s.file_id),
+            )),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    indexed.sort_by_key(|(i, _)| *i);
+    if indexed.is_empty() {
+        return Err(HudiError::corrupt(&dir, "no committed file group"));
+    }
+    if let Some((pos, (i, _))) = indexed.iter().enumerate().find(|(pos, (i, _))| pos != i) {
+        return Err(HudiError::corrupt(
+            &dir,
+            format!("file group {i} found where {pos} was expected (shards must be 0..n)"),
+        ));
+    }
+    Ok(indexed.into_iter().map(|(_, s)| s).collect())
+}
+
+fn shard_index(file_id: &str) -> Option<usize> {
+    let id = file_id.strip_suffix("-0").unwrap_or(file_id);
+    id.rsplit('-').next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_indexes() {
+        assert_eq!(shard_index("col-stats-0001-0"), Some(1));
+        assert_eq!(shard_index("record-index-0009-0"), Some(9));
+        assert_eq!(shard_index("files-0000"), Some(0));
+        assert_eq!(shard_index("secondary-index-merchant-idx-0003-0"), Some(3));
+        assert_eq!(shard_index("files"), None);
+    }
+}
