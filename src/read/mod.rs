@@ -15,6 +15,9 @@ pub mod slice;
 
 use arrow_array::{RecordBatch, StringArray};
 use arrow_schema::SchemaRef;
+use std::sync::Arc;
+
+use futures::future::FutureExt;
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 
@@ -109,7 +112,52 @@ impl ReadResult {
     }
 }
 
+/// Runs a task elsewhere — a thread pool natively. The core never spawns on its own (it
+/// does no I/O and knows no runtime); a face that has threads hands one in.
+pub trait Spawn: Send + Sync {
+    fn spawn(&self, task: futures::future::BoxFuture<'static, ()>);
+}
+
 impl Table {
+    /// Like [`Table::read_plan`], with each file slice read in a task of `spawner`, so slices
+    /// decode and merge on several cores. At most `options.concurrency` slices run at once,
+    /// each buffering at most two batches ahead.
+    pub fn stream_parallel(
+        self: &Arc<Self>,
+        plan: Arc<Plan>,
+        options: Arc<ReadOptions>,
+        spawner: Arc<dyn Spawn>,
+    ) -> BoxStream<'static, Result<RecordBatch>> {
+        let limit = options.limit.unwrap_or(usize::MAX);
+        let mut seen = 0usize;
+        let table = self.clone();
+        let concurrency = options.concurrency.max(1);
+        stream::iter(0..plan.file_slices.len())
+            .map(move |i| {
+                let (table, plan, options) = (table.clone(), plan.clone(), options.clone());
+                let (mut tx, rx) = futures::channel::mpsc::channel(2);
+                spawner.spawn(
+                    async move {
+                        let mut batches = table.slice_stream(&plan, &plan.file_slices[i], &options);
+                        while let Some(b) = batches.next().await {
+                            if futures::SinkExt::send(&mut tx, b).await.is_err() {
+                                break;
+                            }
+                        }
+                    }
+                    .boxed(),
+                );
+                rx
+            })
+            .flatten_unordered(concurrency)
+            .try_take_while(move |b| {
+                let go = seen < limit;
+                seen += b.num_rows();
+                futures::future::ready(Ok(go))
+            })
+            .boxed()
+    }
+
     pub async fn read(&self, options: &ReadOptions) -> Result<ReadResult> {
         let plan = self.plan(options).await?;
         let before = self.io();

@@ -1,0 +1,173 @@
+//! The `hudi-edge` command line, run as a process: the surface tests and benchmarks drive.
+
+mod common;
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hudi-edge"))
+        .args(args)
+        .output()
+        .expect("run hudi-edge");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn table(name: &str) -> String {
+    common::table_path(name).to_string_lossy().into_owned()
+}
+
+#[test]
+fn timeline_json_lists_instants_with_times_action_and_state() {
+    let (code, out, err) = run(&[
+        "timeline",
+        &table("sample_table/mor/avro/v9_txns_simple_meta"),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let instants = v["instants"].as_array().unwrap();
+    let compaction = instants
+        .iter()
+        .find(|i| i["requested_action"] == "compaction")
+        .unwrap();
+    assert_eq!(compaction["action"], "commit");
+    assert_eq!(compaction["state"], "completed");
+    assert_eq!(compaction["completion_time"], "20260307162619230");
+}
+
+#[test]
+fn read_jsonl_csv_and_arrow_agree() {
+    let t = table("sample_table/cow/v9_txns_simple_nometa");
+    let args = [
+        "--filter",
+        "region = eu",
+        "--columns",
+        "txn_id,amount,txn_date,txn_datetime,region",
+    ];
+    let (code, jsonl, err) = run(&[&["read", &t][..], &args].concat());
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!rows.is_empty());
+    let first = rows[0].as_object().unwrap();
+    assert_eq!(
+        first.keys().cloned().collect::<Vec<_>>(),
+        vec!["txn_id", "amount", "txn_date", "txn_datetime", "region"]
+    );
+    assert!(rows.iter().all(|r| r["region"] == "eu"));
+    assert!(
+        rows[0]["amount"].as_str().unwrap().contains('.'),
+        "decimals as strings with scale"
+    );
+    assert!(
+        rows[0]["txn_datetime"].as_str().unwrap().ends_with('Z'),
+        "UTC timestamps end with Z"
+    );
+
+    let (_, csv, _) = run(&[&["read", &t, "--format", "csv"][..], &args].concat());
+    assert_eq!(csv.lines().count(), rows.len() + 1);
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        "txn_id,amount,txn_date,txn_datetime,region"
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_hudi-edge"))
+        .args([&["read", &t, "--format", "arrow"][..], &args].concat())
+        .output()
+        .unwrap();
+    let reader =
+        arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(out.stdout), None).unwrap();
+    let n: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(n, rows.len());
+}
+
+#[test]
+fn plan_json_has_the_fixed_keys() {
+    let (code, out, err) = run(&[
+        "plan",
+        &table("sample_table/cow/v9_txns_simple_nometa"),
+        "--filter",
+        "region = us",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    for k in [
+        "files_total",
+        "files_after_partition_pruning",
+        "files_after_file_stats",
+        "files_selected",
+        "planning_source",
+    ] {
+        assert!(v["stats"].get(k).is_some(), "stats.{k}");
+    }
+    assert!(v["io"]["requests"].as_u64().unwrap() > 0 && v["io"]["bytes"].as_u64().is_some());
+    let slice = &v["file_slices"][0];
+    for k in ["partition", "file_id", "base_file", "log_files"] {
+        assert!(slice.get(k).is_some(), "file_slices[].{k}");
+    }
+    assert!(
+        v["stats"]["files_after_partition_pruning"].as_u64() < v["stats"]["files_total"].as_u64()
+    );
+}
+
+#[test]
+fn time_travel_and_incremental_from_the_command_line() {
+    let t = table("sample_table/cow/v9_txns_simple_nometa");
+    let exp = common::expected("sample_table/cow/v9_txns_simple_nometa").unwrap();
+    let first = &exp["time_travel"][0];
+    let (_, out, _) = run(&["read", &t, "--as-of", first["as_of"].as_str().unwrap()]);
+    assert_eq!(
+        out.lines().count() as u64,
+        first["row_count"].as_u64().unwrap()
+    );
+    let r = &exp["incremental_by_completion_time"][1];
+    let (_, out, _) = run(&[
+        "read",
+        &t,
+        "--query",
+        "incremental",
+        "--start",
+        r["start"].as_str().unwrap(),
+        "--end",
+        r["end"].as_str().unwrap(),
+    ]);
+    assert_eq!(out.lines().count() as u64, r["row_count"].as_u64().unwrap());
+}
+
+#[test]
+fn errors_are_typed_with_exit_codes() {
+    let (code, _, err) = run(&["read", "/definitely/not/a/table"]);
+    assert_eq!(code, 1);
+    assert!(err.starts_with("error[NOT_FOUND]"), "{err}");
+    let (code, _, err) = run(&[
+        "read",
+        &table("sample_table/cow/v6_nonpartitioned"),
+        "--filter",
+        "nope = 1",
+    ]);
+    assert_eq!(code, 2, "bad arguments exit 2");
+    assert!(
+        err.contains("INVALID_ARGUMENT") && err.contains("nope"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        "read",
+        &common::fixtures_dir()
+            .join("tables/sample_table/cow/v9_lance_nonpartitioned.zip")
+            .to_string_lossy(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("UNSUPPORTED") && err.contains("LANCE"),
+        "{err}"
+    );
+}
