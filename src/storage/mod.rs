@@ -5,11 +5,22 @@
 //! Implementations: [`memory::MemoryStorage`] (tests, bytes handed in from JS),
 //! `local::LocalStorage` (native files), and the HTTP/S3 ones that live beside them. Every
 //! implementation is wrapped in [`Instrumented`], which counts requests, bytes and dependent
-//! round trips, so any read can report what it cost.
+//! round trips, so any read can report what it cost, and then in [`cache::Cached`], which
+//! keeps immutable objects for the session so repeated reads cost nothing.
+//!
+//! Remote tables: [`http::HttpStorage`] (plain HTTP(S) and presigned URLs, over `fetch` in
+//! wasm — [`fetch`] — or reqwest natively) and [`object_store::ObjectStoreStorage`] (S3 via
+//! object_store, both targets). [`listing`] answers `list` where a host has no list API.
 
+pub mod cache;
+#[cfg(target_arch = "wasm32")]
+pub mod fetch;
+pub mod http;
+pub mod listing;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod local;
 pub mod memory;
+pub mod object_store;
 
 use std::fmt;
 use std::ops::Range;
@@ -99,6 +110,17 @@ pub trait Storage: Send + Sync + fmt::Debug {
     }
 
     async fn delete(&self, path: &str) -> Result<()>;
+
+    /// False when `list` cannot see names starting with a dot (a JSON directory index):
+    /// Hudi log files are such names, so Merge-On-Read partitions must not be listed.
+    fn lists_dot_files(&self) -> bool {
+        true
+    }
+
+    /// What the store noticed and worked around (e.g. a server that ignores `Range`).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Joins a directory and a name into a storage path.
@@ -267,5 +289,17 @@ impl Storage for Instrumented {
     async fn delete(&self, path: &str) -> Result<()> {
         let _f = self.stats.begin(&self.stats.deletes);
         self.inner.delete(path).await
+    }
+
+    fn has_suffix_range(&self) -> bool {
+        self.inner.has_suffix_range()
+    }
+
+    fn lists_dot_files(&self) -> bool {
+        self.inner.lists_dot_files()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings()
     }
 }
