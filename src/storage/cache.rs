@@ -228,6 +228,10 @@ impl Storage for Cached {
     fn warnings(&self) -> Vec<String> {
         self.inner.warnings()
     }
+
+    fn list_local(&self, prefix: &str, recursive: bool) -> Option<Vec<ObjectMeta>> {
+        self.inner.list_local(prefix, recursive)
+    }
 }
 
 #[cfg(test)]

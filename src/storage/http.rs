@@ -723,6 +723,17 @@ impl Storage for HttpStorage {
         }
     }
 
+    fn list_local(&self, prefix: &str, recursive: bool) -> Option<Vec<ObjectMeta>> {
+        if !matches!(self.listing_mode(), ListingMode::Auto | ListingMode::Manifest) {
+            return None;
+        }
+        let slot = self.manifest.try_lock()?;
+        match &*slot {
+            Some(Some(m)) => Some(m.list(prefix, recursive)),
+            _ => None,
+        }
+    }
+
     fn lists_dot_files(&self) -> bool {
         // Only a JSON autoindex hides them; a manifest or an S3 listing shows everything.
         let mode = self.listing_mode();

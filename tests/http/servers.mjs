@@ -2,8 +2,9 @@
 // bounded in time, and stopped when the test process ends: nginx (Debian's, private config),
 // moto's S3 server (from the project venv), workerd (npm), and the fixture tables unzipped
 // into a temp dir. Nothing here listens on anything but loopback.
-import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readdirSync, statSync, writeFileSync, cpSync, renameSync, rmSync, existsSync } from 'node:fs';
+import { spawn, execFileSync, execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, mkdirSync, readdirSync, statSync, writeFileSync, cpSync, renameSync, rmSync, existsSync, openSync, closeSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, homedir } from 'node:os';
 import { join, dirname, relative } from 'node:path';
@@ -18,6 +19,7 @@ export const wasmNode = process.env.HUDI_EDGE_WASM_NODE ?? join(targetDir, 'wasm
 export const wasmWeb = process.env.HUDI_EDGE_WASM_WEB ?? join(targetDir, 'wasm-web');
 export const cliBin = process.env.HUDI_EDGE_BIN ?? join(targetDir, 'debug', 'hudi-edge');
 
+const execFileAsync = promisify(execFile);
 const children = new Set();
 function cleanup() {
   for (const c of children) {
@@ -43,14 +45,13 @@ export async function freePort() {
 /// Spawns a server; it is killed when stopped, when the test process exits, and after
 /// `maxMs` whatever happens.
 export function launch(cmd, args, { cwd, env, maxMs = 20 * 60_000, name = cmd } = {}) {
-  const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Output goes to a file, not a pipe: a synchronous step in this process (loading tables)
+  // must not leave a chatty server blocked on a full pipe.
+  const logFile = join(mkdtempSync(join(tmpdir(), 'hudi-edge-log-')), 'server.log');
+  const fd = openSync(logFile, 'w');
+  const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
   children.add(child);
-  let log = '';
-  const keep = (d) => {
-    log = (log + d).slice(-20_000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
   const timer = setTimeout(() => child.kill('SIGKILL'), maxMs);
   timer.unref();
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -60,7 +61,13 @@ export function launch(cmd, args, { cwd, env, maxMs = 20 * 60_000, name = cmd } 
   });
   return {
     child,
-    log: () => log,
+    log: () => {
+      try {
+        return readFileSync(logFile, 'utf8').slice(-20_000);
+      } catch {
+        return '';
+      }
+    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
@@ -189,8 +196,7 @@ export async function startMoto(tables) {
   const server = launch(bin, ['-H', '127.0.0.1', '-p', String(port)], { name: 'moto' });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/moto-api/`, server);
-  execFileSync(join(cache, 'venv', 'bin', 'python'), [join(here, 's3_load.py'), url, BUCKET, tables, ...fixtureNames()], {
-    stdio: 'pipe',
+  await execFileAsync(join(cache, 'venv', 'bin', 'python'), [join(here, 's3_load.py'), url, BUCKET, tables, ...fixtureNames()], {
     env: { ...process.env, AWS_ACCESS_KEY_ID: S3_CREDS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3_CREDS.secretAccessKey, AWS_DEFAULT_REGION: S3_CREDS.region },
   });
   return { ...server, url };
