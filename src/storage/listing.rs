@@ -296,7 +296,12 @@ pub fn uri_encode(s: &str) -> String {
 
 /// The key prefix of directory `prefix` under `root`: `root/prefix/` (or `""`).
 pub fn s3_dir_key(root: &str, prefix: &str) -> String {
-    let k = join(trim(root), trim(prefix));
+    let (root, prefix) = (trim(root), trim(prefix));
+    let k = match (root.is_empty(), prefix.is_empty()) {
+        (_, true) => root.to_string(),
+        (true, false) => prefix.to_string(),
+        (false, false) => format!("{root}/{prefix}"),
+    };
     if k.is_empty() {
         k
     } else {
@@ -489,6 +494,9 @@ mod tests {
         assert!(p.objects[1].is_dir);
         assert!(parse_s3_list(b"<Error><Code>AccessDenied</Code></Error>", "", "l").is_err());
         assert!(parse_s3_list(b"junk", "", "l").is_err());
+        assert_eq!(s3_dir_key("t/x", ""), "t/x/");
+        assert_eq!(s3_dir_key("", ""), "");
+        assert_eq!(s3_dir_key("", "p=1"), "p=1/");
         assert_eq!(
             s3_list_query("t", ".hoodie", false, Some("a b")),
             "list-type=2&prefix=t%2F.hoodie%2F&delimiter=%2F&continuation-token=a%20b"
