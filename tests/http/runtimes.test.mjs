@@ -129,6 +129,24 @@ for (const name of CORE) {
   });
 }
 
+test('chromium: an aborted read rejects with ABORTED, no unhandled rejection', async () => {
+  const name = CORE[1];
+  const r = await page.evaluate(async (url) => {
+    const table = await window.WasmTable.openUrl(url, '{}');
+    const controller = new AbortController();
+    const reading = table.readArrow('{}', controller.signal);
+    controller.abort();
+    try {
+      await reading;
+      return { code: 'NOT_ABORTED' };
+    } catch (e) {
+      return { code: e.code };
+    }
+  }, `${nginx.url}/${name}`);
+  assert.equal(r.code, 'ABORTED');
+  await page.waitForTimeout(300); // any late rejection would surface as a page error
+});
+
 test('costs per runtime path', () => {
   const brief = Object.fromEntries(Object.entries(costs).map(([k, v]) => [k, { requests: v.requests, round_trips: v.round_trips, bytes: v.bytes }]));
   console.log(`open+snapshot cost by runtime: ${JSON.stringify(brief, null, 1)}`);
