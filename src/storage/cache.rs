@@ -178,7 +178,9 @@ impl Storage for Cached {
             return Ok((b, size));
         }
         let (b, size) = self.inner.get_tail(path, n).await?;
-        self.store(path, size - b.len() as u64, &b, Some(size));
+        if b.len() as u64 <= size {
+            self.store(path, size - b.len() as u64, &b, Some(size));
+        }
         Ok((b, size))
     }
 

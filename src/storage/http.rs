@@ -462,21 +462,26 @@ impl HttpStorage {
     /// One request for `path`; a presigned URL that was refused is asked for anew once
     /// (it may have expired).
     async fn send(&self, method: &'static str, path: &str, build: impl Fn(Request) -> Request) -> Result<Response> {
-        let object = self.object(path);
-        for fresh in [false, true] {
-            let url = self.url(method, path).await?;
-            let mut req = build(Request::new(method, url));
-            req.headers.extend(self.headers.iter().cloned());
-            let r = self.client.send(req).await.map_err(|e| transport_error(&object, e))?;
-            if fresh || !matches!(r.status, 401 | 403) || !matches!(self.target, Target::Presigned { .. }) {
-                return Ok(r);
-            }
-            self.presigned
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&(method.to_string(), self.key(path)));
+        let r = self.send_once(method, path, &build).await?;
+        let presigned = matches!(self.target, Target::Presigned { .. });
+        if !presigned || !matches!(r.status, 401 | 403) {
+            return Ok(r);
         }
-        unreachable!("the loop returns on its second pass")
+        self.presigned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&(method.to_string(), self.key(path)));
+        self.send_once(method, path, &build).await
+    }
+
+    async fn send_once(&self, method: &'static str, path: &str, build: &impl Fn(Request) -> Request) -> Result<Response> {
+        let url = self.url(method, path).await?;
+        let mut req = build(Request::new(method, url));
+        req.headers.extend(self.headers.iter().cloned());
+        self.client
+            .send(req)
+            .await
+            .map_err(|e| transport_error(&self.object(path), e))
     }
 
     fn warn(&self, message: String) {
@@ -523,6 +528,10 @@ impl HttpStorage {
     async fn list_autoindex(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>> {
         listing::autoindex_may_list(prefix)?;
         let dir = prefix.trim_matches('/');
+        if dir.matches('/').count() > 32 {
+            // A symlink loop on the server would otherwise recurse forever.
+            return Err(HudiError::unsupported_in("directory indexes nested over 32 levels", self.object(dir)));
+        }
         let url_path = if dir.is_empty() { String::new() } else { format!("{dir}/") };
         let r = self.send("GET", &url_path, |r| r.header("Accept", "application/json")).await?;
         let mut out = match r.status {
@@ -665,6 +674,12 @@ impl Storage for HttpStorage {
                     .ok_or_else(|| {
                         HudiError::io(self.object(path), "a suffix range answer without the total size (Content-Range)")
                     })?;
+                if r.body.len() as u64 > total.min(n) {
+                    return Err(HudiError::io(
+                        self.object(path),
+                        format!("asked for the last {n} bytes of {total}, got {}", r.body.len()),
+                    ));
+                }
                 Ok((r.body, total))
             }
             200 => {
