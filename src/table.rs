@@ -41,8 +41,26 @@ impl Table {
     pub async fn open(storage: Arc<dyn Storage>) -> Result<Table> {
         let instrumented = Instrumented::new(storage);
         let io = instrumented.stats();
-        let storage: Arc<dyn Storage> = Arc::new(instrumented);
+        // Immutable objects are kept for the session, outside the counters: a repeated read
+        // of an instant file, footer or column chunk costs no request.
+        let storage: Arc<dyn Storage> = Arc::new(crate::storage::cache::Cached::new(
+            Arc::new(instrumented),
+            crate::storage::cache::DEFAULT_CAPACITY,
+        ));
+        Self::open_counted(storage, io).await
+    }
 
+    /// Opens a table inside another one's storage (the metadata table), sharing its
+    /// counters and session cache instead of stacking a second pair.
+    pub(crate) async fn open_nested(parent: &Table, dir: &str) -> Result<Table> {
+        let storage = Arc::new(crate::storage::prefixed::Prefixed::new(
+            parent.storage.clone(),
+            dir,
+        ));
+        Self::open_counted(storage, parent.io.clone()).await
+    }
+
+    async fn open_counted(storage: Arc<dyn Storage>, io: Arc<IoStats>) -> Result<Table> {
         let (props, layout1, layout2) = futures::join!(
             read_properties(&*storage),
             storage.list(".hoodie", false),
@@ -198,6 +216,17 @@ impl Table {
     /// non-partitioned tables) and each top-level directory except `.hoodie`, listed
     /// recursively and concurrently.
     pub async fn list_data_files(&self) -> Result<Vec<(String, ObjectMeta)>> {
+        if !self.storage.lists_dot_files()
+            && self.config.table_type == crate::config::TableType::MergeOnRead
+        {
+            // A JSON directory index hides log files (`.<fileId>_<instant>.log.*`): listing
+            // would silently drop every update since the last compaction.
+            return Err(HudiError::unsupported_in(
+                "listing partitions of a Merge-On-Read table through a directory index that hides dot-files (log files); \
+                 write a manifest (`hudi-edge manifest`), use an S3 listing, or plan from the metadata table",
+                self.storage.location(),
+            ));
+        }
         let root = self.storage.list("", false).await?;
         let mut out: Vec<(String, ObjectMeta)> = root
             .iter()

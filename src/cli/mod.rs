@@ -26,6 +26,38 @@ struct Cli {
     /// cost against a remote object store).
     #[arg(long, global = true, value_name = "MS")]
     latency_ms: Option<u64>,
+    #[command(flatten)]
+    remote: RemoteArgs,
+}
+
+/// How to reach remote tables (`http(s)://...`, `s3://bucket/prefix`). S3 credentials come
+/// from the usual AWS variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+/// `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`).
+#[derive(Args, Clone, Debug, Default)]
+pub struct RemoteArgs {
+    /// S3 endpoint (MinIO, R2, a local S3 server ...).
+    #[arg(long, global = true, value_name = "URL")]
+    pub endpoint: Option<String>,
+    #[arg(long, global = true)]
+    pub region: Option<String>,
+    /// Unsigned S3 requests (public buckets).
+    #[arg(long, global = true)]
+    pub anonymous: bool,
+    /// S3 addressing: `endpoint/bucket/key` instead of `bucket.endpoint/key`.
+    #[arg(long, global = true)]
+    pub path_style: bool,
+    /// How to list an http(s) table: auto (manifest, else JSON autoindex), s3, autoindex, manifest.
+    #[arg(long, global = true, default_value = "auto")]
+    pub listing: String,
+    /// Extra HTTP header `Name: value` for http(s) tables (repeatable).
+    #[arg(long = "header", global = true, value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Retries of a failed request (429, 5xx, network errors), with exponential backoff.
+    #[arg(long, global = true, default_value_t = crate::storage::http::DEFAULT_RETRIES)]
+    pub retries: u32,
+    /// Requests in flight at once.
+    #[arg(long, global = true, default_value_t = crate::storage::http::DEFAULT_CONCURRENCY)]
+    pub concurrency: usize,
 }
 
 #[derive(Subcommand)]
@@ -74,6 +106,15 @@ enum Command {
     },
     /// Metadata of one instant.
     Commit { table: String, instant: String },
+    /// Write `.hoodie/hudi-edge-manifest.json`: every file of the table with its size, so
+    /// hosts without a list API (static sites, CDNs, nginx) can serve it. Rewrite it after
+    /// each commit.
+    Manifest {
+        table: String,
+        /// Write here instead of into the table (`-` = stdout).
+        #[arg(long, value_name = "FILE")]
+        output: Option<String>,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -107,6 +148,9 @@ enum Format {
     Jsonl,
     Csv,
     Arrow,
+    /// JSON lines in the fixtures' expected-output encoding (tests).
+    #[value(hide = true)]
+    OracleJsonl,
 }
 
 impl QueryArgs {
@@ -135,8 +179,84 @@ impl QueryArgs {
     }
 }
 
-/// A storage for a table location: a local path, a `file://` URL, or a `.zip` of a table.
+/// A storage for a table location: a local path, a `file://` URL, a `.zip` of a table,
+/// `http(s)://...` or `s3://bucket/prefix`, with default remote options.
 pub fn storage_for(location: &str) -> Result<Arc<dyn Storage>> {
+    storage_for_with(location, &RemoteArgs::from_env())
+}
+
+impl RemoteArgs {
+    /// Defaults, as when no flag is given.
+    pub fn from_env() -> Self {
+        RemoteArgs {
+            listing: "auto".into(),
+            retries: crate::storage::http::DEFAULT_RETRIES,
+            concurrency: crate::storage::http::DEFAULT_CONCURRENCY,
+            ..Default::default()
+        }
+    }
+
+    fn s3_options(&self) -> crate::storage::object_store::S3Options {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        crate::storage::object_store::S3Options {
+            region: self
+                .region
+                .clone()
+                .or_else(|| env("AWS_REGION"))
+                .or_else(|| env("AWS_DEFAULT_REGION")),
+            endpoint: self
+                .endpoint
+                .clone()
+                .or_else(|| env("AWS_ENDPOINT_URL_S3"))
+                .or_else(|| env("AWS_ENDPOINT_URL")),
+            access_key_id: env("AWS_ACCESS_KEY_ID"),
+            secret_access_key: env("AWS_SECRET_ACCESS_KEY"),
+            session_token: env("AWS_SESSION_TOKEN"),
+            force_path_style: self.path_style.then_some(true),
+            anonymous: self.anonymous,
+        }
+    }
+}
+
+/// [`storage_for`] with explicit remote options.
+pub fn storage_for_with(location: &str, remote: &RemoteArgs) -> Result<Arc<dyn Storage>> {
+    use crate::storage::http::{HttpOptions, HttpStorage};
+    if location.starts_with("s3://") || location.starts_with("s3a://") {
+        let o = remote.s3_options();
+        return Ok(Arc::new(crate::storage::object_store::s3_storage(
+            location,
+            &o,
+            remote.retries,
+            remote.concurrency,
+        )?));
+    }
+    if location.starts_with("http://") || location.starts_with("https://") {
+        let headers = remote
+            .headers
+            .iter()
+            .map(|h| {
+                h.split_once(':')
+                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                    .ok_or_else(|| {
+                        HudiError::invalid(format!("--header {h:?} is not `Name: value`"))
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let options = HttpOptions {
+            headers,
+            listing: crate::storage::listing::ListingMode::parse(&remote.listing)?,
+            concurrency: remote.concurrency,
+            retries: remote.retries,
+        };
+        let transport = Arc::new(crate::storage::object_store::ReqwestTransport::new()?);
+        return Ok(Arc::new(HttpStorage::for_url(
+            transport,
+            location,
+            remote.path_style.then_some(true),
+            options,
+        )?));
+    }
+
     if location.ends_with(".zip") && !location.contains("://") {
         let bytes = std::fs::read(location).map_err(|e| HudiError::io(location, e))?;
         return Ok(Arc::new(crate::storage::memory::MemoryStorage::from_zip(
@@ -148,7 +268,7 @@ pub fn storage_for(location: &str) -> Result<Arc<dyn Storage>> {
     }
     if location.contains("://") {
         return Err(HudiError::unsupported(format!(
-            "table location {location} (use a local path or file:// URL)"
+            "table location {location} (use a local path, file://, http(s):// or s3://)"
         )));
     }
     Ok(Arc::new(crate::storage::local::LocalStorage::new(location)))
@@ -187,8 +307,9 @@ fn print_json(value: &serde_json::Value) -> Result<()> {
 
 async fn run(cli: Cli) -> Result<()> {
     let latency = cli.latency_ms.map(std::time::Duration::from_millis);
+    let remote = cli.remote.clone();
     let open = |location: &str| {
-        let storage = storage_for(location).map(|s| match latency {
+        let storage = storage_for_with(location, &remote).map(|s| match latency {
             Some(d) => Arc::new(crate::storage::latency::Latency::new(s, d)) as Arc<dyn Storage>,
             None => s,
         });
@@ -264,6 +385,17 @@ async fn run(cli: Cli) -> Result<()> {
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             match format {
                 Format::Jsonl => crate::output::write_jsonl(&result.batches, &mut out)?,
+                Format::OracleJsonl => {
+                    for b in &result.batches {
+                        for row in
+                            crate::output::rows_as_json_with(b, crate::output::JsonStyle::ORACLE)
+                        {
+                            serde_json::to_writer(&mut out, &row)
+                                .map_err(|e| HudiError::io("<stdout>", e))?;
+                            writeln!(out).map_err(|e| HudiError::io("<stdout>", e))?;
+                        }
+                    }
+                }
                 Format::Csv => crate::output::write_csv(&result.schema, &result.batches, &mut out)?,
                 Format::Arrow => {
                     crate::output::write_arrow_ipc(&result.schema, &result.batches, &mut out)?
@@ -313,5 +445,57 @@ async fn run(cli: Cli) -> Result<()> {
             let content = t.instant_content(i).await?;
             print_json(&json!({ "instant": i, "content": content }))
         }
+        Command::Manifest { table, output } => {
+            let storage = storage_for_with(&table, &remote)?;
+            let manifest = write_manifest(storage, output.as_deref()).await?;
+            eprintln!(
+                "manifest: {} files in {} folders, latest instant {}",
+                manifest.num_files(),
+                manifest.dirs.len(),
+                manifest.latest_instant.as_deref().unwrap_or("-")
+            );
+            Ok(())
+        }
     }
+}
+
+/// Lists the whole table (which must be on a store that can list) and writes the manifest
+/// into it, or to `output`.
+pub async fn write_manifest(
+    storage: Arc<dyn Storage>,
+    output: Option<&str>,
+) -> Result<crate::storage::listing::Manifest> {
+    use crate::storage::listing::{Manifest, MANIFEST_PATH};
+    let table = Table::open(storage.clone()).await?;
+    let files = storage.list("", true).await?;
+    let mut manifest = Manifest::from_files(&files);
+    manifest.table = Some(table.config().name.clone());
+    manifest.table_version = Some(table.config().version);
+    manifest.created_at =
+        Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    manifest.latest_instant = table
+        .timeline()
+        .completed()
+        .last()
+        .map(|i| i.requested_time.clone());
+    let bytes = manifest.to_json();
+    match output {
+        Some("-") => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)
+                .map_err(|e| HudiError::io("<stdout>", e))?;
+            writeln!(out).map_err(|e| HudiError::io("<stdout>", e))?;
+        }
+        Some(path) => std::fs::write(path, &bytes).map_err(|e| HudiError::io(path, e))?,
+        None => {
+            storage
+                .put(
+                    MANIFEST_PATH,
+                    bytes::Bytes::from(bytes),
+                    crate::storage::PutMode::Overwrite,
+                )
+                .await?;
+        }
+    }
+    Ok(manifest)
 }

@@ -26,7 +26,7 @@ use crate::error::{HudiError, Result};
 use crate::file_group::view::{self, DataFile};
 use crate::file_group::FileSlice;
 use crate::hfile::{Cell, HFileReader, OpenOptions};
-use crate::storage::{join, ObjectMeta, Prefixed, Storage};
+use crate::storage::{join, ObjectMeta, Storage};
 use crate::table::Table;
 use crate::timeline::{action, compare_instant_times, State, Timeline, Visibility};
 
@@ -200,7 +200,7 @@ impl MetadataTable {
             .filter(|p| config.metadata_partitions.iter().any(|a| a == p))
             .collect();
         let (mdt, listings) = futures::join!(
-            Table::open(Arc::new(Prefixed::new(storage.clone(), METADATA_DIR))),
+            Table::open_nested(data, METADATA_DIR),
             try_join_all(wanted.iter().map(|p| {
                 let dir = mdt_path(p);
                 let storage = storage.clone();

@@ -77,6 +77,19 @@ impl Storage for Latency {
         self.wait().await;
         self.inner.delete(path).await
     }
+
+    fn lists_dot_files(&self) -> bool {
+        self.inner.lists_dot_files()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings()
+    }
+
+    // A manifest already loaded answers without a request, so without delay too.
+    fn list_local(&self, prefix: &str, recursive: bool) -> Option<Vec<ObjectMeta>> {
+        self.inner.list_local(prefix, recursive)
+    }
 }
 
 #[cfg(test)]

@@ -5,15 +5,26 @@
 //! Implementations: [`memory::MemoryStorage`] (tests, bytes handed in from JS),
 //! `local::LocalStorage` (native files), and the HTTP/S3 ones that live beside them. Every
 //! implementation is wrapped in [`Instrumented`], which counts requests, bytes and dependent
-//! round trips, so any read can report what it cost. Wrappers: [`prefixed::Prefixed`] (a
-//! sub-directory as a root, e.g. the metadata table) and `latency::Latency` (a fixed delay per
-//! request, for benchmarks).
+//! round trips, so any read can report what it cost, and then in [`cache::Cached`], which
+//! keeps immutable objects for the session so repeated reads cost nothing. Wrappers:
+//! [`prefixed::Prefixed`] (a sub-directory as a root, e.g. the metadata table) and
+//! `latency::Latency` (a fixed delay per request, for benchmarks).
+//!
+//! Remote tables: [`http::HttpStorage`] (plain HTTP(S) and presigned URLs, over `fetch` in
+//! wasm — [`fetch`] — or reqwest natively) and [`object_store::ObjectStoreStorage`] (S3 via
+//! object_store, both targets). [`listing`] answers `list` where a host has no list API.
 
+pub mod cache;
+#[cfg(target_arch = "wasm32")]
+pub mod fetch;
+pub mod http;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod latency;
+pub mod listing;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod local;
 pub mod memory;
+pub mod object_store;
 pub mod prefixed;
 
 use std::fmt;
@@ -106,6 +117,23 @@ pub trait Storage: Send + Sync + fmt::Debug {
     }
 
     async fn delete(&self, path: &str) -> Result<()>;
+
+    /// False when `list` cannot see names starting with a dot (a JSON directory index):
+    /// Hudi log files are such names, so Merge-On-Read partitions must not be listed.
+    fn lists_dot_files(&self) -> bool {
+        true
+    }
+
+    /// What the store noticed and worked around (e.g. a server that ignores `Range`).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// A listing the store already holds (a loaded manifest), answered without a request;
+    /// `None` when `list` would have to ask.
+    fn list_local(&self, _prefix: &str, _recursive: bool) -> Option<Vec<ObjectMeta>> {
+        None
+    }
 }
 
 /// Joins a directory and a name into a storage path.
@@ -261,6 +289,9 @@ impl Storage for Instrumented {
     }
 
     async fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>> {
+        if let Some(known) = self.inner.list_local(prefix, recursive) {
+            return Ok(known); // no request, no round trip
+        }
         let _f = self.stats.begin(&self.stats.lists);
         self.inner.list(prefix, recursive).await
     }
@@ -274,5 +305,21 @@ impl Storage for Instrumented {
     async fn delete(&self, path: &str) -> Result<()> {
         let _f = self.stats.begin(&self.stats.deletes);
         self.inner.delete(path).await
+    }
+
+    fn has_suffix_range(&self) -> bool {
+        self.inner.has_suffix_range()
+    }
+
+    fn lists_dot_files(&self) -> bool {
+        self.inner.lists_dot_files()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings()
+    }
+
+    fn list_local(&self, prefix: &str, recursive: bool) -> Option<Vec<ObjectMeta>> {
+        self.inner.list_local(prefix, recursive)
     }
 }

@@ -82,6 +82,19 @@ impl Storage for Prefixed {
     async fn delete(&self, path: &str) -> Result<()> {
         self.inner.delete(&self.full(path)).await
     }
+
+    fn lists_dot_files(&self) -> bool {
+        self.inner.lists_dot_files()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings()
+    }
+
+    fn list_local(&self, prefix: &str, recursive: bool) -> Option<Vec<ObjectMeta>> {
+        let listed = self.inner.list_local(&self.full(prefix), recursive)?;
+        Some(listed.into_iter().map(|m| self.strip(m)).collect())
+    }
 }
 
 #[cfg(test)]

@@ -11,11 +11,12 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import { check } from './fixture_checks.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
 const fixtures = process.env.HUDI_EDGE_FIXTURES ?? join(repo, 'tests', 'data', 'fixtures');
-const wasmDir = process.env.HUDI_EDGE_WASM_NODE ?? join(repo, 'target', 'wasm-node');
+const wasmDir = process.env.HUDI_EDGE_WASM_NODE ?? join(process.env.CARGO_TARGET_DIR ?? join(repo, 'target'), 'wasm-node');
 const require = createRequire(import.meta.url);
 const { WasmTable } = require(join(wasmDir, 'hudi_edge.js'));
 // Which table types to check in full; MOR snapshots need log merging.
@@ -26,67 +27,6 @@ function zips(dir) {
     const p = join(dir, n);
     return statSync(p).isDirectory() ? zips(p) : n.endsWith('.zip') ? [p] : [];
   });
-}
-
-const keyOf = (row, keyFields) => {
-  if (typeof row._hoodie_record_key === 'string') return row._hoodie_record_key;
-  const t = (v) => (v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
-  return keyFields.length === 1 ? t(row[keyFields[0]]) : keyFields.map((f) => `${f}:${t(row[f])}`).join(',');
-};
-const canonical = (rows, keyFields) =>
-  rows
-    .map((r) => [keyOf(r, keyFields), r._hoodie_partition_path ?? '', JSON.stringify(r), r])
-    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0))
-    .map((x) => x[3]);
-const pairs = (rows, keyFields) => canonical(rows, keyFields).map((r) => [keyOf(r, keyFields), r._hoodie_partition_path ?? '']).sort();
-
-// D4 (see tests/fixtures.rs): time travel reads with the schema as of the instant.
-const schemaChanged = {
-  'sample_table/cow/v9_timebasedkeygen_epochmillis': ['ts_millis'],
-  'sample_table/cow/v9_timebasedkeygen_unixtimestamp': ['ts_epoch'],
-};
-
-async function readRows(table, options) {
-  return JSON.parse(await table.readJson(JSON.stringify(options), true));
-}
-
-async function check(name, table, exp) {
-  const keys = exp.table.record_key_fields ?? [];
-  const hasMeta = exp.table.populate_meta_fields !== false;
-  const v8plus = exp.table.table_version >= 8;
-  const lenient = schemaChanged[name] ?? [];
-  const sameRows = (got, want, what) => {
-    const g = canonical(got, keys).map((r) => {
-      const c = { ...r };
-      for (const col of lenient) if (typeof c[col] === 'number') c[col] = String(c[col]);
-      return c;
-    });
-    const w = canonical(want, keys);
-    assert.equal(g.length, w.length, `${name} ${what}: row count`);
-    assert.deepEqual(g, w, `${name} ${what}`);
-  };
-
-  const timeline = JSON.parse(await table.timeline(false));
-  const completed = timeline.instants.filter((i) => i.state === 'completed').map((i) => [i.requested_time, i.action]);
-  assert.deepEqual(completed, exp.timeline_folder.completed.map((c) => [c.instant_time, c.action]), `${name}: timeline`);
-
-  sameRows(await readRows(table, {}), exp.snapshot.rows, 'snapshot');
-  for (const tt of exp.time_travel) sameRows(await readRows(table, { asOf: tt.as_of }), tt.rows, `as of ${tt.as_of}`);
-  for (const r of (v8plus ? exp.incremental_by_completion_time : exp.incremental) ?? []) {
-    const options = { query: 'incremental', start: r.start, ...(r.end ? { end: r.end } : {}) };
-    if (!hasMeta) {
-      await assert.rejects(readRows(table, options), (e) => e.code === 'UNSUPPORTED');
-      continue;
-    }
-    const got = await readRows(table, options);
-    assert.deepEqual(pairs(got, keys), [...r.keys_with_partition].sort(), `${name}: incremental (${r.start}, ${r.end}]`);
-  }
-  if (exp.read_optimized) sameRows(await readRows(table, { query: 'read_optimized' }), exp.read_optimized.rows, 'read-optimized');
-  for (const f of exp.filters ?? []) {
-    const got = await readRows(table, { filters: f.filters });
-    const want = f.python_filter_of_snapshot_keys.map(([k, p]) => [k, hasMeta ? p : '']).sort();
-    assert.deepEqual(pairs(got, keys), want, `${name}: filter ${JSON.stringify(f.filters)}`);
-  }
 }
 
 for (const zip of zips(join(fixtures, 'tables')).sort()) {

@@ -1,0 +1,298 @@
+//! A per-session cache of immutable objects, so a second read of the same instant file,
+//! footer or column chunk costs no request. It sits *outside* [`super::Instrumented`]: what
+//! it answers is not counted as I/O.
+//!
+//! Immutable here means Hudi never rewrites the name: completed instant files (timeline
+//! names that start with a digit and are not `.requested` / `.inflight`), base files
+//! (`.parquet`, `.hfile`, `.orc`), log files (`.log.` — appended only under table version 6,
+//! where a cached prefix stays valid) and LSM history files. `hoodie.properties`, the
+//! manifest, archive files and anything else go straight through.
+
+use std::collections::{HashMap, VecDeque};
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use super::{ObjectMeta, PutMode, Storage};
+use crate::error::Result;
+
+/// Default bound on cached bytes.
+pub const DEFAULT_CAPACITY: u64 = 64 * 1024 * 1024;
+
+pub fn is_immutable(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if name.ends_with(".parquet") || name.ends_with(".hfile") || name.ends_with(".orc") {
+        return true;
+    }
+    if name.starts_with('.') && name.contains(".log.") && !name.starts_with(".commits_.archive") {
+        return true;
+    }
+    let in_timeline = path.starts_with(".hoodie/") || path.contains("/.hoodie/");
+    in_timeline
+        && name.starts_with(|c: char| c.is_ascii_digit())
+        && name.contains('.')
+        && !name.ends_with(".requested")
+        && !name.ends_with(".inflight")
+        && !name.ends_with(".tmp")
+}
+
+#[derive(Debug, Default)]
+struct Entry {
+    size: Option<u64>,
+    meta: Option<ObjectMeta>,
+    /// (start, bytes) pieces.
+    pieces: Vec<(u64, Bytes)>,
+}
+
+impl Entry {
+    fn find(&self, range: &Range<u64>) -> Option<Bytes> {
+        let end = match self.size {
+            Some(s) => range.end.min(s),
+            None => range.end,
+        };
+        if range.start >= end {
+            return self.size.map(|_| Bytes::new());
+        }
+        self.pieces.iter().find_map(|(start, b)| {
+            let piece_end = start + b.len() as u64;
+            (*start <= range.start && end <= piece_end)
+                .then(|| b.slice((range.start - start) as usize..(end - start) as usize))
+        })
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    entries: HashMap<String, Entry>,
+    order: VecDeque<String>,
+    bytes: u64,
+    hits: u64,
+}
+
+#[derive(Debug)]
+pub struct Cached {
+    inner: Arc<dyn Storage>,
+    capacity: u64,
+    state: Mutex<State>,
+}
+
+impl Cached {
+    pub fn new(inner: Arc<dyn Storage>, capacity: u64) -> Self {
+        Cached {
+            inner,
+            capacity,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Requests answered from the cache so far.
+    pub fn hits(&self) -> u64 {
+        self.lock().hits
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lookup(&self, path: &str, f: impl FnOnce(&Entry) -> Option<Bytes>) -> Option<Bytes> {
+        if !is_immutable(path) {
+            return None;
+        }
+        let mut s = self.lock();
+        let hit = s.entries.get(path).and_then(f);
+        if hit.is_some() {
+            s.hits += 1;
+        }
+        hit
+    }
+
+    fn store(&self, path: &str, start: u64, bytes: &Bytes, size: Option<u64>) {
+        if !is_immutable(path) || bytes.len() as u64 > self.capacity / 4 {
+            return;
+        }
+        let mut s = self.lock();
+        let is_new = !s.entries.contains_key(path);
+        if is_new {
+            s.order.push_back(path.to_string());
+        }
+        let e = s.entries.entry(path.to_string()).or_default();
+        if size.is_some() {
+            e.size = size;
+        }
+        if !bytes.is_empty() {
+            e.pieces.push((start, bytes.clone()));
+        }
+        s.bytes += bytes.len() as u64;
+        while s.bytes > self.capacity {
+            let Some(oldest) = s.order.pop_front() else {
+                break;
+            };
+            if let Some(old) = s.entries.remove(&oldest) {
+                s.bytes -= old.pieces.iter().map(|(_, b)| b.len() as u64).sum::<u64>();
+            }
+        }
+    }
+
+    fn forget(&self, path: &str) {
+        let mut s = self.lock();
+        if let Some(old) = s.entries.remove(path) {
+            s.bytes -= old.pieces.iter().map(|(_, b)| b.len() as u64).sum::<u64>();
+            s.order.retain(|p| p != path);
+        }
+    }
+}
+
+#[async_trait]
+impl Storage for Cached {
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+
+    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
+        if let Some(b) = self.lookup(path, |e| e.find(&range)) {
+            return Ok(b);
+        }
+        let b = self.inner.get_range(path, range.clone()).await?;
+        // A short answer means the object ends there.
+        let size =
+            ((b.len() as u64) < range.end - range.start).then(|| range.start + b.len() as u64);
+        self.store(path, range.start, &b, size);
+        Ok(b)
+    }
+
+    async fn get(&self, path: &str) -> Result<Bytes> {
+        if let Some(b) = self.lookup(path, |e| e.size.and_then(|s| e.find(&(0..s)))) {
+            return Ok(b);
+        }
+        let b = self.inner.get(path).await?;
+        self.store(path, 0, &b, Some(b.len() as u64));
+        Ok(b)
+    }
+
+    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
+        let cached = self.lookup(path, |e| {
+            let size = e.size?;
+            e.find(&(size.saturating_sub(n)..size))
+        });
+        if let Some(b) = cached {
+            let size = self
+                .lock()
+                .entries
+                .get(path)
+                .and_then(|e| e.size)
+                .unwrap_or(b.len() as u64);
+            return Ok((b, size));
+        }
+        let (b, size) = self.inner.get_tail(path, n).await?;
+        if b.len() as u64 <= size {
+            self.store(path, size - b.len() as u64, &b, Some(size));
+        }
+        Ok((b, size))
+    }
+
+    fn has_suffix_range(&self) -> bool {
+        self.inner.has_suffix_range()
+    }
+
+    async fn head(&self, path: &str) -> Result<ObjectMeta> {
+        if is_immutable(path) {
+            let mut s = self.lock();
+            let known = s.entries.get(path).and_then(|e| {
+                e.meta
+                    .clone()
+                    .or_else(|| e.size.map(|size| ObjectMeta::file(path, size)))
+            });
+            if let Some(m) = known {
+                s.hits += 1;
+                return Ok(m);
+            }
+        }
+        let m = self.inner.head(path).await?;
+        if is_immutable(path) {
+            self.store(path, 0, &Bytes::new(), Some(m.size));
+            if let Some(e) = self.lock().entries.get_mut(path) {
+                e.meta = Some(m.clone());
+            }
+        }
+        Ok(m)
+    }
+
+    async fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>> {
+        self.inner.list(prefix, recursive).await
+    }
+
+    async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
+        self.forget(path);
+        self.inner.put(path, data, mode).await
+    }
+
+    async fn delete(&self, path: &str) -> Result<()> {
+        self.forget(path);
+        self.inner.delete(path).await
+    }
+
+    fn lists_dot_files(&self) -> bool {
+        self.inner.lists_dot_files()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings()
+    }
+
+    fn list_local(&self, prefix: &str, recursive: bool) -> Option<Vec<ObjectMeta>> {
+        self.inner.list_local(prefix, recursive)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::memory::MemoryStorage;
+    use crate::storage::Instrumented;
+
+    #[test]
+    fn immutable_names() {
+        assert!(is_immutable(".hoodie/timeline/1_2.commit"));
+        assert!(is_immutable(".hoodie/20240101.deltacommit"));
+        assert!(!is_immutable(".hoodie/20240101.deltacommit.inflight"));
+        assert!(!is_immutable(".hoodie/20240101.commit.requested"));
+        assert!(!is_immutable(".hoodie/hoodie.properties"));
+        assert!(!is_immutable(".hoodie/hudi-edge-manifest.json"));
+        assert!(!is_immutable(".hoodie/archived/.commits_.archive.1_1-0-1"));
+        assert!(is_immutable("p/.f1_20240101.log.1_0-1-0"));
+        assert!(is_immutable("p/f1_0-1-0_20240101.parquet"));
+        assert!(is_immutable(
+            ".hoodie/metadata/files/files-0000-0_0-1-0_1.hfile"
+        ));
+        assert!(!is_immutable("p/.hoodie_partition_metadata"));
+    }
+
+    #[test]
+    fn repeated_reads_cost_nothing() {
+        futures::executor::block_on(async {
+            let mem = MemoryStorage::new();
+            mem.insert("p/a.parquet", (0u8..=255).collect::<Vec<_>>(), None);
+            mem.insert(".hoodie/hoodie.properties", b"x=1".to_vec(), None);
+            let inst = Instrumented::new(Arc::new(mem));
+            let stats = inst.stats();
+            let c = Cached::new(Arc::new(inst), 1 << 20);
+            let (tail, size) = c.get_tail("p/a.parquet", 16).await.unwrap();
+            assert_eq!((tail.len(), size), (16, 256));
+            assert_eq!(
+                c.get_tail("p/a.parquet", 8).await.unwrap().0[..],
+                (248u8..=255).collect::<Vec<_>>()[..]
+            );
+            assert_eq!(c.get_range("p/a.parquet", 250..300).await.unwrap().len(), 6);
+            assert_eq!(c.head("p/a.parquet").await.unwrap().size, 256);
+            let before = stats.snapshot().requests;
+            assert_eq!(c.get("p/a.parquet").await.unwrap().len(), 256);
+            assert_eq!(c.get_range("p/a.parquet", 10..20).await.unwrap()[0], 10);
+            assert_eq!(stats.snapshot().requests, before + 1);
+            c.get(".hoodie/hoodie.properties").await.unwrap();
+            c.get(".hoodie/hoodie.properties").await.unwrap();
+            assert_eq!(stats.snapshot().requests, before + 3);
+        });
+    }
+}

@@ -1,0 +1,467 @@
+//! HTTP in wasm: the global `fetch` (looked up on `globalThis`, so the same build works in
+//! windows, dedicated workers, Node and workerd), or one the application hands in.
+//!
+//! - [`FetchTransport`] carries [`super::http::HttpStorage`]'s requests (plain HTTP(S) and
+//!   presigned URLs) and, through [`fetch_connector`], object_store's S3 client.
+//! - Each request gets its own `AbortController`: when the Rust future waiting for it is
+//!   dropped (an operation aborted through its `AbortSignal`, or abandoned), the request is
+//!   aborted too, and its rejected promises are always awaited — never unhandled.
+//! - Backoff sleeps are a `setTimeout` promise.
+//! - [`RustCryptoProvider`] signs S3 requests with the RustCrypto `sha2` + `hmac` crates.
+//!
+//! `JsFuture` is `!Send` while the [`crate::storage::Storage`] trait and object_store want
+//! `Send` futures: every JS interaction runs in a `spawn_local` task and hands its outcome
+//! back over a `oneshot` channel; the `Send` side only waits on channels.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::channel::oneshot;
+use futures::FutureExt;
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+use super::http::{Client, ListPage, Presigner, Request, Response, Transport, TransportError};
+use crate::error::{HudiError, Result};
+
+fn global_fn(name: &str) -> Option<Function> {
+    Reflect::get(&js_sys::global(), &name.into())
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+}
+
+fn js_text(e: &JsValue) -> String {
+    Reflect::get(e, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "request failed".into())
+}
+
+fn is_abort(e: &JsValue) -> bool {
+    Reflect::get(e, &"name".into())
+        .ok()
+        .and_then(|n| n.as_string())
+        .is_some_and(|n| n == "AbortError")
+}
+
+/// Requests through `fetch`.
+#[derive(Debug, Clone)]
+pub struct FetchTransport {
+    fetch: Function,
+}
+
+// wasm32 without threads: there is one thread, so nothing is ever sent or shared across
+// threads. The Transport trait asks for Send + Sync because native transports are shared.
+unsafe impl Send for FetchTransport {}
+unsafe impl Sync for FetchTransport {}
+
+impl FetchTransport {
+    /// `fetch`: the application's own, or the global one.
+    pub fn new(fetch: Option<Function>) -> Result<Self> {
+        let fetch = fetch
+            .or_else(|| global_fn("fetch"))
+            .ok_or_else(|| HudiError::unsupported("this JavaScript runtime has no global fetch"))?;
+        Ok(FetchTransport { fetch })
+    }
+
+    /// Starts the request on the JS event loop. Dropping the returned cancel sender aborts it.
+    fn start(
+        &self,
+        r: Request,
+    ) -> (
+        oneshot::Receiver<std::result::Result<Response, TransportError>>,
+        oneshot::Sender<()>,
+    ) {
+        let (tx, rx) = oneshot::channel();
+        let (cancel_tx, cancel_rx) = oneshot::channel::<()>();
+        let fetch = self.fetch.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let controller = web_sys::AbortController::new().ok();
+            let work = run_fetch(fetch, r, controller.clone()).fuse();
+            let cancelled = cancel_rx.fuse();
+            futures::pin_mut!(work, cancelled);
+            let outcome = futures::select! {
+                o = work => o,
+                _ = cancelled => {
+                    if let Some(c) = &controller {
+                        c.abort();
+                    }
+                    // The fetch's own promise rejects with AbortError; it is handled by
+                    // the JsFuture callbacks registered on it.
+                    Err(TransportError { detail: "aborted".into(), aborted: true })
+                }
+            };
+            let _ = tx.send(outcome);
+        });
+        (rx, cancel_tx)
+    }
+}
+
+async fn run_fetch(
+    fetch: Function,
+    r: Request,
+    controller: Option<web_sys::AbortController>,
+) -> std::result::Result<Response, TransportError> {
+    let fail = |e: JsValue| TransportError {
+        detail: js_text(&e),
+        aborted: is_abort(&e),
+    };
+    let init = Object::new();
+    let headers = Object::new();
+    for (k, v) in &r.headers {
+        let _ = Reflect::set(&headers, &k.as_str().into(), &v.as_str().into());
+    }
+    let _ = Reflect::set(&init, &"method".into(), &r.method.into());
+    let _ = Reflect::set(&init, &"headers".into(), &headers);
+    if let Some(body) = &r.body {
+        let _ = Reflect::set(&init, &"body".into(), &Uint8Array::from(body.as_ref()));
+    }
+    if let Some(c) = &controller {
+        let _ = Reflect::set(&init, &"signal".into(), &c.signal());
+    }
+    let promise = fetch
+        .call2(&js_sys::global(), &r.url.as_str().into(), &init)
+        .map_err(fail)?;
+    let resp = JsFuture::from(Promise::resolve(&promise))
+        .await
+        .map_err(fail)?;
+    let resp: web_sys::Response = resp.unchecked_into();
+    let status = resp.status();
+    let mut headers = HashMap::new();
+    if let Ok(Some(iter)) = js_sys::try_iter(&resp.headers()) {
+        for pair in iter.flatten() {
+            let pair = Array::from(&pair);
+            if let (Some(k), Some(v)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
+                headers.insert(k.to_ascii_lowercase(), v);
+            }
+        }
+    }
+    let too_big = status == 200
+        && r.skip_full_body_over.is_some_and(|limit| {
+            headers
+                .get("content-length")
+                .and_then(|l| l.parse::<u64>().ok())
+                .is_some_and(|l| l > limit)
+        });
+    if too_big || r.method == "HEAD" {
+        if too_big {
+            if let Some(c) = &controller {
+                c.abort(); // stop the download; nobody waits on the body
+            }
+        }
+        return Ok(Response {
+            status,
+            headers,
+            body: Bytes::new(),
+            body_skipped: too_big,
+        });
+    }
+    let buffer = resp.array_buffer().map_err(fail)?;
+    let buffer = JsFuture::from(buffer).await.map_err(fail)?;
+    let body = Bytes::from(Uint8Array::new(&buffer).to_vec());
+    Ok(Response {
+        status,
+        headers,
+        body,
+        body_skipped: false,
+    })
+}
+
+/// Cancels the request when dropped (the future awaiting it went away).
+struct CancelOnDrop(Option<oneshot::Sender<()>>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            let _ = c.send(());
+        }
+    }
+}
+
+#[async_trait]
+impl Transport for FetchTransport {
+    async fn send(&self, r: Request) -> std::result::Result<Response, TransportError> {
+        let (rx, cancel) = self.start(r);
+        let mut guard = CancelOnDrop(Some(cancel));
+        let outcome = rx.await.unwrap_or_else(|_| {
+            Err(TransportError {
+                detail: "the request task ended".into(),
+                aborted: true,
+            })
+        });
+        guard.0 = None; // finished: nothing to cancel
+        outcome
+    }
+
+    async fn sleep(&self, d: Duration) {
+        let (tx, rx) = oneshot::channel::<()>();
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = timeout(d).await;
+            let _ = tx.send(());
+        });
+        let _ = rx.await;
+    }
+}
+
+/// A promise resolved after `d` (`setTimeout`).
+pub fn timeout(d: Duration) -> JsFuture {
+    let ms = d.as_millis().min(i32::MAX as u128) as i32;
+    let promise = Promise::new(&mut |resolve, _reject| {
+        if let Some(set_timeout) = global_fn("setTimeout") {
+            let _ = set_timeout.call2(&JsValue::UNDEFINED, &resolve, &ms.into());
+        } else {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+        }
+    });
+    JsFuture::from(promise)
+}
+
+// ---------------------------------------------------------------------------------------
+// Presigning through a JS callback
+
+/// `(method, key, page?) => Promise<string>`, usually a call to the application's server.
+#[derive(Debug)]
+pub struct JsPresigner {
+    callback: Function,
+}
+
+unsafe impl Send for JsPresigner {}
+unsafe impl Sync for JsPresigner {}
+
+impl JsPresigner {
+    pub fn new(callback: Function) -> Self {
+        JsPresigner { callback }
+    }
+}
+
+#[async_trait]
+impl Presigner for JsPresigner {
+    async fn presign(&self, method: &str, key: &str, list: Option<&ListPage>) -> Result<String> {
+        let (tx, rx) = oneshot::channel::<Result<String>>();
+        let callback = self.callback.clone();
+        let (m, k) = (method.to_string(), key.to_string());
+        let page = list.and_then(|p| serde_json::to_string(p).ok());
+        wasm_bindgen_futures::spawn_local(async move {
+            let page = page
+                .and_then(|p| js_sys::JSON::parse(&p).ok())
+                .unwrap_or(JsValue::UNDEFINED);
+            let outcome = match callback.call3(
+                &JsValue::UNDEFINED,
+                &m.as_str().into(),
+                &k.as_str().into(),
+                &page,
+            ) {
+                Ok(v) => match JsFuture::from(Promise::resolve(&v)).await {
+                    Ok(url) => url.as_string().ok_or_else(|| {
+                        HudiError::invalid(format!(
+                            "the presign callback did not answer a URL string for {m} {k}"
+                        ))
+                    }),
+                    Err(e) => Err(HudiError::AccessDenied {
+                        path: k.clone(),
+                        detail: format!("presign callback failed: {}", js_text(&e)),
+                    }),
+                },
+                Err(e) => Err(HudiError::AccessDenied {
+                    path: k.clone(),
+                    detail: format!("presign callback threw: {}", js_text(&e)),
+                }),
+            };
+            let _ = tx.send(outcome);
+        });
+        rx.await
+            .unwrap_or_else(|_| Err(HudiError::Aborted(format!("presigning {method} {key}"))))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// object_store over fetch (S3)
+
+/// object_store's `HttpService` over [`Client`] (fetch + retries + concurrency limit).
+#[derive(Debug, Clone)]
+struct FetchService {
+    client: Client,
+}
+
+async fn request_body(body: object_store::client::HttpRequestBody) -> Option<Bytes> {
+    use http_body_util::BodyExt;
+    if body.is_empty() && body.content_length() == 0 {
+        return None;
+    }
+    if let Some(b) = body.as_bytes() {
+        return Some(b.clone());
+    }
+    body.collect().await.ok().map(|c| c.to_bytes())
+}
+
+#[async_trait]
+impl object_store::client::HttpService for FetchService {
+    async fn call(
+        &self,
+        req: object_store::client::HttpRequest,
+    ) -> std::result::Result<object_store::client::HttpResponse, object_store::client::HttpError>
+    {
+        use object_store::client::{HttpError, HttpErrorKind, HttpResponseBody};
+        let (parts, body) = req.into_parts();
+        let method: &'static str = match parts.method.as_str() {
+            "GET" => "GET",
+            "HEAD" => "HEAD",
+            "PUT" => "PUT",
+            "POST" => "POST",
+            "DELETE" => "DELETE",
+            other => {
+                return Err(HttpError::new(
+                    HttpErrorKind::Request,
+                    std::io::Error::other(format!("method {other}")),
+                ))
+            }
+        };
+        let mut r = Request::new(method, parts.uri.to_string());
+        for (k, v) in &parts.headers {
+            // The browser sets these itself (and refuses to be told).
+            if matches!(k.as_str(), "host" | "content-length" | "connection") {
+                continue;
+            }
+            if let Ok(v) = v.to_str() {
+                r.headers.push((k.as_str().to_string(), v.to_string()));
+            }
+        }
+        r.body = request_body(body).await;
+        let resp = self.client.send(r).await.map_err(|e| {
+            let kind = if e.aborted {
+                HttpErrorKind::Interrupted
+            } else {
+                HttpErrorKind::Request
+            };
+            HttpError::new(kind, std::io::Error::other(e.detail))
+        })?;
+        let mut b = http::Response::builder().status(resp.status);
+        for (k, v) in &resp.headers {
+            b = b.header(k.as_str(), v.as_str());
+        }
+        // fetch has already decoded the body: its length is what we hold.
+        if !resp.headers.contains_key("content-length") || method != "HEAD" {
+            b = b.header("content-length", resp.body.len().to_string());
+        }
+        b.body(HttpResponseBody::from(resp.body))
+            .map_err(|e| HttpError::new(HttpErrorKind::Decode, e))
+    }
+}
+
+#[derive(Debug)]
+struct FetchConnector {
+    client: Client,
+}
+
+impl object_store::client::HttpConnector for FetchConnector {
+    fn connect(
+        &self,
+        _options: &object_store::client::ClientOptions,
+    ) -> object_store::Result<object_store::client::HttpClient> {
+        Ok(object_store::client::HttpClient::new(FetchService {
+            client: self.client.clone(),
+        }))
+    }
+}
+
+/// SHA-256 and HMAC-SHA-256 for SigV4 from the RustCrypto crates.
+#[derive(Debug)]
+pub struct RustCryptoProvider;
+
+struct Sha256Context(Option<sha2::Sha256>, Vec<u8>);
+struct HmacContext(Option<hmac::Hmac<sha2::Sha256>>, Vec<u8>);
+
+impl object_store::client::DigestContext for Sha256Context {
+    fn update(&mut self, data: &[u8]) {
+        if let Some(h) = &mut self.0 {
+            sha2::Digest::update(h, data);
+        }
+    }
+    fn finish(&mut self) -> object_store::Result<&[u8]> {
+        if let Some(h) = self.0.take() {
+            self.1 = sha2::Digest::finalize(h).to_vec();
+        }
+        Ok(&self.1)
+    }
+}
+
+impl object_store::client::HmacContext for HmacContext {
+    fn update(&mut self, data: &[u8]) {
+        if let Some(h) = &mut self.0 {
+            hmac::Mac::update(h, data);
+        }
+    }
+    fn finish(&mut self) -> object_store::Result<&[u8]> {
+        if let Some(h) = self.0.take() {
+            self.1 = hmac::Mac::finalize(h).into_bytes().to_vec();
+        }
+        Ok(&self.1)
+    }
+}
+
+impl object_store::client::CryptoProvider for RustCryptoProvider {
+    fn digest(
+        &self,
+        _algorithm: object_store::client::DigestAlgorithm,
+    ) -> object_store::Result<Box<dyn object_store::client::DigestContext>> {
+        Ok(Box::new(Sha256Context(
+            Some(<sha2::Sha256 as sha2::Digest>::new()),
+            Vec::new(),
+        )))
+    }
+
+    fn hmac(
+        &self,
+        _algorithm: object_store::client::DigestAlgorithm,
+        secret: &[u8],
+    ) -> object_store::Result<Box<dyn object_store::client::HmacContext>> {
+        let mac =
+            <hmac::Hmac<sha2::Sha256> as hmac::KeyInit>::new_from_slice(secret).map_err(|e| {
+                object_store::Error::Generic {
+                    store: "S3",
+                    source: Box::new(std::io::Error::other(e.to_string())),
+                }
+            })?;
+        Ok(Box::new(HmacContext(Some(mac), Vec::new())))
+    }
+
+    fn sign(
+        &self,
+        _algorithm: object_store::client::SigningAlgorithm,
+        _pem: &[u8],
+    ) -> object_store::Result<Box<dyn object_store::client::Signer>> {
+        Err(object_store::Error::NotSupported {
+            source: "RSA signing (not needed for S3)".into(),
+        })
+    }
+}
+
+/// An S3 bucket (`s3://bucket/prefix`) through object_store over fetch.
+pub fn s3_storage(
+    url: &str,
+    o: &super::object_store::S3Options,
+    client: Client,
+) -> Result<super::object_store::ObjectStoreStorage> {
+    use super::object_store::{parse_s3_url, s3_builder, ObjectStoreStorage};
+    let (bucket, prefix) = parse_s3_url(url)?;
+    let store = s3_builder(&bucket, o)
+        .with_http_connector(FetchConnector { client })
+        .with_crypto_provider(Arc::new(RustCryptoProvider))
+        // Retries happen in `Client` (object_store's backoff sleeps on tokio).
+        .with_retry(object_store::RetryConfig {
+            max_retries: 0,
+            ..Default::default()
+        })
+        .build()
+        .map_err(|e| HudiError::invalid(format!("S3 configuration for {url}: {e}")))?;
+    let location = format!("s3://{bucket}/{prefix}")
+        .trim_end_matches('/')
+        .to_string();
+    Ok(ObjectStoreStorage::new(Arc::new(store), &prefix, location))
+}

@@ -1,0 +1,466 @@
+//! S3 (and S3-compatible stores) through the `object_store` crate: SigV4 signing, paginated
+//! `ListObjectsV2`, path-style or virtual-hosted addressing, custom endpoints, session
+//! tokens, anonymous access, conditional puts. Natively object_store talks over reqwest and
+//! retries itself; in wasm it talks over `fetch` (`super::fetch::FetchConnector`, which
+//! retries — object_store's own backoff sleeps on tokio, which wasm does not have).
+//!
+//! Natively this module also gives [`super::http::HttpStorage`] its transport: object_store's
+//! reqwest-backed `HttpClient` ([`ReqwestTransport`]).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::TryStreamExt;
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, UpdateVersion};
+use serde::Deserialize;
+
+use super::{ObjectMeta, PutMode, Storage};
+use crate::error::{HudiError, Result};
+
+/// How to reach an S3 bucket. Secrets are never printed (`Debug` redacts them).
+#[derive(Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct S3Options {
+    pub region: Option<String>,
+    /// A custom endpoint (`http://127.0.0.1:9000`, R2, MinIO ...).
+    pub endpoint: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    pub session_token: Option<String>,
+    /// `true`: `endpoint/bucket/key`; `false`: `bucket.endpoint/key`. Default: path-style
+    /// with a custom endpoint, virtual-hosted on AWS.
+    pub force_path_style: Option<bool>,
+    /// Unsigned requests (public buckets).
+    pub anonymous: bool,
+}
+
+impl std::fmt::Debug for S3Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Options")
+            .field("region", &self.region)
+            .field("endpoint", &self.endpoint)
+            .field(
+                "access_key_id",
+                &self.access_key_id.as_ref().map(|_| "<set>"),
+            )
+            .field(
+                "secret_access_key",
+                &self.secret_access_key.as_ref().map(|_| "<redacted>"),
+            )
+            .field(
+                "session_token",
+                &self.session_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("force_path_style", &self.force_path_style)
+            .field("anonymous", &self.anonymous)
+            .finish()
+    }
+}
+
+/// `s3://bucket/prefix` → (bucket, prefix without slashes at either end).
+pub fn parse_s3_url(url: &str) -> Result<(String, String)> {
+    let rest = url
+        .strip_prefix("s3://")
+        .or_else(|| url.strip_prefix("s3a://"))
+        .ok_or_else(|| HudiError::invalid(format!("not an s3:// URL: {url}")))?;
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    if bucket.len() < 3 {
+        return Err(HudiError::invalid(format!(
+            "bucket name {bucket:?} in {url}"
+        )));
+    }
+    Ok((bucket.to_string(), prefix.trim_matches('/').to_string()))
+}
+
+/// An `AmazonS3Builder` for `bucket` with everything but the transport set.
+pub fn s3_builder(bucket: &str, o: &S3Options) -> object_store::aws::AmazonS3Builder {
+    let mut b = object_store::aws::AmazonS3Builder::new()
+        .with_bucket_name(bucket)
+        .with_region(o.region.clone().unwrap_or_else(|| "us-east-1".into()));
+    if let Some(e) = &o.endpoint {
+        b = b
+            .with_endpoint(e.trim_end_matches('/'))
+            .with_allow_http(e.starts_with("http://"));
+    }
+    let virtual_hosted = match o.force_path_style {
+        Some(path_style) => !path_style,
+        None => o.endpoint.is_none(),
+    };
+    b = b.with_virtual_hosted_style_request(virtual_hosted);
+    if let Some(k) = &o.access_key_id {
+        b = b.with_access_key_id(k);
+    }
+    if let Some(s) = &o.secret_access_key {
+        b = b.with_secret_access_key(s);
+    }
+    if let Some(t) = &o.session_token {
+        b = b.with_token(t);
+    }
+    if o.anonymous {
+        b = b.with_skip_signature(true);
+    }
+    b
+}
+
+/// Any `ObjectStore` as a [`Storage`] rooted at `root` (a key prefix).
+#[derive(Debug)]
+pub struct ObjectStoreStorage {
+    store: Arc<dyn ObjectStore>,
+    root: String,
+    location: String,
+}
+
+/// Our error for an object_store error about `object`. object_store's messages can carry
+/// the server's error document (S3's echoes the access key id and string to sign), so only
+/// the kind and status travel.
+fn map_err(object: &str, e: object_store::Error) -> HudiError {
+    use object_store::Error as E;
+    let text = e.to_string();
+    let status = text
+        .split(|c: char| !c.is_ascii_digit())
+        .find(|w| w.len() == 3 && w.starts_with(['4', '5']))
+        .map(|s| format!("HTTP {s}"));
+    let brief = |t: &str| -> String {
+        let cut = t.find(['<', '?', '{']).unwrap_or(t.len());
+        t[..cut.min(200)].trim().to_string()
+    };
+    match e {
+        E::NotFound { .. } => HudiError::NotFound {
+            path: object.into(),
+        },
+        E::PermissionDenied { .. } | E::Unauthenticated { .. } => HudiError::AccessDenied {
+            path: object.into(),
+            detail: status.unwrap_or_else(|| "HTTP 403".into()),
+        },
+        E::Precondition { .. } | E::AlreadyExists { .. } => HudiError::Conflict {
+            path: object.into(),
+            detail: status.unwrap_or_else(|| "HTTP 412".into()),
+        },
+        E::NotSupported { .. } | E::NotImplemented { .. } => {
+            HudiError::unsupported_in(brief(&text), object)
+        }
+        _ if text.contains("403 Forbidden") => HudiError::AccessDenied {
+            path: object.into(),
+            detail: "HTTP 403".into(),
+        },
+        _ => HudiError::io(object, status.unwrap_or_else(|| brief(&text))),
+    }
+}
+
+impl ObjectStoreStorage {
+    pub fn new(store: Arc<dyn ObjectStore>, root: &str, location: impl Into<String>) -> Self {
+        ObjectStoreStorage {
+            store,
+            root: root.trim_matches('/').to_string(),
+            location: location.into(),
+        }
+    }
+
+    fn key(&self, path: &str) -> Path {
+        let full = super::join(&self.root, path);
+        Path::parse(&full).unwrap_or_else(|_| Path::from(full.as_str()))
+    }
+
+    fn object(&self, path: &str) -> String {
+        format!(
+            "{}/{}",
+            self.location.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        )
+    }
+
+    fn relative(&self, key: &Path) -> Option<String> {
+        let k = key.as_ref();
+        let rel = if self.root.is_empty() {
+            k
+        } else {
+            k.strip_prefix(self.root.as_str())?.strip_prefix('/')?
+        };
+        (!rel.is_empty()).then(|| rel.to_string())
+    }
+
+    fn meta(&self, m: object_store::ObjectMeta) -> Option<ObjectMeta> {
+        Some(ObjectMeta {
+            path: self.relative(&m.location)?,
+            size: m.size,
+            last_modified_ms: Some(m.last_modified.timestamp_millis()),
+            etag: m.e_tag,
+            is_dir: false,
+        })
+    }
+
+    async fn get_opts(&self, path: &str, options: GetOptions) -> Result<(Bytes, u64)> {
+        let object = self.object(path);
+        let r = self
+            .store
+            .get_opts(&self.key(path), options)
+            .await
+            .map_err(|e| map_err(&object, e))?;
+        let size = r.meta.size;
+        let bytes = r.bytes().await.map_err(|e| map_err(&object, e))?;
+        Ok((bytes, size))
+    }
+}
+
+#[async_trait]
+impl Storage for ObjectStoreStorage {
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
+        if range.start >= range.end {
+            return Ok(Bytes::new());
+        }
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            ..Default::default()
+        };
+        match self.get_opts(path, options).await {
+            Ok((b, _)) => Ok(b),
+            // Asked from past the end: nothing there.
+            Err(HudiError::Io { detail, .. }) if detail.contains("416") => Ok(Bytes::new()),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn get(&self, path: &str) -> Result<Bytes> {
+        Ok(self.get_opts(path, GetOptions::default()).await?.0)
+    }
+
+    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
+        if n == 0 {
+            return Ok((Bytes::new(), self.head(path).await?.size));
+        }
+        let options = GetOptions {
+            range: Some(GetRange::Suffix(n)),
+            ..Default::default()
+        };
+        self.get_opts(path, options).await
+    }
+
+    fn has_suffix_range(&self) -> bool {
+        true
+    }
+
+    async fn head(&self, path: &str) -> Result<ObjectMeta> {
+        let object = self.object(path);
+        let m = self
+            .store
+            .head(&self.key(path))
+            .await
+            .map_err(|e| map_err(&object, e))?;
+        Ok(ObjectMeta {
+            path: path.to_string(),
+            size: m.size,
+            last_modified_ms: Some(m.last_modified.timestamp_millis()),
+            etag: m.e_tag,
+            is_dir: false,
+        })
+    }
+
+    async fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>> {
+        let object = self.object(prefix);
+        let dir = self.key(prefix.trim_matches('/'));
+        let dir = (!dir.as_ref().is_empty()).then_some(dir);
+        if recursive {
+            let listed: Vec<object_store::ObjectMeta> = self
+                .store
+                .list(dir.as_ref())
+                .try_collect()
+                .await
+                .map_err(|e| map_err(&object, e))?;
+            return Ok(listed.into_iter().filter_map(|m| self.meta(m)).collect());
+        }
+        let r = self
+            .store
+            .list_with_delimiter(dir.as_ref())
+            .await
+            .map_err(|e| map_err(&object, e))?;
+        let mut out: Vec<ObjectMeta> = r.objects.into_iter().filter_map(|m| self.meta(m)).collect();
+        out.extend(r.common_prefixes.iter().filter_map(|p| {
+            Some(ObjectMeta {
+                path: self.relative(p)?,
+                size: 0,
+                last_modified_ms: None,
+                etag: None,
+                is_dir: true,
+            })
+        }));
+        Ok(out)
+    }
+
+    async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
+        let object = self.object(path);
+        let size = data.len() as u64;
+        let mode = match mode {
+            PutMode::Overwrite => object_store::PutMode::Overwrite,
+            PutMode::Create => object_store::PutMode::Create,
+            PutMode::UpdateIfMatch(e_tag) => object_store::PutMode::Update(UpdateVersion {
+                e_tag: Some(e_tag),
+                version: None,
+            }),
+        };
+        let r = self
+            .store
+            .put_opts(&self.key(path), PutPayload::from(data), mode.into())
+            .await
+            .map_err(|e| map_err(&object, e))?;
+        Ok(ObjectMeta {
+            path: path.to_string(),
+            size,
+            last_modified_ms: None,
+            etag: r.e_tag,
+            is_dir: false,
+        })
+    }
+
+    async fn delete(&self, path: &str) -> Result<()> {
+        let object = self.object(path);
+        match self.store.delete(&self.key(path)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(map_err(&object, e)),
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use native::*;
+
+#[cfg(not(target_arch = "wasm32"))]
+mod native {
+    use std::time::Duration;
+
+    use async_trait::async_trait;
+    use object_store::client::{ClientOptions, HttpClient, HttpConnector, ReqwestConnector};
+    use object_store::RetryConfig;
+
+    use super::*;
+    use crate::storage::http::{Request, Response, Transport, TransportError};
+
+    /// reqwest (via rustls) needs a process-wide crypto provider: ring.
+    fn init_tls() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+    }
+
+    fn client_options() -> ClientOptions {
+        ClientOptions::new()
+            .with_allow_http(true)
+            .with_timeout(Duration::from_secs(60))
+            .with_connect_timeout(Duration::from_secs(10))
+    }
+
+    /// An S3 bucket (`s3://bucket/prefix`), natively. object_store retries 429/5xx and
+    /// network errors `retries` times with exponential backoff; `concurrency` bounds the
+    /// requests in flight.
+    pub fn s3_storage(
+        url: &str,
+        o: &S3Options,
+        retries: u32,
+        concurrency: usize,
+    ) -> Result<ObjectStoreStorage> {
+        init_tls();
+        let (bucket, prefix) = parse_s3_url(url)?;
+        let store = s3_builder(&bucket, o)
+            .with_client_options(client_options())
+            .with_retry(RetryConfig {
+                max_retries: retries as usize,
+                retry_timeout: Duration::from_secs(120),
+                ..Default::default()
+            })
+            .build()
+            .map_err(|e| map_err(url, e))?;
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::limit::LimitStore::new(
+            store,
+            concurrency.max(1),
+        ));
+        let location = format!("s3://{bucket}/{prefix}")
+            .trim_end_matches('/')
+            .to_string();
+        Ok(ObjectStoreStorage::new(store, &prefix, location))
+    }
+
+    /// object_store's reqwest client as the transport of [`crate::storage::http::HttpStorage`].
+    #[derive(Debug)]
+    pub struct ReqwestTransport {
+        client: HttpClient,
+    }
+
+    impl ReqwestTransport {
+        pub fn new() -> Result<Self> {
+            init_tls();
+            let client = ReqwestConnector::default()
+                .connect(&client_options())
+                .map_err(|e| HudiError::io("<http client>", e))?;
+            Ok(ReqwestTransport { client })
+        }
+    }
+
+    #[async_trait]
+    impl Transport for ReqwestTransport {
+        async fn send(&self, r: Request) -> std::result::Result<Response, TransportError> {
+            let err = |e: &dyn std::fmt::Display| TransportError {
+                detail: e
+                    .to_string()
+                    .split('?')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+                aborted: false,
+            };
+            let mut b = http::Request::builder()
+                .method(r.method)
+                .uri(r.url.as_str());
+            for (k, v) in &r.headers {
+                b = b.header(k.as_str(), v.as_str());
+            }
+            let body = r.body.clone().unwrap_or_default();
+            let req = b.body(body.into()).map_err(|e| err(&e))?;
+            let resp = self.client.execute(req).await.map_err(|e| err(&e))?;
+            let (parts, body) = resp.into_parts();
+            let headers = parts
+                .headers
+                .iter()
+                .filter_map(|(k, v)| {
+                    Some((
+                        k.as_str().to_ascii_lowercase(),
+                        v.to_str().ok()?.to_string(),
+                    ))
+                })
+                .collect::<std::collections::HashMap<_, _>>();
+            let status = parts.status.as_u16();
+            let too_big = status == 200
+                && r.skip_full_body_over.is_some_and(|limit| {
+                    headers
+                        .get("content-length")
+                        .and_then(|l| l.parse::<u64>().ok())
+                        .is_some_and(|l| l > limit)
+                });
+            if too_big || r.method == "HEAD" {
+                return Ok(Response {
+                    status,
+                    headers,
+                    body: Bytes::new(),
+                    body_skipped: too_big,
+                });
+            }
+            let body = body.bytes().await.map_err(|e| err(&e))?;
+            Ok(Response {
+                status,
+                headers,
+                body,
+                body_skipped: false,
+            })
+        }
+
+        async fn sleep(&self, d: Duration) {
+            tokio::time::sleep(d).await
+        }
+    }
+}

@@ -1,0 +1,128 @@
+// A small HTTP server on loopback that serves table folders with Range support, and breaks
+// on purpose. The first path segment picks the behaviour:
+//   /ok/...         plain (with a JSON directory index like nginx's, dot-files hidden)
+//   /flaky/...      503 twice for each (path, range), then the answer
+//   /norange/...    ignores Range: 200 with the whole body
+//   /cut/...        the first answer for each (path, range) of a data file stops mid-body
+//   /forbidden/...  403 for data files (Parquet and log files)
+//   /slow/...       data files answer after `slowMs`
+// Every request is logged (method, path, range, status) for the request-log test.
+import { createServer } from 'node:http';
+import { open, stat, readdir } from 'node:fs/promises';
+import { join, normalize } from 'node:path';
+
+const isData = (p) => /\.parquet$|\.log\.\d+_/.test(p);
+
+export async function startFaultServer(root, { slowMs = 5000 } = {}) {
+  const log = [];
+  const seen = new Map();
+  const open_ = new Set();
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const [, mode, ...rest] = decodeURIComponent(url.pathname).split('/');
+    const rel = normalize(rest.join('/')).replace(/^(\.\.(\/|$))+/, '');
+    const range = req.headers.range;
+    const entry = { method: req.method, mode, path: rel, range: range ?? null, status: 0, aborted: false };
+    log.push(entry);
+    const key = `${req.method} ${rel} ${range}`;
+    const n = (seen.get(key) ?? 0) + 1;
+    seen.set(key, n);
+    const send = (status, headers = {}, body) => {
+      entry.status = status;
+      res.writeHead(status, headers);
+      res.end(body);
+    };
+    req.on('close', () => {
+      if (!res.writableEnded) entry.aborted = true;
+    });
+    try {
+      if (mode === 'flaky' && n <= 2) return send(503, { 'retry-after': '0' }, 'try again');
+      if (mode === 'forbidden' && isData(rel)) {
+        return send(403, { 'content-type': 'application/xml' }, '<Error><Code>AccessDenied</Code><Message>token s3cr3t-token rejected</Message></Error>');
+      }
+      if (mode === 'slow' && isData(rel)) {
+        await new Promise((r) => {
+          const t = setTimeout(r, slowMs);
+          req.on('close', () => {
+            clearTimeout(t);
+            r();
+          });
+        });
+        if (res.destroyed || req.destroyed) {
+          entry.aborted = true;
+          return;
+        }
+      }
+      const full = join(root, rel);
+      let st;
+      try {
+        st = await stat(full);
+      } catch {
+        return send(404, {}, 'not found');
+      }
+      if (st.isDirectory()) {
+        const entries = await readdir(full, { withFileTypes: true });
+        const json = [];
+        for (const e of entries) {
+          if (e.name.startsWith('.')) continue; // like nginx
+          const s = await stat(join(full, e.name));
+          json.push(e.isDirectory() ? { name: e.name, type: 'directory', mtime: s.mtime.toUTCString() } : { name: e.name, type: 'file', mtime: s.mtime.toUTCString(), size: s.size });
+        }
+        return send(200, { 'content-type': 'application/json' }, JSON.stringify(json));
+      }
+      let start = 0;
+      let end = st.size; // exclusive
+      let status = 200;
+      const m = mode !== 'norange' && range && /^bytes=(\d*)-(\d*)$/.exec(range);
+      if (m) {
+        if (m[1] === '') {
+          start = Math.max(0, st.size - Number(m[2]));
+        } else {
+          start = Number(m[1]);
+          end = m[2] === '' ? st.size : Math.min(st.size, Number(m[2]) + 1);
+        }
+        if (start >= st.size) return send(416, { 'content-range': `bytes */${st.size}` });
+        status = 206;
+      }
+      const headers = { 'content-length': String(end - start), 'accept-ranges': 'bytes', etag: `"${st.size}-${st.mtimeMs}"` };
+      if (status === 206) headers['content-range'] = `bytes ${start}-${end - 1}/${st.size}`;
+      const fh = await open(full);
+      const buf = Buffer.alloc(end - start);
+      await fh.read(buf, 0, buf.length, start);
+      await fh.close();
+      entry.status = status;
+      if (req.method === 'HEAD') {
+        res.writeHead(status, headers);
+        return res.end();
+      }
+      if (mode === 'cut' && isData(rel) && n === 1 && buf.length > 16) {
+        res.writeHead(status, headers);
+        res.write(buf.subarray(0, buf.length >> 1));
+        entry.status = -status; // cut
+        return setTimeout(() => res.socket?.destroy(), 20);
+      }
+      res.writeHead(status, headers);
+      res.end(buf);
+    } catch (e) {
+      if (!res.headersSent) send(500, {}, String(e));
+    }
+  });
+  server.on('connection', (s) => {
+    open_.add(s);
+    s.on('close', () => open_.delete(s));
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  return {
+    url,
+    log,
+    reset() {
+      log.length = 0;
+      seen.clear();
+    },
+    async stop() {
+      for (const s of open_) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}

@@ -1,0 +1,232 @@
+// The wasm build in Node over real servers on loopback: nginx (Range + JSON autoindex, and
+// the manifest written by `hudi-edge manifest`), moto's S3 (SigV4, ListObjectsV2,
+// presigned URLs), the native CLI against both, a request log, and a fault-injecting server.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+import { check, checkSnapshot, sameRows } from '../js/fixture_checks.mjs';
+import { fixtures, fixtureNames, tablesDir, writeManifests, startNginx, startMoto, S3_CREDS, BUCKET, wasmNode, cliBin } from './servers.mjs';
+import { startFaultServer } from './fault_server.mjs';
+import { presigner } from './sigv4.mjs';
+
+const require = createRequire(import.meta.url);
+const { WasmTable } = require(join(wasmNode, 'hudi_edge.js'));
+const run = promisify(execFile);
+
+const unhandled = [];
+process.on('unhandledRejection', (e) => unhandled.push(e));
+
+const exp = (name) => JSON.parse(readFileSync(join(fixtures, 'expected', `${name}.json`), 'utf8'));
+const isMor = (name) => exp(name).table.table_type === 'MERGE_ON_READ';
+// COW and MOR snapshots of v6 and v9 tables: what every runtime path checks at least.
+export const CORE = [
+  'sample_table/cow/v6_complexkeygen_hivestyle',
+  'sample_table/cow/v9_txns_simple_meta',
+  'sample_table/mor/parquet/v6_simplekeygen_nonhivestyle',
+  'sample_table/mor/avro/v9_txns_simple_meta',
+];
+
+let tables, nginx, moto, faults;
+const s3Options = () =>
+  JSON.stringify({ s3: { region: S3_CREDS.region, endpoint: moto.url, accessKeyId: S3_CREDS.accessKeyId, secretAccessKey: S3_CREDS.secretAccessKey, forcePathStyle: true } });
+
+before(async () => {
+  tables = tablesDir();
+  writeManifests(tables);
+  [nginx, moto, faults] = await Promise.all([startNginx(tables), startMoto(tables), startFaultServer(tables, { slowMs: 5000 })]);
+});
+
+after(async () => {
+  await Promise.all([nginx?.stop(), moto?.stop(), faults?.stop()]);
+  assert.deepEqual(unhandled.map(String), [], 'no unhandled promise rejections');
+});
+
+// ---- every fixture, every expectation, over nginx (manifest listing) and S3 (SigV4)
+
+for (const name of fixtureNames()) {
+  test(`nginx→node (manifest): ${name}`, async () => {
+    const table = await WasmTable.openUrl(`${nginx.url}/${name}`, '{}');
+    await check(name, table, exp(name));
+  });
+}
+
+for (const name of fixtureNames()) {
+  test(`s3→node (SigV4): ${name}`, async () => {
+    const table = await WasmTable.openUrl(`s3://${BUCKET}/${name}`, s3Options());
+    await check(name, table, exp(name));
+  });
+}
+
+// ---- JSON autoindex: fine for Copy-On-Write, refused for Merge-On-Read partitions
+
+for (const name of CORE) {
+  test(`nginx→node (autoindex): ${name}`, async () => {
+    const table = await WasmTable.openUrl(`${nginx.url}/${name}`, JSON.stringify({ listing: 'autoindex' }));
+    if (isMor(name)) {
+      await assert.rejects(table.readJson('{}', true), (e) => e.code === 'UNSUPPORTED' && /hides dot-files/.test(e.message));
+    } else {
+      await checkSnapshot(name, table, exp(name));
+    }
+  });
+}
+
+// ---- presigned URLs (the callback holds the secrets), S3-style listing through them
+
+for (const name of CORE) {
+  test(`presigned→node: ${name}`, async () => {
+    const sign = presigner({ endpoint: moto.url, bucket: BUCKET, creds: S3_CREDS });
+    const asked = [];
+    const presign = async (method, key, page) => {
+      asked.push(method);
+      return sign(method, key, page);
+    };
+    const table = await WasmTable.openUrl(`s3://${BUCKET}/${name}`, '{}', undefined, presign);
+    await checkSnapshot(name, table, exp(name));
+    assert.ok(asked.includes('LIST') && asked.includes('GET'), `presign asked for ${[...new Set(asked)]}`);
+  });
+}
+
+// ---- the native CLI against nginx and S3
+
+const cliRows = async (url, extra = [], env = {}) => {
+  const { stdout } = await run(cliBin, ['read', url, '--format', 'oracle-jsonl', ...extra], { env: { ...process.env, ...env }, maxBuffer: 64 << 20 });
+  return stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+};
+for (const name of CORE) {
+  test(`native CLI ← nginx (manifest): ${name}`, async () => {
+    sameRows(name, exp(name), await cliRows(`${nginx.url}/${name}`), exp(name).snapshot.rows, 'snapshot');
+  });
+  test(`native CLI ← s3: ${name}`, async () => {
+    const env = { AWS_ACCESS_KEY_ID: S3_CREDS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3_CREDS.secretAccessKey, AWS_REGION: S3_CREDS.region };
+    const rows = await cliRows(`s3://${BUCKET}/${name}`, ['--endpoint', moto.url, '--path-style'], env);
+    sameRows(name, exp(name), rows, exp(name).snapshot.rows, 'snapshot');
+  });
+}
+test('native CLI ← nginx (autoindex) refuses a MOR table with a clear error', async () => {
+  const name = 'sample_table/mor/avro/v9_txns_simple_meta';
+  await assert.rejects(run(cliBin, ['read', `${nginx.url}/${name}`, '--listing', 'autoindex']), (e) => /UNSUPPORTED/.test(e.stderr) && /hides dot-files/.test(e.stderr));
+});
+test('native CLI: unsigned requests to a private bucket are ACCESS_DENIED naming the object', async () => {
+  const name = CORE[0];
+  const env = { AWS_ACCESS_KEY_ID: S3_CREDS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3_CREDS.secretAccessKey };
+  await assert.rejects(run(cliBin, ['info', `s3://${BUCKET}/${name}`, '--endpoint', moto.url, '--path-style', '--anonymous'], { env: { ...process.env, ...env } }), (e) => {
+    assert.match(e.stderr, /error\[ACCESS_DENIED\]/);
+    assert.match(e.stderr, /hoodie\.properties/);
+    assert.doesNotMatch(e.stderr, new RegExp(S3_CREDS.secretAccessKey));
+    return true;
+  });
+});
+
+// ---- what open + snapshot cost
+
+const V9 = 'sample_table/mor/avro/v9_txns_simple_meta';
+// Dependent round trips of open + snapshot, at most:
+//   1  hoodie.properties, and the timeline listing (the manifest or S3 listing), together;
+//   +1 when the listing needs a second step (no manifest: probe, then the JSON index);
+//   1  commit metadata of the instants the file view needs (replace commits ...), together;
+//   +1 partition listing when there is no manifest (S3 / autoindex: root, then partitions);
+//   1  Parquet footers: one speculative 64 KiB tail read per file, all files together;
+//   1  column chunks outside the tails (and log files), all files together.
+// = 4 with a manifest, 6 for S3 or an autoindex. The concurrency limit (8 in flight) can
+// split a phase of more than 8 requests; the 5-file tables here stay within it.
+const ROUND_TRIPS_MAX = 6;
+const REQUESTS_MAX = 30; // 1 + listing + 3 instants + 5 files × (tail + ≤ 3 chunk ranges)
+test(`request log: open + snapshot of ${V9}`, async () => {
+  const report = {};
+  for (const [via, url, opts, httpLog] of [
+    ['nginx+manifest', `${nginx.url}/${V9}`, '{}', nginx.accessLog],
+    ['s3', `s3://${BUCKET}/${V9}`, s3Options()],
+    ['fault-server (autoindex, COW)', `${faults.url}/ok/sample_table/cow/v9_txns_simple_meta`, '{"listing":"autoindex"}'],
+  ]) {
+    faults.reset();
+    const logBefore = httpLog ? readFileSync(httpLog, 'utf8').split('\n').length : 0;
+    const table = await WasmTable.openUrl(url, opts);
+    const opened = JSON.parse(table.io());
+    await table.readArrow('{}');
+    const total = JSON.parse(table.io());
+    await table.readArrow('{}');
+    const again = JSON.parse(table.io());
+    const httpRequests = httpLog ? readFileSync(httpLog, 'utf8').split('\n').length - logBefore : via.startsWith('fault') ? faults.log.length : undefined;
+    report[via] = {
+      open: { requests: opened.requests, round_trips: opened.round_trips, bytes: opened.bytes },
+      open_and_snapshot: { requests: total.requests, round_trips: total.round_trips, bytes: total.bytes, http_requests_seen_by_server: httpRequests },
+      repeat: { requests: again.requests - total.requests, gets: again.gets - total.gets },
+    };
+    assert.ok(total.round_trips <= ROUND_TRIPS_MAX, `${via}: ${total.round_trips} round trips`);
+    assert.ok(total.requests <= REQUESTS_MAX, `${via}: ${total.requests} requests`);
+    // Objects come from the session cache; only listings (which can change) are asked again.
+    assert.equal(again.gets - total.gets, 0, `${via}: a repeated read fetches no object`);
+  }
+  console.log(`open+snapshot cost: ${JSON.stringify(report, null, 1)}`);
+});
+
+// ---- faults
+
+const COW9 = 'sample_table/cow/v9_txns_simple_meta';
+test('faults: 503 twice then 200 is retried', async () => {
+  faults.reset();
+  const table = await WasmTable.openUrl(`${faults.url}/flaky/${COW9}`, '{"listing":"autoindex"}');
+  await checkSnapshot(COW9, table, exp(COW9));
+  assert.ok(faults.log.filter((e) => e.status === 503).length >= 2);
+});
+
+test('faults: a server that ignores Range (sliced locally, with a warning)', async () => {
+  faults.reset();
+  const table = await WasmTable.openUrl(`${faults.url}/norange/${COW9}`, '{"listing":"autoindex"}');
+  await checkSnapshot(COW9, table, exp(COW9));
+  const io = JSON.parse(table.io());
+  assert.ok(io.warnings.some((w) => /ignored Range/.test(w)), JSON.stringify(io.warnings));
+});
+
+test('faults: a body cut short is retried', async () => {
+  faults.reset();
+  const table = await WasmTable.openUrl(`${faults.url}/cut/${COW9}`, '{"listing":"autoindex"}');
+  await checkSnapshot(COW9, table, exp(COW9));
+  assert.ok(faults.log.some((e) => e.status < 0), 'some answers were cut');
+});
+
+test('faults: 403 names the object, never the token', async () => {
+  const table = await WasmTable.openUrl(`${faults.url}/forbidden/${COW9}?sig=s3cr3t-token`, JSON.stringify({ listing: 'autoindex', headers: { authorization: 'Bearer s3cr3t-token' } }));
+  await assert.rejects(table.readJson('{}', true), (e) => {
+    assert.equal(e.code, 'ACCESS_DENIED');
+    assert.match(e.message, /\.parquet/);
+    assert.match(e.object, /^http:\/\/127\.0\.0\.1:\d+\/forbidden\/.*\.parquet$/);
+    assert.doesNotMatch(e.message, /s3cr3t/);
+    return true;
+  });
+});
+
+test('faults: an aborted read stops promptly', async () => {
+  faults.reset();
+  const table = await WasmTable.openUrl(`${faults.url}/slow/${COW9}`, '{"listing":"autoindex"}');
+  const controller = new AbortController();
+  const progress = [];
+  const t0 = Date.now();
+  setTimeout(() => controller.abort(), 300);
+  await assert.rejects(table.readArrow('{}', controller.signal, (p) => progress.push(p)), (e) => e.code === 'ABORTED');
+  const took = Date.now() - t0;
+  assert.ok(took < 2000, `abort took ${took} ms`);
+  assert.ok(progress.length >= 1 && progress[0].filesTotal > 0, JSON.stringify(progress));
+  await new Promise((r) => setTimeout(r, 200));
+  const inFlight = faults.log.filter((e) => /\.parquet$/.test(e.path));
+  assert.ok(inFlight.length > 0 && inFlight.every((e) => e.aborted || e.status), 'data requests were aborted');
+  // An already-aborted signal rejects at once.
+  await assert.rejects(table.plan('{}', AbortSignal.abort()), (e) => e.code === 'ABORTED');
+});
+
+test('stream(): one Arrow IPC stream per batch, then undefined', async () => {
+  const table = await WasmTable.openUrl(`${nginx.url}/${COW9}`, '{}');
+  const s = table.stream('{"batchSize": 7}');
+  let chunks = 0;
+  for (let b = await s.next(); b !== undefined; b = await s.next()) {
+    assert.ok(b instanceof Uint8Array && b.length > 0);
+    chunks++;
+  }
+  assert.ok(chunks > 1, `${chunks} chunks`);
+  assert.equal(await s.next(), undefined);
+});

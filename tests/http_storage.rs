@@ -1,0 +1,248 @@
+//! `HttpStorage` natively (object_store's reqwest client as the transport) against a tiny
+//! in-process HTTP server on loopback: conditional puts (`If-None-Match: *`, `If-Match`),
+//! 412 as `Conflict`, suffix ranges, retries after 503, servers that ignore `Range`, 403
+//! naming the object without the URL's token, deletes. The server is plain `std::net`, one
+//! connection at a time, `Connection: close`.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use hudi_edge::storage::http::{HttpOptions, HttpStorage};
+use hudi_edge::storage::object_store::ReqwestTransport;
+use hudi_edge::storage::{PutMode, Storage};
+
+#[derive(Default)]
+struct State {
+    objects: HashMap<String, (Vec<u8>, u64)>, // body, version (the ETag)
+    fail_next: u32,
+    ignore_range: bool,
+    requests: Vec<String>,
+}
+
+fn respond(out: &mut impl Write, status: u16, headers: &[(&str, String)], body: &[u8]) {
+    let mut head = format!(
+        "HTTP/1.1 {status} X\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = out.write_all(head.as_bytes());
+    let _ = out.write_all(body);
+}
+
+fn serve(state: Arc<Mutex<State>>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(500) {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let mut parts = line.split_whitespace();
+            let (method, target) = (
+                parts.next().unwrap_or("").to_string(),
+                parts.next().unwrap_or("").to_string(),
+            );
+            let mut headers = HashMap::new();
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                    break;
+                }
+                if let Some((k, v)) = h.split_once(':') {
+                    headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+                }
+            }
+            let len: usize = headers
+                .get("content-length")
+                .and_then(|l| l.parse().ok())
+                .unwrap_or(0);
+            let mut body = vec![0; len];
+            let _ = reader.read_exact(&mut body);
+            let path = target
+                .split('?')
+                .next()
+                .unwrap_or("")
+                .trim_start_matches('/')
+                .to_string();
+            let mut s = state.lock().unwrap();
+            s.requests.push(format!("{method} {target}"));
+            if s.fail_next > 0 {
+                s.fail_next -= 1;
+                respond(&mut stream, 503, &[], b"busy");
+                continue;
+            }
+            if path.contains("secret/") {
+                respond(
+                    &mut stream,
+                    403,
+                    &[],
+                    b"<Error><Code>AccessDenied</Code></Error>",
+                );
+                continue;
+            }
+            let current = s.objects.get(&path).cloned();
+            match method.as_str() {
+                "PUT" => {
+                    let none_match = headers.get("if-none-match").map(String::as_str) == Some("*");
+                    let if_match = headers.get("if-match").cloned();
+                    let conflict = (none_match && current.is_some())
+                        || if_match.is_some_and(|e| {
+                            current.as_ref().map(|(_, v)| format!("\"{v}\"")) != Some(e)
+                        });
+                    if conflict {
+                        respond(
+                            &mut stream,
+                            412,
+                            &[],
+                            b"<Error><Code>PreconditionFailed</Code></Error>",
+                        );
+                    } else {
+                        let version = current.map(|(_, v)| v + 1).unwrap_or(1);
+                        s.objects.insert(path, (body, version));
+                        respond(&mut stream, 200, &[("ETag", format!("\"{version}\""))], b"");
+                    }
+                }
+                "DELETE" => {
+                    s.objects.remove(&path);
+                    respond(&mut stream, 204, &[], b"");
+                }
+                "GET" | "HEAD" => {
+                    let Some((data, version)) = current else {
+                        respond(&mut stream, 404, &[], b"");
+                        continue;
+                    };
+                    let etag = ("ETag", format!("\"{version}\""));
+                    let range = headers
+                        .get("range")
+                        .filter(|_| !s.ignore_range)
+                        .and_then(|r| r.strip_prefix("bytes=").map(str::to_string));
+                    let (status, slice, extra) = match range {
+                        Some(r) => {
+                            let (a, b) = r.split_once('-').unwrap();
+                            let n = data.len();
+                            let (start, end) = if a.is_empty() {
+                                (n.saturating_sub(b.parse().unwrap()), n)
+                            } else {
+                                (
+                                    a.parse::<usize>().unwrap().min(n),
+                                    (b.parse::<usize>().unwrap() + 1).min(n),
+                                )
+                            };
+                            (
+                                206,
+                                data[start..end].to_vec(),
+                                vec![("Content-Range", format!("bytes {start}-{}/{n}", end - 1))],
+                            )
+                        }
+                        None => (200, data.clone(), vec![]),
+                    };
+                    let mut hs = vec![etag];
+                    hs.extend(extra);
+                    if method == "HEAD" {
+                        let head = format!("HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: {}\r\nETag: \"{version}\"\r\n\r\n", data.len());
+                        let _ = stream.write_all(head.as_bytes());
+                    } else {
+                        respond(&mut stream, status, &hs, &slice);
+                    }
+                }
+                _ => respond(&mut stream, 405, &[], b""),
+            }
+        }
+    });
+    format!("http://{addr}")
+}
+
+fn storage(base: &str) -> HttpStorage {
+    let transport = Arc::new(ReqwestTransport::new().unwrap());
+    HttpStorage::for_url(transport, base, None, HttpOptions::default()).unwrap()
+}
+
+#[tokio::test]
+async fn conditional_puts_ranges_retries_and_errors() {
+    let state = Arc::new(Mutex::new(State::default()));
+    let url = serve(state.clone());
+    let s = storage(&format!("{url}/t?token=s3cr3t"));
+
+    // Create, then create again: 412 → Conflict.
+    let m = s
+        .put(
+            "a/f.bin",
+            Bytes::from_static(b"0123456789"),
+            PutMode::Create,
+        )
+        .await
+        .unwrap();
+    let etag = m.etag.clone().unwrap();
+    let e = s
+        .put("a/f.bin", Bytes::from_static(b"x"), PutMode::Create)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "CONFLICT", "{e}");
+    // Update with the right ETag, then with the stale one.
+    s.put(
+        "a/f.bin",
+        Bytes::from_static(b"abcdefghij"),
+        PutMode::UpdateIfMatch(etag.clone()),
+    )
+    .await
+    .unwrap();
+    let e = s
+        .put(
+            "a/f.bin",
+            Bytes::from_static(b"y"),
+            PutMode::UpdateIfMatch(etag),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "CONFLICT");
+
+    // Ranges, tails, head.
+    assert_eq!(&s.get_range("a/f.bin", 2..5).await.unwrap()[..], b"cde");
+    let (tail, size) = s.get_tail("a/f.bin", 4).await.unwrap();
+    assert_eq!((&tail[..], size), (&b"ghij"[..], 10));
+    assert_eq!(s.head("a/f.bin").await.unwrap().size, 10);
+    assert_eq!(s.get("nope").await.unwrap_err().code(), "NOT_FOUND");
+
+    // Two 503s, then the answer.
+    state.lock().unwrap().fail_next = 2;
+    assert_eq!(&s.get("a/f.bin").await.unwrap()[..], b"abcdefghij");
+    // Four 503s exhaust three retries.
+    state.lock().unwrap().fail_next = 4;
+    assert_eq!(s.get("a/f.bin").await.unwrap_err().code(), "IO");
+    state.lock().unwrap().fail_next = 0;
+
+    // A server that ignores Range: sliced locally, noted.
+    state.lock().unwrap().ignore_range = true;
+    assert_eq!(&s.get_range("a/f.bin", 2..5).await.unwrap()[..], b"cde");
+    assert_eq!(&s.get_tail("a/f.bin", 3).await.unwrap().0[..], b"hij");
+    assert!(s.warnings().iter().any(|w| w.contains("ignored Range")));
+    state.lock().unwrap().ignore_range = false;
+
+    // 403 names the object, not the token.
+    let e = s.get("secret/x.parquet").await.unwrap_err();
+    assert_eq!(e.code(), "ACCESS_DENIED");
+    let text = e.to_string();
+    assert!(
+        text.contains("/t/secret/x.parquet") && !text.contains("s3cr3t"),
+        "{text}"
+    );
+
+    // Delete; the base URL's query went with every request.
+    s.delete("a/f.bin").await.unwrap();
+    assert_eq!(s.get("a/f.bin").await.unwrap_err().code(), "NOT_FOUND");
+    assert!(state
+        .lock()
+        .unwrap()
+        .requests
+        .iter()
+        .all(|r| r.ends_with("token=s3cr3t")));
+}
