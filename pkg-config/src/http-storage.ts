@@ -13,11 +13,13 @@ export interface HttpStorageOptions {
   retries?: number;
 }
 
-/** `https://user:pw@host/a/b?token=x` → `https://host/a/b/` (for messages: no secrets). */
+/** `https://user:pw@host/a/b/?token=x` → `https://host/a/b` (for messages: no secrets). */
 export function publicLocation(url: URL): string {
-  const path = url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`;
-  return `${url.protocol}//${url.host}${path}`;
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
 }
+
+/** An error's message without URLs (they may carry credentials or tokens). */
+const scrub = (message: string) => message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>');
 
 const encodePath = (path: string) => path.split('/').map(encodeURIComponent).join('/');
 
@@ -51,12 +53,20 @@ export class HttpStorage implements StorageObject {
     const u = new URL(url);
     if (!u.pathname.endsWith('/')) u.pathname += '/';
     u.hash = '';
-    this.base = u;
     this.location = publicLocation(u);
+    this.headers = {};
+    // fetch refuses URLs with credentials: send them as Basic auth instead.
+    if (u.username || u.password) {
+      const user = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`;
+      this.headers.Authorization = `Basic ${btoa(String.fromCharCode(...new TextEncoder().encode(user)))}`;
+      u.username = '';
+      u.password = '';
+    }
+    this.base = u;
     const custom = options.fetch;
     // Call the global fetch as a function of the global object (some runtimes insist).
     this.fetch = custom ?? ((input, init) => globalThis.fetch(input, init));
-    this.headers = { ...options.headers };
+    Object.assign(this.headers, options.headers);
     this.retries = options.retries ?? 2;
     this.gate = new Semaphore(options.concurrency ?? 16);
   }
@@ -92,7 +102,8 @@ export class HttpStorage implements StorageObject {
             await sleep(100 * 2 ** attempt, signal);
             continue;
           }
-          throw Object.assign(new Error(`request for ${path} failed: ${(e as Error)?.message ?? e}`), { code: 'IO' });
+          const why = [(e as Error)?.message, ((e as Error)?.cause as Error)?.message].filter(Boolean).join(': ');
+          throw Object.assign(new Error(scrub(`request for ${path} failed: ${why || String(e)}`)), { code: 'IO' });
         }
       }
     });
@@ -123,8 +134,37 @@ export class HttpStorage implements StorageObject {
     };
   }
 
+  /** The table's manifest (`.hoodie/hudi-edge-manifest.json`), or null: fetched once. */
+  private manifest: Promise<Manifest | null> | undefined;
+
+  private loadManifest(signal?: AbortSignal): Promise<Manifest | null> {
+    this.manifest ??= (async () => {
+      const { response, body } = await this.request(MANIFEST, { method: 'GET' }, false, signal);
+      if (response.status === 404) return null;
+      check(response, MANIFEST);
+      const m = JSON.parse(new TextDecoder().decode(body)) as Manifest;
+      if (m.format !== 'hudi-edge-manifest' || m.version !== 1) {
+        throw Object.assign(new Error(`${MANIFEST} is not a version 1 hudi-edge manifest`), { code: 'CORRUPT', object: MANIFEST });
+      }
+      return m;
+    })();
+    this.manifest.catch(() => (this.manifest = undefined));
+    return this.manifest;
+  }
+
+  /** From the table's manifest when it has one, else from the host's JSON directory index. */
   async list(prefix: string, recursive: boolean, signal?: AbortSignal): Promise<ObjectMeta[]> {
-    const dir = prefix.replace(/\/+$/, '');
+    const dir = prefix.replace(/^\/+|\/+$/g, '');
+    const manifest = await this.loadManifest(signal);
+    if (manifest) return manifestList(manifest, dir, recursive);
+    // nginx's JSON autoindex hides dot-files: refuse where Hudi writes them (v6 archive,
+    // metadata-table partitions) rather than answer short.
+    if (dir === '.hoodie/archived' || dir.startsWith('.hoodie/archived/') || /^\.hoodie\/metadata\/(?!\.hoodie(\/|$))./.test(dir)) {
+      throw Object.assign(
+        new Error(`listing ${dir} through a JSON directory index: it hides dot-files (Hudi log and archive files); use an S3 listing or write a manifest with \`hudi-edge manifest\``),
+        { code: 'UNSUPPORTED', object: dir },
+      );
+    }
     const { response, body } = await this.request(dir, { method: 'GET', headers: { Accept: 'application/json' } }, true, signal);
     if (response.status === 404) return []; // a missing directory lists as empty, as on object stores
     check(response, dir || '/');
@@ -134,8 +174,8 @@ export class HttpStorage implements StorageObject {
       if (!Array.isArray(entries)) throw new Error('not an array');
     } catch {
       throw Object.assign(
-        new Error(`the listing of ${dir || '/'} is not a JSON directory index (serve tables with nginx "autoindex on; autoindex_format json;")`),
-        { code: 'UNSUPPORTED' },
+        new Error(`the listing of ${dir || '/'} is not a JSON directory index (nginx "autoindex on; autoindex_format json;") and the table has no ${MANIFEST}`),
+        { code: 'UNSUPPORTED', object: dir },
       );
     }
     const out: ObjectMeta[] = [];
@@ -151,18 +191,36 @@ export class HttpStorage implements StorageObject {
         out.push({ path, size: e.size ?? 0, ...lm });
       }
     }
-    if (dir === '' && !entries.some((e) => e.name === '.hoodie')) {
-      // nginx's autoindex (and others) leave out dot-files: Hudi's log files, `.hoodie`.
-      throw Object.assign(
-        new Error('the directory listing of the table hides dot-files (.hoodie, log files), as nginx autoindex does; serve listings that include them (see the hudi-edge README, "Serving tables over HTTP")'),
-        { code: 'UNSUPPORTED' },
-      );
-    }
     if (recursive) {
       for (const listed of await Promise.all(subdirs.map((d) => this.list(d, true, signal)))) out.push(...listed);
     }
     return out;
   }
+}
+
+/** The listing manifest of the http branch (src/storage/listing.rs), format version 1. */
+interface Manifest {
+  format: string;
+  version: number;
+  dirs: Record<string, [string, number, number?][]>;
+}
+
+const MANIFEST = '.hoodie/hudi-edge-manifest.json';
+
+function manifestList(m: Manifest, dir: string, recursive: boolean): ObjectMeta[] {
+  const under = (d: string) => dir === '' || d === dir || d.startsWith(`${dir}/`);
+  const files = (d: string) =>
+    (m.dirs[d] ?? []).map(([name, size, mtime]) => ({ path: d ? `${d}/${name}` : name, size, ...(mtime ? { lastModified: mtime } : {}) }));
+  if (recursive) return Object.keys(m.dirs).filter(under).flatMap(files);
+  const out: ObjectMeta[] = files(dir);
+  const subdirs = new Set<string>();
+  for (const d of Object.keys(m.dirs)) {
+    if (!under(d) || d === dir) continue;
+    const first = (dir ? d.slice(dir.length + 1) : d).split('/')[0];
+    if (first) subdirs.add(dir ? `${dir}/${first}` : first);
+  }
+  for (const path of subdirs) out.push({ path, size: 0, isDir: true });
+  return out;
 }
 
 function check(response: Response, path: string) {

@@ -181,7 +181,12 @@ export class HudiTable {
 
   /** Runs one API call: its progress and abort, error classes, and deferred `close()`. */
   #run<T>(o: Cancellable | undefined, what: string, f: (w: WasmTable, op: Operation) => Promise<T>): Promise<T> {
-    const w = this.#alive();
+    let w: WasmTable;
+    try {
+      w = this.#alive();
+    } catch (e) {
+      return Promise.reject(e);
+    }
     if (o?.signal?.aborted) return Promise.reject(new AbortedError(`aborted: ${what}`, undefined, { cause: o.signal.reason }));
     const op = new Operation(o?.signal, o?.onProgress);
     this.#tracked?.operations.add(op);

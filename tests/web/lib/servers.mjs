@@ -3,7 +3,7 @@
 // corrupted-table area; a latency proxy (benchmarks); the moto S3 server (PyPI).
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { createServer as netServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
@@ -33,7 +33,7 @@ export function unzippedFixtures() {
     ...zipsUnder(join(fixtures, 'tables')).map((z) => [z, join('tables', relative(join(fixtures, 'tables'), dirname(z)))]),
     ...zipsUnder(generated).map((z) => [z, 'generated']),
   ].sort();
-  const key = createHash('sha1').update('listings v1\n');
+  const key = createHash('sha1').update('manifests v1\n');
   for (const [z, d] of zips) key.update(`${d}/${relative(repo, z)}:${statSync(z).size}\n`);
   const root = join(tmpdir(), `hudi-edge-web-fixtures-${key.digest('hex').slice(0, 12)}`);
   if (existsSync(root)) return root;
@@ -43,7 +43,7 @@ export function unzippedFixtures() {
     execFileSync('unzip', ['-q', '-o', z, '-d', join(work, d)]);
     rmSync(join(work, d, '__MACOSX'), { recursive: true, force: true });
   }
-  writeListings(work);
+  writeManifests(work);
   execFileSync('chmod', ['-R', 'a+rX', work]);
   try {
     renameSync(work, root);
@@ -53,33 +53,58 @@ export function unzippedFixtures() {
   return root;
 }
 
-/** The file a directory's listing is served from (nginx `index`), see writeListings. */
-export const LISTING = '.index.json';
+/** Where a table's listing manifest lives (the http branch's format, see src/storage/listing.rs). */
+export const MANIFEST = '.hoodie/hudi-edge-manifest.json';
 
 /**
- * Writes into every directory under `root` a listing of it in nginx's JSON autoindex format,
- * dot-files included. nginx's own autoindex leaves out names starting with a dot — Hudi's log
- * files (`.<fileId>_<instant>.log.N`), `.hoodie` and `.hoodie_partition_metadata` — so the
- * servers here answer directory URLs with these files instead (`index .index.json`).
+ * Writes `.hoodie/hudi-edge-manifest.json` (format `hudi-edge-manifest`, version 1: every file
+ * under the table by directory, `[name, size, mtimeMillis]`) into every table under `root`.
+ * nginx's JSON autoindex leaves out names starting with a dot — Hudi's log files
+ * (`.<fileId>_<instant>.log.N`), `.hoodie`, the v6 archive — so Merge-On-Read tables served
+ * by nginx are listed from this manifest (as `hudi-edge manifest TABLE` would write it).
  */
-export function writeListings(root) {
-  const entries = readdirSync(root, { withFileTypes: true }).filter((e) => e.name !== LISTING);
-  const listing = entries.map((e) => {
-    const p = join(root, e.name);
-    const st = statSync(p);
-    const mtime = new Date(Math.floor(st.mtimeMs / 1000) * 1000).toUTCString();
-    if (e.isDirectory()) {
-      writeListings(p);
-      return { name: e.name, type: 'directory', mtime };
+export function writeManifests(root) {
+  if (existsSync(join(root, '.hoodie', 'hoodie.properties'))) {
+    writeManifest(root);
+    return;
+  }
+  for (const e of readdirSync(root, { withFileTypes: true })) if (e.isDirectory()) writeManifests(join(root, e.name));
+}
+
+function writeManifest(table) {
+  const dirs = {};
+  const walk = (rel) => {
+    for (const e of readdirSync(join(table, rel), { withFileTypes: true })) {
+      const path = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (path !== '.hoodie/.temp') walk(path);
+      } else if (path !== MANIFEST) {
+        const st = statSync(join(table, path));
+        (dirs[rel] ??= []).push([e.name, st.size, Math.floor(st.mtimeMs)]);
+      }
     }
-    return { name: e.name, type: 'file', mtime, size: st.size };
-  });
-  writeFileSync(join(root, LISTING), JSON.stringify(listing));
+  };
+  walk('');
+  for (const d of Object.values(dirs)) d.sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  const props = Object.fromEntries(
+    readFileSync(join(table, '.hoodie', 'hoodie.properties'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('=') && !l.startsWith('#'))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+  const manifest = {
+    format: 'hudi-edge-manifest',
+    version: 1,
+    table: props['hoodie.table.name'] ?? null,
+    tableVersion: Number(props['hoodie.table.version']) || null,
+    createdAt: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    dirs,
+  };
+  writeFileSync(join(table, MANIFEST), JSON.stringify(manifest));
 }
 
 /** The expected results of a fixture table (tests/data/fixtures/expected/NAME.json). */
 export async function expected(name) {
-  const { readFileSync } = await import('node:fs');
   return JSON.parse(readFileSync(join(fixtures, 'expected', `${name}.json`), 'utf8'));
 }
 
@@ -120,8 +145,7 @@ export async function startNginx({ mounts, slowRate = '64k' } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'hudi-edge-nginx-'));
   const port = await freePort();
   const tables = mounts?.['/tables/'];
-  // Directory URLs answer with the listing file when there is one, else nginx's autoindex.
-  const listing = `index ${LISTING}; autoindex on; autoindex_format json;`;
+  const listing = 'autoindex on; autoindex_format json;';
   const locations = Object.entries(mounts ?? {})
     .sort((a, b) => b[0].length - a[0].length)
     .map(([prefix, path]) =>
