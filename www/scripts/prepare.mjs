@@ -18,7 +18,7 @@ if (!existsSync(join(pkg, 'dist', 'browser.js'))) {
 
 /** The samples, as shown on the start page. `path` is the table's place under tests/data. */
 export const SAMPLES = [
-  { id: 'txns-cow-v9', title: 'Transactions', kind: 'Copy-On-Write · v9', path: 'fixtures/tables/sample_table/cow/v9_txns_simple_meta', about: '14 instants: inserts, upserts, deletes, insert overwrite, clustering and cleans; metadata table with column stats, partition stats and a record index.' },
+  { id: 'txns-cow-v9', title: 'Transactions', kind: 'Copy-On-Write · v9', path: 'fixtures/tables/sample_table/cow/v9_txns_simple_meta', about: '14 instants: inserts, upserts, deletes, an insert overwrite, clustering and index building; a metadata table with column stats, partition stats, a record index and secondary indexes.' },
   { id: 'txns-mor-v9', title: 'Transactions', kind: 'Merge-On-Read · v9', path: 'fixtures/tables/sample_table/mor/avro/v9_txns_simple_meta', about: 'Delta commits with Avro log files, compaction and clustering.' },
   { id: 'trips-mor-v8', title: 'Trips', kind: 'Merge-On-Read · v8', path: 'fixtures/tables/quickstart_trips_table/mor/avro/v8_trips_8i3u1d', about: 'The Hudi quickstart table: 8 inserts, 3 updates, 1 delete in log files.' },
   { id: 'types-cow-v6', title: 'All types', kind: 'Copy-On-Write · v6', path: 'fixtures/tables/sample_table/cow/v6_complexkeygen_hivestyle', about: 'Every Spark type (decimals, dates, timestamps, binary, arrays, maps, structs); complex keys, two-level partitions.' },

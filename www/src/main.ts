@@ -116,6 +116,8 @@ async function openTable(label: string, opener: Opener) {
   const controller = new AbortController();
   const timings: Record<string, number> = {};
   window.hudiViewer.timings = timings;
+  delete document.body.dataset.ready;
+  delete document.body.dataset.timelineDrawn;
   const t0 = performance.now();
   performance.mark('hudi:open-start');
   const progress = h('span', null, 'opening…');
@@ -212,6 +214,7 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
   }
   await new Promise((r) => requestAnimationFrame(() => r(null)));
   timings.timelineDrawn = performance.now() - t0;
+  timings.requestsAtTimeline = table.io().requests;
   performance.mark('hudi:timeline-drawn');
   document.body.dataset.timelineDrawn = 'yes';
   refreshIo();

@@ -134,16 +134,16 @@ async function waitFor(url, ms = 10000) {
 }
 
 /**
- * Starts nginx on 127.0.0.1 serving `mounts` ({ '/tables/': dir, '/': dir, ... }) with JSON
- * directory listings, byte ranges and CORS. Also:
+ * Starts nginx on 127.0.0.1 serving `mounts` ({ '/tables/': dir, '/': dir, '=/a/file': file })
+ * with JSON directory listings, byte ranges and CORS. Also:
  *   /denied/...   403 for everything
  *   /slow/X       the /tables/ tree at `slowRate` bytes/s (abort and progress tests)
  *   /partial/X    the /tables/ tree, but data files (.parquet, .log.N) answer 403
  * Returns { url, port, dir, stop() }.
  */
-export async function startNginx({ mounts, slowRate = '64k' } = {}) {
+export async function startNginx({ mounts, slowRate = '64k', port: wanted } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'hudi-edge-nginx-'));
-  const port = await freePort();
+  const port = wanted ?? (await freePort());
   const tables = mounts?.['/tables/'];
   const listing = 'autoindex on; autoindex_format json;';
   const locations = Object.entries(mounts ?? {})
@@ -151,7 +151,9 @@ export async function startNginx({ mounts, slowRate = '64k' } = {}) {
     .map(([prefix, path]) =>
       prefix === '/'
         ? `location / { root ${path}; try_files $uri $uri/index.html =404; }`
-        : `location ${prefix} { alias ${path.replace(/\/?$/, '/')}; ${listing} }`,
+        : prefix.startsWith('=')
+          ? `location = ${prefix.slice(1)} { alias ${path}; }`
+          : `location ${prefix} { alias ${path.replace(/\/?$/, '/')}; ${listing} }`,
     );
   if (tables) {
     locations.push(`location /slow/ { alias ${tables.replace(/\/?$/, '/')}; ${listing} limit_rate ${slowRate}; }`);

@@ -4,7 +4,7 @@
 
 import type { HudiTable, Instant, Plan, Progress, ReadOptions, Row, TableInfo } from 'hudi-edge';
 import { h, replace } from '../dom';
-import { bytes, count, instantLabel, ms } from '../format';
+import { bytes, count, instantLabel, ms, plural } from '../format';
 import { errorView } from './commit';
 
 type Query = 'snapshot' | 'time_travel' | 'incremental' | 'read_optimized';
@@ -206,13 +206,13 @@ export class DataPanel {
           h('div', { class: 'stage-label' }, 'Selected'),
           h('div', { class: 'stage-bar' }, h('div', { class: 'stage-fill', style: `width:${(st.filesSelected / total) * 100}%` })),
           h('div', { class: 'stage-n' }, h('b', { 'data-testid': 'plan-files-selected' }, String(st.filesSelected))),
-          h('div', { class: 'stage-note muted' }, `${count(st.slicesSelected)} slices · ${count(plan.fileSlices.reduce((n, s) => n + s.logFiles.length, 0))} log files`))),
+          h('div', { class: 'stage-note muted' }, `${plural(st.slicesSelected, 'slice')} · ${plural(plan.fileSlices.reduce((n, s) => n + s.logFiles.length, 0), 'log file')}`))),
       h('dl', { class: 'plan-facts' },
         h('dt', null, 'Query'), h('dd', null, plan.query, plan.asOf ? h('span', { class: 'muted' }, ` as of ${instantLabel(plan.asOf)}`) : null, plan.start ? h('span', { class: 'muted' }, ` (${plan.start}, ${plan.end ?? 'latest'}]`) : null),
         h('dt', null, 'Planned from'), h('dd', { 'data-testid': 'plan-source' }, st.planningSource.replace('_', ' ')),
         h('dt', null, 'Planning'), h('dd', null, `${ms(plan.timeMs)} · ${count(io.requests)} requests (${count(io.lists)} lists, ${count(io.gets)} gets) · ${bytes(io.bytes)} · ${count(io.roundTrips)} round trips`),
         read ? h('dt', null, 'Reading') : null,
-        read ? h('dd', null, `${ms(read.ms)}`, read.progress ? ` · ${count(read.progress.requests)} requests · ${bytes(read.progress.bytes)} · ${count(read.progress.filesDone)} files` : '') : null,
+        read ? h('dd', null, `${ms(read.ms)}`, read.progress ? ` · ${plural(read.progress.requests, 'request')} · ${bytes(read.progress.bytes)} · ${plural(read.progress.filesDone, 'file')}` : '') : null,
         st.filesIgnored ? h('dt', null, 'Ignored') : null,
         st.filesIgnored ? h('dd', null, `${count(st.filesIgnored)} files on storage outside the timeline (uncommitted, replaced, cleaned)`) : null),
       st.planningNotes.length ? h('ul', { class: 'notes' }, st.planningNotes.map((n) => h('li', null, n))) : null,
