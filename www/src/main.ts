@@ -152,6 +152,7 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
   const archivedToggle = h('button', { type: 'button', class: 'small-btn', 'data-testid': 'load-archived' }, 'Load archived timeline');
   const detail = h('div', { class: 'detail-slot' });
   const timeline = new TimelineView((i) => selectInstant(i));
+  timeline.addTool(archivedToggle);
   const layoutSlot = h('div', null, h('p', { class: 'muted' }, 'reading the file layout…'));
   const dataSlot = h('div', null, h('p', { class: 'muted' }, 'waiting for the table…'));
   const ioLine = h('div', { class: 'io-line muted', 'data-testid': 'io' });
@@ -160,7 +161,7 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
     main,
     h('nav', { class: 'jump' }, ...[['overview', 'Overview'], ['timeline', 'Timeline'], ['files', 'File layout'], ['data', 'Data']].map(([id, t]) => h('a', { href: `#${id}` }, t)), ioLine),
     h('div', { id: 'overview' }, overview),
-    card('timeline', h('span', null, 'Timeline ', timelineCount), h('div', { class: 'card-tools' }, archivedToggle), timeline.el, detail),
+    card('timeline', h('span', null, 'Timeline ', timelineCount), timeline.el, detail),
     card('files', 'File layout', layoutSlot),
     card('data', 'Data', dataSlot),
   );

@@ -32,6 +32,7 @@ export class TimelineView {
   private readonly list: HTMLElement;
   private readonly tooltip: HTMLElement;
   private readonly legend: HTMLElement;
+  private readonly tools: HTMLElement;
   private instants: Instant[] = [];
   private placed: Placed[] = [];
   private lanes: string[] = [];
@@ -54,13 +55,17 @@ export class TimelineView {
         'div',
         { class: 'tl-toolbar' },
         this.legend,
-        h(
+        (this.tools = h(
           'div',
-          { class: 'btn-group' },
-          h('button', { type: 'button', title: 'Zoom in', onclick: zoom(0.5) }, '+'),
-          h('button', { type: 'button', title: 'Zoom out', onclick: zoom(2) }, '−'),
-          h('button', { type: 'button', title: 'Fit all instants', onclick: () => this.fit() }, 'Fit'),
-        ),
+          { class: 'tl-tools' },
+          h(
+            'div',
+            { class: 'btn-group' },
+            h('button', { type: 'button', title: 'Zoom in', onclick: zoom(0.5) }, '+'),
+            h('button', { type: 'button', title: 'Zoom out', onclick: zoom(2) }, '−'),
+            h('button', { type: 'button', title: 'Fit all instants', onclick: () => this.fit() }, 'Fit'),
+          ),
+        )),
       ),
       h('div', { class: 'tl-frame' }, this.chart, this.tooltip),
       h('p', { class: 'hint' }, 'Scroll to zoom, drag to pan, double-click to fit. Bars run from requested to completion time.'),
@@ -76,6 +81,11 @@ export class TimelineView {
     this.chart.addEventListener('wheel', (e) => this.onWheel(e), { passive: false });
     this.chart.addEventListener('pointerdown', (e) => this.onDrag(e));
     this.chart.addEventListener('dblclick', () => this.fit());
+  }
+
+  /** A control placed before the zoom buttons. */
+  addTool(el: HTMLElement) {
+    this.tools.prepend(el);
   }
 
   /** Shows `instants` (archived first, then active, by requested time). */
