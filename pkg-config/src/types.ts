@@ -38,12 +38,16 @@ export interface OpenOptions extends Cancellable {
   headers?: Record<string, string>;
   /** S3 settings for `s3://bucket/prefix` URLs. */
   s3?: S3Options;
-  /** Returns a URL for `method` on `key` (the object key under the bucket), e.g. from your server,
-   *  so that no secret reaches the client. */
-  presign?: (method: string, key: string) => Promise<string>;
-  /** How an `http(s)://` table is listed: `'auto'` (default), `'nginx-json'` (nginx
-   *  `autoindex_format json`) or `'s3'` (ListObjectsV2 on an S3-compatible endpoint). */
-  listing?: 'auto' | 'nginx-json' | 's3';
+  /** For `s3://` tables: returns a presigned URL for `method` on `key` (the object key in the
+   *  bucket), e.g. asked of your server, so that no secret reaches the client. `LIST` asks for a
+   *  ListObjectsV2 request on the bucket for the key prefix `key` (`page`: its delimiter and
+   *  continuation token). */
+  presign?: (method: 'GET' | 'HEAD' | 'LIST' | 'PUT' | 'DELETE', key: string, page?: { delimiter?: string; continuationToken?: string }) => string | Promise<string>;
+  /** How an `http(s)://` table is listed: `'auto'` (default: its manifest
+   *  `.hoodie/hudi-edge-manifest.json` when it has one, else the host's JSON directory index),
+   *  `'manifest'`, `'autoindex'` (nginx `autoindex_format json`; Copy-On-Write tables only: it
+   *  hides dot-files) or `'s3'` (ListObjectsV2 on an S3-compatible endpoint). */
+  listing?: 'auto' | 'manifest' | 'autoindex' | 's3';
   /** Requests in flight at most (default 16). */
   concurrency?: number;
   /** Retries of a failed request (5xx, network) with backoff (default 2). */

@@ -322,7 +322,7 @@ function s3Dialog() {
       field('secretAccessKey', 'Secret access key', { type: 'password' }),
       field('sessionToken', 'Session token (optional)', { type: 'password' })),
     h('fieldset', null, h('legend', null, 'or presigned URLs'),
-      field('presignUrl', 'Presign service', { placeholder: 'https://your.server/presign  (GET ?method=&key= → URL)' })),
+      field('presignUrl', 'Presign service', { placeholder: 'https://your.server/presign  (GET ?method=&key=[&delimiter=&continuationToken=] → URL)' })),
     h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'forcePathStyle' }), ' path-style URLs (MinIO, moto, …)'),
     h('div', { class: 'dialog-actions' }, h('button', { value: 'cancel', formnovalidate: true }, 'Cancel'), h('button', { value: 'open', class: 'primary' }, 'Open')));
   const dialog = h('dialog', { class: 'dialog' }, form);
@@ -340,8 +340,9 @@ function s3Dialog() {
     };
     const service = v.presignUrl;
     const presign = service
-      ? async (method: string, key: string) => {
-          const r = await fetch(`${service}${service.includes('?') ? '&' : '?'}method=${encodeURIComponent(method)}&key=${encodeURIComponent(key)}`);
+      ? async (method: string, key: string, page?: { delimiter?: string; continuationToken?: string }) => {
+          const q = new URLSearchParams({ method, key, ...(page?.delimiter ? { delimiter: page.delimiter } : {}), ...(page?.continuationToken ? { continuationToken: page.continuationToken } : {}) });
+          const r = await fetch(`${service}${service.includes('?') ? '&' : '?'}${q}`);
           if (!r.ok) throw Object.assign(new Error(`presign: HTTP ${r.status}`), { code: r.status === 403 ? 'ACCESS_DENIED' : 'IO' });
           return (await r.text()).trim();
         }
