@@ -115,7 +115,23 @@ export class HudiTable {
         concurrency: options.concurrency,
         retries: options.retries,
       });
-      const work = openUrl.call(WasmTable, u.toString(), json, options.fetch, options.presign, options.signal);
+      // Progress of the open: the engine reports it per read, so count the fetches here.
+      let opening = true;
+      const base = options.fetch;
+      const counted: typeof fetch | undefined = options.onProgress
+        ? async (input, init) => {
+            const r = await (base ?? globalThis.fetch)(input, init);
+            if (opening) {
+              done.requests += 1;
+              done.bytes += Number(r.headers.get('content-length') ?? 0);
+              options.onProgress!({ ...done });
+            }
+            return r;
+          }
+        : base;
+      const done: Progress = { requests: 0, bytes: 0, filesDone: 0, filesTotal: 0 };
+      const work = openUrl.call(WasmTable, u.toString(), json, counted, options.presign, options.signal).finally(() => (opening = false));
+      work.then((t) => options.signal?.aborted && t.free(), () => {});
       const wasm = await raceAbort(work, options.signal, 'open');
       return new HudiTable(wasm, null, publicLocation(u));
     }
@@ -323,17 +339,35 @@ export class HudiTable {
       }
       return;
     }
-    type Stream = { next(): Promise<Uint8Array | undefined>; free?(): void };
-    const stream = await this.#run(o, 'stream', (w) =>
-      (w as unknown as { stream(json: string, signal?: AbortSignal): Promise<Stream> }).stream(readOptionsJson(o), o.signal),
+    type Stream = { next(): Promise<Uint8Array | undefined>; close?(): void; free?(): void };
+    // The engine's stream reports no progress: totals from the table's I/O counters, and the
+    // number of files from the plan (asked for only when progress is wanted).
+    const filesTotal = o.onProgress ? (await this.plan({ ...o, onProgress: undefined })).fileSlices.reduce((n, s) => n + (s.baseFile ? 1 : 0) + s.logFiles.length, 0) : 0;
+    const start = o.onProgress ? this.io() : null;
+    const report = (done: boolean) => {
+      if (!o.onProgress || !start || !this.#wasm) return;
+      const io = this.io();
+      try {
+        o.onProgress({ requests: io.requests - start.requests, bytes: io.bytes - start.bytes, filesDone: done ? filesTotal : 0, filesTotal });
+      } catch {
+        // A throwing callback must not break the read.
+      }
+    };
+    const stream = await this.#run(o, 'stream', async (w) =>
+      (w as unknown as { stream(json: string, signal?: AbortSignal): Stream }).stream(readOptionsJson(o), o.signal),
     );
     try {
       for (;;) {
         const bytes = await this.#run(o, 'stream', () => stream.next());
-        if (!bytes) return;
+        if (!bytes) {
+          report(true);
+          return;
+        }
+        report(false);
         for (const batch of RecordBatchReader.from(bytes)) yield batch;
       }
     } finally {
+      stream.close?.();
       stream.free?.();
     }
   }
