@@ -1,0 +1,65 @@
+// Builds the npm package into dist/: the wasm module and its bindings (from .ci/build-wasm's
+// target/wasm-web, built first when missing or older than the Rust sources), then the
+// TypeScript (ESM + .d.ts). Prints the sizes that matter to users.
+//
+//   HUDI_EDGE_WASM_WEB=dir   use this wasm-bindgen --target web output
+//   CARGO_TARGET_DIR=dir     where .ci/build-wasm builds (its wasm-web is dir/wasm-web)
+//   HUDI_EDGE_SKIP_WASM_BUILD=1   never run .ci/build-wasm (fail if there is no output)
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
+const repo = join(pkg, '..');
+const targetDir = process.env.CARGO_TARGET_DIR ?? join(repo, 'target');
+const wasmWeb = process.env.HUDI_EDGE_WASM_WEB ?? join(targetDir, 'wasm-web');
+const wasmFile = join(wasmWeb, 'hudi_edge_bg.wasm');
+
+function newest(dir) {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+function wasmIsStale() {
+  if (!existsSync(wasmFile)) return 'missing';
+  if (process.env.HUDI_EDGE_WASM_WEB || !existsSync(join(repo, 'src'))) return false;
+  const sources = Math.max(newest(join(repo, 'src')), statSync(join(repo, 'Cargo.toml')).mtimeMs, statSync(join(repo, 'Cargo.lock')).mtimeMs);
+  return sources > statSync(wasmFile).mtimeMs ? 'older than the Rust sources' : false;
+}
+
+const stale = wasmIsStale();
+if (stale && process.env.HUDI_EDGE_SKIP_WASM_BUILD !== '1' && !process.env.HUDI_EDGE_WASM_WEB) {
+  console.log(`wasm module ${stale}: running .ci/build-wasm`);
+  execFileSync(join(repo, '.ci', 'build-wasm'), { stdio: 'inherit', cwd: repo });
+} else if (stale === 'missing') {
+  console.error(`no wasm module at ${wasmFile}: run .ci/build-wasm (or set HUDI_EDGE_WASM_WEB)`);
+  process.exit(1);
+} else if (stale) {
+  console.warn(`warning: ${relative(repo, wasmFile)} is ${stale} (HUDI_EDGE_SKIP_WASM_BUILD=1)`);
+}
+
+rmSync(join(pkg, 'dist'), { recursive: true, force: true });
+// The bindings' types are compiled against (src/wasm is generated, not checked in).
+for (const dest of [join(pkg, 'src', 'wasm'), join(pkg, 'dist', 'wasm')]) {
+  mkdirSync(dest, { recursive: true });
+  for (const f of ['hudi_edge.js', 'hudi_edge.d.ts', 'hudi_edge_bg.wasm.d.ts']) cpSync(join(wasmWeb, f), join(dest, f));
+}
+cpSync(wasmFile, join(pkg, 'dist', 'wasm', 'hudi_edge_bg.wasm'));
+rmSync(join(pkg, 'src', 'wasm', 'hudi_edge.js'));
+
+execFileSync(process.execPath, [join(pkg, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', pkg], { stdio: 'inherit' });
+
+// Sizes: what a user downloads (the wasm module dominates).
+const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
+const wasm = readFileSync(join(pkg, 'dist', 'wasm', 'hudi_edge_bg.wasm'));
+const js = ['browser.js', 'index.js', 'table.js', 'errors.js', 'normalize.js', 'tracking.js', 'http-storage.js', 'blob-storage.js', 'wasm-loader.js', 'wasm/hudi_edge.js']
+  .map((f) => readFileSync(join(pkg, 'dist', f)));
+const jsRaw = js.reduce((n, b) => n + b.length, 0);
+const jsGz = gzipSync(Buffer.concat(js), { level: 9 }).length;
+console.log(`hudi-edge sizes: wasm raw ${wasm.length} B (${kb(wasm.length)}), gzip ${gzipSync(wasm, { level: 9 }).length} B (${kb(gzipSync(wasm, { level: 9 }).length)}); JS raw ${jsRaw} B, gzip ${jsGz} B (${kb(jsGz)}; apache-arrow not included)`);

@@ -1,0 +1,100 @@
+// Errors: one class per stable code, all `HudiError`s. The engine's errors cross the wasm
+// boundary as plain `Error`s carrying `code` and `object`; `toHudiError` gives them their class.
+
+export type ErrorCode =
+  | 'NOT_FOUND'
+  | 'ACCESS_DENIED'
+  | 'CORRUPT'
+  | 'UNSUPPORTED'
+  | 'INVALID_ARGUMENT'
+  | 'CONFLICT'
+  | 'ABORTED'
+  | 'IO';
+
+export class HudiError extends Error {
+  /** Stable machine-readable code (the same as the CLI's). */
+  readonly code: ErrorCode;
+  /** The file, object or instant the error is about, relative to the table's base path. */
+  readonly object: string | undefined;
+
+  constructor(message: string, code: ErrorCode, object?: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.object = object;
+  }
+
+  override get name(): string {
+    return this.constructor.name;
+  }
+}
+
+export class NotFoundError extends HudiError {
+  constructor(message: string, object?: string, options?: { cause?: unknown }) {
+    super(message, 'NOT_FOUND', object, options);
+  }
+}
+export class AccessDeniedError extends HudiError {
+  constructor(message: string, object?: string, options?: { cause?: unknown }) {
+    super(message, 'ACCESS_DENIED', object, options);
+  }
+}
+export class CorruptError extends HudiError {
+  constructor(message: string, object?: string, options?: { cause?: unknown }) {
+    super(message, 'CORRUPT', object, options);
+  }
+}
+export class UnsupportedError extends HudiError {
+  constructor(message: string, object?: string, options?: { cause?: unknown }) {
+    super(message, 'UNSUPPORTED', object, options);
+  }
+}
+export class InvalidArgumentError extends HudiError {
+  constructor(message: string, object?: string, options?: { cause?: unknown }) {
+    super(message, 'INVALID_ARGUMENT', object, options);
+  }
+}
+export class ConflictError extends HudiError {
+  constructor(message: string, object?: string, options?: { cause?: unknown }) {
+    super(message, 'CONFLICT', object, options);
+  }
+}
+export class AbortedError extends HudiError {
+  constructor(message: string, object?: string, options?: { cause?: unknown }) {
+    super(message, 'ABORTED', object, options);
+  }
+}
+export class IoError extends HudiError {
+  constructor(message: string, object?: string, options?: { cause?: unknown }) {
+    super(message, 'IO', object, options);
+  }
+}
+
+const classes: Record<ErrorCode, new (m: string, o?: string, opts?: { cause?: unknown }) => HudiError> = {
+  NOT_FOUND: NotFoundError,
+  ACCESS_DENIED: AccessDeniedError,
+  CORRUPT: CorruptError,
+  UNSUPPORTED: UnsupportedError,
+  INVALID_ARGUMENT: InvalidArgumentError,
+  CONFLICT: ConflictError,
+  ABORTED: AbortedError,
+  IO: IoError,
+};
+
+/** The `HudiError` for a code (unknown codes become `IO`). */
+export function hudiError(code: string, message: string, object?: string, cause?: unknown): HudiError {
+  const Class = classes[code as ErrorCode] ?? IoError;
+  return new Class(message, object, cause === undefined ? undefined : { cause });
+}
+
+/** Whatever was thrown (an engine error, a DOMException from an abort, anything) as a HudiError. */
+export function toHudiError(e: unknown): HudiError {
+  if (e instanceof HudiError) return e;
+  const o = (e ?? {}) as { code?: unknown; object?: unknown; message?: unknown; name?: unknown };
+  if (o.name === 'AbortError' || o.name === 'TimeoutError') {
+    return new AbortedError(`aborted: ${String(o.message ?? 'the operation was aborted')}`, undefined, { cause: e });
+  }
+  const message = typeof o.message === 'string' ? o.message : String(e);
+  const code = typeof o.code === 'string' && o.code in classes ? o.code : 'IO';
+  const object = typeof o.object === 'string' ? o.object : undefined;
+  return hudiError(code, message, object, e);
+}

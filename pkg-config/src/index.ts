@@ -1,0 +1,28 @@
+// hudi-edge: read Apache Hudi tables from browsers, Node and edge workers.
+//
+//   import { HudiTable } from 'hudi-edge';
+//   const table = await HudiTable.open('https://example.com/tables/trips/');
+//   console.log(await table.timeline());
+//   const rows = await table.rows({ filters: [['city', '=', 'chennai']], limit: 10 });
+//
+// The package's entry points (browser.js, node.js, workerd.js) differ only in how they load the
+// wasm module; they all export this.
+
+export { HudiTable, readOptionsJson } from './table.js';
+export { initWasm, wasmMemoryBytes, type WasmInput } from './wasm-loader.js';
+export {
+  HudiError,
+  NotFoundError,
+  AccessDeniedError,
+  CorruptError,
+  UnsupportedError,
+  InvalidArgumentError,
+  ConflictError,
+  AbortedError,
+  IoError,
+  type ErrorCode,
+} from './errors.js';
+export { HttpStorage, type HttpStorageOptions } from './http-storage.js';
+export { BlobStorage, type LocalFile } from './blob-storage.js';
+export type { StorageObject, ObjectMeta } from './tracking.js';
+export type * from './types.js';

@@ -1,0 +1,274 @@
+// The public shapes of the API. The engine answers in snake_case JSON; these are the
+// camelCase objects the package hands out (see normalize.ts).
+
+/** What a long operation has cost so far. */
+export interface Progress {
+  /** Storage requests issued (gets, heads, lists). */
+  requests: number;
+  /** Bytes received. */
+  bytes: number;
+  /** Data files (base and log) read completely. */
+  filesDone: number;
+  /** Data files the operation will read (0 until planning is done). */
+  filesTotal: number;
+}
+
+export interface Cancellable {
+  /** Aborts the operation: it rejects with an `AbortedError` and its requests are cancelled. */
+  signal?: AbortSignal;
+  /** Called whenever requests complete, with running totals for this operation. */
+  onProgress?: (progress: Progress) => void;
+}
+
+export interface S3Options {
+  region?: string;
+  /** e.g. `http://127.0.0.1:9000` for an S3-compatible server. */
+  endpoint?: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  sessionToken?: string;
+  /** `https://endpoint/bucket/key` instead of `https://bucket.endpoint/key`. */
+  forcePathStyle?: boolean;
+}
+
+export interface OpenOptions extends Cancellable {
+  /** A custom `fetch` (auth, caching, logging); defaults to the global one. */
+  fetch?: typeof fetch;
+  /** Headers sent with every request. */
+  headers?: Record<string, string>;
+  /** S3 settings for `s3://bucket/prefix` URLs. */
+  s3?: S3Options;
+  /** For `s3://` tables: returns a presigned URL for `method` on `key` (the object key in the
+   *  bucket), e.g. asked of your server, so that no secret reaches the client. `LIST` asks for a
+   *  ListObjectsV2 request on the bucket for the key prefix `key` (`page`: its delimiter and
+   *  continuation token). */
+  presign?: (method: 'GET' | 'HEAD' | 'LIST' | 'PUT' | 'DELETE', key: string, page?: { delimiter?: string; continuationToken?: string }) => string | Promise<string>;
+  /** How an `http(s)://` table is listed: `'auto'` (default: its manifest
+   *  `.hoodie/hudi-edge-manifest.json` when it has one, else the host's JSON directory index),
+   *  `'manifest'`, `'autoindex'` (nginx `autoindex_format json`; Copy-On-Write tables only: it
+   *  hides dot-files) or `'s3'` (ListObjectsV2 on an S3-compatible endpoint). */
+  listing?: 'auto' | 'manifest' | 'autoindex' | 's3';
+  /** Requests in flight at most (default 16). */
+  concurrency?: number;
+  /** Retries of a failed request (5xx, network) with backoff (default 2). */
+  retries?: number;
+}
+
+export type QueryType = 'snapshot' | 'read_optimized' | 'incremental';
+export type FilterOp = '=' | '!=' | '<' | '<=' | '>' | '>=' | 'in' | 'not in' | 'is null' | 'is not null';
+/** `[column, op, value]`, or a string `"col op value"` (also `and` / `or`). */
+export type Filter = [string, FilterOp | string, unknown?] | string;
+
+export interface ReadOptions extends Cancellable {
+  query?: QueryType;
+  /** Time travel: an instant (`yyyyMMddHHmmssSSS`) or ISO-8601 time. */
+  asOf?: string;
+  /** Incremental: changes after `start` ... */
+  start?: string;
+  /** ... up to and including `end`. */
+  end?: string;
+  columns?: string[];
+  /** ANDed together. */
+  filters?: Filter[];
+  limit?: number;
+  /** Use statistics (partition stats, column stats, record index) to skip files (default true). */
+  dataSkipping?: boolean;
+  /** Plan from the metadata table when the table has one (default true). */
+  useMetadataTable?: boolean;
+  /** Rows per Arrow batch. */
+  batchSize?: number;
+  /** Files read concurrently. */
+  concurrency?: number;
+}
+
+export type InstantState = 'requested' | 'inflight' | 'completed';
+
+export interface Instant {
+  requestedTime: string;
+  /** Completion time (v8+: from the file name; v6: the file's modification time). */
+  completionTime: string | null;
+  /** The action of the instant's current state (a finished compaction is a `commit`). */
+  action: string;
+  /** What it was requested as (`compaction`, `clustering`, or the same as `action`). */
+  requestedAction: string;
+  state: InstantState;
+  /** The write operation (`INSERT`, `UPSERT`, `BULK_INSERT`, `DELETE`, `CLUSTER`, `COMPACT` ...),
+   *  from the commit metadata; null for non-write actions and when not loaded. */
+  operation: string | null;
+  /** Whether it comes from the archive (v6) or the LSM history (v8+). */
+  archived: boolean;
+  /** `file_name`, `file_modification_time` or `archive`. */
+  completionSource: string | null;
+  /** The timeline file carrying its current state ('' for archived instants). */
+  file: string;
+}
+
+export interface TimelineOptions extends Cancellable {
+  /** Load the archived timeline (v6) / LSM history (v8+) too. */
+  archived?: boolean;
+  /** Fill `operation` from each write instant's metadata (one request per instant, concurrent;
+   *  default true). */
+  operations?: boolean;
+}
+
+export interface TableInfo {
+  name: string;
+  database: string | null;
+  /** `COPY_ON_WRITE` or `MERGE_ON_READ`. */
+  type: string;
+  version: number;
+  baseFileFormat: string;
+  recordKeyFields: string[];
+  partitionFields: string[];
+  orderingFields: string[];
+  keyGenerator: string | null;
+  hiveStylePartitioning: boolean;
+  populateMetaFields: boolean;
+  mergeMode: string | null;
+  /** Number of partitions in the latest snapshot. */
+  partitionCount: number;
+  /** Number of file groups in the latest snapshot. */
+  fileGroupCount: number;
+  /** Bytes of the latest file slices. */
+  totalBytes: number;
+  /** Completed metadata-table partitions (`files`, `column_stats`, `partition_stats`, `record_index` ...). */
+  metadataPartitions: string[];
+  metadataPartitionsInflight: string[];
+  timezone: string | null;
+  /** `hoodie.properties` as is. */
+  properties: Record<string, string>;
+}
+
+export interface WrittenFile {
+  partition: string;
+  fileId: string;
+  /** Relative to the base path. */
+  path: string;
+  kind: 'base' | 'log';
+  bytes: number;
+  inserts: number;
+  updates: number;
+  deletes: number;
+  writes: number;
+  prevCommit: string | null;
+}
+
+export interface SchemaField {
+  name: string;
+  type: string;
+  nullable: boolean;
+}
+
+export interface CommitDetail {
+  instant: Instant;
+  operation: string | null;
+  partitions: string[];
+  files: WrittenFile[];
+  inserts: number;
+  updates: number;
+  deletes: number;
+  writes: number;
+  bytes: number;
+  /** Replaced file groups (replacecommit / clustering / insert overwrite). */
+  replacedFileGroups: { partition: string; fileId: string }[];
+  /** The writer's schema (Avro) as fields, when the commit carries one. */
+  schema: SchemaField[] | null;
+  extraMetadata: Record<string, string>;
+  /** The instant's content as Hudi wrote it (commit metadata, clean / rollback / compaction plans ...). */
+  raw: unknown;
+}
+
+export interface BaseFile {
+  name: string;
+  size: number;
+  instant: string;
+}
+
+export interface LogFile {
+  name: string;
+  size: number;
+  instant: string;
+  version: number;
+  completionTime: string | null;
+}
+
+export interface FileSlice {
+  baseInstant: string;
+  baseFile: BaseFile | null;
+  logFiles: LogFile[];
+  /** Base plus logs. */
+  size: number;
+}
+
+export interface FileGroup {
+  fileId: string;
+  /** Oldest first; the last one is the latest. */
+  slices: FileSlice[];
+}
+
+export interface PartitionLayout {
+  partition: string;
+  fileGroups: FileGroup[];
+}
+
+export interface FileLayout {
+  partitions: PartitionLayout[];
+  /** File groups replaced by clustering / insert overwrite and no longer visible. */
+  replacedGroups: number;
+  /** Files on storage the view left out, and why. */
+  skipped: unknown[];
+}
+
+export interface PlannedSlice {
+  partition: string;
+  fileId: string;
+  baseInstant: string;
+  baseFile: string | null;
+  logFiles: string[];
+}
+
+export interface PlanStats {
+  partitionsTotal: number;
+  partitionsAfterPruning: number;
+  filesTotal: number;
+  filesAfterPartitionPruning: number;
+  filesAfterPartitionStats?: number;
+  filesAfterColumnStats?: number;
+  filesAfterRecordIndex?: number;
+  filesAfterFileStats: number;
+  filesSelected: number;
+  slicesTotal: number;
+  slicesSelected: number;
+  /** `listing`, `metadata_table` or `timeline`. */
+  planningSource: string;
+  planningNotes: string[];
+  filesIgnored: number;
+  [more: string]: unknown;
+}
+
+export interface IoStats {
+  requests: number;
+  bytes: number;
+  gets: number;
+  heads: number;
+  lists: number;
+  puts: number;
+  deletes: number;
+  /** Dependent round trips (concurrent requests share one). */
+  roundTrips: number;
+}
+
+export interface Plan {
+  query: QueryType;
+  asOf: string | null;
+  start: string | null;
+  end: string | null;
+  fileSlices: PlannedSlice[];
+  stats: PlanStats;
+  /** What planning cost. */
+  io: IoStats;
+  /** Wall-clock milliseconds, measured in JS. */
+  timeMs: number;
+}
+
+export type Row = Record<string, unknown>;

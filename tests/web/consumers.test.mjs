@@ -1,0 +1,233 @@
+// The package as users get it: `npm pack` in pkg-config/, the tarball installed into a clean
+// temporary project, then used from a Node 20 ESM script, a Vite app built and run in headless
+// Chromium, and a workerd worker — each reading a v6 and a v9 fixture table over a loopback
+// nginx and matching the expected rows. The README's examples run here too.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canonical, expected, freePort, repo, startNginx, unzippedFixtures } from './lib/servers.mjs';
+import { launchChromium } from './lib/browser.mjs';
+
+const here = import.meta.dirname;
+const bin = (name) => join(here, 'node_modules', '.bin', name);
+const TABLES = ['sample_table/cow/v6_complexkeygen_hivestyle', 'sample_table/cow/v9_txns_simple_meta', 'sample_table/mor/avro/v9_txns_simple_meta'];
+const README_URL = 'https://data.example.com/tables/txns';
+
+/** The fixtures' encoding from the package's: binary base64 → hex, maps → [key, value] pairs. */
+function oracle(rows, schema) {
+  const binary = schema.filter((f) => f.type === 'binary').map((f) => f.name);
+  const maps = schema.filter((f) => f.type.startsWith('map<')).map((f) => f.name);
+  return rows.map((r) => {
+    const c = { ...r };
+    for (const k of binary) if (typeof c[k] === 'string') c[k] = Buffer.from(c[k], 'base64').toString('hex');
+    for (const k of maps) if (c[k] && !Array.isArray(c[k])) c[k] = Object.entries(c[k]);
+    return c;
+  });
+}
+
+async function assertSnapshot(name, rows) {
+  const exp = await expected(name);
+  const keys = exp.table.record_key_fields;
+  assert.deepEqual(canonical(oracle(rows, exp.snapshot.schema), keys), canonical(exp.snapshot.rows, keys), name);
+}
+
+/** `<!-- tested: KIND -->` followed by a ```js block in the README. */
+function readmeExample(kind) {
+  const text = readFileSync(join(repo, 'README.md'), 'utf8');
+  const m = text.match(new RegExp(`<!-- tested: ${kind} -->\\s*\`\`\`js\\n([\\s\\S]*?)\`\`\``));
+  assert.ok(m, `README has a tested ${kind} example`);
+  return m[1];
+}
+
+let project;
+let nginx;
+let tarball;
+
+before(async () => {
+  const pack = mkdtempSync(join(tmpdir(), 'hudi-edge-pack-'));
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', pack], { cwd: join(repo, 'pkg-config'), encoding: 'utf8' });
+  tarball = join(pack, JSON.parse(out)[0].filename);
+  project = mkdtempSync(join(tmpdir(), 'hudi-edge-consumer-'));
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: project, stdio: 'inherit' });
+  const root = unzippedFixtures();
+  mkdirSync(join(project, 'app', 'dist'), { recursive: true });
+  nginx = await startNginx({ mounts: { '/tables/': join(root, 'tables'), '/app/': join(project, 'app', 'dist') } });
+});
+
+after(async () => {
+  await nginx?.stop();
+  if (project) rmSync(project, { recursive: true, force: true });
+});
+
+test('the tarball holds the package: ESM, types, the wasm module', () => {
+  const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n');
+  for (const f of ['package/dist/browser.js', 'package/dist/node.js', 'package/dist/workerd.js', 'package/dist/index.d.ts', 'package/dist/wasm/hudi_edge_bg.wasm', 'package/dist/wasm/hudi_edge.js', 'package/README.md']) {
+    assert.ok(files.includes(f), f);
+  }
+  assert.ok(!files.some((f) => f.includes('/src/') || f.includes('/test/')), 'no sources or tests');
+});
+
+describe('Node 20, an ESM script', () => {
+  test('reads v6 and v9 tables', async () => {
+    writeFileSync(
+      join(project, 'read.mjs'),
+      `import { HudiTable } from 'hudi-edge';
+const table = await HudiTable.open(process.argv[2]);
+process.stdout.write(JSON.stringify(await table.rows()));
+table.close();
+`,
+    );
+    for (const name of TABLES) {
+      const out = execFileSync(process.execPath, ['read.mjs', `${nginx.url}/tables/${name}`], { cwd: project, encoding: 'utf8' });
+      await assertSnapshot(name, JSON.parse(out));
+    }
+  });
+
+  test('the README example', async () => {
+    const exp = await expected(TABLES[1]);
+    const code = readmeExample('node').replaceAll(README_URL, `${nginx.url}/tables/${TABLES[1]}`);
+    writeFileSync(join(project, 'readme.mjs'), code);
+    const out = execFileSync(process.execPath, ['readme.mjs'], { cwd: project, encoding: 'utf8' });
+    assert.match(out, /v9_txns_cow_simple_meta: COPY_ON_WRITE v9, 3 partitions/);
+    assert.match(out, /20260307162434124 commit INSERT/);
+    for (const r of exp.snapshot.rows) assert.equal(out.includes(`'${r.txn_id}'`), r.region === 'us', r.txn_id);
+  });
+});
+
+describe('a Vite app, built and run in headless Chromium', () => {
+  test('reads v6 and v9 tables', async () => {
+    const app = join(project, 'app');
+    writeFileSync(join(app, 'index.html'), '<!doctype html><meta charset="utf-8"><title>app</title><pre id="out">loading</pre><script type="module" src="./main.js"></script>\n');
+    writeFileSync(
+      join(app, 'main.js'),
+      `import { HudiTable } from 'hudi-edge';
+const out = document.querySelector('#out');
+(async () => {
+  const table = await HudiTable.open(new URL(location.href).searchParams.get('table'));
+  const rows = await table.rows();
+  out.textContent = JSON.stringify(rows);
+  out.dataset.done = 'yes';
+})().catch((e) => { out.textContent = 'error ' + e.code + ' ' + e.message; out.dataset.done = 'error'; });
+`,
+    );
+    writeFileSync(join(app, 'vite.config.js'), "export default { base: './', logLevel: 'warn', build: { outDir: 'dist', emptyOutDir: true } };\n");
+    execFileSync(bin('vite'), ['build'], { cwd: app, stdio: 'inherit' });
+    const assets = readdirSync(join(app, 'dist', 'assets'));
+    assert.ok(assets.some((f) => f.endsWith('.wasm')), `the .wasm is emitted as an asset: ${assets}`);
+
+    const browser = await launchChromium();
+    try {
+      for (const name of TABLES) {
+        const page = await browser.newPage();
+        await page.goto(`${nginx.url}/app/?table=${encodeURIComponent(`${nginx.url}/tables/${name}`)}`);
+        await page.waitForSelector('#out[data-done]', { timeout: 60000 });
+        const text = await page.textContent('#out');
+        assert.ok(!text.startsWith('error'), text);
+        await assertSnapshot(name, JSON.parse(text));
+        await page.close();
+      }
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+describe('a workerd worker', () => {
+  let workerd;
+  let url;
+  let readmeUrl;
+  before(async () => {
+    const dir = join(project, 'worker');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'rows.js'),
+      `import { HudiTable } from 'hudi-edge';
+export default {
+  async fetch(request) {
+    let table;
+    try {
+      table = await HudiTable.open(new URL(request.url).searchParams.get('table') ?? '');
+      return Response.json(await table.rows());
+    } catch (e) {
+      return Response.json({ code: e.code, message: e.message }, { status: 500 });
+    } finally {
+      table?.close();
+    }
+  },
+};
+`,
+    );
+    writeFileSync(join(dir, 'readme.js'), readmeExample('worker').replaceAll(README_URL, `${nginx.url}/tables/${TABLES[1]}`));
+    // What wrangler does: bundle for the workerd condition, keep the .wasm a separate module.
+    for (const w of ['rows', 'readme']) {
+      execFileSync(
+        bin('esbuild'),
+        [`${w}.js`, '--bundle', '--format=esm', '--platform=neutral', '--conditions=workerd,worker,browser', '--main-fields=module,main', '--loader:.wasm=copy', '--asset-names=[name]', `--outdir=out/${w}`, '--log-level=warning'],
+        { cwd: dir, stdio: 'inherit' },
+      );
+    }
+    const port = await freePort();
+    const readmePort = await freePort();
+    const module = (w) => `(name = "${w}.js", esModule = embed "out/${w}/${w}.js"), (name = "hudi_edge_bg.wasm", wasm = embed "out/${w}/hudi_edge_bg.wasm")`;
+    writeFileSync(
+      join(dir, 'config.capnp'),
+      `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "rows", worker = (modules = [${module('rows')}], compatibilityDate = "2025-06-01")),
+    (name = "readme", worker = (modules = [${module('readme')}], compatibilityDate = "2025-06-01")),
+    # Loopback is refused unless the "internet" service allows it.
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
+  sockets = [
+    (name = "rows", address = "127.0.0.1:${port}", http = (), service = "rows"),
+    (name = "readme", address = "127.0.0.1:${readmePort}", http = (), service = "readme"),
+  ],
+);
+`,
+    );
+    workerd = spawn(bin('workerd'), ['serve', 'config.capnp'], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] });
+    let exited = false;
+    workerd.on('exit', () => (exited = true));
+    url = `http://127.0.0.1:${port}`;
+    readmeUrl = `http://127.0.0.1:${readmePort}`;
+    for (let i = 0; ; i++) {
+      if (exited) throw new Error('workerd exited');
+      try {
+        await fetch(`${url}/`).then((r) => r.arrayBuffer());
+        break;
+      } catch (e) {
+        if (i > 200) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  });
+  after(async () => {
+    if (workerd && workerd.exitCode === null) {
+      const exited = new Promise((r) => workerd.on('exit', r));
+      workerd.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  test('reads v6 and v9 tables', async () => {
+    for (const name of TABLES) {
+      const r = await fetch(`${url}/?table=${encodeURIComponent(`${nginx.url}/tables/${name}`)}`);
+      const body = await r.json();
+      assert.equal(r.status, 200, JSON.stringify(body));
+      await assertSnapshot(name, body);
+    }
+  });
+
+  test('the README example', async () => {
+    const r = await fetch(`${readmeUrl}/?region=eu`);
+    const rows = await r.json();
+    const exp = await expected(TABLES[1]);
+    const want = exp.snapshot.rows.filter((x) => x.region === 'eu').map((x) => ({ txn_id: x.txn_id, amount: x.amount }));
+    assert.deepEqual(canonical(rows, ['txn_id']), canonical(want, ['txn_id']));
+  });
+});

@@ -1,0 +1,86 @@
+// One instant in detail: what it wrote (files, records, bytes, partitions), what it replaced,
+// the writer's schema, and the metadata as Hudi stored it.
+
+import type { CommitDetail, HudiError } from 'hudi-edge';
+import { actionColor, laneOf } from '../colors';
+import { h } from '../dom';
+import { bytes, count, instantLabel, instantMillis, ms, plural } from '../format';
+
+const stat = (label: string, value: string, cls = '') => h('div', { class: `stat ${cls}` }, h('div', { class: 'stat-value' }, value), h('div', { class: 'stat-label' }, label));
+
+function fileName(path: string) {
+  return path.split('/').at(-1) ?? path;
+}
+
+export function commitView(d: CommitDetail, onClose: () => void): HTMLElement {
+  const i = d.instant;
+  const start = instantMillis(i.requestedTime);
+  const end = instantMillis(i.completionTime);
+  const took = start !== null && end !== null && end >= start && end - start < 86_400_000 ? ms(end - start) : null;
+  const isWrite = d.files.length > 0 || d.replacedFileGroups.length > 0;
+  const logs = d.files.filter((f) => f.kind === 'log').length;
+
+  const files = d.files.length
+    ? h('table', { class: 'grid-table files' },
+        h('thead', null, h('tr', null, ...['partition', 'file', 'kind', 'size', 'inserts', 'updates', 'deletes', 'previous commit'].map((c) => h('th', null, c)))),
+        h('tbody', null,
+          d.files.map((f) =>
+            h('tr', null,
+              h('td', null, h('code', null, f.partition || '(root)')),
+              h('td', { title: f.path }, h('code', null, fileName(f.path))),
+              h('td', null, h('span', { class: `kind kind-${f.kind}` }, f.kind)),
+              h('td', { class: 'num' }, bytes(f.bytes)),
+              h('td', { class: 'num' }, count(f.inserts)),
+              h('td', { class: 'num' }, count(f.updates)),
+              h('td', { class: 'num' }, count(f.deletes)),
+              h('td', null, f.prevCommit ? h('code', null, f.prevCommit) : h('span', { class: 'muted' }, '–')),
+            ))))
+    : null;
+
+  return h(
+    'section',
+    { class: 'card commit', 'data-testid': 'commit-detail', 'data-requested-time': i.requestedTime },
+    h('header', { class: 'card-head' },
+      h('h3', null,
+        h('span', { class: 'action-chip big', style: `--c:${actionColor(laneOf(i))}` }, i.action),
+        h('code', null, i.requestedTime),
+        d.operation ? h('span', { class: 'op' }, d.operation) : null,
+        h('span', { class: `state state-${i.state}` }, i.state),
+        i.archived ? h('span', { class: 'pill' }, 'archived') : null),
+      h('button', { type: 'button', class: 'icon', title: 'Close', onclick: onClose }, '×')),
+    h('p', { class: 'muted' },
+      `requested ${instantLabel(i.requestedTime)}`,
+      i.completionTime ? ` · completed ${instantLabel(i.completionTime)}` : '',
+      took ? ` · took ${took}` : '',
+      i.file ? h('span', null, ' · ', h('code', null, i.file)) : null),
+    isWrite
+      ? h('div', { class: 'stats' },
+          stat('inserts', count(d.inserts)),
+          stat('updates', count(d.updates)),
+          stat('deletes', count(d.deletes)),
+          stat('records written', count(d.writes)),
+          stat('bytes written', bytes(d.bytes)),
+          stat('files', `${count(d.files.length - logs)} base · ${count(logs)} log`),
+          stat('partitions', count(d.partitions.length)),
+          d.replacedFileGroups.length ? stat('file groups replaced', count(d.replacedFileGroups.length), 'warn') : null)
+      : null,
+    files,
+    d.replacedFileGroups.length
+      ? h('div', null, h('h4', null, `Replaced file groups (${d.replacedFileGroups.length})`),
+          h('ul', { class: 'chips' }, d.replacedFileGroups.map((r) => h('li', null, h('code', null, `${r.partition ? `${r.partition}/` : ''}${r.fileId}`)))))
+      : null,
+    d.schema
+      ? h('details', { class: 'schema' }, h('summary', null, `Schema (${plural(d.schema.length, 'field')})`),
+          h('table', { class: 'grid-table' }, h('tbody', null, d.schema.map((f) => h('tr', null, h('td', null, h('code', null, f.name)), h('td', null, f.type), h('td', { class: 'muted' }, f.nullable ? 'nullable' : 'required'))))))
+      : null,
+    h('details', { class: 'raw' }, h('summary', null, 'Metadata as stored'), h('pre', null, JSON.stringify(d.raw, null, 2))),
+  );
+}
+
+export function errorView(e: unknown, what: string): HTMLElement {
+  const err = e as Partial<HudiError> & { message?: string };
+  return h('div', { class: 'error-box', role: 'alert', 'data-testid': 'error' },
+    h('div', { class: 'error-head' }, h('span', { class: 'code' }, err.code ?? 'ERROR'), what),
+    h('div', null, err.message ?? String(e)),
+    err.object ? h('div', { class: 'muted' }, 'object: ', h('code', null, err.object)) : null);
+}
