@@ -20,6 +20,9 @@ pub struct Table {
     commit_metadata: Mutex<HashMap<String, Arc<CommitMetadata>>>,
     footers: Mutex<HashMap<String, Footer>>,
     metadata: Mutex<Option<Arc<MetadataTable>>>,
+    /// Why the metadata table cannot be used here (e.g. the host cannot list its log files):
+    /// remembered, so every plan does not pay for finding out again.
+    metadata_unsupported: Mutex<Option<HudiError>>,
 }
 
 impl std::fmt::Debug for Table {
@@ -83,6 +86,7 @@ impl Table {
             commit_metadata: Mutex::new(HashMap::new()),
             footers: Mutex::new(HashMap::new()),
             metadata: Mutex::new(None),
+            metadata_unsupported: Mutex::new(None),
         })
     }
 
@@ -191,15 +195,35 @@ impl Table {
             .collect())
     }
 
-    /// The metadata table, kept once it opened fine (failures are retried next time). The
-    /// first open also lists the MDT partitions in `prefetch`, in the same round trip.
+    /// The metadata table, kept once it opened fine. An `UNSUPPORTED` answer is kept too;
+    /// other failures (network, a missing file) are retried next time. The first open also
+    /// lists the MDT partitions in `prefetch`, in the same round trip.
     pub async fn metadata_table(&self, prefetch: &[&str]) -> Result<Arc<MetadataTable>> {
         if let Some(m) = lock(&self.metadata).clone() {
             return Ok(m);
         }
-        let m = Arc::new(MetadataTable::open(self, prefetch).await?);
-        *lock(&self.metadata) = Some(m.clone());
-        Ok(m)
+        if let Some(HudiError::Unsupported { what, path }) = &*lock(&self.metadata_unsupported) {
+            return Err(HudiError::Unsupported {
+                what: what.clone(),
+                path: path.clone(),
+            });
+        }
+        match MetadataTable::open(self, prefetch).await {
+            Ok(m) => {
+                let m = Arc::new(m);
+                *lock(&self.metadata) = Some(m.clone());
+                Ok(m)
+            }
+            Err(e) => {
+                if let HudiError::Unsupported { what, path } = &e {
+                    *lock(&self.metadata_unsupported) = Some(HudiError::Unsupported {
+                        what: what.clone(),
+                        path: path.clone(),
+                    });
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Parquet footer of a base file (cached).

@@ -22,7 +22,6 @@ export {
   IoError,
   type ErrorCode,
 } from './errors.js';
-export { HttpStorage, type HttpStorageOptions } from './http-storage.js';
 export { BlobStorage, type LocalFile } from './blob-storage.js';
 export type { StorageObject, ObjectMeta } from './tracking.js';
 export type * from './types.js';

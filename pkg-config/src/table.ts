@@ -5,9 +5,8 @@
 import { RecordBatchReader, tableFromIPC, type RecordBatch, type Table as ArrowTable } from 'apache-arrow';
 import { WasmTable } from './wasm/hudi_edge.js';
 import { initWasm } from './wasm-loader.js';
-import { AbortedError, InvalidArgumentError, UnsupportedError, toHudiError } from './errors.js';
+import { AbortedError, InvalidArgumentError, toHudiError } from './errors.js';
 import { BlobStorage, type LocalFile } from './blob-storage.js';
-import { HttpStorage, publicLocation } from './http-storage.js';
 import { Operation, Tracked, raceAbort, type StorageObject } from './tracking.js';
 import { commitOf, infoOf, instantOf, ioOf, layoutOf, planOf } from './normalize.js';
 import type {
@@ -48,16 +47,6 @@ export function readOptionsJson(o: ReadOptions = {}): string {
 
 const WRITE_ACTIONS = new Set(['commit', 'deltacommit', 'replacecommit']);
 
-// What this wasm build offers beyond the base face (the HTTP/S3 storage, per-call signals and
-// progress, streaming) — detected, so the package works with both.
-type NativeFace = {
-  openUrl?: (url: string, options: string, fetch?: unknown, presign?: unknown, signal?: AbortSignal) => Promise<WasmTable>;
-};
-const nativeOpenUrl = () => (WasmTable as unknown as NativeFace).openUrl;
-const takesSignal = (name: 'plan' | 'readArrow' | 'readJson') =>
-  ((WasmTable.prototype as unknown as Record<string, (...a: unknown[]) => unknown>)[name]?.length ?? 0) >= (name === 'readJson' ? 3 : 2);
-const hasStream = () => typeof (WasmTable.prototype as unknown as { stream?: unknown }).stream === 'function';
-
 /** A table's progress as the engine reports it (an object or its JSON). */
 const progressOf = (p: unknown): Progress => {
   const v = (typeof p === 'string' ? JSON.parse(p) : p) as Partial<Progress> & Record<string, number>;
@@ -68,6 +57,11 @@ const progressOf = (p: unknown): Progress => {
     filesTotal: v.filesTotal ?? v.files_total ?? 0,
   };
 };
+
+/** `https://user:pw@host/a/b/?token=x` → `https://host/a/b` (for messages: no secrets). */
+function publicLocation(url: URL): string {
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+}
 
 function parseUrl(url: string | URL): URL {
   try {
@@ -106,45 +100,32 @@ export class HudiTable {
       throw new InvalidArgumentError(`unsupported URL scheme ${u.protocol} (expected http(s)://… or s3://bucket/prefix)`);
     }
     await initWasm();
-    const openUrl = nativeOpenUrl();
-    if (openUrl) {
-      const json = JSON.stringify({
-        headers: options.headers,
-        s3: options.s3,
-        listing: options.listing,
-        concurrency: options.concurrency,
-        retries: options.retries,
-      });
-      // Progress of the open: the engine reports it per read, so count the fetches here.
-      let opening = true;
-      const base = options.fetch;
-      const counted: typeof fetch | undefined = options.onProgress
-        ? async (input, init) => {
-            const r = await (base ?? globalThis.fetch)(input, init);
-            if (opening) {
-              done.requests += 1;
-              done.bytes += Number(r.headers.get('content-length') ?? 0);
-              options.onProgress!({ ...done });
-            }
-            return r;
-          }
-        : base;
-      const done: Progress = { requests: 0, bytes: 0, filesDone: 0, filesTotal: 0 };
-      const work = openUrl.call(WasmTable, u.toString(), json, counted, options.presign, options.signal).finally(() => (opening = false));
-      work.then((t) => options.signal?.aborted && t.free(), () => {});
-      const wasm = await raceAbort(work, options.signal, 'open');
-      return new HudiTable(wasm, null, publicLocation(u));
-    }
-    if (u.protocol === 's3:') {
-      throw new UnsupportedError('s3:// tables need a hudi-edge build with S3 storage (WasmTable.openUrl); open the bucket over http(s) with presigned or public URLs instead');
-    }
-    const storage = new HttpStorage(u, {
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.headers ? { headers: options.headers } : {}),
-      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-      ...(options.retries !== undefined ? { retries: options.retries } : {}),
+    const json = JSON.stringify({
+      headers: options.headers,
+      s3: options.s3,
+      listing: options.listing,
+      concurrency: options.concurrency,
+      retries: options.retries,
     });
-    return HudiTable.openStorage(storage, options);
+    // Progress of the open: the engine reports it per read, so count the fetches here.
+    let opening = true;
+    const base = options.fetch;
+    const counted: typeof fetch | undefined = options.onProgress
+      ? async (input, init) => {
+          const r = await (base ?? globalThis.fetch)(input, init);
+          if (opening) {
+            done.requests += 1;
+            done.bytes += Number(r.headers.get('content-length') ?? 0);
+            options.onProgress!({ ...done });
+          }
+          return r;
+        }
+      : base;
+    const done: Progress = { requests: 0, bytes: 0, filesDone: 0, filesTotal: 0 };
+    const work = WasmTable.openUrl(u.toString(), json, counted, options.presign, options.signal).finally(() => (opening = false));
+    work.then((t) => options.signal?.aborted && t.free(), () => {});
+    const wasm = await raceAbort(work, options.signal, 'open');
+    return new HudiTable(wasm, null, publicLocation(u));
   }
 
   /**
@@ -290,27 +271,15 @@ export class HudiTable {
   plan(o: ReadOptions = {}): Promise<Plan> {
     return this.#run(o, 'plan', async (w, op) => {
       const t0 = performance.now();
-      const text = takesSignal('plan')
-        ? await (w.plan as (...a: unknown[]) => Promise<string>)(readOptionsJson(o), ...this.#native(op, o))
-        : await w.plan(readOptionsJson(o));
+      const text = await w.plan(readOptionsJson(o), ...this.#native(op, o));
       return planOf(JSON.parse(text), performance.now() - t0);
     });
-  }
-
-  /** In shim mode, progress needs the number of files a read will touch: plan first. */
-  async #filesTotal(o: ReadOptions, op: Operation) {
-    if (!o.onProgress || takesSignal('readArrow') || !this.#tracked) return;
-    const plan = await this.plan({ ...o, onProgress: undefined });
-    op.setFilesTotal(plan.fileSlices.reduce((n, s) => n + (s.baseFile ? 1 : 0) + s.logFiles.length, 0));
   }
 
   /** The rows as an apache-arrow `Table`. */
   read(o: ReadOptions = {}): Promise<ArrowTable> {
     return this.#run(o, 'read', async (w, op) => {
-      await this.#filesTotal(o, op);
-      const bytes = takesSignal('readArrow')
-        ? await (w.readArrow as (...a: unknown[]) => Promise<Uint8Array>)(readOptionsJson(o), ...this.#native(op, o))
-        : await w.readArrow(readOptionsJson(o));
+      const bytes = await w.readArrow(readOptionsJson(o), ...this.#native(op, o));
       return tableFromIPC(bytes);
     });
   }
@@ -319,10 +288,7 @@ export class HudiTable {
    *  dates `YYYY-MM-DD`, binary base64), like the CLI's JSON. */
   rows(o: ReadOptions = {}): Promise<Row[]> {
     return this.#run(o, 'rows', async (w, op) => {
-      await this.#filesTotal(o, op);
-      const text = takesSignal('readJson')
-        ? await (w.readJson as (...a: unknown[]) => Promise<string>)(readOptionsJson(o), false, ...this.#native(op, o))
-        : await w.readJson(readOptionsJson(o), false);
+      const text = await w.readJson(readOptionsJson(o), false, ...this.#native(op, o));
       return JSON.parse(text);
     });
   }
@@ -330,15 +296,6 @@ export class HudiTable {
   /** The rows as apache-arrow `RecordBatch`es, one at a time. Break out of the loop (or abort)
    *  to stop early; the rest is not read. */
   async *stream(o: ReadOptions = {}): AsyncGenerator<RecordBatch, void, undefined> {
-    if (!hasStream()) {
-      // This wasm build reads whole results: hand them out batch by batch.
-      const table = await this.read(o);
-      for (const batch of table.batches) {
-        o.signal?.throwIfAborted();
-        yield batch;
-      }
-      return;
-    }
     type Stream = { next(): Promise<Uint8Array | undefined>; close?(): void; free?(): void };
     // The engine's stream reports no progress: totals from the table's I/O counters, and the
     // number of files from the plan (asked for only when progress is wanted).
@@ -354,7 +311,7 @@ export class HudiTable {
       }
     };
     const stream = await this.#run(o, 'stream', async (w) =>
-      (w as unknown as { stream(json: string, signal?: AbortSignal): Stream }).stream(readOptionsJson(o), o.signal),
+      w.stream(readOptionsJson(o), o.signal) as unknown as Stream,
     );
     try {
       for (;;) {

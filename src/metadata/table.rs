@@ -194,6 +194,13 @@ impl MetadataTable {
             ));
         }
         let storage = data.storage().clone();
+        if !storage.lists_dot_files() {
+            // Its partitions are mostly log files, which such a listing never shows.
+            return Err(HudiError::unsupported(
+                "a metadata table on a host whose listing hides dot-files (its log files); \
+                 write a manifest with `hudi-edge manifest` or use an S3 listing",
+            ));
+        }
         let wanted: Vec<&str> = prefetch
             .iter()
             .copied()

@@ -192,10 +192,6 @@ impl Storage for Cached {
         Ok((b, size))
     }
 
-    fn has_suffix_range(&self) -> bool {
-        self.inner.has_suffix_range()
-    }
-
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
         if is_immutable(path) {
             let mut s = self.lock();
@@ -233,17 +229,7 @@ impl Storage for Cached {
         self.inner.delete(path).await
     }
 
-    fn lists_dot_files(&self) -> bool {
-        self.inner.lists_dot_files()
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.inner.warnings()
-    }
-
-    fn list_local(&self, prefix: &str, recursive: bool) -> Option<Vec<ObjectMeta>> {
-        self.inner.list_local(prefix, recursive)
-    }
+    forward_store_hints!();
 }
 
 #[cfg(test)]

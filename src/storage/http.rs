@@ -404,6 +404,27 @@ impl HttpStorage {
         let query = base.query().map(str::to_string).filter(|q| !q.is_empty());
         base.set_query(None);
         base.set_fragment(None);
+        // `fetch` refuses URLs with credentials: send them as Basic auth instead.
+        let mut options = options;
+        if !base.username().is_empty() || base.password().is_some() {
+            use base64::Engine;
+            let decode = |s: &str| {
+                percent_encoding::percent_decode_str(s)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            };
+            let user_pass = format!(
+                "{}:{}",
+                decode(base.username()),
+                decode(base.password().unwrap_or(""))
+            );
+            let token = base64::engine::general_purpose::STANDARD.encode(user_pass);
+            options
+                .headers
+                .push(("Authorization".into(), format!("Basic {token}")));
+            let _ = base.set_username("");
+            let _ = base.set_password(None);
+        }
         let s3_root = (options.listing == ListingMode::S3).then(|| {
             let host = base.host_str().unwrap_or("");
             let path_style = path_style.unwrap_or_else(|| {

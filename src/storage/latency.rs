@@ -54,10 +54,6 @@ impl Storage for Latency {
         self.inner.get_tail(path, n).await
     }
 
-    fn has_suffix_range(&self) -> bool {
-        self.inner.has_suffix_range()
-    }
-
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
         self.wait().await;
         self.inner.head(path).await
@@ -78,18 +74,7 @@ impl Storage for Latency {
         self.inner.delete(path).await
     }
 
-    fn lists_dot_files(&self) -> bool {
-        self.inner.lists_dot_files()
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.inner.warnings()
-    }
-
-    // A manifest already loaded answers without a request, so without delay too.
-    fn list_local(&self, prefix: &str, recursive: bool) -> Option<Vec<ObjectMeta>> {
-        self.inner.list_local(prefix, recursive)
-    }
+    forward_store_hints!();
 }
 
 #[cfg(test)]

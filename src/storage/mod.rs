@@ -14,6 +14,31 @@
 //! wasm — [`fetch`] — or reqwest natively) and [`object_store::ObjectStoreStorage`] (S3 via
 //! object_store, both targets). [`listing`] answers `list` where a host has no list API.
 
+/// The hints a wrapper passes through unchanged from the store it wraps (`self.inner`).
+macro_rules! forward_store_hints {
+    () => {
+        fn has_suffix_range(&self) -> bool {
+            self.inner.has_suffix_range()
+        }
+
+        fn lists_dot_files(&self) -> bool {
+            self.inner.lists_dot_files()
+        }
+
+        fn warnings(&self) -> Vec<String> {
+            self.inner.warnings()
+        }
+
+        fn list_local(
+            &self,
+            prefix: &str,
+            recursive: bool,
+        ) -> Option<Vec<$crate::storage::ObjectMeta>> {
+            self.inner.list_local(prefix, recursive)
+        }
+    };
+}
+
 pub mod cache;
 #[cfg(target_arch = "wasm32")]
 pub mod fetch;
@@ -307,19 +332,5 @@ impl Storage for Instrumented {
         self.inner.delete(path).await
     }
 
-    fn has_suffix_range(&self) -> bool {
-        self.inner.has_suffix_range()
-    }
-
-    fn lists_dot_files(&self) -> bool {
-        self.inner.lists_dot_files()
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.inner.warnings()
-    }
-
-    fn list_local(&self, prefix: &str, recursive: bool) -> Option<Vec<ObjectMeta>> {
-        self.inner.list_local(prefix, recursive)
-    }
+    forward_store_hints!();
 }
