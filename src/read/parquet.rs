@@ -15,7 +15,9 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use parquet::errors::ParquetError;
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::{
+    FileMetaData, KeyValue, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader,
+};
 
 use crate::error::{HudiError, Result};
 use crate::expr::stats::{may_match, ColumnStats, StatsSource};
@@ -101,13 +103,44 @@ pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
     let meta_start = tail.len() - 8 - meta_len as usize;
     let metadata = ParquetMetaDataReader::decode_metadata(&tail[meta_start..tail.len() - 8])
         .map_err(|e| parquet_err(path, e))?;
-    let metadata = ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new())
-        .map_err(|e| parquet_err(path, e))?;
+    let metadata = ArrowReaderMetadata::try_new(
+        Arc::new(without_bloom_filters(metadata)),
+        ArrowReaderOptions::new(),
+    )
+    .map_err(|e| parquet_err(path, e))?;
+    // Keep the tail only when it holds column data too (small files); a footer alone is
+    // already decoded, and a session keeps the footers of every file it read.
+    let tail = if meta_start > 0 { tail } else { Bytes::new() };
     Ok(Footer {
         metadata,
         size,
         tail,
     })
+}
+
+/// Hudi writes its record-key bloom filter (hundreds of KB) into the footer's key-value
+/// metadata. Reads never use it, and footers stay cached: drop it.
+fn without_bloom_filters(metadata: ParquetMetaData) -> ParquetMetaData {
+    let is_bloom = |kv: &KeyValue| kv.key.ends_with(".bloomfilter");
+    let file = metadata.file_metadata();
+    let Some(pairs) = file.key_value_metadata() else {
+        return metadata;
+    };
+    if !pairs.iter().any(is_bloom) {
+        return metadata;
+    }
+    let kept: Vec<KeyValue> = pairs.iter().filter(|kv| !is_bloom(kv)).cloned().collect();
+    let slim = FileMetaData::new(
+        file.version(),
+        file.num_rows(),
+        file.created_by().map(str::to_string),
+        Some(kept),
+        file.schema_descr_ptr(),
+        file.column_orders().cloned(),
+    );
+    ParquetMetaDataBuilder::new(slim)
+        .set_row_groups(metadata.row_groups().to_vec())
+        .build()
 }
 
 /// Parquet's async reader, fed by a [`Storage`] and the footer's tail bytes.
