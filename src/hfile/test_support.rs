@@ -19,21 +19,13 @@ use super::Codec;
 use crate::error::Result;
 use crate::storage::{ObjectMeta, PutMode, Storage};
 
-/// `shared/fixtures/tables` (override with `HUDI_FIXTURES=<dir with tables/>`).
-fn fixtures_root() -> PathBuf {
-    match std::env::var_os("HUDI_FIXTURES") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures"),
-    }
-}
-
 /// Extracts `tables/<rel>.zip` (e.g. `sample_table/cow/v9_txns_simple_meta`) into a temp
 /// directory shared by test runs and returns the table's base path. Extraction goes to a
 /// private directory first and is renamed into place, so concurrent runs never see half a table.
 pub(crate) fn table(rel: &str) -> PathBuf {
     static LOCK: Mutex<()> = Mutex::new(());
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let zip_path = fixtures_root().join("tables").join(format!("{rel}.zip"));
+    let zip_path = crate::log_file::test_util::fixtures_root().join(format!("{rel}.zip"));
     let zip_len = std::fs::metadata(&zip_path)
         .unwrap_or_else(|e| panic!("fixture {}: {e}", zip_path.display()))
         .len();

@@ -1,15 +1,18 @@
-//! Test helpers: fixture tables (zips under `shared/fixtures/tables`) loaded into memory.
+//! Test helpers: fixture tables (zips under `tests/data/fixtures/tables`, the repository's copy
+//! of the shared fixtures) loaded into memory.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::storage::memory::MemoryStorage;
 
-/// `$HUDI_FIXTURES`, else `shared/fixtures/tables` beside the repository.
+/// `$HUDI_FIXTURES` (a `tables/` folder), else the repository's `tests/data/fixtures/tables`.
 pub(crate) fn fixtures_root() -> PathBuf {
     let root = std::env::var_os("HUDI_FIXTURES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/tables"));
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fixtures/tables")
+        });
     assert!(
         root.is_dir(),
         "fixture tables not found at {}",
