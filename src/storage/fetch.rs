@@ -142,13 +142,7 @@ async fn run_fetch(
             }
         }
     }
-    let too_big = status == 200
-        && r.skip_full_body_over.is_some_and(|limit| {
-            headers
-                .get("content-length")
-                .and_then(|l| l.parse::<u64>().ok())
-                .is_some_and(|l| l > limit)
-        });
+    let too_big = r.skips_body(status, &headers);
     if too_big || r.method == "HEAD" {
         if too_big {
             if let Some(c) = &controller {

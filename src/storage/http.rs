@@ -63,6 +63,18 @@ impl Request {
         self.headers.push((name.to_string(), value.into()));
         self
     }
+
+    /// Whether a transport should leave this answer's body unread: a whole-object 200 larger
+    /// than [`Request::skip_full_body_over`] (headers keyed in lower case).
+    pub fn skips_body(&self, status: u16, headers: &HashMap<String, String>) -> bool {
+        status == 200
+            && self.skip_full_body_over.is_some_and(|limit| {
+                headers
+                    .get("content-length")
+                    .and_then(|l| l.parse::<u64>().ok())
+                    .is_some_and(|l| l > limit)
+            })
+    }
 }
 
 #[derive(Debug, Clone, Default)]

@@ -438,13 +438,7 @@ mod native {
                 })
                 .collect::<std::collections::HashMap<_, _>>();
             let status = parts.status.as_u16();
-            let too_big = status == 200
-                && r.skip_full_body_over.is_some_and(|limit| {
-                    headers
-                        .get("content-length")
-                        .and_then(|l| l.parse::<u64>().ok())
-                        .is_some_and(|l| l > limit)
-                });
+            let too_big = r.skips_body(status, &headers);
             if too_big || r.method == "HEAD" {
                 return Ok(Response {
                     status,

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# MOR merge throughput, side by side in one run: hudi-edge native (release CLI), hudi-edge
-# wasm in Node (JsStorage over node:fs), and the PyPI `hudi` package (hudi-rs), reading the
-# same Merge-On-Read snapshot. Prints rows/s, wall time, peak RSS and the ratios.
+# MOR merge throughput, side by side in one run: hudi-edge native (release CLI, streaming
+# Arrow to a file), hudi-edge wasm in Node (JsStorage over node:fs; one readArrow() result,
+# and batch by batch through stream()), and the PyPI `hudi` package (hudi-rs, whose read()
+# collects every batch), reading the same Merge-On-Read snapshot. Prints rows/s, wall time,
+# peak RSS and the ratios.
 #
 # Usage: tests/bench/mor_merge.sh [TABLE_DIR] [RUNS]
 # Default table: the 1M-row MOR table written by Apache Hudi Spark
@@ -43,6 +45,15 @@ for _ in $(seq "$runs"); do
 done
 wasm_rows=$(count_ipc "$tmp/wasm.arrow")
 
+# The same through `stream()`: batch by batch, as a long read in a worker would go.
+ws_s=(); ws_rss=()
+for _ in $(seq "$runs"); do
+  out=$(STREAM=1 node tests/bench/read_wasm.mjs "$table")
+  ws_s+=("$(echo "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')")
+  ws_rss+=("$(echo "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["peak_rss_mb"])')")
+  ws_rows=$(echo "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["rows"])')
+done
+
 rs_s=(); rs_rss=()
 for _ in $(seq "$runs"); do
   out=$("$py" tests/bench/read_hudi_rs.py "$table")
@@ -51,19 +62,20 @@ for _ in $(seq "$runs"); do
   rs_rows=$(echo "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["rows"])')
 done
 
-"$py" - "$native_rows" "$wasm_rows" "$rs_rows" "${native_s[*]}" "${wasm_s[*]}" "${rs_s[*]}" "${native_rss[*]}" "${wasm_rss[*]}" "${rs_rss[*]}" <<'PY'
+"$py" - "$native_rows" "$wasm_rows" "$ws_rows" "$rs_rows" "${native_s[*]}" "${wasm_s[*]}" "${ws_s[*]}" "${rs_s[*]}" "${native_rss[*]}" "${wasm_rss[*]}" "${ws_rss[*]}" "${rs_rss[*]}" <<'PY'
 import sys
-nr, wr, rr = (int(x) for x in sys.argv[1:4])
-ns, ws, rs = ([float(x) for x in a.split()] for a in sys.argv[4:7])
-nm, wm, rm = ([int(x) for x in a.split()] for a in sys.argv[7:10])
-rows = {"hudi-edge native": (nr, min(ns), max(nm)), "hudi-edge wasm (Node)": (wr, min(ws), max(wm)), "hudi-rs (PyPI hudi 0.5.0)": (rr, min(rs), max(rm))}
+names = ["hudi-edge native (CLI)", "hudi-edge wasm readArrow()", "hudi-edge wasm stream()", "hudi-rs (PyPI hudi 0.5.0)"]
+counts = [int(x) for x in sys.argv[1:5]]
+secs = [[float(x) for x in a.split()] for a in sys.argv[5:9]]
+rss = [[int(x) for x in a.split()] for a in sys.argv[9:13]]
+rows = {n: (c, min(s), max(m)) for n, c, s, m in zip(names, counts, secs, rss)}
 print(f"{'reader':28} {'rows':>9} {'best s':>8} {'rows/s':>11} {'peak RSS MB':>12}")
 for k, (r, s, m) in rows.items():
     print(f"{k:28} {r:>9} {s:>8.2f} {r / s:>11,.0f} {m:>12}")
-base = rows["hudi-rs (PyPI hudi 0.5.0)"]
-for k in ("hudi-edge native", "hudi-edge wasm (Node)"):
+base = rows[names[-1]]
+for k in names[:-1]:
     r, s, _ = rows[k]
     print(f"ratio {k} / hudi-rs: {(r / s) / (base[0] / base[1]):.2f}x rows/s")
-if len({nr, wr, rr}) != 1:
-    print(f"NOTE: row counts differ: native {nr}, wasm {wr}, hudi-rs {rr}")
+if len(set(counts)) != 1:
+    print("NOTE: row counts differ: " + ", ".join(f"{n} {c}" for n, c in zip(names, counts)))
 PY

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync, mkdtempSync } from 'node:fs';
-import { readFile, stat, readdir, open } from 'node:fs/promises';
+import { fsStorage } from './fs_storage.mjs';
 import { join, relative, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
@@ -42,55 +42,6 @@ for (const zip of zips(join(fixtures, 'tables')).sort()) {
     const table = await WasmTable.openZip(bytes, name);
     await check(name, table, exp);
   });
-}
-
-// The JsStorage path: a storage written in JS over node:fs, as an application would plug in.
-function fsStorage(root) {
-  return {
-    location: `file://${root}`,
-    async get(path, start, end) {
-      if (start === undefined) return new Uint8Array(await readFile(join(root, path)));
-      const fh = await open(join(root, path));
-      try {
-        const size = (await fh.stat()).size;
-        const len = Math.max(0, Math.min(end, size) - start);
-        const buf = new Uint8Array(len);
-        await fh.read(buf, 0, len, start);
-        return buf;
-      } finally {
-        await fh.close();
-      }
-    },
-    async head(path) {
-      const s = await stat(join(root, path));
-      if (s.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'ENOENT' });
-      return { path, size: s.size, lastModified: s.mtimeMs };
-    },
-    async list(prefix, recursive) {
-      const out = [];
-      const walk = async (dir) => {
-        let entries;
-        try {
-          entries = await readdir(join(root, dir), { withFileTypes: true });
-        } catch (e) {
-          if (e.code === 'ENOENT') return;
-          throw e;
-        }
-        for (const e of entries) {
-          const p = dir ? `${dir}/${e.name}` : e.name;
-          if (e.isDirectory()) {
-            if (recursive) await walk(p);
-            else out.push({ path: p, size: 0, isDir: true });
-          } else {
-            const s = await stat(join(root, p));
-            out.push({ path: p, size: s.size, lastModified: s.mtimeMs });
-          }
-        }
-      };
-      await walk(prefix);
-      return out;
-    },
-  };
 }
 
 for (const name of ['sample_table/cow/v6_complexkeygen_hivestyle', 'sample_table/cow/v9_txns_simple_meta']) {

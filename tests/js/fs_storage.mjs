@@ -1,4 +1,5 @@
-// A Storage for the wasm build over node:fs (the JsStorage path), shared by benchmarks.
+// A Storage for the wasm build over node:fs (the JsStorage path, as an application would plug
+// one in); used by the Node tests and the benchmarks.
 import { readFile, stat, readdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 
