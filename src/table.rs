@@ -22,7 +22,7 @@ pub struct Table {
     metadata: Mutex<Option<Arc<MetadataTable>>>,
     /// Why the metadata table cannot be used here (e.g. the host cannot list its log files):
     /// remembered, so every plan does not pay for finding out again.
-    metadata_unsupported: Mutex<Option<HudiError>>,
+    metadata_unsupported: Mutex<Option<(String, Option<String>)>>,
 }
 
 impl std::fmt::Debug for Table {
@@ -202,11 +202,8 @@ impl Table {
         if let Some(m) = lock(&self.metadata).clone() {
             return Ok(m);
         }
-        if let Some(HudiError::Unsupported { what, path }) = &*lock(&self.metadata_unsupported) {
-            return Err(HudiError::Unsupported {
-                what: what.clone(),
-                path: path.clone(),
-            });
+        if let Some((what, path)) = lock(&self.metadata_unsupported).clone() {
+            return Err(HudiError::Unsupported { what, path });
         }
         match MetadataTable::open(self, prefetch).await {
             Ok(m) => {
@@ -216,10 +213,7 @@ impl Table {
             }
             Err(e) => {
                 if let HudiError::Unsupported { what, path } = &e {
-                    *lock(&self.metadata_unsupported) = Some(HudiError::Unsupported {
-                        what: what.clone(),
-                        path: path.clone(),
-                    });
+                    *lock(&self.metadata_unsupported) = Some((what.clone(), path.clone()));
                 }
                 Err(e)
             }

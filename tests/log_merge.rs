@@ -148,9 +148,20 @@ impl Fixture {
         delete_block(&self.instant, Some(&self.schema_text), &[d]).unwrap()
     }
 
+    fn log_path(&self, version: u32) -> String {
+        format!("{PARTITION}/{}.log.{version}_0-0-0", self.log_prefix)
+    }
+
     fn write_log(&self, version: u32, bytes: &[u8]) {
-        let name = format!("{}.log.{version}_0-0-0", self.log_prefix);
-        std::fs::write(self.dir.join(PARTITION).join(name), bytes).unwrap();
+        std::fs::write(self.dir.join(self.log_path(version)), bytes).unwrap();
+    }
+
+    /// The log file `write_log(version, ..)` wrote, as the reader sees it.
+    async fn read_log(&self, version: u32) -> hudi_edge::log_file::LogFileBlocks {
+        let storage = LocalStorage::new(&self.dir);
+        hudi_edge::log_file::read_log_file(&storage, &self.log_path(version), None)
+            .await
+            .unwrap()
     }
 
     async fn table(&self) -> Table {
@@ -199,14 +210,7 @@ async fn truncated_last_block_is_skipped() {
     let second = f.update(222.0, f.ts() + 2);
     bytes.extend_from_slice(&second[..second.len() - 10]);
     f.write_log(2, &bytes);
-    let storage = LocalStorage::new(&f.dir);
-    let log = hudi_edge::log_file::read_log_file(
-        &storage,
-        &format!("{PARTITION}/{}.log.2_0-0-0", f.log_prefix),
-        None,
-    )
-    .await
-    .unwrap();
+    let log = f.read_log(2).await;
     assert_eq!(log.corrupt_block_count(), 1);
     assert_eq!(
         fare(&f.row().await.unwrap()),
@@ -228,14 +232,7 @@ async fn garbage_between_blocks_loses_the_block_before_it() {
     let before = fixture("garbage-reference").await;
     let expected = fare(&before.row().await.unwrap());
     assert_eq!(fare(&f.row().await.unwrap()), expected);
-    let storage = LocalStorage::new(&f.dir);
-    let log = hudi_edge::log_file::read_log_file(
-        &storage,
-        &format!("{PARTITION}/{}.log.2_0-0-0", f.log_prefix),
-        None,
-    )
-    .await
-    .unwrap();
+    let log = f.read_log(2).await;
     assert_eq!(log.corrupt_block_count(), 1);
     assert_eq!(log.valid_blocks().count(), 1);
 }

@@ -109,6 +109,7 @@ export class HudiTable {
     });
     // Progress of the open: the engine reports it per read, so count the fetches here.
     let opening = true;
+    const done: Progress = { requests: 0, bytes: 0, filesDone: 0, filesTotal: 0 };
     const base = options.fetch;
     const counted: typeof fetch | undefined = options.onProgress
       ? async (input, init) => {
@@ -121,7 +122,6 @@ export class HudiTable {
           return r;
         }
       : base;
-    const done: Progress = { requests: 0, bytes: 0, filesDone: 0, filesTotal: 0 };
     const work = WasmTable.openUrl(u.toString(), json, counted, options.presign, options.signal).finally(() => (opening = false));
     work.then((t) => options.signal?.aborted && t.free(), () => {});
     const wasm = await raceAbort(work, options.signal, 'open');
@@ -296,7 +296,6 @@ export class HudiTable {
   /** The rows as apache-arrow `RecordBatch`es, one at a time. Break out of the loop (or abort)
    *  to stop early; the rest is not read. */
   async *stream(o: ReadOptions = {}): AsyncGenerator<RecordBatch, void, undefined> {
-    type Stream = { next(): Promise<Uint8Array | undefined>; close?(): void; free?(): void };
     // The engine's stream reports no progress: totals from the table's I/O counters, and the
     // number of files from the plan (asked for only when progress is wanted).
     const filesTotal = o.onProgress ? (await this.plan({ ...o, onProgress: undefined })).fileSlices.reduce((n, s) => n + (s.baseFile ? 1 : 0) + s.logFiles.length, 0) : 0;
@@ -310,12 +309,10 @@ export class HudiTable {
         // A throwing callback must not break the read.
       }
     };
-    const stream = await this.#run(o, 'stream', async (w) =>
-      w.stream(readOptionsJson(o), o.signal) as unknown as Stream,
-    );
+    const stream = await this.#run(o, 'stream', async (w) => w.stream(readOptionsJson(o), o.signal));
     try {
       for (;;) {
-        const bytes = await this.#run(o, 'stream', () => stream.next());
+        const bytes: Uint8Array | undefined = await this.#run(o, 'stream', () => stream.next());
         if (!bytes) {
           report(true);
           return;
@@ -324,8 +321,8 @@ export class HudiTable {
         for (const batch of RecordBatchReader.from(bytes)) yield batch;
       }
     } finally {
-      stream.close?.();
-      stream.free?.();
+      stream.close();
+      stream.free();
     }
   }
 

@@ -519,6 +519,17 @@ impl HttpStorage {
 
     /// One request for `path`; a presigned URL that was refused is asked for anew once
     /// (it may have expired).
+    /// `GET` with `Range: bytes=<spec>`; a server that ignores the range answers 200 with the
+    /// whole object, whose body is left unread above [`RANGE_IGNORED_LIMIT`].
+    async fn get_ranged(&self, path: &str, spec: &str) -> Result<Response> {
+        self.send("GET", path, |r| {
+            let mut r = r.header("Range", format!("bytes={spec}"));
+            r.skip_full_body_over = Some(RANGE_IGNORED_LIMIT);
+            r
+        })
+        .await
+    }
+
     async fn send(
         &self,
         method: &'static str,
@@ -710,11 +721,7 @@ impl Storage for HttpStorage {
             return Ok(Bytes::new());
         }
         let r = self
-            .send("GET", path, |r| {
-                let mut r = r.header("Range", format!("bytes={}-{}", range.start, range.end - 1));
-                r.skip_full_body_over = Some(RANGE_IGNORED_LIMIT);
-                r
-            })
+            .get_ranged(path, &format!("{}-{}", range.start, range.end - 1))
             .await?;
         match r.status {
             206 => {
@@ -759,13 +766,7 @@ impl Storage for HttpStorage {
         if n == 0 {
             return Ok((Bytes::new(), self.head(path).await?.size));
         }
-        let r = self
-            .send("GET", path, |r| {
-                let mut r = r.header("Range", format!("bytes=-{n}"));
-                r.skip_full_body_over = Some(RANGE_IGNORED_LIMIT);
-                r
-            })
-            .await?;
+        let r = self.get_ranged(path, &format!("-{n}")).await?;
         match r.status {
             206 => {
                 let total = r

@@ -23,7 +23,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 count_ipc() { "$py" -c "import pyarrow.ipc as i,sys; print(i.open_stream(open(sys.argv[1],'rb')).read_all().num_rows)" "$1"; }
 
-best() { sort -n | head -1; }
+# One field of a reader's JSON line.
+field() { "$py" -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
 
 echo "table: $table"
 logs=$(find "$table" -name '.*.log.*' -not -path '*/.hoodie/*' | wc -l)
@@ -40,8 +41,8 @@ native_rows=$(count_ipc "$tmp/native.arrow")
 wasm_s=(); wasm_rss=()
 for _ in $(seq "$runs"); do
   out=$(IPC_OUT="$tmp/wasm.arrow" node tests/bench/read_wasm.mjs "$table")
-  wasm_s+=("$(echo "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')")
-  wasm_rss+=("$(echo "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["peak_rss_mb"])')")
+  wasm_s+=("$(field seconds <<<"$out")")
+  wasm_rss+=("$(field peak_rss_mb <<<"$out")")
 done
 wasm_rows=$(count_ipc "$tmp/wasm.arrow")
 
@@ -49,17 +50,17 @@ wasm_rows=$(count_ipc "$tmp/wasm.arrow")
 ws_s=(); ws_rss=()
 for _ in $(seq "$runs"); do
   out=$(STREAM=1 node tests/bench/read_wasm.mjs "$table")
-  ws_s+=("$(echo "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')")
-  ws_rss+=("$(echo "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["peak_rss_mb"])')")
-  ws_rows=$(echo "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["rows"])')
+  ws_s+=("$(field seconds <<<"$out")")
+  ws_rss+=("$(field peak_rss_mb <<<"$out")")
+  ws_rows=$(field rows <<<"$out")
 done
 
 rs_s=(); rs_rss=()
 for _ in $(seq "$runs"); do
   out=$("$py" tests/bench/read_hudi_rs.py "$table")
-  rs_s+=("$(echo "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')")
-  rs_rss+=("$(echo "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["peak_rss_mb"])')")
-  rs_rows=$(echo "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["rows"])')
+  rs_s+=("$(field seconds <<<"$out")")
+  rs_rss+=("$(field peak_rss_mb <<<"$out")")
+  rs_rows=$(field rows <<<"$out")
 done
 
 "$py" - "$native_rows" "$wasm_rows" "$ws_rows" "$rs_rows" "${native_s[*]}" "${wasm_s[*]}" "${ws_s[*]}" "${rs_s[*]}" "${native_rss[*]}" "${wasm_rss[*]}" "${ws_rss[*]}" "${rs_rss[*]}" <<'PY'

@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeFileSync } from 'node:fs';
 import { fsStorage } from '../js/fs_storage.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -16,21 +17,18 @@ let peak = 0;
 const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
 const t0 = performance.now();
 const t = await WasmTable.openJs(fsStorage(table));
+let rows, ipc;
 if (process.env.STREAM === '1') {
   const { tableFromIPC } = createRequire(join(repo, 'pkg-config', 'package.json'))('apache-arrow');
   const stream = t.stream(options);
-  let rows = 0;
+  rows = 0;
   for (let chunk; (chunk = await stream.next()); ) rows += tableFromIPC(chunk).numRows;
-  const seconds = (performance.now() - t0) / 1000;
-  clearInterval(sample);
-  peak = Math.max(peak, process.memoryUsage().rss);
-  console.log(JSON.stringify({ rows, seconds, peak_rss_mb: Math.round(peak / 1e6) }));
 } else {
-  const ipc = await t.readArrow(options);
-  const seconds = (performance.now() - t0) / 1000;
-  clearInterval(sample);
-  peak = Math.max(peak, process.memoryUsage().rss);
-  // The Arrow IPC stream goes to a file so the caller can count rows (untimed).
-  if (process.env.IPC_OUT) (await import('node:fs')).writeFileSync(process.env.IPC_OUT, ipc);
-  console.log(JSON.stringify({ ipc_bytes: ipc.length, seconds, peak_rss_mb: Math.round(peak / 1e6) }));
+  ipc = await t.readArrow(options);
 }
+const seconds = (performance.now() - t0) / 1000;
+clearInterval(sample);
+peak = Math.max(peak, process.memoryUsage().rss);
+// The Arrow IPC stream goes to a file so the caller can count rows (untimed).
+if (ipc && process.env.IPC_OUT) writeFileSync(process.env.IPC_OUT, ipc);
+console.log(JSON.stringify({ rows, ipc_bytes: ipc?.length, seconds, peak_rss_mb: Math.round(peak / 1e6) }));
