@@ -34,6 +34,7 @@
 //! [`table::Table`] is the entry point: open a table on a storage, then plan or read.
 
 pub mod avro;
+pub mod base_file;
 pub mod config;
 pub mod error;
 pub mod expr;
@@ -42,6 +43,7 @@ pub mod hfile;
 pub mod keygen;
 pub mod log_file;
 pub mod merge;
+pub mod meta_client;
 pub mod metadata;
 pub mod output;
 pub mod read;

@@ -28,3 +28,47 @@ pub use records::{
 };
 pub use skipping::Verdicts;
 pub use table::{Lookup, MetadataTable, Records};
+
+use std::sync::{Arc, Mutex};
+
+use crate::error::{HudiError, Result};
+use crate::meta_client::MetaClient;
+
+/// A table's metadata table, opened on first use and kept once it opened fine. An
+/// `UNSUPPORTED` answer is kept too (every plan need not pay for finding out again); other
+/// failures (network, a missing file) are retried next time.
+#[derive(Debug, Default)]
+pub struct MetadataCache {
+    opened: Mutex<Option<Arc<MetadataTable>>>,
+    unsupported: Mutex<Option<(String, Option<String>)>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl MetadataCache {
+    /// The metadata table of `data`; the first open also lists the MDT partitions in
+    /// `prefetch`, in the same round trip.
+    pub async fn get(&self, data: &MetaClient, prefetch: &[&str]) -> Result<Arc<MetadataTable>> {
+        if let Some(m) = lock(&self.opened).clone() {
+            return Ok(m);
+        }
+        if let Some((what, path)) = lock(&self.unsupported).clone() {
+            return Err(HudiError::Unsupported { what, path });
+        }
+        match MetadataTable::open(data, prefetch).await {
+            Ok(m) => {
+                let m = Arc::new(m);
+                *lock(&self.opened) = Some(m.clone());
+                Ok(m)
+            }
+            Err(e) => {
+                if let HudiError::Unsupported { what, path } = &e {
+                    *lock(&self.unsupported) = Some((what.clone(), path.clone()));
+                }
+                Err(e)
+            }
+        }
+    }
+}

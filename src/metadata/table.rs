@@ -26,8 +26,8 @@ use crate::error::{HudiError, Result};
 use crate::file_group::view::{self, DataFile};
 use crate::file_group::FileSlice;
 use crate::hfile::{Cell, HFileReader, OpenOptions};
+use crate::meta_client::MetaClient;
 use crate::storage::{join, ObjectMeta, Storage};
-use crate::table::Table;
 use crate::timeline::{action, compare_instant_times, State, Timeline, Visibility};
 
 /// The metadata table's base path, relative to the data table's.
@@ -142,7 +142,7 @@ type BaseFile = (HFileReader, Arc<RecordDecoder>);
 
 pub struct MetadataTable {
     /// The metadata table's config and timeline.
-    mdt: Table,
+    mdt: MetaClient,
     /// The data table's storage: metadata files are read by their path from the data
     /// table's root, so requests count there and errors name `.hoodie/metadata/…`.
     storage: Arc<dyn Storage>,
@@ -180,7 +180,7 @@ impl MetadataTable {
     /// Opens the metadata table of `data` and checks that it can answer for the data table's
     /// latest commit. Its config and timeline come in one round trip, together with the
     /// listings of the MDT partitions in `prefetch` (which do not depend on them).
-    pub async fn open(data: &Table, prefetch: &[&str]) -> Result<MetadataTable> {
+    pub async fn open(data: &MetaClient, prefetch: &[&str]) -> Result<MetadataTable> {
         let config = data.config();
         if config.version < 8 {
             return Err(HudiError::unsupported(format!(
@@ -207,7 +207,7 @@ impl MetadataTable {
             .filter(|p| config.metadata_partitions.iter().any(|a| a == p))
             .collect();
         let (mdt, listings) = futures::join!(
-            Table::open_nested(data, METADATA_DIR),
+            MetaClient::open_nested(data, METADATA_DIR),
             try_join_all(wanted.iter().map(|p| {
                 let dir = mdt_path(p);
                 let storage = storage.clone();

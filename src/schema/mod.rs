@@ -11,6 +11,19 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
 use crate::error::{HudiError, Result};
 
+pub mod align;
+
+/// `schema` restricted to `columns`, in the schema's order.
+pub fn project_by_name(schema: &Schema, columns: &[String]) -> SchemaRef {
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .filter(|f| columns.iter().any(|c| c == f.name()))
+        .cloned()
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
 pub const META_COLUMNS: [&str; 5] = [
     "_hoodie_commit_time",
     "_hoodie_commit_seqno",
