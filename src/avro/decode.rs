@@ -117,7 +117,7 @@ fn plan_root(writer: &Schema, target: &SchemaRef) -> Result<StructDecoder> {
 }
 
 fn arrow_err(e: ArrowError) -> HudiError {
-    malformed(format!("decoded Avro data does not fit Arrow: {e}"))
+    HudiError::corrupt_by("", "decoded Avro data does not fit Arrow", e)
 }
 
 fn mismatch(schema: &Schema, target: &DataType) -> HudiError {

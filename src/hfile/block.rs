@@ -164,7 +164,7 @@ fn decompress(codec: Codec, payload: Bytes, uncompressed_size: usize) -> Result<
             flate2::read::MultiGzDecoder::new(&payload[..])
                 .take(uncompressed_size as u64 + 1)
                 .read_to_end(&mut out)
-                .map_err(|e| malformed(format!("gzip payload: {e}")))?;
+                .map_err(|e| HudiError::corrupt_by("", "gzip payload", e))?;
             Bytes::from(out)
         }
     };

@@ -180,7 +180,7 @@ impl MergeColumns {
                 .collect::<Result<_>>()?;
         let texts: Vec<ArrayRef> = cols
             .iter()
-            .map(|c| arrow_cast::cast(c, &DataType::Utf8).map_err(crate::error::malformed))
+            .map(|c| arrow_cast::cast(c, &DataType::Utf8).map_err(crate::error::malformed_by))
             .collect::<Result<_>>()?;
         Ok(Keys::Derived(
             (0..batch.num_rows())
@@ -514,12 +514,12 @@ impl LogRecordBuffer {
             sources.extend(self.batches.iter().map(|b| b.column(i).as_ref()));
             columns.push(
                 arrow_select::interleave::interleave(&sources, picks)
-                    .map_err(crate::error::malformed)?,
+                    .map_err(crate::error::malformed_by)?,
             );
         }
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(picks.len()));
         RecordBatch::try_new_with_options(schema.clone(), columns, &options)
-            .map_err(crate::error::malformed)
+            .map_err(crate::error::malformed_by)
     }
 }
 

@@ -141,7 +141,7 @@ impl RecordDecoder {
     /// `schema_json` is the `HoodieMetadataRecord` writer schema; `source` names the file.
     pub fn new(schema_json: &str, source: &str) -> Result<RecordDecoder> {
         let schema = Schema::parse_str(schema_json)
-            .map_err(|e| HudiError::corrupt(source, format!("metadata record schema: {e}")))?;
+            .map_err(|e| HudiError::corrupt_by(source, "metadata record schema", e))?;
         Ok(RecordDecoder {
             stats: StatsSchema::of(&schema),
             schema,
@@ -196,7 +196,7 @@ impl RecordDecoder {
     fn datum_reader(&self) -> Result<GenericDatumReader<'_>> {
         GenericDatumReader::builder(&self.schema)
             .build()
-            .map_err(|e| HudiError::corrupt(&self.source, format!("metadata record schema: {e}")))
+            .map_err(|e| HudiError::corrupt_by(&self.source, "metadata record schema", e))
     }
 
     fn decode_with(

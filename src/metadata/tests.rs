@@ -357,7 +357,7 @@ fn malformed_values_are_corrupt_errors() {
         )
     };
     let corrupt = |dec: &RecordDecoder, v: &[u8], needle: &str| match dec.decode("k", v) {
-        Err(HudiError::Corrupt { path, reason }) => {
+        Err(HudiError::Corrupt { path, reason, .. }) => {
             assert!(path.ends_with(".hfile"), "{path}");
             assert!(reason.contains(needle), "{reason}");
         }

@@ -101,14 +101,14 @@ impl SliceReader {
             let in_range = commit_time_mask(&batch, commits)?;
             mask = Some(match mask {
                 Some(m) => {
-                    arrow_arith::boolean::and(&m, &in_range).map_err(crate::error::malformed)?
+                    arrow_arith::boolean::and(&m, &in_range).map_err(crate::error::malformed_by)?
                 }
                 None => in_range,
             });
         }
         let batch = match mask {
             Some(m) => arrow_select::filter::filter_record_batch(&batch, &m)
-                .map_err(crate::error::malformed)?,
+                .map_err(crate::error::malformed_by)?,
             None => batch,
         };
         align::project(&batch, &self.plan.output_schema)

@@ -22,10 +22,10 @@ pub fn decode_instant_file(bytes: &[u8], path: &str) -> Result<serde_json::Value
     }
     if bytes.starts_with(AVRO_MAGIC) {
         let reader = apache_avro::Reader::new(bytes)
-            .map_err(|e| HudiError::corrupt(path, format!("bad Avro container: {e}")))?;
+            .map_err(|e| HudiError::corrupt_by(path, "bad Avro container", e))?;
         let mut values = Vec::new();
         for v in reader {
-            let v = v.map_err(|e| HudiError::corrupt(path, format!("bad Avro record: {e}")))?;
+            let v = v.map_err(|e| HudiError::corrupt_by(path, "bad Avro record", e))?;
             values.push(crate::avro::value_to_json(v));
         }
         return match values.len() {
@@ -35,7 +35,7 @@ pub fn decode_instant_file(bytes: &[u8], path: &str) -> Result<serde_json::Value
     }
     if trimmed[0] == b'{' {
         return serde_json::from_slice(trimmed)
-            .map_err(|e| HudiError::corrupt(path, format!("bad JSON: {e}")));
+            .map_err(|e| HudiError::corrupt_by(path, "bad JSON", e));
     }
     Err(HudiError::corrupt(
         path,
@@ -90,8 +90,7 @@ pub struct CommitMetadata {
 
 impl CommitMetadata {
     pub fn from_json(v: serde_json::Value, path: &str) -> Result<Self> {
-        serde_json::from_value(v)
-            .map_err(|e| HudiError::corrupt(path, format!("not commit metadata: {e}")))
+        serde_json::from_value(v).map_err(|e| HudiError::corrupt_by(path, "not commit metadata", e))
     }
 
     pub fn write_stats(&self) -> impl Iterator<Item = (&str, &WriteStat)> {
