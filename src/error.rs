@@ -208,7 +208,7 @@ mod tests {
         let source = e.source().expect("the JSON error is the source");
         assert!(source.to_string().contains("EOF"));
 
-        let io = std::io::Error::new(std::io::ErrorKind::Other, "disk gone");
+        let io = std::io::Error::other("disk gone");
         let e = HudiError::io_caused("a/b.parquet", io);
         assert_eq!((e.code(), e.object()), ("IO", Some("a/b.parquet")));
         assert_eq!(
