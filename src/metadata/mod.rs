@@ -11,10 +11,12 @@
 
 pub mod keys;
 mod log_blocks;
+pub mod lookup;
 pub mod merge;
 pub mod records;
 pub mod skipping;
 pub mod stats;
+mod sync;
 pub mod table;
 
 #[cfg(test)]
@@ -22,12 +24,13 @@ mod damage_tests;
 #[cfg(test)]
 mod tests;
 
+pub use lookup::{Lookup, Records};
 pub use records::{
     BloomFilterEntry, ColumnStats, FilesEntry, MetadataPayload, MetadataRecord, RecordDecoder,
     RecordIndexEntry, SecondaryIndexEntry, StatValue,
 };
 pub use skipping::Verdicts;
-pub use table::{Lookup, MetadataTable, Records};
+pub use table::MetadataTable;
 
 use std::sync::{Arc, Mutex};
 
