@@ -66,6 +66,7 @@ pub mod schema;
 pub mod storage;
 pub mod table;
 pub mod timeline;
+pub mod value;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;

@@ -31,7 +31,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow_schema::{DataType, SchemaRef};
 
-use ordering::{compare_keys, key_of, OrderKey, OrderVal};
+use ordering::{compare_keys, key_of, OrderKey};
 
 use crate::config::{MergeMode, TableConfig};
 use crate::error::{HudiError, Result};
@@ -340,7 +340,7 @@ impl LogRecordBuffer {
                 key,
                 Version {
                     at: (u32::MAX, 0),
-                    order: OrderVal::from_delete(&d.ordering),
+                    order: OrderKey::of_delete(&d.ordering),
                     kind,
                 },
             );

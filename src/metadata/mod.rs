@@ -27,7 +27,7 @@ mod tests;
 pub use lookup::{Lookup, Records};
 pub use records::{
     BloomFilterEntry, ColumnStats, FilesEntry, MetadataPayload, MetadataRecord, RecordDecoder,
-    RecordIndexEntry, SecondaryIndexEntry, StatValue,
+    RecordIndexEntry, SecondaryIndexEntry,
 };
 pub use skipping::Verdicts;
 pub use table::MetadataTable;
