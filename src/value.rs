@@ -58,6 +58,8 @@ impl Value {
     fn compare_by(&self, other: &Value, strings: fn(&str, &str) -> Ordering) -> Option<Ordering> {
         use Value::*;
         Some(match (self, other) {
+            // The merge's usual case, ahead of the widening below.
+            (Long(a), Long(b)) => a.cmp(b),
             (Null, Null) => Ordering::Equal,
             (Null, _) => Ordering::Less,
             (_, Null) => Ordering::Greater,

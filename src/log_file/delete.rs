@@ -272,6 +272,33 @@ mod tests {
     }
 
     #[test]
+    fn dates_and_decimals_take_the_wrappers_form() {
+        let round_trip = |ordering: Value| {
+            let rec = DeleteRecord {
+                record_key: None,
+                partition_path: None,
+                ordering,
+            };
+            let bytes = encode_delete_block(&[rec]);
+            decode_delete_block(&bytes, "f").unwrap().remove(0).ordering
+        };
+        let in_array = Value::Array(vec![Value::LocalDate(3), Value::Date(4)]);
+        assert_eq!(round_trip(in_array.clone()), in_array);
+        assert_eq!(round_trip(Value::LocalDate(3)), Value::Date(3));
+        let dec = |unscaled, precision, scale| Value::Decimal {
+            unscaled,
+            precision,
+            scale,
+        };
+        assert_eq!(
+            round_trip(dec(125, 5, 2)),
+            dec(1_250_000_000_000_000, 30, 15)
+        );
+        // More fraction digits than the wrapper's 15: no exact wrapper value.
+        assert_eq!(round_trip(dec(1, 17, 16)), Value::Null);
+    }
+
+    #[test]
     fn empty_list_and_bad_input() {
         let empty = encode_delete_block(&[]);
         assert_eq!(empty, b"\x00\x00\x00\x03\x00\x00\x00\x01\x00");
