@@ -85,6 +85,7 @@ pub fn decode_archive_block(
     let run = || -> Result<Vec<ArchivedInstant>> {
         let schema = apache_avro::Schema::parse_str(writer_schema)
             .map_err(|e| HudiError::corrupt_by("", "bad archive block schema", e))?;
+        let checked = crate::avro::guard::Checked::new(&schema)?;
         let reader = GenericDatumReader::builder(&schema)
             .build()
             .map_err(|e| HudiError::corrupt_by("", "bad archive block schema", e))?;
@@ -92,8 +93,10 @@ pub fn decode_archive_block(
         records
             .iter()
             .map(|datum| {
+                let datum = datum?;
+                checked.datum(&datum)?;
                 let value = reader
-                    .read_value(&mut &datum?[..])
+                    .read_value(&mut &datum[..])
                     .map_err(|e| HudiError::corrupt_by("", "bad archived entry", e))?;
                 archived_instant(value)
             })

@@ -98,6 +98,8 @@ pub struct MetadataRecord {
 #[derive(Debug, Clone)]
 pub struct RecordDecoder {
     schema: Schema,
+    /// Every value is walked before apache-avro decodes it.
+    checked: crate::avro::guard::Checked,
     stats: StatsSchema,
     /// File the values come from, for errors.
     source: String,
@@ -118,7 +120,9 @@ impl RecordDecoder {
     pub fn new(schema_json: &str, source: &str) -> Result<RecordDecoder> {
         let schema = Schema::parse_str(schema_json)
             .map_err(|e| HudiError::corrupt_by(source, "metadata record schema", e))?;
+        let checked = crate::avro::guard::Checked::new(&schema).map_err(|e| e.in_file(source))?;
         Ok(RecordDecoder {
+            checked,
             stats: StatsSchema::of(&schema),
             schema,
             source: source.to_string(),
@@ -182,6 +186,9 @@ impl RecordDecoder {
         value: &[u8],
     ) -> Result<MetadataRecord> {
         let ctx = Ctx { decoder: self, key };
+        self.checked
+            .datum(value)
+            .map_err(|e| ctx.bad(format!("Avro: {e}")))?;
         let mut input = value;
         let v = reader
             .read_value(&mut input)

@@ -183,15 +183,19 @@ impl MetadataTable {
             .map(|p| partition_id(p).to_string())
             .collect();
         let records = self.exact(FILES, Lookup::Keys(&keys)).await?;
+        let origin = join(METADATA_DIR, FILES);
         let mut out = Vec::new();
         for (partition, key) in partitions.iter().zip(&keys) {
             match records.get(key) {
                 Some(MetadataPayload::Files(list)) => {
-                    out.extend(live_files(list).map(|e| DataFile {
-                        partition: partition.clone(),
-                        name: e.name.clone(),
-                        size: u64::try_from(e.size).unwrap_or(0),
-                    }))
+                    let partition = crate::storage::path::within_table(partition, &origin)?;
+                    for e in live_files(list) {
+                        out.push(DataFile {
+                            partition: partition.clone(),
+                            name: crate::storage::path::plain_name(&e.name, &origin)?.to_string(),
+                            size: u64::try_from(e.size).unwrap_or(0),
+                        });
+                    }
                 }
                 Some(other) => return Err(self.unexpected(FILES, key, other)),
                 None => {}

@@ -148,7 +148,10 @@ async fn load_lsm(
     };
     let manifest_path = manifest_path.as_str();
     let reads = manifest.files.iter().map(|f| async move {
-        let path = join(dir, &f.file_name);
+        let path = join(
+            dir,
+            crate::storage::path::plain_name(&f.file_name, manifest_path)?,
+        );
         let bytes = storage.get(&path).await.map_err(|e| match e {
             HudiError::NotFound { .. } => HudiError::corrupt(
                 manifest_path,

@@ -8,8 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{HudiError, Result};
 
-const AVRO_MAGIC: &[u8] = b"Obj\x01";
-
 /// Decodes any instant file to JSON: Avro container (one record), JSON, or empty (`{}`).
 pub fn decode_instant_file(bytes: &[u8], path: &str) -> Result<serde_json::Value> {
     let trimmed = bytes
@@ -20,17 +18,11 @@ pub fn decode_instant_file(bytes: &[u8], path: &str) -> Result<serde_json::Value
     if trimmed.is_empty() {
         return Ok(serde_json::Value::Object(Default::default()));
     }
-    if bytes.starts_with(AVRO_MAGIC) {
-        let reader = apache_avro::Reader::new(bytes)
-            .map_err(|e| HudiError::corrupt_by(path, "bad Avro container", e))?;
-        let mut values = Vec::new();
-        for v in reader {
-            let v = v.map_err(|e| HudiError::corrupt_by(path, "bad Avro record", e))?;
-            values.push(crate::avro::value_to_json(v));
-        }
+    if bytes.starts_with(crate::avro::container::MAGIC) {
+        let mut values = crate::avro::container::read_values(bytes).map_err(|e| e.in_file(path))?;
         return match values.len() {
             0 => Ok(serde_json::Value::Object(Default::default())),
-            _ => Ok(values.swap_remove(0)),
+            _ => Ok(crate::avro::value_to_json(values.swap_remove(0))),
         };
     }
     if trimmed[0] == b'{' {

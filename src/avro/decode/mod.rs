@@ -38,6 +38,8 @@ use crate::error::{malformed, HudiError, Result};
 mod leaf;
 mod nested;
 
+pub(crate) use nested::Skip;
+
 use leaf::*;
 use nested::*;
 
@@ -54,6 +56,7 @@ impl AvroToArrow {
     /// `writer` must be a record schema; `target` may be newer (added, dropped or promoted
     /// columns).
     pub fn new(writer: &Schema, target: SchemaRef) -> Result<Self> {
+        crate::avro::guard::Checked::new(writer)?;
         let root = plan_root(writer, &target)?;
         Ok(AvroToArrow {
             writer: writer.clone(),
@@ -145,11 +148,12 @@ fn in_field(name: &str) -> impl Fn(HudiError) -> HudiError + '_ {
 }
 
 /// Largest `fixed` read into a column (null slots are zero-filled at this width).
-const MAX_FIXED: usize = 1 << 20;
+pub(crate) const MAX_FIXED: usize = 1 << 20;
 
-/// Bounds an array/map block count: every item but zero-width ones takes at least a byte.
+/// Bounds an array/map block count: every item takes at least a byte (schemas whose array
+/// items may take none are refused when the decoder is planned).
 fn check_count(n: usize, buf: &[u8]) -> Result<()> {
-    if n > buf.len() + (1 << 16) {
+    if n > buf.len() {
         return Err(malformed(format!(
             "Avro block of {n} items in {} bytes",
             buf.len()

@@ -126,8 +126,11 @@ pub(super) fn offset(count: usize) -> Result<i32> {
         .map_err(|_| HudiError::unsupported("more than 2^31 list items in one block"))
 }
 
-/// Skips a value the target does not want.
-pub(super) enum Skip {
+/// Skips a value the target does not want; also walks whole datums to check them
+/// ([`crate::avro::guard`]). Planning one refuses what no Hudi schema holds and a hostile
+/// one could use: recursion past [`MAX_DEPTH`], arrays of items that take no bytes (a huge
+/// count would cost nothing), and `fixed` wider than [`MAX_FIXED`].
+pub(crate) enum Skip {
     Nothing,
     Bool,
     Varint,
@@ -140,7 +143,7 @@ pub(super) enum Skip {
 }
 
 impl Skip {
-    pub(super) fn plan(schema: &Schema, names: &Names, depth: usize) -> Result<Skip> {
+    pub(crate) fn plan(schema: &Schema, names: &Names, depth: usize) -> Result<Skip> {
         if depth > MAX_DEPTH {
             return Err(HudiError::unsupported("recursive Avro types"));
         }
@@ -155,6 +158,12 @@ impl Skip {
             | Schema::BigDecimal
             | Schema::Uuid(UuidSchema::String | UuidSchema::Bytes) => Skip::Bytes,
             Schema::Fixed(f) | Schema::Duration(f) | Schema::Uuid(UuidSchema::Fixed(f)) => {
+                if f.size > MAX_FIXED {
+                    return Err(HudiError::unsupported(format!(
+                        "Avro fixed of {} bytes (at most {MAX_FIXED})",
+                        f.size
+                    )));
+                }
                 Skip::Fixed(f.size)
             }
             Schema::Decimal(d) => decimal_fixed_size(&d.inner).map_or(Skip::Bytes, Skip::Fixed),
@@ -165,14 +174,31 @@ impl Skip {
                     .map(|f| plan(&f.schema))
                     .collect::<Result<_>>()?,
             ),
-            Schema::Array(a) => Skip::Array(Box::new(plan(&a.items)?)),
+            Schema::Array(a) => {
+                let item = plan(&a.items)?;
+                if item.takes_no_bytes() {
+                    return Err(HudiError::unsupported(
+                        "Avro arrays of items that take no bytes (null, empty records)",
+                    ));
+                }
+                Skip::Array(Box::new(item))
+            }
             Schema::Map(m) => Skip::Map(Box::new(plan(&m.types)?)),
             // int, long, enum and their logical types.
             _ => Skip::Varint,
         })
     }
 
-    pub(super) fn skip(&self, buf: &mut &[u8]) -> Result<()> {
+    /// Whether a value can be encoded in zero bytes.
+    fn takes_no_bytes(&self) -> bool {
+        match self {
+            Skip::Nothing | Skip::Fixed(0) => true,
+            Skip::Record(fields) => fields.iter().all(Skip::takes_no_bytes),
+            _ => false,
+        }
+    }
+
+    pub(crate) fn skip(&self, buf: &mut &[u8]) -> Result<()> {
         match self {
             Skip::Nothing => {}
             Skip::Bool => {
