@@ -77,7 +77,9 @@ pub fn decode_avro_block(
             Some(t) => AvroToArrow::new(&schema, t)?,
             None => AvroToArrow::for_writer(&schema)?,
         };
-        decoder.reserve(records.count);
+        // A declared count is only bounded by the block's size: reserve for a batch at most,
+        // so a lying count cannot multiply memory by the number of columns.
+        decoder.reserve(records.count.min(8192));
         for datum in records.iter() {
             decoder.append(&datum?)?;
         }

@@ -130,12 +130,15 @@ impl CommitMetadata {
     pub fn totals(&self) -> WriteTotals {
         let mut t = WriteTotals::default();
         for (_, s) in self.write_stats() {
+            // Counts come from the file: a hostile one must not overflow the sums.
+            let add =
+                |total: &mut i64, v: Option<i64>| *total = total.saturating_add(v.unwrap_or(0));
             t.files += 1;
-            t.num_writes += s.num_writes.unwrap_or(0);
-            t.num_inserts += s.num_inserts.unwrap_or(0);
-            t.num_update_writes += s.num_update_writes.unwrap_or(0);
-            t.num_deletes += s.num_deletes.unwrap_or(0);
-            t.bytes_written += s.total_write_bytes.unwrap_or(0);
+            add(&mut t.num_writes, s.num_writes);
+            add(&mut t.num_inserts, s.num_inserts);
+            add(&mut t.num_update_writes, s.num_update_writes);
+            add(&mut t.num_deletes, s.num_deletes);
+            add(&mut t.bytes_written, s.total_write_bytes);
         }
         t
     }
@@ -149,4 +152,17 @@ pub struct WriteTotals {
     pub num_update_writes: i64,
     pub num_deletes: i64,
     pub bytes_written: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_saturate_instead_of_overflowing() {
+        let stat = serde_json::json!({"fileId": "f", "numWrites": i64::MAX, "numDeletes": -1});
+        let json = serde_json::json!({"partitionToWriteStats": {"p": [stat.clone(), stat]}});
+        let t = CommitMetadata::from_json(json, "x.commit").unwrap().totals();
+        assert_eq!((t.files, t.num_writes, t.num_deletes), (2, i64::MAX, -2));
+    }
 }
