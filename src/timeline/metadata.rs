@@ -162,7 +162,9 @@ mod tests {
     fn totals_saturate_instead_of_overflowing() {
         let stat = serde_json::json!({"fileId": "f", "numWrites": i64::MAX, "numDeletes": -1});
         let json = serde_json::json!({"partitionToWriteStats": {"p": [stat.clone(), stat]}});
-        let t = CommitMetadata::from_json(json, "x.commit").unwrap().totals();
+        let t = CommitMetadata::from_json(json, "x.commit")
+            .unwrap()
+            .totals();
         assert_eq!((t.files, t.num_writes, t.num_deletes), (2, i64::MAX, -2));
     }
 }
