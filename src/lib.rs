@@ -50,9 +50,20 @@ pub mod storage;
 pub mod table;
 pub mod timeline;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(
+    not(target_arch = "wasm32"),
+    feature = "local",
+    feature = "http",
+    feature = "s3",
+    feature = "zip"
+))]
 pub mod cli;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "http",
+    feature = "s3",
+    feature = "zip"
+))]
 pub mod wasm;
 
 pub use error::{HudiError, Result};

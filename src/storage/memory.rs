@@ -202,6 +202,7 @@ impl Storage for MemoryStorage {
 impl MemoryStorage {
     /// The files of a `.zip` of a table. When every entry sits under one top folder (how
     /// tables are usually zipped), that folder becomes the root.
+    #[cfg(feature = "zip")]
     pub fn from_zip(bytes: &[u8], name: &str) -> Result<MemoryStorage> {
         let bad = |e: zip::result::ZipError| HudiError::corrupt(name, format!("bad zip: {e}"));
         let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(bad)?;

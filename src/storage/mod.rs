@@ -40,15 +40,17 @@ macro_rules! forward_store_hints {
 }
 
 pub mod cache;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "http"))]
 pub mod fetch;
+#[cfg(feature = "http")]
 pub mod http;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod latency;
 pub mod listing;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), feature = "local"))]
 pub mod local;
 pub mod memory;
+#[cfg(feature = "http")]
 pub mod object_store;
 pub mod prefixed;
 
