@@ -210,8 +210,9 @@ async fn conditional_puts_ranges_retries_and_errors() {
         &s.get_range("a/f.bin", 2..5, Purpose::Other).await.unwrap()[..],
         b"cde"
     );
-    let (tail, size) = s.get_tail("a/f.bin", 4, Purpose::Other).await.unwrap();
-    assert_eq!((&tail[..], size), (&b"ghij"[..], 10));
+    let tail = s.read("a/f.bin", &[ByteRange::Suffix(4)], Purpose::Other);
+    let tail = tail.await.unwrap();
+    assert_eq!((&tail.parts[0][..], tail.size), (&b"ghij"[..], Some(10)));
     assert_eq!(s.head("a/f.bin").await.unwrap().size, 10);
     assert_eq!(
         s.get("nope", Purpose::Other).await.unwrap_err().code(),

@@ -371,6 +371,14 @@ async fn check_case(c: &Case) {
         without_plan.io.bytes,
         without_plan.stats.files_selected,
     );
+    // Every request and byte is counted under one purpose.
+    let by_purpose = plan.io.by_purpose.values();
+    let sums = by_purpose.fold((0, 0), |(r, b), p| (r + p.requests, b + p.bytes));
+    assert_eq!(
+        sums,
+        (plan.io.requests, plan.io.bytes),
+        "{what}: io by purpose"
+    );
     assert_eq!(with, without, "{what}: rows with and without skipping");
     assert_eq!(with, want_rows, "{what}: rows against the expected JSON");
 }

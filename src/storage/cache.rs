@@ -282,18 +282,14 @@ mod tests {
             let inst = Instrumented::new(Arc::new(mem));
             let stats = inst.stats();
             let c = Cached::new(Arc::new(inst), 1 << 20);
-            let (tail, size) = c
-                .get_tail("p/a.parquet", 16, Purpose::Footer)
+            let (footer, path) = (Purpose::Footer, "p/a.parquet");
+            let first = c
+                .read(path, &[ByteRange::Suffix(16)], footer)
                 .await
                 .unwrap();
-            assert_eq!((tail.len(), size), (16, 256));
-            assert_eq!(
-                c.get_tail("p/a.parquet", 8, Purpose::Footer)
-                    .await
-                    .unwrap()
-                    .0[..],
-                (248u8..=255).collect::<Vec<_>>()[..]
-            );
+            assert_eq!((first.parts[0].len(), first.size), (16, Some(256)));
+            let again = c.read(path, &[ByteRange::Suffix(8)], footer).await.unwrap();
+            assert_eq!(again.parts[0][..], (248u8..=255).collect::<Vec<_>>()[..]);
             assert_eq!(
                 c.get_range("p/a.parquet", 250..300, Purpose::ColumnChunk)
                     .await

@@ -561,8 +561,8 @@ impl HttpStorage {
             .map_err(|e| transport_error(&self.object(path), e))
     }
 
-    /// The warning for a server that answered a ranged `GET` with the whole object.
-    fn range_ignored(&self, path: &str, r: &Response) -> Result<String> {
+    /// A ranged `GET` answered with the whole object: `range` sliced from it, and a warning.
+    fn range_ignored(&self, path: &str, r: Response, range: ByteRange) -> Result<Fetched> {
         if r.body_skipped || r.body.len() as u64 > RANGE_IGNORED_LIMIT {
             return Err(HudiError::unsupported_in(
                 format!(
@@ -572,10 +572,17 @@ impl HttpStorage {
                 self.object(path),
             ));
         }
-        Ok(format!(
+        let len = r.body.len() as u64;
+        let wanted = range.within(len);
+        let mut fetched = Fetched::one(
+            r.body.slice(wanted.start as usize..wanted.end as usize),
+            Some(len),
+        );
+        fetched.warnings.push(format!(
             "the server ignored Range for {} (answered the whole object; sliced locally)",
             self.object(path)
-        ))
+        ));
+        Ok(fetched)
     }
 
     // ---- reads (one range per request)
@@ -608,14 +615,7 @@ impl HttpStorage {
                 };
                 Ok(Fetched::one(body, None))
             }
-            200 => {
-                let warning = self.range_ignored(path, &r)?;
-                let len = r.body.len() as u64;
-                let (a, b) = (range.start.min(len), range.end.min(len));
-                let mut fetched = Fetched::one(r.body.slice(a as usize..b as usize), Some(len));
-                fetched.warnings.push(warning);
-                Ok(fetched)
-            }
+            200 => self.range_ignored(path, r, ByteRange::Bounded(range)),
             416 => Ok(Fetched::one(Bytes::new(), None)),
             _ => Err(status_error(&self.object(path), &r)),
         }
@@ -663,14 +663,7 @@ impl HttpStorage {
                 }
                 Ok(Fetched::one(r.body, Some(total)))
             }
-            200 => {
-                let warning = self.range_ignored(path, &r)?;
-                let len = r.body.len() as u64;
-                let tail = r.body.slice((len.saturating_sub(n)) as usize..);
-                let mut fetched = Fetched::one(tail, Some(len));
-                fetched.warnings.push(warning);
-                Ok(fetched)
-            }
+            200 => self.range_ignored(path, r, ByteRange::Suffix(n)),
             // An empty object has no suffix to give.
             416 => Ok(Fetched::one(
                 Bytes::new(),

@@ -7,7 +7,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
+use super::{
+    needs_size, read_with_size, ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode,
+    Storage,
+};
 use crate::error::Result;
 
 #[derive(Debug, Clone)]
@@ -37,17 +40,9 @@ impl Storage for Latency {
     }
 
     async fn read(&self, path: &str, ranges: &[ByteRange], purpose: Purpose) -> Result<Fetched> {
-        let suffix = ranges.iter().any(|r| matches!(r, ByteRange::Suffix(_)));
-        if suffix && !self.inner.capabilities().suffix_ranges {
-            // Two dependent requests, two delays: a head for the size, then the ranges.
-            let size = self.head(path).await?.size;
-            let bounded: Vec<ByteRange> = ranges
-                .iter()
-                .map(|r| ByteRange::Bounded(r.within(size)))
-                .collect();
-            let mut fetched = self.read(path, &bounded, purpose).await?;
-            fetched.size = Some(size);
-            return Ok(fetched);
+        if needs_size(&*self.inner, ranges) {
+            // Two dependent requests, two delays.
+            return read_with_size(self, path, ranges, purpose, self.head(path)).await;
         }
         // The ranges travel concurrently: one delay.
         self.wait().await;
@@ -91,8 +86,9 @@ mod tests {
             s.get_range("a", 1..3, Purpose::Other).await.unwrap(),
             &b"yz"[..]
         );
-        let (tail, size) = s.get_tail("a", 1, Purpose::Other).await.unwrap();
-        assert_eq!((&tail[..], size), (&b"z"[..], 3));
+        let tail = s.read("a", &[ByteRange::Suffix(1)], Purpose::Other);
+        let tail = tail.await.unwrap();
+        assert_eq!((&tail.parts[0][..], tail.size), (&b"z"[..], Some(3)));
         assert!(t.elapsed() >= Duration::from_millis(40));
     }
 }

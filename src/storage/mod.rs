@@ -1,6 +1,10 @@
 //! The one I/O seam of the engine. The core (timeline, file groups, log files, HFiles, the
 //! metadata table, readers and writers) never touches a file system or network: it asks a
 //! [`Storage`] for bytes by path relative to the table's base path, and is handed them.
+//! The verbs are few (ranged `read` of several ranges at once, `head`, `list`, conditional
+//! `put`, `delete`); what a host can do is one [`Capabilities`] value. Format readers read
+//! through a [`RangedFile`] (held tail, coalescing, short-read checks), and every read says
+//! its [`Purpose`], so the counters tell where requests and bytes went.
 //!
 //! Implementations: [`memory::MemoryStorage`] (tests, bytes handed in from JS),
 //! `local::LocalStorage` (native files), and the HTTP/S3 ones that live beside them. Every
@@ -233,15 +237,6 @@ pub trait StorageExt: Storage {
             path,
         )
     }
-
-    /// The last `n` bytes and the object's total size.
-    async fn get_tail(&self, path: &str, n: u64, purpose: Purpose) -> Result<(Bytes, u64)> {
-        let fetched = self.read(path, &[ByteRange::Suffix(n)], purpose).await?;
-        let size = fetched.size.ok_or_else(|| {
-            HudiError::io(path, "a suffix read answered without the object's size")
-        })?;
-        Ok((one(fetched, path)?, size))
-    }
 }
 
 impl<S: Storage + ?Sized> StorageExt for S {}
@@ -270,6 +265,30 @@ where
         all.warnings.extend(a.warnings);
     }
     Ok(all)
+}
+
+/// Whether `ranges` hold a suffix that `store` cannot answer in one request.
+fn needs_size(store: &dyn Storage, ranges: &[ByteRange]) -> bool {
+    ranges.iter().any(|r| matches!(r, ByteRange::Suffix(_))) && !store.capabilities().suffix_ranges
+}
+
+/// Reads suffixes from a store without suffix ranges as bounded ranges once `head` gave the
+/// size; both requests go through `via`, the wrapper that counts or delays them.
+async fn read_with_size(
+    via: &dyn Storage,
+    path: &str,
+    ranges: &[ByteRange],
+    purpose: Purpose,
+    head: impl std::future::Future<Output = Result<ObjectMeta>>,
+) -> Result<Fetched> {
+    let size = head.await?.size;
+    let bounded: Vec<ByteRange> = ranges
+        .iter()
+        .map(|r| ByteRange::Bounded(r.within(size)))
+        .collect();
+    let mut fetched = via.read(path, &bounded, purpose).await?;
+    fetched.size = Some(size);
+    Ok(fetched)
 }
 
 /// Joins a directory and a name into a storage path.
@@ -482,17 +501,9 @@ impl Storage for Instrumented {
     }
 
     async fn read(&self, path: &str, ranges: &[ByteRange], purpose: Purpose) -> Result<Fetched> {
-        let suffix = ranges.iter().any(|r| matches!(r, ByteRange::Suffix(_)));
-        if suffix && !self.inner.capabilities().suffix_ranges {
-            // Two counted requests: a head for the size, then the bounded ranges.
-            let size = self.counted_head(path, purpose).await?.size;
-            let bounded: Vec<ByteRange> = ranges
-                .iter()
-                .map(|r| ByteRange::Bounded(r.within(size)))
-                .collect();
-            let mut fetched = self.read(path, &bounded, purpose).await?;
-            fetched.size = Some(size);
-            return Ok(fetched);
+        if needs_size(&*self.inner, ranges) {
+            let head = self.counted_head(path, purpose);
+            return read_with_size(self, path, ranges, purpose, head).await;
         }
         // One request per range, all in flight together.
         let _f: Vec<InFlight> = ranges
