@@ -6,11 +6,13 @@
 //! ## The map
 //!
 //! The core is *sans-IO*: nothing below touches a file system or a network. Every module
-//! asks one small async trait, [`storage::Storage`] (ranged get, head, list, put,
-//! put-if-absent, delete), for bytes by path relative to the table's base path. Storage
-//! implementations (local files, memory, HTTP/S3) live in [`storage`]; only they and the
-//! wasm face know where they run. [`storage::Instrumented`] counts every request, so each
-//! read reports its cost.
+//! asks one small async trait, [`storage::Storage`] (ranged read of several ranges, head,
+//! list, conditional put, delete, and the host's capabilities as one value), for bytes by
+//! path relative to the table's base path; format readers go through one
+//! [`storage::RangedFile`]. Storage implementations (local files, memory, HTTP/S3) live in
+//! [`storage`], behind the Cargo features `local`, `http`, `s3` and `zip` (the core builds
+//! without them); only they and the wasm face know where they run.
+//! [`storage::Instrumented`] counts every request by purpose, so each read reports its cost.
 //!
 //! The modules follow Hudi's own nouns:
 //!

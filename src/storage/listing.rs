@@ -7,7 +7,7 @@
 //!   partitions of Copy-On-Write tables. Listing the v6 archive (`.commits_.archive.*`) or a
 //!   metadata-table partition (log files are `.<fileId>_<instant>.log.*`) through them is
 //!   refused here, and [`crate::table::Table::list_data_files`] refuses Merge-On-Read
-//!   partitions (see [`super::Storage::lists_dot_files`]);
+//!   partitions (see [`super::Capabilities::lists_dot_files`]);
 //! - a **static manifest** (`.hoodie/hudi-edge-manifest.json`, written by
 //!   `hudi-edge manifest TABLE`) naming every file under the table with its size.
 //!
