@@ -16,15 +16,20 @@
 //!             meta_client (storage + hoodie.properties + timeline + session caches)
 //!             base_file  log_file  hfile  timeline  file_group  config  keygen  schema
 //!             expr  value  avro  error
-//!  I/O seam   storage::Storage (ranged reads, head, list, conditional put, delete)
-//!  hosts      storage impls: local, memory, http(s), s3, zip (cargo features), fetch (wasm)
+//!  I/O seam   storage::RangedFile (tail, coalescing, short reads, purpose per request)
+//!             storage::Storage (read ranges, head, list, conditional put, delete,
+//!             capabilities) ── Instrumented (counts by purpose) ── Cached (session)
+//!  hosts      storage impls: memory; local, http(s), s3, zip (cargo features); fetch (wasm)
 //! ```
 //!
-//! Each layer imports only the ones below it; `tests/module_layers.rs` checks that the
-//! module graph has no cycle and that no core module imports a face. The core is *sans-IO*:
-//! it asks the [`storage::Storage`] trait for bytes by path relative to the table's base
-//! path and is handed them; only `storage` and the wasm face know where they run.
-//! [`storage::Instrumented`] counts every request, so each plan and read reports its cost.
+//! Each layer imports only the ones below it: `tests/module_layers.rs` checks that the module
+//! graph has no cycle and that no core module imports a face; `tests/layers.rs` that the core
+//! builds without the storage features (no reqwest, object_store, quick-xml or zip). The core
+//! is *sans-IO*: it asks the [`storage::Storage`] trait for bytes by path relative to the
+//! table's base path and is handed them; format readers go through one
+//! [`storage::RangedFile`]. Only `storage` and the wasm face know where they run.
+//! [`storage::Instrumented`] counts every request by purpose, so each plan and read reports
+//! its cost.
 //!
 //! ## The path of one read
 //!
@@ -68,9 +73,20 @@ pub mod table;
 pub mod timeline;
 pub mod value;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(
+    not(target_arch = "wasm32"),
+    feature = "local",
+    feature = "http",
+    feature = "s3",
+    feature = "zip"
+))]
 pub mod cli;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "http",
+    feature = "s3",
+    feature = "zip"
+))]
 pub mod wasm;
 
 pub use error::{HudiError, Result};

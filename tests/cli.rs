@@ -110,6 +110,16 @@ fn plan_json_has_the_fixed_keys() {
         assert!(v["stats"].get(k).is_some(), "stats.{k}");
     }
     assert!(v["io"]["requests"].as_u64().unwrap() > 0 && v["io"]["bytes"].as_u64().is_some());
+    let by_purpose = v["io"]["by_purpose"].as_object().expect("io.by_purpose");
+    let requests: u64 = by_purpose
+        .values()
+        .map(|p| p["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        Some(requests),
+        v["io"]["requests"].as_u64(),
+        "{by_purpose:?}"
+    );
     let slice = &v["file_slices"][0];
     for k in ["partition", "file_id", "base_file", "log_files"] {
         assert!(slice.get(k).is_some(), "file_slices[].{k}");

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use hudi_edge::storage::http::{HttpOptions, HttpStorage};
 use hudi_edge::storage::object_store::ReqwestTransport;
-use hudi_edge::storage::{PutMode, Storage};
+use hudi_edge::storage::{ByteRange, Purpose, PutMode, Storage, StorageExt};
 
 #[derive(Default)]
 struct State {
@@ -206,29 +206,46 @@ async fn conditional_puts_ranges_retries_and_errors() {
     assert_eq!(e.code(), "CONFLICT");
 
     // Ranges, tails, head.
-    assert_eq!(&s.get_range("a/f.bin", 2..5).await.unwrap()[..], b"cde");
-    let (tail, size) = s.get_tail("a/f.bin", 4).await.unwrap();
-    assert_eq!((&tail[..], size), (&b"ghij"[..], 10));
+    assert_eq!(
+        &s.get_range("a/f.bin", 2..5, Purpose::Other).await.unwrap()[..],
+        b"cde"
+    );
+    let tail = s.read("a/f.bin", &[ByteRange::Suffix(4)], Purpose::Other);
+    let tail = tail.await.unwrap();
+    assert_eq!((&tail.parts[0][..], tail.size), (&b"ghij"[..], Some(10)));
     assert_eq!(s.head("a/f.bin").await.unwrap().size, 10);
-    assert_eq!(s.get("nope").await.unwrap_err().code(), "NOT_FOUND");
+    assert_eq!(
+        s.get("nope", Purpose::Other).await.unwrap_err().code(),
+        "NOT_FOUND"
+    );
 
     // Two 503s, then the answer.
     state.lock().unwrap().fail_next = 2;
-    assert_eq!(&s.get("a/f.bin").await.unwrap()[..], b"abcdefghij");
+    assert_eq!(
+        &s.get("a/f.bin", Purpose::Other).await.unwrap()[..],
+        b"abcdefghij"
+    );
     // Four 503s exhaust three retries.
     state.lock().unwrap().fail_next = 4;
-    assert_eq!(s.get("a/f.bin").await.unwrap_err().code(), "IO");
+    assert_eq!(
+        s.get("a/f.bin", Purpose::Other).await.unwrap_err().code(),
+        "IO"
+    );
     state.lock().unwrap().fail_next = 0;
 
     // A server that ignores Range: sliced locally, noted.
     state.lock().unwrap().ignore_range = true;
-    assert_eq!(&s.get_range("a/f.bin", 2..5).await.unwrap()[..], b"cde");
-    assert_eq!(&s.get_tail("a/f.bin", 3).await.unwrap().0[..], b"hij");
-    assert!(s.warnings().iter().any(|w| w.contains("ignored Range")));
+    let both = [ByteRange::Bounded(2..5), ByteRange::Suffix(3)];
+    let f = s.read("a/f.bin", &both, Purpose::Other).await.unwrap();
+    assert_eq!(
+        (&f.parts[0][..], &f.parts[1][..], f.size),
+        (&b"cde"[..], &b"hij"[..], Some(10))
+    );
+    assert!(f.warnings.iter().any(|w| w.contains("ignored Range")));
     state.lock().unwrap().ignore_range = false;
 
     // 403 names the object, not the token.
-    let e = s.get("secret/x.parquet").await.unwrap_err();
+    let e = s.get("secret/x.parquet", Purpose::Other).await.unwrap_err();
     assert_eq!(e.code(), "ACCESS_DENIED");
     let text = e.to_string();
     assert!(
@@ -238,7 +255,10 @@ async fn conditional_puts_ranges_retries_and_errors() {
 
     // Delete; the base URL's query went with every request.
     s.delete("a/f.bin").await.unwrap();
-    assert_eq!(s.get("a/f.bin").await.unwrap_err().code(), "NOT_FOUND");
+    assert_eq!(
+        s.get("a/f.bin", Purpose::Other).await.unwrap_err().code(),
+        "NOT_FOUND"
+    );
     assert!(state
         .lock()
         .unwrap()

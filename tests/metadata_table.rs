@@ -7,7 +7,6 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -17,7 +16,7 @@ use common::*;
 use hudi_edge::expr::{parse_filter, Expr, Op, Predicate};
 use hudi_edge::read::{Plan, QueryType, ReadOptions};
 use hudi_edge::storage::local::LocalStorage;
-use hudi_edge::storage::{ObjectMeta, PutMode, Storage};
+use hudi_edge::storage::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use hudi_edge::Table;
 use serde_json::Value;
 
@@ -219,17 +218,16 @@ impl Storage for Recording {
     fn location(&self) -> String {
         self.inner.location()
     }
-    async fn get_range(&self, path: &str, range: Range<u64>) -> hudi_edge::Result<Bytes> {
-        self.inner.get_range(path, range).await
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
-    async fn get(&self, path: &str) -> hudi_edge::Result<Bytes> {
-        self.inner.get(path).await
-    }
-    async fn get_tail(&self, path: &str, n: u64) -> hudi_edge::Result<(Bytes, u64)> {
-        self.inner.get_tail(path, n).await
-    }
-    fn has_suffix_range(&self) -> bool {
-        self.inner.has_suffix_range()
+    async fn read(
+        &self,
+        path: &str,
+        ranges: &[ByteRange],
+        purpose: Purpose,
+    ) -> hudi_edge::Result<Fetched> {
+        self.inner.read(path, ranges, purpose).await
     }
     async fn head(&self, path: &str) -> hudi_edge::Result<ObjectMeta> {
         self.inner.head(path).await
@@ -372,6 +370,14 @@ async fn check_case(c: &Case) {
         without_plan.io.requests,
         without_plan.io.bytes,
         without_plan.stats.files_selected,
+    );
+    // Every request and byte is counted under one purpose.
+    let by_purpose = plan.io.by_purpose.values();
+    let sums = by_purpose.fold((0, 0), |(r, b), p| (r + p.requests, b + p.bytes));
+    assert_eq!(
+        sums,
+        (plan.io.requests, plan.io.bytes),
+        "{what}: io by purpose"
     );
     assert_eq!(with, without, "{what}: rows with and without skipping");
     assert_eq!(with, want_rows, "{what}: rows against the expected JSON");

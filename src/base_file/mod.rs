@@ -22,7 +22,7 @@ use parquet::file::metadata::{
 use crate::error::{HudiError, Result};
 use crate::expr::stats::{may_match, ColumnStats, StatsSource};
 use crate::expr::Expr;
-use crate::storage::Storage;
+use crate::storage::{Purpose, RangedFile, Storage};
 
 /// Bytes read speculatively from the end of a file to get its footer in one request.
 pub const FOOTER_PREFETCH: u64 = 64 * 1024;
@@ -69,7 +69,9 @@ fn parquet_err(path: &str, e: ParquetError) -> HudiError {
 }
 
 pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
-    let (tail, size) = storage.get_tail(path, FOOTER_PREFETCH).await?;
+    let purpose = Purpose::Footer;
+    let mut file = RangedFile::open_tail(storage, path, FOOTER_PREFETCH, None, purpose).await?;
+    let (size, tail) = (file.size(), file.held().1);
     if size < 12 || tail.len() < 8 {
         return Err(HudiError::corrupt(
             path,
@@ -90,16 +92,8 @@ pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
             format!("footer length {meta_len} exceeds file size {size}"),
         ));
     }
-    let tail = if meta_len + 8 <= tail.len() as u64 {
-        tail
-    } else {
-        let mut whole = storage
-            .get_range(path, size - meta_len - 8..size - tail.len() as u64)
-            .await?
-            .to_vec();
-        whole.extend_from_slice(&tail);
-        Bytes::from(whole)
-    };
+    file.hold_from(size - meta_len - 8, purpose).await?;
+    let tail = file.held().1.clone();
     let meta_start = tail.len() - 8 - meta_len as usize;
     let metadata = ParquetMetaDataReader::decode_metadata(&tail[meta_start..tail.len() - 8])
         .map_err(|e| parquet_err(path, e))?;
@@ -143,34 +137,18 @@ fn without_bloom_filters(metadata: ParquetMetaData) -> ParquetMetaData {
         .build()
 }
 
-/// Parquet's async reader, fed by a [`Storage`] and the footer's tail bytes.
+/// Parquet's async reader: column chunks through a [`RangedFile`] that holds the footer's
+/// tail bytes.
 struct StorageReader {
-    storage: Arc<dyn Storage>,
-    path: String,
-    footer: Footer,
-}
-
-impl StorageReader {
-    fn cached(&self, range: &Range<u64>) -> Option<Bytes> {
-        let tail_start = self.footer.size - self.footer.tail.len() as u64;
-        (range.start >= tail_start && range.end <= self.footer.size).then(|| {
-            self.footer
-                .tail
-                .slice((range.start - tail_start) as usize..(range.end - tail_start) as usize)
-        })
-    }
+    file: RangedFile<Arc<dyn Storage>>,
+    metadata: Arc<ParquetMetaData>,
 }
 
 impl AsyncFileReader for StorageReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
         async move {
-            if let Some(b) = self.cached(&range) {
-                return Ok(b);
-            }
-            self.storage
-                .get_range(&self.path, range)
-                .await
-                .map_err(|e| ParquetError::External(Box::new(e)))
+            let b = self.file.read_one(range, Purpose::ColumnChunk).await;
+            b.map_err(|e| ParquetError::External(Box::new(e)))
         }
         .boxed()
     }
@@ -180,33 +158,8 @@ impl AsyncFileReader for StorageReader {
         ranges: Vec<Range<u64>>,
     ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
         async move {
-            let merged = coalesce(&ranges);
-            let fetches = merged.iter().map(|r| {
-                let cached = self.cached(r);
-                let storage = self.storage.clone();
-                let path = self.path.clone();
-                let r = r.clone();
-                async move {
-                    match cached {
-                        Some(b) => Ok(b),
-                        None => storage.get_range(&path, r).await,
-                    }
-                }
-            });
-            let fetched = futures::future::try_join_all(fetches)
-                .await
-                .map_err(|e| ParquetError::External(Box::new(e)))?;
-            Ok(ranges
-                .iter()
-                .map(|r| {
-                    let i = merged
-                        .iter()
-                        .position(|m| m.start <= r.start && r.end <= m.end)
-                        .unwrap_or(0);
-                    let m = &merged[i];
-                    fetched[i].slice((r.start - m.start) as usize..(r.end - m.start) as usize)
-                })
-                .collect())
+            let b = self.file.read(&ranges, Purpose::ColumnChunk).await;
+            b.map_err(|e| ParquetError::External(Box::new(e)))
         }
         .boxed()
     }
@@ -215,23 +168,9 @@ impl AsyncFileReader for StorageReader {
         &'a mut self,
         _options: Option<&'a ArrowReaderOptions>,
     ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
-        let m = self.footer.parquet().clone();
+        let m = self.metadata.clone();
         async move { Ok(m) }.boxed()
     }
-}
-
-/// Merges ranges that overlap or lie within [`COALESCE_GAP`] of each other.
-pub fn coalesce(ranges: &[Range<u64>]) -> Vec<Range<u64>> {
-    let mut sorted: Vec<Range<u64>> = ranges.to_vec();
-    sorted.sort_by_key(|r| r.start);
-    let mut out: Vec<Range<u64>> = Vec::new();
-    for r in sorted {
-        match out.last_mut() {
-            Some(last) if r.start <= last.end + COALESCE_GAP => last.end = last.end.max(r.end),
-            _ => out.push(r),
-        }
-    }
-    out
 }
 
 /// Row-group statistics of one file as a [`StatsSource`].
@@ -321,10 +260,10 @@ pub fn stream_row_groups(
             ProjectionMask::roots(metadata.parquet_schema(), roots)
         }
     };
+    let file = RangedFile::holding(Some(storage), path, footer.size, footer.tail.clone());
     let reader = StorageReader {
-        storage,
-        path: path.to_string(),
-        footer,
+        file: file.with_gap(COALESCE_GAP),
+        metadata: footer.parquet().clone(),
     };
     let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
         .with_projection(mask)
@@ -334,17 +273,4 @@ pub fn stream_row_groups(
         .map_err(|e| parquet_err(path, e))?;
     let path = path.to_string();
     Ok(stream.map_err(move |e| parquet_err(&path, e)).boxed())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn coalesces_near_ranges() {
-        assert_eq!(
-            coalesce(&[0..10, 20..30, 200_000..200_010]),
-            vec![0..30, 200_000..200_010]
-        );
-    }
 }

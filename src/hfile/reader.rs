@@ -12,8 +12,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
-use futures::future::try_join_all;
+use bytes::Bytes;
 
 use super::block::{decode_block, BlockHeader, BlockType, Codec};
 use super::data::{parse_cells, Cell, CellLayout};
@@ -21,7 +20,7 @@ use super::file_info::FileInfo;
 use super::index::{parse_non_root, parse_root, select, IndexEntry, KeyRange, RootKeys};
 use super::trailer::{Trailer, TRAILER_SIZE};
 use crate::error::{malformed, HudiError, Result};
-use crate::storage::Storage;
+use crate::storage::{Purpose, RangedFile, Storage};
 
 /// Deeper indexes than this are treated as corrupt (HBase never comes close).
 const MAX_INDEX_LEVELS: u32 = 16;
@@ -46,22 +45,12 @@ impl Default for OpenOptions {
     }
 }
 
-#[derive(Debug, Clone)]
-enum Source {
-    Storage(Arc<dyn Storage>),
-    /// The whole file is resident (an HFile embedded in a log block).
-    Memory,
-}
-
 /// An open HFile v3. Cheap to clone; all queries take `&self`.
 #[derive(Debug, Clone)]
 pub struct HFileReader {
-    source: Source,
+    /// Holds the load-on-open section to the end of the file once open.
+    file: RangedFile<Arc<dyn Storage>>,
     path: String,
-    size: u64,
-    /// The bytes `[resident_start, size)` of the file, already in memory.
-    resident: Bytes,
-    resident_start: u64,
     trailer: Trailer,
     codec: Codec,
     layout: CellLayout,
@@ -82,55 +71,29 @@ impl HFileReader {
         opts: OpenOptions,
     ) -> Result<HFileReader> {
         let want = opts.tail_bytes.max(TRAILER_SIZE as u64);
-        let (tail, size) = match opts.file_size {
-            Some(size) => {
-                let tail = storage
-                    .get_range(path, size.saturating_sub(want)..size)
-                    .await?;
-                (tail, size)
-            }
-            None => storage.get_tail(path, want).await?,
-        };
-        expect_len(&tail, want.min(size), path)?;
-        let tail_start = size - tail.len() as u64;
-        let trailer = parse_trailer(&tail, size, path)?;
-        let load_on_open = trailer.load_on_open_data_offset;
-        let (resident, resident_start) = if load_on_open < tail_start {
-            let head = storage.get_range(path, load_on_open..tail_start).await?;
-            expect_len(&head, tail_start - load_on_open, path)?;
-            let mut both = BytesMut::with_capacity(head.len() + tail.len());
-            both.extend_from_slice(&head);
-            both.extend_from_slice(&tail);
-            (both.freeze(), load_on_open)
-        } else {
-            (tail, tail_start)
-        };
-        let source = Source::Storage(storage);
-        Self::assemble(source, path, size, resident, resident_start, trailer)
+        let purpose = Purpose::MdtIndexBlock;
+        let mut file = RangedFile::open_tail(storage, path, want, opts.file_size, purpose).await?;
+        let trailer = parse_trailer(file.held().1, file.size(), path)?;
+        file.hold_from(trailer.load_on_open_data_offset, purpose)
+            .await?;
+        Self::assemble(file, path, trailer)
     }
 
     /// Reads an HFile held in memory, e.g. the content of an MDT log file's HFILE_DATA block.
     /// `name` labels errors.
     pub fn from_bytes(bytes: Bytes, name: &str) -> Result<HFileReader> {
-        let size = bytes.len() as u64;
-        let trailer = parse_trailer(&bytes, size, name)?;
-        Self::assemble(Source::Memory, name, size, bytes, 0, trailer)
+        let trailer = parse_trailer(&bytes, bytes.len() as u64, name)?;
+        Self::assemble(RangedFile::in_memory(bytes, name), name, trailer)
     }
 
     fn assemble(
-        source: Source,
+        file: RangedFile<Arc<dyn Storage>>,
         path: &str,
-        size: u64,
-        resident: Bytes,
-        resident_start: u64,
         trailer: Trailer,
     ) -> Result<HFileReader> {
         let mut r = HFileReader {
-            source,
+            file,
             path: path.to_string(),
-            size,
-            resident,
-            resident_start,
             codec: Codec::from_id(trailer.compression_codec, path)?,
             trailer,
             layout: CellLayout::default(),
@@ -169,11 +132,12 @@ impl HFileReader {
 
     /// Decodes a block of the load-on-open section; returns where it ends and its payload.
     fn resident_block(&self, offset: u64, kind: BlockType) -> Result<(u64, Bytes)> {
-        let end_of_blocks = self.size - TRAILER_SIZE as u64;
-        let from = offset.checked_sub(self.resident_start);
-        let to = end_of_blocks - self.resident_start;
+        let (held_start, held) = self.file.held();
+        let end_of_blocks = self.file.size() - TRAILER_SIZE as u64;
+        let from = offset.checked_sub(held_start);
+        let to = end_of_blocks - held_start;
         let raw = match from {
-            Some(from) if from < to => self.resident.slice(from as usize..to as usize),
+            Some(from) if from < to => held.slice(from as usize..to as usize),
             _ => {
                 return Err(self.block_error(malformed("outside the load-on-open section"), offset))
             }
@@ -220,7 +184,7 @@ impl HFileReader {
     }
 
     pub fn size(&self) -> u64 {
-        self.size
+        self.file.size()
     }
 
     /// Number of data blocks (root entries when the index has one level).
@@ -275,7 +239,9 @@ impl HFileReader {
         else {
             return Ok(None);
         };
-        let raw = self.read_raw(std::slice::from_ref(e)).await?;
+        let raw = self
+            .read_raw(std::slice::from_ref(e), Purpose::MdtIndexBlock)
+            .await?;
         let raw = raw.first().cloned().unwrap_or_default();
         let (_, payload) = self.decode(&raw, e.offset, &[BlockType::Meta])?;
         Ok(Some(payload))
@@ -304,7 +270,7 @@ impl HFileReader {
         }
         let mut entries = pick(&self.data_index, ranges);
         for _ in 1..levels {
-            let raws = self.read_raw(&entries).await?;
+            let raws = self.read_raw(&entries, Purpose::MdtIndexBlock).await?;
             let mut children = Vec::new();
             for (e, raw) in entries.iter().zip(&raws) {
                 let kinds = [BlockType::LeafIndex, BlockType::IntermediateIndex];
@@ -317,7 +283,7 @@ impl HFileReader {
             children.dedup_by_key(|e| e.offset);
             entries = children;
         }
-        let raws = self.read_raw(&entries).await?;
+        let raws = self.read_raw(&entries, Purpose::MdtDataBlock).await?;
         entries
             .iter()
             .zip(&raws)
@@ -325,25 +291,19 @@ impl HFileReader {
             .collect()
     }
 
-    /// The on-disk bytes of each block in `blocks`: resident bytes are sliced, the rest is
+    /// The on-disk bytes of each block in `blocks`: held bytes are sliced, the rest is
     /// fetched as coalesced ranges, all requests issued concurrently.
-    async fn read_raw(&self, blocks: &[IndexEntry]) -> Result<Vec<Bytes>> {
+    async fn read_raw(&self, blocks: &[IndexEntry], purpose: Purpose) -> Result<Vec<Bytes>> {
         let spans = blocks
             .iter()
             .map(|b| self.span_of(b))
             .collect::<Result<Vec<_>>>()?;
-        let to_fetch = spans.iter().filter(|s| s.start < self.resident_start);
-        let missing = coalesce(to_fetch.cloned());
-        let fetched = self.fetch(&missing).await?;
-        spans
-            .iter()
-            .map(|s| self.slice_of(s, &missing, &fetched))
-            .collect()
+        self.file.read(&spans, purpose).await
     }
 
     /// The byte range of an index entry's block, which must end before the trailer.
     fn span_of(&self, b: &IndexEntry) -> Result<Range<u64>> {
-        let end_of_blocks = self.size - TRAILER_SIZE as u64;
+        let end_of_blocks = self.file.size() - TRAILER_SIZE as u64;
         match b.offset.checked_add(b.size) {
             Some(end) if end <= end_of_blocks => Ok(b.offset..end),
             _ => Err(HudiError::corrupt(
@@ -355,53 +315,6 @@ impl HFileReader {
             )),
         }
     }
-
-    async fn fetch(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
-        if ranges.is_empty() {
-            return Ok(Vec::new());
-        }
-        let Source::Storage(storage) = &self.source else {
-            return Err(HudiError::corrupt(
-                &self.path,
-                "block outside the in-memory bytes",
-            ));
-        };
-        let got = try_join_all(
-            ranges
-                .iter()
-                .map(|r| storage.get_range(&self.path, r.clone())),
-        )
-        .await?;
-        for (r, b) in ranges.iter().zip(&got) {
-            expect_len(b, r.end - r.start, &self.path)?;
-        }
-        Ok(got)
-    }
-
-    /// `span` out of the resident bytes or out of the fetched range that contains it.
-    fn slice_of(
-        &self,
-        span: &Range<u64>,
-        ranges: &[Range<u64>],
-        fetched: &[Bytes],
-    ) -> Result<Bytes> {
-        let (base, bytes) = if span.start >= self.resident_start {
-            (self.resident_start, &self.resident)
-        } else {
-            let i = ranges
-                .iter()
-                .position(|r| r.start <= span.start && span.end <= r.end)
-                .ok_or_else(|| {
-                    HudiError::corrupt(&self.path, "block outside the fetched ranges")
-                })?;
-            (ranges[i].start, &fetched[i])
-        };
-        let (from, to) = ((span.start - base) as usize, (span.end - base) as usize);
-        match bytes.get(from..to) {
-            Some(_) => Ok(bytes.slice(from..to)),
-            None => Err(HudiError::corrupt(&self.path, "block outside the file")),
-        }
-    }
 }
 
 fn pick(entries: &[IndexEntry], ranges: &[KeyRange]) -> Vec<IndexEntry> {
@@ -409,30 +322,6 @@ fn pick(entries: &[IndexEntry], ranges: &[KeyRange]) -> Vec<IndexEntry> {
         .into_iter()
         .map(|i| entries[i].clone())
         .collect()
-}
-
-/// Sorted, merged ranges: adjacent or overlapping spans become one request.
-fn coalesce(spans: impl Iterator<Item = Range<u64>>) -> Vec<Range<u64>> {
-    let mut spans: Vec<_> = spans.collect();
-    spans.sort_by_key(|s| s.start);
-    let mut out: Vec<Range<u64>> = Vec::new();
-    for s in spans {
-        match out.last_mut() {
-            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
-            _ => out.push(s),
-        }
-    }
-    out
-}
-
-fn expect_len(bytes: &Bytes, want: u64, path: &str) -> Result<()> {
-    if bytes.len() as u64 == want {
-        return Ok(());
-    }
-    Err(HudiError::corrupt(
-        path,
-        format!("truncated: read {} of {want} bytes", bytes.len()),
-    ))
 }
 
 /// The trailer from the end of `tail` (the last bytes of a `size`-byte file), with its offsets

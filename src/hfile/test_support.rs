@@ -5,7 +5,6 @@
 
 use std::future::Future;
 use std::io::Write;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -17,7 +16,7 @@ use bytes::Bytes;
 use super::checksum::crc32c;
 use super::Codec;
 use crate::error::Result;
-use crate::storage::{ObjectMeta, PutMode, Storage};
+use crate::storage::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 
 /// Extracts `tables/<rel>.zip` (e.g. `sample_table/cow/v9_txns_simple_meta`) into a temp
 /// directory shared by test runs and returns the table's base path. Extraction goes to a
@@ -422,20 +421,12 @@ impl Storage for Yielding {
     fn location(&self) -> String {
         self.0.location()
     }
-    fn has_suffix_range(&self) -> bool {
-        self.0.has_suffix_range()
+    fn capabilities(&self) -> Capabilities {
+        self.0.capabilities()
     }
-    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
+    async fn read(&self, path: &str, ranges: &[ByteRange], purpose: Purpose) -> Result<Fetched> {
         YieldOnce(false).await;
-        self.0.get_range(path, range).await
-    }
-    async fn get(&self, path: &str) -> Result<Bytes> {
-        YieldOnce(false).await;
-        self.0.get(path).await
-    }
-    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
-        YieldOnce(false).await;
-        self.0.get_tail(path, n).await
+        self.0.read(path, ranges, purpose).await
     }
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
         self.0.head(path).await

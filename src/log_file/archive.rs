@@ -8,10 +8,10 @@ use bytes::Bytes;
 
 use super::block::BlockType;
 use super::data::AvroRecords;
-use super::reader::read_log_file;
+use super::reader::{read_log_file_with, LogReadOptions};
 use crate::avro::value_to_json;
 use crate::error::{malformed, HudiError, Result};
-use crate::storage::Storage;
+use crate::storage::{Purpose, Storage};
 
 /// One archived instant.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -61,7 +61,11 @@ pub async fn read_archive_file(
     path: &str,
     size: Option<u64>,
 ) -> Result<Vec<ArchivedInstant>> {
-    let file = read_log_file(storage, path, size).await?;
+    let opts = LogReadOptions {
+        purpose: Purpose::History,
+        ..Default::default()
+    };
+    let file = read_log_file_with(storage, path, size, opts).await?;
     let mut out = Vec::new();
     for block in file.of_type(BlockType::AvroData) {
         let schema = block

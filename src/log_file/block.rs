@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::error::{HudiError, Result};
-use crate::storage::Storage;
+use crate::error::Result;
+use crate::storage::ranged::read_exact_one;
+use crate::storage::{Purpose, Storage};
 
 /// Block type ordinals as written on disk (Java `HoodieLogBlockType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -182,14 +183,7 @@ impl LogBlock {
             return Ok(b.clone());
         }
         let range = self.content_range.clone();
-        let bytes = storage.get_range(&self.path, range.clone()).await?;
-        if bytes.len() as u64 != range.end - range.start {
-            return Err(HudiError::corrupt(
-                self.path.as_ref(),
-                format!("log block content at {range:?} is cut short"),
-            ));
-        }
-        Ok(bytes)
+        read_exact_one(storage, &self.path, range, Purpose::LogBlock).await
     }
 
     /// `INSTANT_TIME`: the write (or rollback) that produced the block.

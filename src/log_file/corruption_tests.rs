@@ -60,6 +60,7 @@ fn read(file: &[u8]) -> Outcome {
         let opts = LogReadOptions {
             whole_file_threshold: 0,
             read_ahead,
+            ..Default::default()
         };
         let ranged = block_on(read_log_file_with(&storage, PATH, None, opts)).map(|f| {
             f.blocks

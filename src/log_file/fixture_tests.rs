@@ -13,7 +13,7 @@ use super::reader::{read_log_file, read_log_file_with, LogReadOptions};
 use super::test_util::{block_on, fixture_zips, is_log_file, load_table};
 use super::writer::encode_block;
 use crate::storage::memory::MemoryStorage;
-use crate::storage::{Instrumented, Storage};
+use crate::storage::{Instrumented, Purpose, StorageExt};
 use crate::timeline::metadata::{decode_instant_file, CommitMetadata};
 
 fn log_paths(storage: &MemoryStorage) -> Vec<String> {
@@ -25,7 +25,7 @@ fn log_paths(storage: &MemoryStorage) -> Vec<String> {
 }
 
 fn bytes_of(storage: &MemoryStorage, path: &str) -> Bytes {
-    block_on(storage.get(path)).unwrap()
+    block_on(storage.get(path, Purpose::LogBlock)).unwrap()
 }
 
 #[test]
@@ -70,6 +70,7 @@ fn ranged_walk_matches_the_whole_file_read() {
     let tiny = LogReadOptions {
         whole_file_threshold: 0,
         read_ahead: 100,
+        ..Default::default()
     };
     for (name, zip) in fixture_zips()
         .into_iter()

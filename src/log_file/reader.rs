@@ -3,12 +3,11 @@
 
 use std::ops::Range;
 
-use bytes::Bytes;
-
 use super::block::{BlockType, LogBlock};
 use super::format::{Scanner, Step};
-use crate::error::{HudiError, Result};
-use crate::storage::Storage;
+use crate::error::Result;
+use crate::storage::ranged::read_exact_one;
+use crate::storage::{Purpose, Storage, StorageExt};
 
 /// How [`read_log_file_with`] fetches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +17,9 @@ pub struct LogReadOptions {
     /// Minimum size of each ranged read when walking a larger file; a block header (with its
     /// schema) and the next block's framing usually fit in one.
     pub read_ahead: u64,
+    /// What the reads are counted as (log files also hold the archived timeline and the
+    /// metadata table's records).
+    pub purpose: Purpose,
 }
 
 impl Default for LogReadOptions {
@@ -25,6 +27,7 @@ impl Default for LogReadOptions {
         LogReadOptions {
             whole_file_threshold: 8 << 20,
             read_ahead: 64 << 10,
+            purpose: Purpose::LogBlock,
         }
     }
 }
@@ -80,7 +83,7 @@ pub async fn read_log_file_with(
             Step::End => break,
             Step::Need(r) => {
                 let r = widen(r, opts.read_ahead, scanner.size());
-                let bytes = fetch(storage, path, r.clone()).await?;
+                let bytes = read_exact_one(storage, path, r.clone(), opts.purpose).await?;
                 scanner.feed(r.start, bytes);
             }
         }
@@ -102,13 +105,15 @@ async fn open(
     let threshold = opts.whole_file_threshold;
     let (size, first) = match size {
         Some(s) if s <= threshold => {
-            let all = storage.get(path).await?;
+            let all = storage.get(path, opts.purpose).await?;
             (all.len() as u64, Some(all))
         }
         Some(s) => (s, None),
         None => {
             // One request answers for small files; a full window means "large".
-            let head = storage.get_range(path, 0..threshold + 1).await?;
+            let head = storage
+                .get_range(path, 0..threshold + 1, opts.purpose)
+                .await?;
             if head.len() as u64 <= threshold {
                 (head.len() as u64, Some(head))
             } else {
@@ -125,17 +130,6 @@ async fn open(
 
 fn widen(r: Range<u64>, read_ahead: u64, size: u64) -> Range<u64> {
     r.start..r.end.max(r.start + read_ahead).min(size)
-}
-
-async fn fetch(storage: &dyn Storage, path: &str, r: Range<u64>) -> Result<Bytes> {
-    let bytes = storage.get_range(path, r.clone()).await?;
-    if (bytes.len() as u64) < r.end - r.start {
-        return Err(HudiError::corrupt(
-            path,
-            format!("file shorter than its listed size (read {r:?})"),
-        ));
-    }
-    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -182,7 +176,7 @@ mod tests {
         let storage = Instrumented::new(memory);
         let opts = LogReadOptions {
             whole_file_threshold: 64 << 10,
-            read_ahead: 64 << 10,
+            ..Default::default()
         };
         let before = storage.stats().snapshot();
         let read = block_on(read_log_file_with(
@@ -222,6 +216,7 @@ mod tests {
         let opts = LogReadOptions {
             whole_file_threshold: 0,
             read_ahead: 16,
+            ..Default::default()
         };
         let err = block_on(read_log_file_with(&storage, "f.log", Some(1 << 20), opts)).unwrap_err();
         assert_eq!((err.code(), err.object()), ("CORRUPT", Some("f.log")));

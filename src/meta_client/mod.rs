@@ -11,7 +11,7 @@ use crate::base_file::Footer;
 use crate::config::{TableConfig, PROPERTIES_BACKUP, PROPERTIES_FILE};
 use crate::error::{HudiError, Result};
 use crate::schema::align;
-use crate::storage::{Instrumented, IoSnapshot, IoStats, ObjectMeta, Storage};
+use crate::storage::{Instrumented, IoSnapshot, IoStats, ObjectMeta, Purpose, Storage, StorageExt};
 use crate::timeline::{history, CommitMetadata, Instant, Timeline, Visibility};
 
 pub struct MetaClient {
@@ -146,7 +146,10 @@ impl MetaClient {
                     path: format!("archived instant {}", instant.requested_time),
                 });
         }
-        let bytes = self.storage.get(&instant.file).await?;
+        let bytes = self
+            .storage
+            .get(&instant.file, Purpose::CommitMetadata)
+            .await?;
         crate::timeline::metadata::decode_instant_file(&bytes, &instant.file)
     }
 
@@ -155,7 +158,7 @@ impl MetaClient {
         let Some(path) = &instant.requested_file else {
             return Ok(None);
         };
-        let bytes = self.storage.get(path).await?;
+        let bytes = self.storage.get(path, Purpose::Timeline).await?;
         crate::timeline::metadata::decode_instant_file(&bytes, path).map(Some)
     }
 
@@ -243,7 +246,7 @@ impl MetaClient {
     /// non-partitioned tables) and each top-level directory except `.hoodie`, listed
     /// recursively and concurrently.
     pub async fn list_data_files(&self) -> Result<Vec<(String, ObjectMeta)>> {
-        if !self.storage.lists_dot_files()
+        if !self.storage.capabilities().lists_dot_files
             && self.config.table_type == crate::config::TableType::MergeOnRead
         {
             // A JSON directory index hides log files (`.<fileId>_<instant>.log.*`): listing
@@ -391,21 +394,23 @@ impl MetaClient {
 }
 
 async fn read_properties(storage: &dyn Storage) -> Result<TableConfig> {
-    let (bytes, path) = match storage.get(PROPERTIES_FILE).await {
+    let (bytes, path) = match storage.get(PROPERTIES_FILE, Purpose::Properties).await {
         Ok(b) => (b, PROPERTIES_FILE),
         // Java's update protocol briefly leaves only the backup (HoodieTableConfig.modify).
-        Err(HudiError::NotFound { .. }) => match storage.get(PROPERTIES_BACKUP).await {
-            Ok(b) => (b, PROPERTIES_BACKUP),
-            Err(HudiError::NotFound { .. }) => {
-                return Err(HudiError::NotFound {
-                    path: format!(
-                        "{}/{PROPERTIES_FILE} (not a Hudi table?)",
-                        storage.location()
-                    ),
-                })
+        Err(HudiError::NotFound { .. }) => {
+            match storage.get(PROPERTIES_BACKUP, Purpose::Properties).await {
+                Ok(b) => (b, PROPERTIES_BACKUP),
+                Err(HudiError::NotFound { .. }) => {
+                    return Err(HudiError::NotFound {
+                        path: format!(
+                            "{}/{PROPERTIES_FILE} (not a Hudi table?)",
+                            storage.location()
+                        ),
+                    })
+                }
+                Err(e) => return Err(e),
             }
-            Err(e) => return Err(e),
-        },
+        }
         Err(e) => return Err(e),
     };
     let text =

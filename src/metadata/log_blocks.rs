@@ -9,8 +9,8 @@ use futures::future::try_join_all;
 
 use crate::error::{HudiError, Result};
 use crate::hfile::HFileReader;
-use crate::log_file::{read_log_file, BlockType, LogBlock};
-use crate::storage::Storage;
+use crate::log_file::{read_log_file_with, BlockType, LogBlock, LogReadOptions};
+use crate::storage::{Purpose, Storage};
 
 #[derive(Debug, Clone)]
 pub(crate) enum Content {
@@ -36,7 +36,11 @@ pub(crate) struct Block {
 /// Every block of the log file `path` (of `size` bytes), in file order, with the contents a
 /// reader needs fetched (small files come whole in one request).
 pub(crate) async fn read(storage: &dyn Storage, path: &str, size: u64) -> Result<Vec<Block>> {
-    let file = read_log_file(storage, path, Some(size)).await?;
+    let opts = LogReadOptions {
+        purpose: Purpose::MdtDataBlock,
+        ..Default::default()
+    };
+    let file = read_log_file_with(storage, path, Some(size), opts).await?;
     if let Some(bad) = file.blocks.iter().find(|b| b.is_corrupt()) {
         return Err(HudiError::corrupt(
             path,

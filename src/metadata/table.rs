@@ -98,7 +98,7 @@ impl MetadataTable {
             ));
         }
         let storage = data.storage().clone();
-        if !storage.lists_dot_files() {
+        if !storage.capabilities().lists_dot_files {
             // Its partitions are mostly log files, which such a listing never shows.
             return Err(HudiError::unsupported(
                 "a metadata table on a host whose listing hides dot-files (its log files); \

@@ -73,7 +73,7 @@ impl Scan {
             slices_total,
             started: client.io(),
             client,
-            plan_io: plan.io,
+            plan_io: plan.io.clone(),
         }
     }
 

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{ObjectMeta, PutMode, Storage};
+use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::Result;
 
 /// Default bound on cached bytes.
@@ -135,6 +135,10 @@ impl Cached {
         }
     }
 
+    fn known_size(&self, path: &str) -> Option<u64> {
+        self.lock().entries.get(path).and_then(|e| e.size)
+    }
+
     fn forget(&self, path: &str) {
         let mut s = self.lock();
         if let Some(old) = s.entries.remove(path) {
@@ -150,46 +154,62 @@ impl Storage for Cached {
         self.inner.location()
     }
 
-    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
-        if let Some(b) = self.lookup(path, |e| e.find(&range)) {
-            return Ok(b);
-        }
-        let b = self.inner.get_range(path, range.clone()).await?;
-        // A short answer means the object ends there.
-        let size =
-            ((b.len() as u64) < range.end - range.start).then(|| range.start + b.len() as u64);
-        self.store(path, range.start, &b, size);
-        Ok(b)
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
 
-    async fn get(&self, path: &str) -> Result<Bytes> {
-        if let Some(b) = self.lookup(path, |e| e.size.and_then(|s| e.find(&(0..s)))) {
-            return Ok(b);
+    async fn read(&self, path: &str, ranges: &[ByteRange], purpose: Purpose) -> Result<Fetched> {
+        let mut parts: Vec<Option<Bytes>> = ranges
+            .iter()
+            .map(|r| {
+                self.lookup(path, |e| match r {
+                    ByteRange::Bounded(r) => e.find(r),
+                    other => e.find(&other.within(e.size?)),
+                })
+            })
+            .collect();
+        let mut size = self.known_size(path);
+        let missing: Vec<ByteRange> = ranges
+            .iter()
+            .zip(&parts)
+            .filter(|(_, p)| p.is_none())
+            .map(|(r, _)| r.clone())
+            .collect();
+        if missing.is_empty() {
+            return Ok(Fetched {
+                parts: parts.into_iter().flatten().collect(),
+                size,
+                warnings: Vec::new(),
+            });
         }
-        let b = self.inner.get(path).await?;
-        self.store(path, 0, &b, Some(b.len() as u64));
-        Ok(b)
-    }
-
-    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
-        let cached = self.lookup(path, |e| {
-            let size = e.size?;
-            e.find(&(size.saturating_sub(n)..size))
-        });
-        if let Some(b) = cached {
-            let size = self
-                .lock()
-                .entries
-                .get(path)
-                .and_then(|e| e.size)
-                .unwrap_or(b.len() as u64);
-            return Ok((b, size));
+        let fetched = self.inner.read(path, &missing, purpose).await?;
+        size = fetched.size.or(size);
+        let mut answers = fetched.parts.into_iter();
+        for (r, part) in ranges.iter().zip(parts.iter_mut()) {
+            if part.is_some() {
+                continue;
+            }
+            let b = answers.next().unwrap_or_default();
+            match r {
+                ByteRange::Bounded(r) => {
+                    // A short answer means the object ends there.
+                    let short = (b.len() as u64) < r.end.saturating_sub(r.start);
+                    let ends = short.then(|| r.start + b.len() as u64);
+                    self.store(path, r.start, &b, ends.or(fetched.size));
+                }
+                _ => {
+                    if let Some(size) = fetched.size.filter(|s| b.len() as u64 <= *s) {
+                        self.store(path, size - b.len() as u64, &b, Some(size));
+                    }
+                }
+            }
+            *part = Some(b);
         }
-        let (b, size) = self.inner.get_tail(path, n).await?;
-        if b.len() as u64 <= size {
-            self.store(path, size - b.len() as u64, &b, Some(size));
-        }
-        Ok((b, size))
+        Ok(Fetched {
+            parts: parts.into_iter().flatten().collect(),
+            size,
+            warnings: fetched.warnings,
+        })
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
@@ -228,15 +248,13 @@ impl Storage for Cached {
         self.forget(path);
         self.inner.delete(path).await
     }
-
-    forward_store_hints!();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::storage::memory::MemoryStorage;
-    use crate::storage::Instrumented;
+    use crate::storage::{Instrumented, StorageExt};
 
     #[test]
     fn immutable_names() {
@@ -264,20 +282,40 @@ mod tests {
             let inst = Instrumented::new(Arc::new(mem));
             let stats = inst.stats();
             let c = Cached::new(Arc::new(inst), 1 << 20);
-            let (tail, size) = c.get_tail("p/a.parquet", 16).await.unwrap();
-            assert_eq!((tail.len(), size), (16, 256));
+            let (footer, path) = (Purpose::Footer, "p/a.parquet");
+            let first = c
+                .read(path, &[ByteRange::Suffix(16)], footer)
+                .await
+                .unwrap();
+            assert_eq!((first.parts[0].len(), first.size), (16, Some(256)));
+            let again = c.read(path, &[ByteRange::Suffix(8)], footer).await.unwrap();
+            assert_eq!(again.parts[0][..], (248u8..=255).collect::<Vec<_>>()[..]);
             assert_eq!(
-                c.get_tail("p/a.parquet", 8).await.unwrap().0[..],
-                (248u8..=255).collect::<Vec<_>>()[..]
+                c.get_range("p/a.parquet", 250..300, Purpose::ColumnChunk)
+                    .await
+                    .unwrap()
+                    .len(),
+                6
             );
-            assert_eq!(c.get_range("p/a.parquet", 250..300).await.unwrap().len(), 6);
             assert_eq!(c.head("p/a.parquet").await.unwrap().size, 256);
             let before = stats.snapshot().requests;
-            assert_eq!(c.get("p/a.parquet").await.unwrap().len(), 256);
-            assert_eq!(c.get_range("p/a.parquet", 10..20).await.unwrap()[0], 10);
+            assert_eq!(
+                c.get("p/a.parquet", Purpose::Other).await.unwrap().len(),
+                256
+            );
+            assert_eq!(
+                c.get_range("p/a.parquet", 10..20, Purpose::ColumnChunk)
+                    .await
+                    .unwrap()[0],
+                10
+            );
             assert_eq!(stats.snapshot().requests, before + 1);
-            c.get(".hoodie/hoodie.properties").await.unwrap();
-            c.get(".hoodie/hoodie.properties").await.unwrap();
+            c.get(".hoodie/hoodie.properties", Purpose::Properties)
+                .await
+                .unwrap();
+            c.get(".hoodie/hoodie.properties", Purpose::Properties)
+                .await
+                .unwrap();
             assert_eq!(stats.snapshot().requests, before + 3);
         });
     }

@@ -9,7 +9,7 @@
 //! - retries with exponential backoff on 408/429/5xx and network errors (bounded; honours a
 //!   short `Retry-After`), and a limit on requests in flight;
 //! - servers that ignore `Range` (answer 200 with the whole body): bodies up to
-//!   [`RANGE_IGNORED_LIMIT`] are sliced locally and noted in [`Storage::warnings`]; larger
+//!   [`RANGE_IGNORED_LIMIT`] are sliced locally and noted in the answer's warnings; larger
 //!   ones are an `Unsupported` error naming the object, never a silent multi-GB download;
 //! - errors name the object by its location without query strings or credentials (403 →
 //!   `AccessDenied`, 404 → `NotFound`);
@@ -28,7 +28,7 @@ use bytes::Bytes;
 use futures::channel::oneshot;
 
 use super::listing::{self, ListingMode, Manifest, MANIFEST_PATH};
-use super::{ObjectMeta, PutMode, Storage};
+use super::{read_each, ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::{HudiError, Result};
 
 /// Largest body accepted from a server that ignored `Range` (sliced locally).
@@ -304,7 +304,6 @@ pub struct HttpStorage {
     listing: Mutex<ListingMode>,
     /// `None` until looked for; `Some(None)` when the table has none.
     manifest: futures::lock::Mutex<Option<Option<Arc<Manifest>>>>,
-    warnings: Mutex<Vec<String>>,
     presigned: Mutex<HashMap<(String, String), String>>,
 }
 
@@ -387,7 +386,6 @@ impl HttpStorage {
             headers: options.headers,
             listing: Mutex::new(options.listing),
             manifest: futures::lock::Mutex::new(None),
-            warnings: Mutex::new(Vec::new()),
             presigned: Mutex::new(HashMap::new()),
         }
     }
@@ -563,14 +561,8 @@ impl HttpStorage {
             .map_err(|e| transport_error(&self.object(path), e))
     }
 
-    fn warn(&self, message: String) {
-        let mut w = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
-        if w.len() < 32 && !w.contains(&message) {
-            w.push(message);
-        }
-    }
-
-    fn range_ignored(&self, path: &str, r: &Response) -> Result<()> {
+    /// A ranged `GET` answered with the whole object: `range` sliced from it, and a warning.
+    fn range_ignored(&self, path: &str, r: Response, range: ByteRange) -> Result<Fetched> {
         if r.body_skipped || r.body.len() as u64 > RANGE_IGNORED_LIMIT {
             return Err(HudiError::unsupported_in(
                 format!(
@@ -580,11 +572,105 @@ impl HttpStorage {
                 self.object(path),
             ));
         }
-        self.warn(format!(
+        let len = r.body.len() as u64;
+        let wanted = range.within(len);
+        let mut fetched = Fetched::one(
+            r.body.slice(wanted.start as usize..wanted.end as usize),
+            Some(len),
+        );
+        fetched.warnings.push(format!(
             "the server ignored Range for {} (answered the whole object; sliced locally)",
             self.object(path)
         ));
-        Ok(())
+        Ok(fetched)
+    }
+
+    // ---- reads (one range per request)
+
+    async fn read_bounded(&self, path: &str, range: Range<u64>) -> Result<Fetched> {
+        if range.start >= range.end {
+            return Ok(Fetched::one(Bytes::new(), None));
+        }
+        let r = self
+            .get_ranged(path, &format!("{}-{}", range.start, range.end - 1))
+            .await?;
+        match r.status {
+            206 => {
+                let start = r
+                    .header("content-range")
+                    .and_then(parse_content_range)
+                    .map(|(a, _, _)| a)
+                    .unwrap_or(range.start);
+                if start != range.start {
+                    return Err(HudiError::io(
+                        self.object(path),
+                        format!("asked for bytes from {}, got from {start}", range.start),
+                    ));
+                }
+                let want = (range.end - range.start) as usize;
+                let body = if r.body.len() > want {
+                    r.body.slice(..want)
+                } else {
+                    r.body
+                };
+                Ok(Fetched::one(body, None))
+            }
+            200 => self.range_ignored(path, r, ByteRange::Bounded(range)),
+            416 => Ok(Fetched::one(Bytes::new(), None)),
+            _ => Err(status_error(&self.object(path), &r)),
+        }
+    }
+
+    async fn read_whole(&self, path: &str) -> Result<Fetched> {
+        let r = self.send("GET", path, |r| r).await?;
+        match r.status {
+            200 | 203 => {
+                let len = r.body.len() as u64;
+                Ok(Fetched::one(r.body, Some(len)))
+            }
+            _ => Err(status_error(&self.object(path), &r)),
+        }
+    }
+
+    async fn read_suffix(&self, path: &str, n: u64) -> Result<Fetched> {
+        if n == 0 {
+            return Ok(Fetched::one(
+                Bytes::new(),
+                Some(self.head(path).await?.size),
+            ));
+        }
+        let r = self.get_ranged(path, &format!("-{n}")).await?;
+        match r.status {
+            206 => {
+                let total = r
+                    .header("content-range")
+                    .and_then(parse_content_range)
+                    .and_then(|(_, _, t)| t)
+                    .ok_or_else(|| {
+                        HudiError::io(
+                            self.object(path),
+                            "a suffix range answer without the total size (Content-Range)",
+                        )
+                    })?;
+                if r.body.len() as u64 > total.min(n) {
+                    return Err(HudiError::io(
+                        self.object(path),
+                        format!(
+                            "asked for the last {n} bytes of {total}, got {}",
+                            r.body.len()
+                        ),
+                    ));
+                }
+                Ok(Fetched::one(r.body, Some(total)))
+            }
+            200 => self.range_ignored(path, r, ByteRange::Suffix(n)),
+            // An empty object has no suffix to give.
+            416 => Ok(Fetched::one(
+                Bytes::new(),
+                Some(self.head(path).await?.size),
+            )),
+            _ => Err(status_error(&self.object(path), &r)),
+        }
     }
 
     // ---- listing
@@ -716,93 +802,36 @@ impl Storage for HttpStorage {
         }
     }
 
-    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
-        if range.start >= range.end {
-            return Ok(Bytes::new());
-        }
-        let r = self
-            .get_ranged(path, &format!("{}-{}", range.start, range.end - 1))
-            .await?;
-        match r.status {
-            206 => {
-                let start = r
-                    .header("content-range")
-                    .and_then(parse_content_range)
-                    .map(|(a, _, _)| a)
-                    .unwrap_or(range.start);
-                if start != range.start {
-                    return Err(HudiError::io(
-                        self.object(path),
-                        format!("asked for bytes from {}, got from {start}", range.start),
-                    ));
-                }
-                let want = (range.end - range.start) as usize;
-                Ok(if r.body.len() > want {
-                    r.body.slice(..want)
-                } else {
-                    r.body
-                })
+    fn capabilities(&self) -> Capabilities {
+        let manifest = match self.listing_mode() {
+            ListingMode::Auto | ListingMode::Manifest => {
+                self.manifest.try_lock().and_then(|m| m.clone().flatten())
             }
-            200 => {
-                self.range_ignored(path, &r)?;
-                let len = r.body.len() as u64;
-                let (a, b) = (range.start.min(len), range.end.min(len));
-                Ok(r.body.slice(a as usize..b as usize))
-            }
-            416 => Ok(Bytes::new()),
-            _ => Err(status_error(&self.object(path), &r)),
+            _ => None,
+        };
+        // Only a JSON autoindex hides dot files; a manifest or an S3 listing shows them.
+        let lists_dot_files = match self.listing_mode() {
+            ListingMode::S3 | ListingMode::Manifest => true,
+            _ if matches!(self.target, Target::Presigned { .. }) => true,
+            ListingMode::Autoindex => false,
+            ListingMode::Auto => manifest.is_some(),
+        };
+        Capabilities {
+            suffix_ranges: true,
+            lists_dot_files,
+            listing: manifest,
         }
     }
 
-    async fn get(&self, path: &str) -> Result<Bytes> {
-        let r = self.send("GET", path, |r| r).await?;
-        match r.status {
-            200 | 203 => Ok(r.body),
-            _ => Err(status_error(&self.object(path), &r)),
-        }
-    }
-
-    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
-        if n == 0 {
-            return Ok((Bytes::new(), self.head(path).await?.size));
-        }
-        let r = self.get_ranged(path, &format!("-{n}")).await?;
-        match r.status {
-            206 => {
-                let total = r
-                    .header("content-range")
-                    .and_then(parse_content_range)
-                    .and_then(|(_, _, t)| t)
-                    .ok_or_else(|| {
-                        HudiError::io(
-                            self.object(path),
-                            "a suffix range answer without the total size (Content-Range)",
-                        )
-                    })?;
-                if r.body.len() as u64 > total.min(n) {
-                    return Err(HudiError::io(
-                        self.object(path),
-                        format!(
-                            "asked for the last {n} bytes of {total}, got {}",
-                            r.body.len()
-                        ),
-                    ));
-                }
-                Ok((r.body, total))
+    async fn read(&self, path: &str, ranges: &[ByteRange], _: Purpose) -> Result<Fetched> {
+        read_each(ranges, |r| async move {
+            match r {
+                ByteRange::Bounded(r) => self.read_bounded(path, r).await,
+                ByteRange::Suffix(n) => self.read_suffix(path, n).await,
+                ByteRange::Whole => self.read_whole(path).await,
             }
-            200 => {
-                self.range_ignored(path, &r)?;
-                let len = r.body.len() as u64;
-                Ok((r.body.slice((len.saturating_sub(n)) as usize..), len))
-            }
-            // An empty object has no suffix to give.
-            416 => Ok((Bytes::new(), self.head(path).await?.size)),
-            _ => Err(status_error(&self.object(path), &r)),
-        }
-    }
-
-    fn has_suffix_range(&self) -> bool {
-        true
+        })
+        .await
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
@@ -851,36 +880,6 @@ impl Storage for HttpStorage {
         }
     }
 
-    fn list_local(&self, prefix: &str, recursive: bool) -> Option<Vec<ObjectMeta>> {
-        if !matches!(
-            self.listing_mode(),
-            ListingMode::Auto | ListingMode::Manifest
-        ) {
-            return None;
-        }
-        let slot = self.manifest.try_lock()?;
-        match &*slot {
-            Some(Some(m)) => Some(m.list(prefix, recursive)),
-            _ => None,
-        }
-    }
-
-    fn lists_dot_files(&self) -> bool {
-        // Only a JSON autoindex hides them; a manifest or an S3 listing shows everything.
-        let mode = self.listing_mode();
-        let manifest_found = self
-            .manifest
-            .try_lock()
-            .map(|m| matches!(&*m, Some(Some(_))))
-            .unwrap_or(false);
-        match mode {
-            ListingMode::S3 | ListingMode::Manifest => true,
-            _ if matches!(self.target, Target::Presigned { .. }) => true,
-            ListingMode::Autoindex => false,
-            ListingMode::Auto => manifest_found,
-        }
-    }
-
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
         let size = data.len() as u64;
         let r = self
@@ -912,13 +911,6 @@ impl Storage for HttpStorage {
             200..=299 | 404 => Ok(()),
             _ => Err(status_error(&self.object(path), &r)),
         }
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.warnings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
     }
 }
 

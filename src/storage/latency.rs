@@ -1,14 +1,16 @@
 //! Adds a fixed delay to every request, so that a local benchmark shows what request counts
 //! cost against a remote object store (`hudi-edge --latency-ms 20 …`). Native only.
 
-use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{ObjectMeta, PutMode, Storage};
+use super::{
+    needs_size, read_with_size, ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode,
+    Storage,
+};
 use crate::error::Result;
 
 #[derive(Debug, Clone)]
@@ -33,25 +35,18 @@ impl Storage for Latency {
         self.inner.location()
     }
 
-    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
-        self.wait().await;
-        self.inner.get_range(path, range).await
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
 
-    async fn get(&self, path: &str) -> Result<Bytes> {
-        self.wait().await;
-        self.inner.get(path).await
-    }
-
-    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
-        if !self.inner.has_suffix_range() {
-            // Two requests, two delays (the default method calls head and get_range).
-            let size = self.head(path).await?.size;
-            let bytes = self.get_range(path, size.saturating_sub(n)..size).await?;
-            return Ok((bytes, size));
+    async fn read(&self, path: &str, ranges: &[ByteRange], purpose: Purpose) -> Result<Fetched> {
+        if needs_size(&*self.inner, ranges) {
+            // Two dependent requests, two delays.
+            return read_with_size(self, path, ranges, purpose, self.head(path)).await;
         }
+        // The ranges travel concurrently: one delay.
         self.wait().await;
-        self.inner.get_tail(path, n).await
+        self.inner.read(path, ranges, purpose).await
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
@@ -73,14 +68,13 @@ impl Storage for Latency {
         self.wait().await;
         self.inner.delete(path).await
     }
-
-    forward_store_hints!();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::storage::memory::MemoryStorage;
+    use crate::storage::StorageExt;
 
     #[tokio::test]
     async fn delays_each_request() {
@@ -88,9 +82,13 @@ mod tests {
         mem.insert("a", &b"xyz"[..], None);
         let s = Latency::new(Arc::new(mem), Duration::from_millis(20));
         let t = std::time::Instant::now();
-        assert_eq!(s.get_range("a", 1..3).await.unwrap(), &b"yz"[..]);
-        let (tail, size) = s.get_tail("a", 1).await.unwrap();
-        assert_eq!((&tail[..], size), (&b"z"[..], 3));
+        assert_eq!(
+            s.get_range("a", 1..3, Purpose::Other).await.unwrap(),
+            &b"yz"[..]
+        );
+        let tail = s.read("a", &[ByteRange::Suffix(1)], Purpose::Other);
+        let tail = tail.await.unwrap();
+        assert_eq!((&tail.parts[0][..], tail.size), (&b"z"[..], Some(3)));
         assert!(t.elapsed() >= Duration::from_millis(40));
     }
 }

@@ -7,7 +7,7 @@
 //!   partitions of Copy-On-Write tables. Listing the v6 archive (`.commits_.archive.*`) or a
 //!   metadata-table partition (log files are `.<fileId>_<instant>.log.*`) through them is
 //!   refused here, and [`crate::table::Table::list_data_files`] refuses Merge-On-Read
-//!   partitions (see [`super::Storage::lists_dot_files`]);
+//!   partitions (see [`super::Capabilities::lists_dot_files`]);
 //! - a **static manifest** (`.hoodie/hudi-edge-manifest.json`, written by
 //!   `hudi-edge manifest TABLE`) naming every file under the table with its size.
 //!
@@ -271,6 +271,7 @@ pub fn parse_autoindex(body: &[u8], dir: &str) -> Result<Vec<ObjectMeta>> {
 
 /// One page of a `ListObjectsV2` answer, keys made relative to `root` (the table's key
 /// prefix, without a trailing `/`).
+#[cfg(feature = "http")]
 #[derive(Debug, Default)]
 pub struct S3Page {
     pub objects: Vec<ObjectMeta>,
@@ -321,6 +322,7 @@ pub fn s3_dir_key(root: &str, prefix: &str) -> String {
     }
 }
 
+#[cfg(feature = "http")]
 fn relative(root: &str, key: &str) -> Option<String> {
     let root = trim(root);
     let rel = if root.is_empty() {
@@ -332,6 +334,7 @@ fn relative(root: &str, key: &str) -> Option<String> {
     (!rel.is_empty()).then(|| rel.to_string())
 }
 
+#[cfg(feature = "http")]
 pub fn parse_s3_list(body: &[u8], root: &str, what: &str) -> Result<S3Page> {
     use quick_xml::events::Event;
     let corrupt = |e: &dyn std::fmt::Display| {
@@ -495,6 +498,7 @@ mod tests {
         assert!(autoindex_may_list(".hoodie/archived").is_err());
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn s3_pages() {
         let xml = br#"<?xml version="1.0" encoding="UTF-8"?>

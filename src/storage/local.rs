@@ -2,7 +2,6 @@
 
 use std::fs;
 use std::io::{ErrorKind, Write};
-use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -11,7 +10,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use super::memory::{clamp, list_keys};
-use super::{ObjectMeta, PutMode, Storage};
+use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::{HudiError, Result};
 
 #[derive(Debug, Clone)]
@@ -90,34 +89,28 @@ impl Storage for LocalStorage {
         format!("file://{}", self.root.display())
     }
 
-    fn has_suffix_range(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::full()
     }
 
-    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
+    async fn read(&self, path: &str, ranges: &[ByteRange], _: Purpose) -> Result<Fetched> {
         let f = fs::File::open(self.full(path)).map_err(|e| map_err(path, e))?;
         let len = f.metadata().map_err(|e| map_err(path, e))?.len();
-        let r = clamp(range, len);
-        let mut buf = vec![0u8; r.len()];
-        f.read_exact_at(&mut buf, r.start as u64)
-            .map_err(|e| map_err(path, e))?;
-        Ok(Bytes::from(buf))
-    }
-
-    async fn get(&self, path: &str) -> Result<Bytes> {
-        fs::read(self.full(path))
-            .map(Bytes::from)
-            .map_err(|e| map_err(path, e))
-    }
-
-    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
-        let f = fs::File::open(self.full(path)).map_err(|e| map_err(path, e))?;
-        let len = f.metadata().map_err(|e| map_err(path, e))?.len();
-        let r = clamp(len.saturating_sub(n)..len, len);
-        let mut buf = vec![0u8; r.len()];
-        f.read_exact_at(&mut buf, r.start as u64)
-            .map_err(|e| map_err(path, e))?;
-        Ok((Bytes::from(buf), len))
+        let parts = ranges
+            .iter()
+            .map(|r| {
+                let r = clamp(r.within(len), len);
+                let mut buf = vec![0u8; r.len()];
+                f.read_exact_at(&mut buf, r.start as u64)
+                    .map_err(|e| map_err(path, e))?;
+                Ok(Bytes::from(buf))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Fetched {
+            parts,
+            size: Some(len),
+            warnings: Vec::new(),
+        })
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {

@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{ObjectMeta, PutMode, Storage};
+use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::{HudiError, Result};
 
 #[derive(Debug, Default)]
@@ -126,23 +126,21 @@ impl Storage for MemoryStorage {
         "memory://".into()
     }
 
-    fn has_suffix_range(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::full()
     }
 
-    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
-        let s = self.stored(path)?;
-        Ok(s.data.slice(clamp(range, s.data.len() as u64)))
-    }
-
-    async fn get(&self, path: &str) -> Result<Bytes> {
-        Ok(self.stored(path)?.data)
-    }
-
-    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
-        let s = self.stored(path)?;
-        let len = s.data.len() as u64;
-        Ok((s.data.slice(clamp(len.saturating_sub(n)..len, len)), len))
+    async fn read(&self, path: &str, ranges: &[ByteRange], _: Purpose) -> Result<Fetched> {
+        let data = self.stored(path)?.data;
+        let len = data.len() as u64;
+        Ok(Fetched {
+            parts: ranges
+                .iter()
+                .map(|r| data.slice(clamp(r.within(len), len)))
+                .collect(),
+            size: Some(len),
+            warnings: Vec::new(),
+        })
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
@@ -202,6 +200,7 @@ impl Storage for MemoryStorage {
 impl MemoryStorage {
     /// The files of a `.zip` of a table. When every entry sits under one top folder (how
     /// tables are usually zipped), that folder becomes the root.
+    #[cfg(feature = "zip")]
     pub fn from_zip(bytes: &[u8], name: &str) -> Result<MemoryStorage> {
         let bad = |e: zip::result::ZipError| HudiError::corrupt(name, format!("bad zip: {e}"));
         let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(bad)?;

@@ -1,6 +1,10 @@
 //! The one I/O seam of the engine. The core (timeline, file groups, log files, HFiles, the
 //! metadata table, readers and writers) never touches a file system or network: it asks a
 //! [`Storage`] for bytes by path relative to the table's base path, and is handed them.
+//! The verbs are few (ranged `read` of several ranges at once, `head`, `list`, conditional
+//! `put`, `delete`); what a host can do is one [`Capabilities`] value. Format readers read
+//! through a [`RangedFile`] (held tail, coalescing, short-read checks), and every read says
+//! its [`Purpose`], so the counters tell where requests and bytes went.
 //!
 //! Implementations: [`memory::MemoryStorage`] (tests, bytes handed in from JS),
 //! `local::LocalStorage` (native files), and the HTTP/S3 ones that live beside them. Every
@@ -14,57 +18,37 @@
 //! wasm — [`fetch`] — or reqwest natively) and [`object_store::ObjectStoreStorage`] (S3 via
 //! object_store, both targets). [`listing`] answers `list` where a host has no list API.
 
-/// The hints a wrapper passes through unchanged from the store it wraps (`self.inner`).
-macro_rules! forward_store_hints {
-    () => {
-        fn has_suffix_range(&self) -> bool {
-            self.inner.has_suffix_range()
-        }
-
-        fn lists_dot_files(&self) -> bool {
-            self.inner.lists_dot_files()
-        }
-
-        fn warnings(&self) -> Vec<String> {
-            self.inner.warnings()
-        }
-
-        fn list_local(
-            &self,
-            prefix: &str,
-            recursive: bool,
-        ) -> Option<Vec<$crate::storage::ObjectMeta>> {
-            self.inner.list_local(prefix, recursive)
-        }
-    };
-}
-
 pub mod cache;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "http"))]
 pub mod fetch;
+#[cfg(feature = "http")]
 pub mod http;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod latency;
 pub mod listing;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), feature = "local"))]
 pub mod local;
 pub mod memory;
+#[cfg(feature = "http")]
 pub mod object_store;
 pub mod path;
 pub mod prefixed;
+pub mod ranged;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use serde::Serialize;
 
-use crate::error::Result;
+use crate::error::{HudiError, Result};
 
 pub use prefixed::Prefixed;
+pub use ranged::RangedFile;
 
 /// What a listing or a `head` knows about one object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -106,29 +90,126 @@ pub enum PutMode {
     UpdateIfMatch(String),
 }
 
+/// Which bytes of an object a read asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ByteRange {
+    /// `start..end`; past the end is clamped to the object's end.
+    Bounded(Range<u64>),
+    /// The last `n` bytes (fewer when the object is smaller).
+    Suffix(u64),
+    /// The whole object.
+    Whole,
+}
+
+impl ByteRange {
+    /// The same bytes as a bounded range of an object of `size` bytes.
+    pub fn within(&self, size: u64) -> Range<u64> {
+        match self {
+            ByteRange::Bounded(r) => r.start.min(size)..r.end.min(size),
+            ByteRange::Suffix(n) => size.saturating_sub(*n)..size,
+            ByteRange::Whole => 0..size,
+        }
+    }
+}
+
+/// The answer to [`Storage::read`].
+#[derive(Debug, Clone, Default)]
+pub struct Fetched {
+    /// One per range asked, in order.
+    pub parts: Vec<Bytes>,
+    /// The object's total size, when an answer told it (suffix and whole reads always do).
+    pub size: Option<u64>,
+    /// What the store worked around to answer (e.g. a server that ignores `Range`); the
+    /// counters keep them for the io report.
+    pub warnings: Vec<String>,
+}
+
+impl Fetched {
+    /// The answer for one range.
+    pub fn one(bytes: Bytes, size: Option<u64>) -> Self {
+        Fetched {
+            parts: vec![bytes],
+            size,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// What a host can do, reported as one value: the core branches on it, never on the kind
+/// of store.
+#[derive(Debug, Clone)]
+pub struct Capabilities {
+    /// A [`ByteRange::Suffix`] costs one request; without, it costs a `head` first.
+    pub suffix_ranges: bool,
+    /// `list` sees names starting with a dot. A JSON directory index hides them, and Hudi
+    /// log files are such names, so Merge-On-Read partitions must not be listed there.
+    pub lists_dot_files: bool,
+    /// A listing of the whole tree already in memory (a loaded manifest): listings are
+    /// answered from it without a request.
+    pub listing: Option<Arc<listing::Manifest>>,
+}
+
+impl Capabilities {
+    /// One request per verb, every name listed, nothing held.
+    pub fn full() -> Self {
+        Capabilities {
+            suffix_ranges: true,
+            lists_dot_files: true,
+            listing: None,
+        }
+    }
+}
+
+/// Why bytes are read: requests and bytes are counted per purpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// Instant files read for their plan (`.requested`).
+    Timeline,
+    Properties,
+    CommitMetadata,
+    /// Directory listings (and the manifest that answers them).
+    Listing,
+    /// An HFile's trailer and index blocks (the metadata table).
+    MdtIndexBlock,
+    /// An HFile's data blocks and the metadata table's log blocks.
+    MdtDataBlock,
+    /// A Parquet footer.
+    Footer,
+    ColumnChunk,
+    LogBlock,
+    /// The archived timeline (v6 archive, LSM history).
+    History,
+    Other,
+}
+
+impl Purpose {
+    const ALL: [Purpose; 11] = [
+        Purpose::Timeline,
+        Purpose::Properties,
+        Purpose::CommitMetadata,
+        Purpose::Listing,
+        Purpose::MdtIndexBlock,
+        Purpose::MdtDataBlock,
+        Purpose::Footer,
+        Purpose::ColumnChunk,
+        Purpose::LogBlock,
+        Purpose::History,
+        Purpose::Other,
+    ];
+}
+
+/// The verbs a host answers. Paths are relative to the storage root.
 #[async_trait]
 pub trait Storage: Send + Sync + fmt::Debug {
     /// Where the root is, for messages (never carries credentials).
     fn location(&self) -> String;
 
-    /// Bytes `range` of `path`; a range past the end is clamped to the object's end.
-    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes>;
+    fn capabilities(&self) -> Capabilities;
 
-    /// The whole object.
-    async fn get(&self, path: &str) -> Result<Bytes>;
-
-    /// The last `n` bytes and the object's total size. Stores with suffix ranges answer in
-    /// one request; the default costs a `head` and a `get_range`.
-    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
-        let size = self.head(path).await?.size;
-        let bytes = self.get_range(path, size.saturating_sub(n)..size).await?;
-        Ok((bytes, size))
-    }
-
-    /// True when `get_tail` is one request (HTTP `Range: bytes=-n`, local files).
-    fn has_suffix_range(&self) -> bool {
-        false
-    }
+    /// Several ranges of `path` at once (stores send them concurrently). `purpose` is for
+    /// the counters.
+    async fn read(&self, path: &str, ranges: &[ByteRange], purpose: Purpose) -> Result<Fetched>;
 
     async fn head(&self, path: &str) -> Result<ObjectMeta>;
 
@@ -138,28 +219,77 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta>;
 
-    async fn put_if_absent(&self, path: &str, data: Bytes) -> Result<ObjectMeta> {
-        self.put(path, data, PutMode::Create).await
-    }
-
     async fn delete(&self, path: &str) -> Result<()>;
+}
 
-    /// False when `list` cannot see names starting with a dot (a JSON directory index):
-    /// Hudi log files are such names, so Merge-On-Read partitions must not be listed.
-    fn lists_dot_files(&self) -> bool {
-        true
+/// One-range conveniences over [`Storage::read`].
+#[async_trait]
+pub trait StorageExt: Storage {
+    /// The whole object.
+    async fn get(&self, path: &str, purpose: Purpose) -> Result<Bytes> {
+        one(self.read(path, &[ByteRange::Whole], purpose).await?, path)
     }
 
-    /// What the store noticed and worked around (e.g. a server that ignores `Range`).
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
+    /// Bytes `range` of `path`, clamped to the object's end.
+    async fn get_range(&self, path: &str, range: Range<u64>, purpose: Purpose) -> Result<Bytes> {
+        one(
+            self.read(path, &[ByteRange::Bounded(range)], purpose)
+                .await?,
+            path,
+        )
     }
+}
 
-    /// A listing the store already holds (a loaded manifest), answered without a request;
-    /// `None` when `list` would have to ask.
-    fn list_local(&self, _prefix: &str, _recursive: bool) -> Option<Vec<ObjectMeta>> {
-        None
+impl<S: Storage + ?Sized> StorageExt for S {}
+
+fn one(fetched: Fetched, path: &str) -> Result<Bytes> {
+    fetched
+        .parts
+        .into_iter()
+        .next()
+        .ok_or_else(|| HudiError::io(path, "a read answered no bytes"))
+}
+
+/// Answers each range with `one_range` (concurrently), for stores whose requests carry one
+/// range each.
+#[cfg(feature = "http")]
+pub(crate) async fn read_each<F, Fut>(ranges: &[ByteRange], one_range: F) -> Result<Fetched>
+where
+    F: Fn(ByteRange) -> Fut,
+    Fut: std::future::Future<Output = Result<Fetched>>,
+{
+    let answers = futures::future::try_join_all(ranges.iter().cloned().map(one_range)).await?;
+    let mut all = Fetched::default();
+    for a in answers {
+        all.parts.extend(a.parts);
+        all.size = all.size.or(a.size);
+        all.warnings.extend(a.warnings);
     }
+    Ok(all)
+}
+
+/// Whether `ranges` hold a suffix that `store` cannot answer in one request.
+fn needs_size(store: &dyn Storage, ranges: &[ByteRange]) -> bool {
+    ranges.iter().any(|r| matches!(r, ByteRange::Suffix(_))) && !store.capabilities().suffix_ranges
+}
+
+/// Reads suffixes from a store without suffix ranges as bounded ranges once `head` gave the
+/// size; both requests go through `via`, the wrapper that counts or delays them.
+async fn read_with_size(
+    via: &dyn Storage,
+    path: &str,
+    ranges: &[ByteRange],
+    purpose: Purpose,
+    head: impl std::future::Future<Output = Result<ObjectMeta>>,
+) -> Result<Fetched> {
+    let size = head.await?.size;
+    let bounded: Vec<ByteRange> = ranges
+        .iter()
+        .map(|r| ByteRange::Bounded(r.within(size)))
+        .collect();
+    let mut fetched = via.read(path, &bounded, purpose).await?;
+    fetched.size = Some(size);
+    Ok(fetched)
 }
 
 /// Joins a directory and a name into a storage path.
@@ -171,6 +301,9 @@ pub fn join(dir: &str, name: &str) -> String {
         format!("{dir}/{}", name.trim_start_matches('/'))
     }
 }
+
+/// Most warnings kept for a session.
+const MAX_WARNINGS: usize = 32;
 
 /// Request and byte counters. Cheap to clone (shared).
 #[derive(Debug, Default)]
@@ -184,10 +317,20 @@ pub struct IoStats {
     deletes: AtomicU64,
     round_trips: AtomicU64,
     in_flight: AtomicU64,
+    purpose_requests: [AtomicU64; Purpose::ALL.len()],
+    purpose_bytes: [AtomicU64; Purpose::ALL.len()],
+    warnings: Mutex<Vec<String>>,
+}
+
+/// Requests and bytes of one [`Purpose`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PurposeIo {
+    pub requests: u64,
+    pub bytes: u64,
 }
 
 /// A point-in-time copy of [`IoStats`]; the difference of two is what an operation cost.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
 pub struct IoSnapshot {
     pub requests: u64,
     pub bytes: u64,
@@ -199,10 +342,27 @@ pub struct IoSnapshot {
     /// Phases in which at least one request was in flight; requests issued concurrently
     /// share one. This is the number of dependent round trips an operation needed.
     pub round_trips: u64,
+    /// The requests and bytes above by why they were made (purposes without any left out).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_purpose: BTreeMap<Purpose, PurposeIo>,
+    /// What the stores noticed and worked around (e.g. a server that ignores `Range`).
+    pub warnings: Vec<String>,
 }
 
 impl IoSnapshot {
     pub fn since(&self, earlier: &IoSnapshot) -> IoSnapshot {
+        let by_purpose = self
+            .by_purpose
+            .iter()
+            .filter_map(|(p, now)| {
+                let before = earlier.by_purpose.get(p).copied().unwrap_or_default();
+                let d = PurposeIo {
+                    requests: now.requests - before.requests,
+                    bytes: now.bytes - before.bytes,
+                };
+                (d != PurposeIo::default()).then_some((*p, d))
+            })
+            .collect();
         IoSnapshot {
             requests: self.requests - earlier.requests,
             bytes: self.bytes - earlier.bytes,
@@ -212,35 +372,85 @@ impl IoSnapshot {
             puts: self.puts - earlier.puts,
             deletes: self.deletes - earlier.deletes,
             round_trips: self.round_trips - earlier.round_trips,
+            by_purpose,
+            // Kept in the order noticed, so the later ones are the new ones.
+            warnings: self.warnings[earlier.warnings.len().min(self.warnings.len())..].to_vec(),
         }
     }
 }
 
+/// Which counter a request adds to.
+#[derive(Debug, Clone, Copy)]
+enum Verb {
+    Get,
+    Head,
+    List,
+    Put,
+    Delete,
+}
+
 impl IoStats {
     pub fn snapshot(&self) -> IoSnapshot {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let by_purpose = Purpose::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let io = PurposeIo {
+                    requests: load(&self.purpose_requests[i]),
+                    bytes: load(&self.purpose_bytes[i]),
+                };
+                (*p, io)
+            })
+            .filter(|(_, io)| *io != PurposeIo::default())
+            .collect();
         IoSnapshot {
-            requests: self.requests.load(Ordering::Relaxed),
-            bytes: self.bytes.load(Ordering::Relaxed),
-            gets: self.gets.load(Ordering::Relaxed),
-            heads: self.heads.load(Ordering::Relaxed),
-            lists: self.lists.load(Ordering::Relaxed),
-            puts: self.puts.load(Ordering::Relaxed),
-            deletes: self.deletes.load(Ordering::Relaxed),
-            round_trips: self.round_trips.load(Ordering::Relaxed),
+            requests: load(&self.requests),
+            bytes: load(&self.bytes),
+            gets: load(&self.gets),
+            heads: load(&self.heads),
+            lists: load(&self.lists),
+            puts: load(&self.puts),
+            deletes: load(&self.deletes),
+            round_trips: load(&self.round_trips),
+            by_purpose,
+            warnings: self.lock_warnings().clone(),
         }
     }
 
-    fn begin(&self, kind: &AtomicU64) -> InFlight<'_> {
+    fn lock_warnings(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.warnings.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn begin(&self, verb: Verb, purpose: Purpose) -> InFlight<'_> {
+        let kind = match verb {
+            Verb::Get => &self.gets,
+            Verb::Head => &self.heads,
+            Verb::List => &self.lists,
+            Verb::Put => &self.puts,
+            Verb::Delete => &self.deletes,
+        };
         self.requests.fetch_add(1, Ordering::Relaxed);
         kind.fetch_add(1, Ordering::Relaxed);
+        self.purpose_requests[purpose as usize].fetch_add(1, Ordering::Relaxed);
         if self.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
             self.round_trips.fetch_add(1, Ordering::Relaxed);
         }
         InFlight(self)
     }
 
-    fn add_bytes(&self, n: u64) {
+    fn add_bytes(&self, n: u64, purpose: Purpose) {
         self.bytes.fetch_add(n, Ordering::Relaxed);
+        self.purpose_bytes[purpose as usize].fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn warn(&self, warnings: Vec<String>) {
+        let mut kept = self.lock_warnings();
+        for w in warnings {
+            if kept.len() < MAX_WARNINGS && !kept.contains(&w) {
+                kept.push(w);
+            }
+        }
     }
 }
 
@@ -274,6 +484,11 @@ impl Instrumented {
     pub fn inner(&self) -> &Arc<dyn Storage> {
         &self.inner
     }
+
+    async fn counted_head(&self, path: &str, purpose: Purpose) -> Result<ObjectMeta> {
+        let _f = self.stats.begin(Verb::Head, purpose);
+        self.inner.head(path).await
+    }
 }
 
 #[async_trait]
@@ -282,56 +497,47 @@ impl Storage for Instrumented {
         self.inner.location()
     }
 
-    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
-        let _f = self.stats.begin(&self.stats.gets);
-        let b = self.inner.get_range(path, range).await?;
-        self.stats.add_bytes(b.len() as u64);
-        Ok(b)
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
 
-    async fn get(&self, path: &str) -> Result<Bytes> {
-        let _f = self.stats.begin(&self.stats.gets);
-        let b = self.inner.get(path).await?;
-        self.stats.add_bytes(b.len() as u64);
-        Ok(b)
-    }
-
-    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
-        if !self.inner.has_suffix_range() {
-            // Two counted requests: a head for the size, then the range.
-            let size = self.head(path).await?.size;
-            let b = self.get_range(path, size.saturating_sub(n)..size).await?;
-            return Ok((b, size));
+    async fn read(&self, path: &str, ranges: &[ByteRange], purpose: Purpose) -> Result<Fetched> {
+        if needs_size(&*self.inner, ranges) {
+            let head = self.counted_head(path, purpose);
+            return read_with_size(self, path, ranges, purpose, head).await;
         }
-        let _f = self.stats.begin(&self.stats.gets);
-        let (b, size) = self.inner.get_tail(path, n).await?;
-        self.stats.add_bytes(b.len() as u64);
-        Ok((b, size))
+        // One request per range, all in flight together.
+        let _f: Vec<InFlight> = ranges
+            .iter()
+            .map(|_| self.stats.begin(Verb::Get, purpose))
+            .collect();
+        let mut fetched = self.inner.read(path, ranges, purpose).await?;
+        let n = fetched.parts.iter().map(|b| b.len() as u64).sum();
+        self.stats.add_bytes(n, purpose);
+        self.stats.warn(std::mem::take(&mut fetched.warnings));
+        Ok(fetched)
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
-        let _f = self.stats.begin(&self.stats.heads);
-        self.inner.head(path).await
+        self.counted_head(path, Purpose::Other).await
     }
 
     async fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>> {
-        if let Some(known) = self.inner.list_local(prefix, recursive) {
-            return Ok(known); // no request, no round trip
+        if let Some(held) = self.inner.capabilities().listing {
+            return Ok(held.list(prefix, recursive)); // no request, no round trip
         }
-        let _f = self.stats.begin(&self.stats.lists);
+        let _f = self.stats.begin(Verb::List, Purpose::Listing);
         self.inner.list(prefix, recursive).await
     }
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
-        let _f = self.stats.begin(&self.stats.puts);
-        self.stats.add_bytes(data.len() as u64);
+        let _f = self.stats.begin(Verb::Put, Purpose::Other);
+        self.stats.add_bytes(data.len() as u64, Purpose::Other);
         self.inner.put(path, data, mode).await
     }
 
     async fn delete(&self, path: &str) -> Result<()> {
-        let _f = self.stats.begin(&self.stats.deletes);
+        let _f = self.stats.begin(Verb::Delete, Purpose::Other);
         self.inner.delete(path).await
     }
-
-    forward_store_hints!();
 }

@@ -17,7 +17,7 @@ use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, UpdateVersion};
 use serde::Deserialize;
 
-use super::{ObjectMeta, PutMode, Storage};
+use super::{read_each, ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::{HudiError, Result};
 
 /// How to reach an S3 bucket. Secrets are never printed (`Debug` redacts them).
@@ -185,6 +185,39 @@ impl ObjectStoreStorage {
         (!rel.is_empty()).then(|| rel.to_string())
     }
 
+    async fn read_bounded(&self, path: &str, range: Range<u64>) -> Result<Fetched> {
+        if range.start >= range.end {
+            return Ok(Fetched::one(Bytes::new(), None));
+        }
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            ..Default::default()
+        };
+        match self.get_opts(path, options).await {
+            Ok((b, size)) => Ok(Fetched::one(b, Some(size))),
+            // Asked from past the end: nothing there.
+            Err(HudiError::Io { detail, .. }) if detail.contains("416") => {
+                Ok(Fetched::one(Bytes::new(), None))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn read_suffix(&self, path: &str, n: u64) -> Result<Fetched> {
+        if n == 0 {
+            return Ok(Fetched::one(
+                Bytes::new(),
+                Some(self.head(path).await?.size),
+            ));
+        }
+        let options = GetOptions {
+            range: Some(GetRange::Suffix(n)),
+            ..Default::default()
+        };
+        let (b, size) = self.get_opts(path, options).await?;
+        Ok(Fetched::one(b, Some(size)))
+    }
+
     fn meta(&self, m: object_store::ObjectMeta) -> Option<ObjectMeta> {
         Some(ObjectMeta {
             path: self.relative(&m.location)?,
@@ -214,39 +247,22 @@ impl Storage for ObjectStoreStorage {
         self.location.clone()
     }
 
-    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
-        if range.start >= range.end {
-            return Ok(Bytes::new());
-        }
-        let options = GetOptions {
-            range: Some(GetRange::Bounded(range.clone())),
-            ..Default::default()
-        };
-        match self.get_opts(path, options).await {
-            Ok((b, _)) => Ok(b),
-            // Asked from past the end: nothing there.
-            Err(HudiError::Io { detail, .. }) if detail.contains("416") => Ok(Bytes::new()),
-            Err(e) => Err(e),
-        }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::full()
     }
 
-    async fn get(&self, path: &str) -> Result<Bytes> {
-        Ok(self.get_opts(path, GetOptions::default()).await?.0)
-    }
-
-    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
-        if n == 0 {
-            return Ok((Bytes::new(), self.head(path).await?.size));
-        }
-        let options = GetOptions {
-            range: Some(GetRange::Suffix(n)),
-            ..Default::default()
-        };
-        self.get_opts(path, options).await
-    }
-
-    fn has_suffix_range(&self) -> bool {
-        true
+    async fn read(&self, path: &str, ranges: &[ByteRange], _: Purpose) -> Result<Fetched> {
+        read_each(ranges, |r| async move {
+            match r {
+                ByteRange::Bounded(r) => self.read_bounded(path, r).await,
+                ByteRange::Suffix(n) => self.read_suffix(path, n).await,
+                ByteRange::Whole => {
+                    let (b, size) = self.get_opts(path, GetOptions::default()).await?;
+                    Ok(Fetched::one(b, Some(size)))
+                }
+            }
+        })
+        .await
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {

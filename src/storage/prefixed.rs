@@ -2,13 +2,12 @@
 //! `<table>/.hoodie/metadata`. Requests go through the parent storage, so a parent wrapped in
 //! [`super::Instrumented`] counts them; errors name the path from the parent's root.
 
-use std::ops::Range;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{join, ObjectMeta, PutMode, Storage};
+use super::{join, ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::Result;
 
 #[derive(Debug, Clone)]
@@ -50,20 +49,16 @@ impl Storage for Prefixed {
         )
     }
 
-    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
-        self.inner.get_range(&self.full(path), range).await
+    fn capabilities(&self) -> Capabilities {
+        // A held listing has the parent's paths; `list` answers through the parent instead.
+        Capabilities {
+            listing: None,
+            ..self.inner.capabilities()
+        }
     }
 
-    async fn get(&self, path: &str) -> Result<Bytes> {
-        self.inner.get(&self.full(path)).await
-    }
-
-    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
-        self.inner.get_tail(&self.full(path), n).await
-    }
-
-    fn has_suffix_range(&self) -> bool {
-        self.inner.has_suffix_range()
+    async fn read(&self, path: &str, ranges: &[ByteRange], purpose: Purpose) -> Result<Fetched> {
+        self.inner.read(&self.full(path), ranges, purpose).await
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
@@ -82,26 +77,13 @@ impl Storage for Prefixed {
     async fn delete(&self, path: &str) -> Result<()> {
         self.inner.delete(&self.full(path)).await
     }
-
-    fn lists_dot_files(&self) -> bool {
-        self.inner.lists_dot_files()
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.inner.warnings()
-    }
-
-    fn list_local(&self, prefix: &str, recursive: bool) -> Option<Vec<ObjectMeta>> {
-        let listed = self.inner.list_local(&self.full(prefix), recursive)?;
-        Some(listed.into_iter().map(|m| self.strip(m)).collect())
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::storage::memory::MemoryStorage;
-    use crate::storage::Instrumented;
+    use crate::storage::{Instrumented, StorageExt};
     use futures::executor::block_on;
 
     #[test]
@@ -113,7 +95,10 @@ mod tests {
         let stats = parent.stats();
         let sub = Prefixed::new(Arc::new(parent), ".hoodie/metadata/");
         block_on(async {
-            assert_eq!(sub.get("files/a.hfile").await.unwrap(), &b"abc"[..]);
+            assert_eq!(
+                sub.get("files/a.hfile", Purpose::Other).await.unwrap(),
+                &b"abc"[..]
+            );
             let listed = sub.list("files", false).await.unwrap();
             assert_eq!(listed.len(), 1);
             assert_eq!(listed[0].path, "files/a.hfile");
@@ -121,7 +106,7 @@ mod tests {
                 sub.head("files/a.hfile").await.unwrap().path,
                 "files/a.hfile"
             );
-            let err = sub.get("nope").await.unwrap_err();
+            let err = sub.get("nope", Purpose::Other).await.unwrap_err();
             assert_eq!(err.object(), Some(".hoodie/metadata/nope"));
         });
         assert_eq!(stats.snapshot().requests, 4);

@@ -13,7 +13,7 @@ use super::instant::{action, Instant, State};
 use super::metadata::decode_instant_file;
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
-use crate::storage::{join, Storage};
+use crate::storage::{join, Purpose, Storage, StorageExt};
 
 /// Archived instants with their content.
 pub async fn load(
@@ -115,7 +115,7 @@ async fn current_manifest(storage: &dyn Storage, dir: &str) -> Result<Option<(St
         return Ok(None);
     }
     let version_path = join(dir, "_version_");
-    let from_pointer = match storage.get(&version_path).await {
+    let from_pointer = match storage.get(&version_path, Purpose::History).await {
         Ok(b) => std::str::from_utf8(&b)
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok()),
@@ -133,7 +133,7 @@ async fn current_manifest(storage: &dyn Storage, dir: &str) -> Result<Option<(St
         return Ok(None);
     };
     let path = join(dir, &format!("manifest_{version}"));
-    let bytes = storage.get(&path).await?;
+    let bytes = storage.get(&path, Purpose::History).await?;
     let manifest: Manifest = serde_json::from_slice(&bytes)
         .map_err(|e| HudiError::corrupt_by(&path, "not an LSM timeline manifest", e))?;
     Ok(Some((path, manifest)))
@@ -152,13 +152,16 @@ async fn load_lsm(
             dir,
             crate::storage::path::plain_name(&f.file_name, manifest_path)?,
         );
-        let bytes = storage.get(&path).await.map_err(|e| match e {
-            HudiError::NotFound { .. } => HudiError::corrupt(
-                manifest_path,
-                format!("lists {} which does not exist", f.file_name),
-            ),
-            other => other,
-        })?;
+        let bytes = storage
+            .get(&path, Purpose::History)
+            .await
+            .map_err(|e| match e {
+                HudiError::NotFound { .. } => HudiError::corrupt(
+                    manifest_path,
+                    format!("lists {} which does not exist", f.file_name),
+                ),
+                other => other,
+            })?;
         if let Some(len) = f.file_len {
             if len != bytes.len() as u64 {
                 return Err(HudiError::corrupt(

@@ -1,8 +1,6 @@
 //! A [`Storage`] whose operations are async functions of a JavaScript object — how Node
 //! tests hand files in, and how JS applications plug in their own access.
 
-use std::ops::Range;
-
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::channel::oneshot;
@@ -11,7 +9,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::error::{HudiError, Result};
-use crate::storage::{ObjectMeta, PutMode, Storage};
+use crate::storage::{
+    read_each, ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage,
+};
 
 #[derive(Debug)]
 pub struct JsStorage {
@@ -111,23 +111,37 @@ impl Storage for JsStorage {
             .unwrap_or_else(|| "js://".into())
     }
 
-    async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
-        let args = Array::of3(
-            &path.into(),
-            &(range.start as f64).into(),
-            &(range.end as f64).into(),
-        );
-        call(&self.object, "get", args, path, bytes_of).await
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            suffix_ranges: false,
+            ..Capabilities::full()
+        }
     }
 
-    async fn get(&self, path: &str) -> Result<Bytes> {
-        call(
-            &self.object,
-            "get",
-            Array::of1(&path.into()),
-            path,
-            bytes_of,
-        )
+    async fn read(&self, path: &str, ranges: &[ByteRange], _: Purpose) -> Result<Fetched> {
+        read_each(ranges, |r| async move {
+            let (range, size) = match r {
+                ByteRange::Bounded(range) => (range, None),
+                ByteRange::Suffix(n) => {
+                    // The JS interface has no suffix reads: the size first.
+                    let size = self.head(path).await?.size;
+                    (size.saturating_sub(n)..size, Some(size))
+                }
+                ByteRange::Whole => {
+                    let args = Array::of1(&path.into());
+                    let all = call(&self.object, "get", args, path, bytes_of).await?;
+                    let len = all.len() as u64;
+                    return Ok(Fetched::one(all, Some(len)));
+                }
+            };
+            let args = Array::of3(
+                &path.into(),
+                &(range.start as f64).into(),
+                &(range.end as f64).into(),
+            );
+            let bytes = call(&self.object, "get", args, path, bytes_of).await?;
+            Ok(Fetched::one(bytes, size))
+        })
         .await
     }
 

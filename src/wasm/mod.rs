@@ -236,15 +236,10 @@ impl WasmTable {
         Ok(WasmStream::new(self.table.clone(), options, signal))
     }
 
-    /// Requests, bytes and dependent round trips since the table was opened, and what the
-    /// storage worked around (`warnings`).
+    /// Requests, bytes and dependent round trips since the table was opened (also by
+    /// purpose), and what the storage worked around (`warnings`).
     pub fn io(&self) -> Result<String, JsValue> {
-        let mut v =
-            serde_json::to_value(self.table.io()).map_err(|e| to_js(HudiError::invalid(e)))?;
-        if let serde_json::Value::Object(m) = &mut v {
-            m.insert("warnings".into(), self.table.storage().warnings().into());
-        }
-        json(&v)
+        json(&self.table.io())
     }
 }
 
