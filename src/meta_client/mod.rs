@@ -253,7 +253,7 @@ impl MetaClient {
             // would silently drop every update since the last compaction.
             return Err(HudiError::unsupported_in(
                 "listing partitions of a Merge-On-Read table through a directory index that hides dot-files (log files); \
-                 write a manifest (`hudi-edge manifest`), use an S3 listing, or plan from the metadata table",
+                 write a listing manifest (.hoodie/hudi-edge-manifest.json), use an S3 listing, or plan from the metadata table",
                 self.storage.location(),
             ));
         }

@@ -102,7 +102,7 @@ impl MetadataTable {
             // Its partitions are mostly log files, which such a listing never shows.
             return Err(HudiError::unsupported(
                 "a metadata table on a host whose listing hides dot-files (its log files); \
-                 write a manifest with `hudi-edge manifest` or use an S3 listing",
+                 write a listing manifest (.hoodie/hudi-edge-manifest.json) or use an S3 listing",
             ));
         }
         let wanted: Vec<&str> = prefetch

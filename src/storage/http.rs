@@ -866,7 +866,7 @@ impl Storage for HttpStorage {
             if mode == ListingMode::Manifest {
                 return Err(HudiError::NotFound {
                     path: format!(
-                        "{} (listing: manifest; write one with `hudi-edge manifest`)",
+                        "{} (listing: manifest; none at .hoodie/hudi-edge-manifest.json)",
                         self.object(MANIFEST_PATH)
                     ),
                 });

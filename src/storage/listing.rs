@@ -234,7 +234,7 @@ pub fn autoindex_may_list(prefix: &str) -> Result<()> {
     if refused {
         return Err(HudiError::unsupported_in(
             "listing this folder through a JSON directory index: it hides dot-files (Hudi log and archive files); \
-             use an S3 listing or write a manifest with `hudi-edge manifest`",
+             use an S3 listing or write a listing manifest (.hoodie/hudi-edge-manifest.json)",
             p,
         ));
     }
