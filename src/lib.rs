@@ -29,10 +29,12 @@
 //!
 //! Results are Arrow `RecordBatch`es. The faces on top are thin: the CLI (`cli`, native
 //! only), the wasm-bindgen API (`wasm`, wasm only), the TypeScript package in `pkg-config/`
-//! and the viewer in `www/`.
+//! and the viewer in `www/`. What the faces share — wire types, option parsing, row
+//! encodings, the URL → storage factory — is [`api`]; the core never imports it.
 //!
 //! [`table::Table`] is the entry point: open a table on a storage, then plan or read.
 
+pub mod api;
 pub mod avro;
 pub mod config;
 pub mod error;
@@ -43,7 +45,6 @@ pub mod keygen;
 pub mod log_file;
 pub mod merge;
 pub mod metadata;
-pub mod output;
 pub mod read;
 pub mod schema;
 pub mod storage;

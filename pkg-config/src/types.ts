@@ -1,5 +1,5 @@
-// The public shapes of the API. The engine answers in snake_case JSON; these are the
-// camelCase objects the package hands out (see normalize.ts).
+// The public shapes of the API. The engine hands them out as they are (its wire types,
+// src/api/wire.rs); wire-check.ts makes `tsc` compare them with the generated declarations.
 
 /** What a long operation has cost so far. */
 export interface Progress {

@@ -8,7 +8,6 @@
 
 pub mod align;
 pub mod incremental;
-pub mod options;
 pub mod parquet;
 pub mod plan;
 pub mod slice;
@@ -320,4 +319,102 @@ fn apply_limit(batches: Vec<RecordBatch>, limit: Option<usize>) -> Vec<RecordBat
         });
     }
     out
+}
+
+/// Progress of a scan: the table's requests/bytes since the scan started, data files (base
+/// and log) of the file slices done / total.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct ScanProgress {
+    pub requests: u64,
+    pub bytes: u64,
+    pub files_done: usize,
+    pub files_total: usize,
+}
+
+/// The rows of a plan, batch by batch, with the limit applied.
+pub struct Scan {
+    schema: SchemaRef,
+    table: Arc<Table>,
+    start: IoSnapshot,
+    /// Each slice's batches and its number of data files.
+    slices: BoxStream<'static, Result<(Vec<RecordBatch>, usize)>>,
+    ready: std::collections::VecDeque<RecordBatch>,
+    files_done: usize,
+    files_total: usize,
+    left: usize,
+}
+
+impl Scan {
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    pub fn progress(&self) -> ScanProgress {
+        let io = self.table.io().since(&self.start);
+        ScanProgress {
+            requests: io.requests,
+            bytes: io.bytes,
+            files_done: self.files_done,
+            files_total: self.files_total,
+        }
+    }
+
+    pub async fn next(&mut self) -> Option<Result<RecordBatch>> {
+        while self.left > 0 {
+            if let Some(b) = self.ready.pop_front() {
+                let take = b.num_rows().min(self.left);
+                self.left -= take;
+                return Some(Ok(if take == b.num_rows() {
+                    b
+                } else {
+                    b.slice(0, take)
+                }));
+            }
+            match self.slices.next().await? {
+                Ok((batches, files)) => {
+                    self.files_done += files;
+                    self.ready.extend(batches);
+                }
+                Err(e) => {
+                    self.left = 0;
+                    return Some(Err(e));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Reads `plan`'s file slices, `options.concurrency` at a time, in plan order.
+pub fn scan(table: Arc<Table>, plan: Arc<Plan>, options: &ReadOptions) -> Scan {
+    let left = options.limit.unwrap_or(usize::MAX);
+    let options = Arc::new(options.clone());
+    let concurrency = options.concurrency.max(1);
+    let base_only = plan.query == QueryType::ReadOptimized;
+    let files = move |s: &FileSlice| {
+        let logs = if base_only { 0 } else { s.log_files.len() };
+        s.base_file.iter().count() + logs
+    };
+    let (t, p) = (table.clone(), plan.clone());
+    let slices = stream::iter(0..plan.file_slices.len())
+        .map(move |i| {
+            let (t, p, o) = (t.clone(), p.clone(), options.clone());
+            async move {
+                let slice = &p.file_slices[i];
+                let batches = t.read_slice(&p, slice, &o).await?;
+                Ok((batches, files(slice)))
+            }
+        })
+        .buffered(concurrency)
+        .boxed();
+    Scan {
+        schema: plan.output_schema.clone(),
+        start: table.io(),
+        table,
+        slices,
+        ready: Default::default(),
+        files_done: 0,
+        files_total: plan.file_slices.iter().map(files).sum(),
+        left,
+    }
 }
