@@ -28,6 +28,9 @@ export type WireMatchesApi = [
   Same<Omit<Wire.PlanStats, 'ignored'>, Pick<Api.PlanStats, Exclude<keyof Wire.PlanStats, 'ignored'>>>,
   Fits<Pick<Wire.PlanStats, keyof Wire.PlanStats>, Api.PlanStats>,
   Same<Omit<Wire.Plan, 'stats'> & { timeMs: number }, Omit<Api.Plan, 'stats'>>,
+  // What the package passes in must be what the engine takes.
+  Fits<Omit<Api.ReadOptions, keyof Api.Cancellable>, Wire.ReadOptions>,
+  Fits<Pick<Api.OpenOptions, 'headers' | 's3' | 'listing' | 'concurrency' | 'retries'>, Wire.RemoteOptions>,
 ];
 
-export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

@@ -8,16 +8,18 @@ use serde_json::Value;
 
 use crate::error::{HudiError, Result};
 use crate::expr::{parse_filter, Expr, Op, Predicate};
-use crate::read::{QueryType, ReadOptions};
+use crate::read::{self, QueryType};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct WireReadOptions {
+#[cfg_attr(target_arch = "wasm32", derive(tsify_next::Tsify))]
+pub struct ReadOptions {
     query: Option<String>,
     as_of: Option<String>,
     start: Option<String>,
     end: Option<String>,
     columns: Option<Vec<String>>,
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "unknown[] | undefined"))]
     filters: Option<Vec<Value>>,
     limit: Option<usize>,
     data_skipping: Option<bool>,
@@ -53,11 +55,11 @@ fn filter_from_json(v: &Value) -> Result<Expr> {
     }
 }
 
-impl WireReadOptions {
-    pub fn into_options(self) -> Result<ReadOptions> {
+impl ReadOptions {
+    pub fn into_options(self) -> Result<read::ReadOptions> {
         let o = self;
-        let d = ReadOptions::default();
-        Ok(ReadOptions {
+        let d = read::ReadOptions::default();
+        Ok(read::ReadOptions {
             query: o
                 .query
                 .as_deref()
@@ -87,8 +89,8 @@ impl WireReadOptions {
 mod tests {
     use super::*;
 
-    fn read_options_from_json(text: &str) -> Result<ReadOptions> {
-        serde_json::from_str::<WireReadOptions>(text)
+    fn read_options_from_json(text: &str) -> Result<read::ReadOptions> {
+        serde_json::from_str::<ReadOptions>(text)
             .map_err(HudiError::invalid)?
             .into_options()
     }

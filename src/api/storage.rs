@@ -16,10 +16,16 @@ use crate::storage::Storage;
 /// Absent (or `undefined`) fields take the defaults.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(rename_all = "camelCase", default)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify_next::Tsify))]
 pub struct RemoteOptions {
     /// Sent with every HTTP request (`{name: value}` from JS).
     #[serde(deserialize_with = "header_map")]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(type = "Record<string, string> | undefined")
+    )]
     pub headers: Option<Vec<(String, String)>>,
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "object | undefined"))]
     pub s3: Option<S3Options>,
     /// `auto` (default), `manifest`, `autoindex` or `s3`.
     pub listing: Option<String>,

@@ -21,7 +21,6 @@ use web_sys::AbortSignal;
 pub use session::WasmStream;
 use session::{abortable, plan_and_scan, read_all, OnProgress};
 
-use crate::api::options::WireReadOptions;
 use crate::api::wire::{self, ErrorInfo, Progress};
 use crate::api::{Host, RemoteOptions};
 use crate::error::HudiError;
@@ -60,8 +59,8 @@ pub(crate) fn js_value<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
 }
 
 fn read_options(options: JsValue) -> Result<ReadOptions, JsValue> {
-    let o: WireReadOptions = if options.is_undefined() || options.is_null() {
-        WireReadOptions::default()
+    let o: crate::api::options::ReadOptions = if options.is_undefined() || options.is_null() {
+        Default::default()
     } else {
         serde_wasm_bindgen::from_value(options)
             .map_err(|e| to_js(HudiError::invalid(format!("read options: {e}"))))?
@@ -143,7 +142,7 @@ impl WasmTable {
     #[wasm_bindgen(js_name = openUrl)]
     pub async fn open_url(
         url: String,
-        options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "RemoteOptions | undefined")] options: JsValue,
         fetch: Option<Function>,
         presign: Option<Function>,
         signal: Option<AbortSignal>,
@@ -268,7 +267,7 @@ impl WasmTable {
     #[wasm_bindgen(unchecked_return_type = "Plan")]
     pub async fn plan(
         &self,
-        options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
         signal: Option<AbortSignal>,
         on_progress: Option<Function>,
     ) -> Result<JsValue, JsValue> {
@@ -283,7 +282,7 @@ impl WasmTable {
     #[wasm_bindgen(js_name = readArrow)]
     pub async fn read_arrow(
         &self,
-        options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
         signal: Option<AbortSignal>,
         on_progress: Option<Function>,
     ) -> Result<Uint8Array, JsValue> {
@@ -299,7 +298,7 @@ impl WasmTable {
     #[wasm_bindgen(js_name = readJson, unchecked_return_type = "Record<string, unknown>[]")]
     pub async fn read_json(
         &self,
-        options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
         oracle: Option<bool>,
         signal: Option<AbortSignal>,
         on_progress: Option<Function>,
@@ -326,7 +325,7 @@ impl WasmTable {
     /// batch) per batch, then to `undefined`. Planning happens on the first `next()`.
     pub fn stream(
         &self,
-        options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
         signal: Option<AbortSignal>,
         on_progress: Option<Function>,
     ) -> Result<WasmStream, JsValue> {
