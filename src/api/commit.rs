@@ -13,12 +13,7 @@ use super::wire::Instant;
 
 /// One file an instant wrote.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct WrittenFile {
     pub partition: String,
     pub file_id: String,
@@ -35,12 +30,7 @@ pub struct WrittenFile {
 }
 
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct ReplacedFileGroup {
     pub partition: String,
     pub file_id: String,
@@ -48,12 +38,7 @@ pub struct ReplacedFileGroup {
 
 /// A field of the writer's (Avro) schema.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct SchemaField {
     pub name: String,
     pub r#type: String,
@@ -62,12 +47,7 @@ pub struct SchemaField {
 
 /// One instant's metadata: files written, record counts, bytes, replaced file groups, schema.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct CommitDetail {
     pub instant: Instant,
     pub operation: Option<String>,

@@ -1,7 +1,6 @@
 //! The shapes that cross to JavaScript or are printed as JSON by the CLI: one type and one
 //! name per concept. The CLI prints them in snake_case; on the wasm target the same names
-//! are camelCase, and `tsify` writes their TypeScript declarations into the `.d.ts` (`None`
-//! as `null` and maps as objects, as the wasm face serializes them).
+//! are camelCase, and `tsify` writes their TypeScript declarations into the `.d.ts`.
 
 use std::collections::BTreeMap;
 
@@ -25,12 +24,7 @@ fn name_of<T: Serialize>(v: &T) -> String {
 
 /// One instant of the timeline.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct Instant {
     pub requested_time: String,
     pub completion_time: Option<String>,
@@ -72,12 +66,7 @@ impl From<&crate::timeline::Instant> for Instant {
 
 /// `timeline --json`, `timeline()`.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct Timeline {
     pub table: String,
     pub instants: Vec<Instant>,
@@ -85,12 +74,7 @@ pub struct Timeline {
 
 /// `commit`: an instant and its content as Hudi wrote it.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct InstantContent {
     pub instant: Instant,
     #[cfg_attr(target_arch = "wasm32", tsify(type = "unknown"))]
@@ -99,12 +83,7 @@ pub struct InstantContent {
 
 /// The I/O of an operation or of the table since it was opened.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct Io {
     pub requests: u64,
     pub bytes: u64,
@@ -134,12 +113,7 @@ impl From<IoSnapshot> for Io {
 
 /// What a long operation has cost so far (`onProgress`).
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct Progress {
     pub requests: u64,
     pub bytes: u64,
@@ -160,12 +134,7 @@ impl From<crate::read::ScanProgress> for Progress {
 
 /// An error: its stable code, message and the object it concerns.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct ErrorInfo {
     pub code: String,
     pub message: String,
@@ -184,12 +153,7 @@ impl From<&HudiError> for ErrorInfo {
 
 /// A file the file-system view left out, and why.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct Skipped {
     pub path: String,
     pub reason: String,
@@ -206,12 +170,7 @@ impl From<&crate::file_group::view::Skipped> for Skipped {
 
 /// Files at each pruning stage.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct PlanStats {
     pub partitions_total: usize,
     pub partitions_after_pruning: usize,
@@ -263,12 +222,7 @@ impl From<&crate::read::PlanStats> for PlanStats {
 
 /// A file slice a plan reads (paths relative to the base path).
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct PlannedSlice {
     pub partition: String,
     pub file_id: String,
@@ -279,12 +233,7 @@ pub struct PlannedSlice {
 
 /// `plan --json`, `plan()`: the file slices a read selects, and why.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct Plan {
     #[cfg_attr(
         target_arch = "wasm32",
@@ -326,12 +275,7 @@ impl From<&crate::read::Plan> for Plan {
 
 /// `read --stats`: what a read cost.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct ReadStats {
     pub rows: usize,
     pub stats: PlanStats,
@@ -342,12 +286,7 @@ pub struct ReadStats {
 
 /// A table's properties and size (`info()`).
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct TableInfo {
     pub name: String,
     pub database: Option<String>,
@@ -403,12 +342,7 @@ impl TableInfo {
 }
 
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct BaseFile {
     pub name: String,
     pub size: u64,
@@ -416,12 +350,7 @@ pub struct BaseFile {
 }
 
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct LogFile {
     pub name: String,
     pub size: u64,
@@ -431,12 +360,7 @@ pub struct LogFile {
 }
 
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct FileSlice {
     pub base_instant: String,
     pub base_file: Option<BaseFile>,
@@ -446,12 +370,7 @@ pub struct FileSlice {
 }
 
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct FileGroup {
     pub file_id: String,
     /// Oldest first; the last one is the latest.
@@ -459,12 +378,7 @@ pub struct FileGroup {
 }
 
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct PartitionLayout {
     pub partition: String,
     pub file_groups: Vec<FileGroup>,
@@ -472,12 +386,7 @@ pub struct PartitionLayout {
 
 /// `fileGroups()`: partitions → file groups → file slices.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(
-    target_arch = "wasm32",
-    derive(Tsify),
-    tsify(missing_as_null, hashmap_as_object),
-    serde(rename_all = "camelCase")
-)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
 pub struct FileLayout {
     pub partitions: Vec<PartitionLayout>,
     /// File groups replaced by clustering / insert overwrite and no longer visible.
