@@ -168,3 +168,22 @@ fn local_storage(location: &str) -> Result<Arc<dyn Storage>> {
         "table location {location} (use http(s):// or s3://)"
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_branch_per_scheme() {
+        let remote = RemoteOptions::default();
+        let open = |location: &str| storage_for(location, &remote, Host::default());
+        assert_eq!(open("ftp://host/t").unwrap_err().code(), "UNSUPPORTED");
+        assert!(open("/tmp/a-table").is_ok() && open("file:///tmp/a-table").is_ok());
+        let bad_listing = RemoteOptions {
+            listing: Some("sideways".into()),
+            ..Default::default()
+        };
+        let http = storage_for("http://127.0.0.1:1/t", &bad_listing, Host::default());
+        assert_eq!(http.unwrap_err().code(), "INVALID_ARGUMENT");
+    }
+}
