@@ -73,31 +73,57 @@ pub struct Host {
     pub presigner: Option<Arc<dyn Presigner>>,
 }
 
-/// A storage for a table location: `s3://bucket/prefix`, `http(s)://...`, and natively a
-/// `.zip` of a table, a `file://` URL or a local path.
-pub fn storage_for(location: &str, remote: &RemoteOptions, host: Host) -> Result<Arc<dyn Storage>> {
-    if location.starts_with("s3://") || location.starts_with("s3a://") {
-        return s3_storage(location, remote, host);
+/// Where a table is, by its location's scheme.
+enum Scheme<'a> {
+    S3,
+    Http,
+    /// A `.zip` of a table on the local file system.
+    ZipFile,
+    Local(&'a str),
+}
+
+impl<'a> Scheme<'a> {
+    fn of(location: &'a str) -> Result<Scheme<'a>> {
+        Ok(match location.split_once("://") {
+            Some(("s3" | "s3a", _)) => Scheme::S3,
+            Some(("http" | "https", _)) => Scheme::Http,
+            Some(("file", path)) => Scheme::Local(path),
+            Some(_) => {
+                return Err(HudiError::unsupported(format!(
+                    "table location {location} (use a local path, file://, http(s):// or s3://)"
+                )))
+            }
+            None if location.ends_with(".zip") => Scheme::ZipFile,
+            None => Scheme::Local(location),
+        })
     }
-    if host.presigner.is_some() {
+}
+
+/// A storage for a table location: `s3://bucket/prefix`, `http(s)://...`, and natively a
+/// `.zip` of a table, a `file://` URL or a local path. One branch per scheme, each calling
+/// its storage's constructor.
+pub fn storage_for(location: &str, remote: &RemoteOptions, host: Host) -> Result<Arc<dyn Storage>> {
+    let scheme = Scheme::of(location)?;
+    if host.presigner.is_some() && !matches!(scheme, Scheme::S3) {
         return Err(HudiError::invalid(
             "a presigned table is opened with an s3://bucket/prefix URL",
         ));
     }
-    if location.starts_with("http://") || location.starts_with("https://") {
-        return Ok(Arc::new(HttpStorage::for_url(
-            transport(host)?,
-            location,
-            remote.s3().force_path_style,
-            remote.http()?,
-        )?));
+    match scheme {
+        Scheme::S3 => s3_storage(location, remote, host),
+        Scheme::Http => http_storage(location, remote, host),
+        Scheme::ZipFile => zip_file_storage(location),
+        Scheme::Local(path) => local_storage(path),
     }
-    if location.contains("://") && !location.starts_with("file://") {
-        return Err(HudiError::unsupported(format!(
-            "table location {location} (use a local path, file://, http(s):// or s3://)"
-        )));
-    }
-    local_storage(location)
+}
+
+fn http_storage(location: &str, remote: &RemoteOptions, host: Host) -> Result<Arc<dyn Storage>> {
+    Ok(Arc::new(HttpStorage::for_url(
+        transport(host)?,
+        location,
+        remote.s3().force_path_style,
+        remote.http()?,
+    )?))
 }
 
 fn transport(host: Host) -> Result<Arc<dyn Transport>> {
@@ -150,20 +176,27 @@ fn s3_storage(location: &str, remote: &RemoteOptions, host: Host) -> Result<Arc<
     )?))
 }
 
-/// A `.zip` of a table, a `file://` URL or a local path (no file system on wasm).
+#[cfg(not(target_arch = "wasm32"))]
+fn zip_file_storage(location: &str) -> Result<Arc<dyn Storage>> {
+    let bytes = std::fs::read(location).map_err(|e| HudiError::io(location, e))?;
+    Ok(Arc::new(crate::storage::memory::MemoryStorage::from_zip(
+        &bytes, location,
+    )?))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn local_storage(path: &str) -> Result<Arc<dyn Storage>> {
+    Ok(Arc::new(crate::storage::local::LocalStorage::new(path)))
+}
+
+/// No file system on wasm.
+#[cfg(target_arch = "wasm32")]
+fn zip_file_storage(location: &str) -> Result<Arc<dyn Storage>> {
+    local_storage(location)
+}
+
+#[cfg(target_arch = "wasm32")]
 fn local_storage(location: &str) -> Result<Arc<dyn Storage>> {
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        if location.ends_with(".zip") && !location.contains("://") {
-            let bytes = std::fs::read(location).map_err(|e| HudiError::io(location, e))?;
-            return Ok(Arc::new(crate::storage::memory::MemoryStorage::from_zip(
-                &bytes, location,
-            )?));
-        }
-        let path = location.strip_prefix("file://").unwrap_or(location);
-        Ok(Arc::new(crate::storage::local::LocalStorage::new(path)))
-    }
-    #[cfg(target_arch = "wasm32")]
     Err(HudiError::unsupported(format!(
         "table location {location} (use http(s):// or s3://)"
     )))
