@@ -3,39 +3,54 @@
 //! An Apache Hudi engine that runs wherever Rust compiles to: natively (the `hudi-edge` CLI)
 //! and as WebAssembly in browsers, Node and edge workers.
 //!
-//! ## The map
+//! ## Layers
 //!
-//! The core is *sans-IO*: nothing below touches a file system or a network. Every module
-//! asks one small async trait, [`storage::Storage`] (ranged get, head, list, put,
-//! put-if-absent, delete), for bytes by path relative to the table's base path. Storage
-//! implementations (local files, memory, HTTP/S3) live in [`storage`]; only they and the
-//! wasm face know where they run. [`storage::Instrumented`] counts every request, so each
-//! read reports its cost.
+//! ```text
+//!  faces     cli (native)      wasm (wasm-bindgen)      ── pkg-config/ (TypeScript), www/
+//!              \                /
+//!  shared     api: wire types, options, row encodings, URL → storage
+//!  ─────────────────────────────────────────────────────────────── the core knows no face
+//!  entry      table::Table ─────────────────────────────── one handle, delegates to:
+//!  queries    read (plan: source → prune; scan: slices → batches)
+//!  nouns      merge   metadata (MDT: files, column_stats, partition_stats, record_index)
+//!             meta_client (storage + hoodie.properties + timeline + session caches)
+//!             base_file  log_file  hfile  timeline  file_group  config  keygen  schema
+//!             expr  value  avro  error
+//!  I/O seam   storage::Storage (ranged reads, head, list, conditional put, delete)
+//!  hosts      storage impls: local, memory, http(s), s3, zip (cargo features), fetch (wasm)
+//! ```
 //!
-//! The modules follow Hudi's own nouns:
+//! Each layer imports only the ones below it; `tests/module_layers.rs` checks that the
+//! module graph has no cycle and that no core module imports a face. The core is *sans-IO*:
+//! it asks the [`storage::Storage`] trait for bytes by path relative to the table's base
+//! path and is handed them; only `storage` and the wasm face know where they run.
+//! [`storage::Instrumented`] counts every request, so each plan and read reports its cost.
 //!
-//! | module | owns |
-//! |---|---|
-//! | [`config`] | `hoodie.properties`: table type, version, keys, layout, merge mode |
-//! | [`timeline`] | instants (active, v6 archive, v8+ LSM history), commit metadata |
-//! | [`file_group`] | base/log file names, file groups, file slices, the file-system view |
-//! | [`log_file`] | the `#HUDI#` log block format: data, delete, command and corrupt blocks |
-//! | [`merge`] | combining a slice's base rows and log records with Hudi's ordering rules |
-//! | [`hfile`] | HBase HFile v3 reader (the metadata table's file format) |
-//! | [`metadata`] | the metadata table: `files`, `column_stats`, `partition_stats`, `record_index` |
-//! | [`expr`] | filters, evaluated against partition values, statistics and rows |
-//! | [`schema`] | Avro schemas to Arrow |
-//! | [`read`] | query planning (snapshot, time travel, read-optimized, incremental) and execution |
+//! ## The path of one read
 //!
-//! Results are Arrow `RecordBatch`es. The faces on top are thin: the CLI (`cli`, native
-//! only), the wasm-bindgen API (`wasm`, wasm only), the TypeScript package in `pkg-config/`
-//! and the viewer in `www/`. What the faces share — wire types, option parsing, row
-//! encodings, the URL → storage factory — is [`api`]; the core never imports it.
+//! `hudi-edge read t --filter 'id = 7'` (or `table.readArrow({filters})` in JS):
+//! 1. the face turns flags / JS options into [`read::ReadOptions`] and opens a storage for
+//!    the URL; [`Table::open`] reads `hoodie.properties` and lists the timeline in one
+//!    round trip ([`meta_client::MetaClient`]);
+//! 2. [`read::plan`] resolves times against the [`timeline`], chooses once which
+//!    metadata-table indexes the filter can use, takes the data files from the MDT `files`
+//!    partition or a listing (`read::plan::source`), builds the file-system view
+//!    ([`file_group`]), and prunes (`read::plan::prune`): partition values, record index,
+//!    partition stats, column stats, Parquet footers — each stage counted in
+//!    [`read::PlanStats`];
+//! 3. [`read::Scan`] reads the selected file slices a few at a time: base files by the row
+//!    groups the filter may match ([`base_file`]), merged with their log blocks
+//!    ([`log_file`], [`merge`]) under Hudi's ordering rules, then aligned, filtered and
+//!    projected; it applies the row limit and reports progress;
+//! 4. the face encodes the Arrow `RecordBatch`es (JSON lines, CSV, Arrow IPC) and prints
+//!    what it cost ([`storage::IoSnapshot`], by purpose).
 //!
-//! [`table::Table`] is the entry point: open a table on a storage, then plan or read.
+//! Dropping a read's future cancels it: nothing it started outlives it (in wasm, every
+//! in-flight `fetch` is aborted).
 
 pub mod api;
 pub mod avro;
+pub mod base_file;
 pub mod config;
 pub mod error;
 pub mod expr;
@@ -44,12 +59,14 @@ pub mod hfile;
 pub mod keygen;
 pub mod log_file;
 pub mod merge;
+pub mod meta_client;
 pub mod metadata;
 pub mod read;
 pub mod schema;
 pub mod storage;
 pub mod table;
 pub mod timeline;
+pub mod value;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;

@@ -15,9 +15,10 @@ use std::sync::Arc;
 
 use apache_avro::types::Value as Avro;
 use hudi_edge::log_file::writer::{avro_data_block, delete_block, encode_block, rollback_block};
-use hudi_edge::log_file::{BlockMetadata, BlockType, DeleteRecord, HeaderKey, OrderingValue};
+use hudi_edge::log_file::{BlockMetadata, BlockType, DeleteRecord, HeaderKey};
 use hudi_edge::read::{QueryType, ReadOptions};
 use hudi_edge::storage::local::LocalStorage;
+use hudi_edge::value::Value as OrderingValue;
 use hudi_edge::Table;
 use serde_json::Value;
 

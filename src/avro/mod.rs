@@ -3,7 +3,9 @@
 //! decoded Avro values into JSON (instant files, archived entries).
 
 pub mod binary;
+pub mod container;
 pub mod decode;
+pub mod guard;
 pub mod to_arrow;
 
 #[cfg(test)]

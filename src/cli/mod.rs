@@ -319,13 +319,12 @@ async fn run(cli: Cli) -> Result<()> {
             let t = Arc::new(open(&table).await?);
             let options = query.options()?;
             let plan = Arc::new(t.plan(&options).await?);
-            let before = t.io();
-            let mut scan = crate::read::scan(t.clone(), plan.clone(), &options);
+            let mut scan = t.scan(plan.clone(), &options);
             let mut batches = Vec::new();
             while let Some(b) = scan.next().await {
                 batches.push(b?);
             }
-            let read_io = t.io().since(&before);
+            let read_io = scan.io();
             let schema = scan.schema();
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             match format {

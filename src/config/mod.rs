@@ -168,22 +168,38 @@ impl TableConfig {
                 path,
             ));
         }
+        // Folders named by properties stay inside `.hoodie` (Java resolves them there).
+        let in_hoodie = |rel: String| -> Result<String> {
+            let p = crate::storage::path::within_table(&format!(".hoodie/{rel}"), path)?;
+            if p == ".hoodie" || p.starts_with(".hoodie/") {
+                Ok(p)
+            } else {
+                Err(HudiError::corrupt(
+                    path,
+                    format!("folder {rel:?} is outside .hoodie"),
+                ))
+            }
+        };
         let timeline_dir = if timeline_layout_version >= 2 {
-            format!(
-                ".hoodie/{}",
-                get("hoodie.timeline.path").unwrap_or_else(|| "timeline".into())
-            )
+            in_hoodie(get("hoodie.timeline.path").unwrap_or_else(|| "timeline".into()))?
         } else {
             ".hoodie".to_string()
         };
-        let history_dir = format!(
-            "{timeline_dir}/{}",
-            get("hoodie.timeline.history.path").unwrap_or_else(|| "history".into())
-        );
-        let archive_dir = format!(
-            ".hoodie/{}",
-            get("hoodie.archivelog.folder").unwrap_or_else(|| "archived".into())
-        );
+        let history_dir = crate::storage::path::within_table(
+            &format!(
+                "{timeline_dir}/{}",
+                get("hoodie.timeline.history.path").unwrap_or_else(|| "history".into())
+            ),
+            path,
+        )?;
+        if !history_dir.starts_with(".hoodie/") {
+            return Err(HudiError::corrupt(
+                path,
+                "the timeline history folder is outside .hoodie",
+            ));
+        }
+        let archive_dir =
+            in_hoodie(get("hoodie.archivelog.folder").unwrap_or_else(|| "archived".into()))?;
 
         let base_file_format =
             match get("hoodie.table.base.file.format").map(|s| s.to_ascii_uppercase()) {

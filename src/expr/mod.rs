@@ -194,7 +194,7 @@ impl Expr {
                 for part in parts {
                     if let Some(v) = part.evaluate_known(batch, strict)? {
                         acc = Some(match acc {
-                            Some(a) => and_kleene(&a, &v).map_err(crate::error::malformed)?,
+                            Some(a) => and_kleene(&a, &v).map_err(crate::error::malformed_by)?,
                             None => v,
                         });
                     }
@@ -208,7 +208,7 @@ impl Expr {
                         None => return Ok(None),
                         Some(v) => {
                             acc = Some(match acc {
-                                Some(a) => or_kleene(&a, &v).map_err(crate::error::malformed)?,
+                                Some(a) => or_kleene(&a, &v).map_err(crate::error::malformed_by)?,
                                 None => v,
                             })
                         }

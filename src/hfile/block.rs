@@ -155,7 +155,16 @@ pub(crate) fn decode_block(
     Ok((h, payload))
 }
 
+/// Largest block payload inflated (Hudi writes 64 KiB to 1 MiB blocks); a header that
+/// declares more is damage or a decompression bomb.
+pub const MAX_BLOCK_BYTES: usize = crate::avro::guard::MAX_VALUE_BYTES;
+
 fn decompress(codec: Codec, payload: Bytes, uncompressed_size: usize) -> Result<Bytes> {
+    if uncompressed_size > MAX_BLOCK_BYTES {
+        return Err(malformed(format!(
+            "block declares {uncompressed_size} bytes uncompressed (at most {MAX_BLOCK_BYTES})"
+        )));
+    }
     let out = match codec {
         Codec::None => payload,
         Codec::Gz => {
@@ -164,7 +173,7 @@ fn decompress(codec: Codec, payload: Bytes, uncompressed_size: usize) -> Result<
             flate2::read::MultiGzDecoder::new(&payload[..])
                 .take(uncompressed_size as u64 + 1)
                 .read_to_end(&mut out)
-                .map_err(|e| malformed(format!("gzip payload: {e}")))?;
+                .map_err(|e| HudiError::corrupt_by("", "gzip payload", e))?;
             Bytes::from(out)
         }
     };
@@ -175,4 +184,28 @@ fn decompress(codec: Codec, payload: Bytes, uncompressed_size: usize) -> Result<
         )));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod bomb_tests {
+    use super::*;
+
+    fn gzip(data: &[u8]) -> Bytes {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut enc, data).unwrap();
+        Bytes::from(enc.finish().unwrap())
+    }
+
+    #[test]
+    fn inflation_is_bounded_by_the_header_and_by_the_limit() {
+        let payload = gzip(&vec![0u8; 8 << 20]);
+        // The header says 1 KiB: reading stops just past it.
+        let e = decompress(Codec::Gz, payload.clone(), 1024).unwrap_err();
+        assert!(e.to_string().contains("header says 1024"), "{e}");
+        // The header declares more than any block may hold: refused before inflating.
+        let e = decompress(Codec::Gz, payload, 2 << 30).unwrap_err();
+        assert_eq!(e.code(), "CORRUPT");
+        assert!(e.to_string().contains("at most"), "{e}");
+        assert_eq!(decompress(Codec::Gz, gzip(b"abc"), 3).unwrap(), &b"abc"[..]);
+    }
 }

@@ -194,7 +194,7 @@ impl HFileReader {
     /// Labels a decoder error with this file and the block's offset.
     fn block_error(&self, e: HudiError, offset: u64) -> HudiError {
         match e {
-            HudiError::Corrupt { path, reason } if path.is_empty() => {
+            HudiError::Corrupt { path, reason, .. } if path.is_empty() => {
                 HudiError::corrupt(&self.path, format!("block at offset {offset}: {reason}"))
             }
             other => other.in_file(&self.path),

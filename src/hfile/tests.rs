@@ -344,7 +344,7 @@ fn empty_hfile_needs_no_block_reads() {
 
 fn expect_corrupt(r: Result<impl std::fmt::Debug, HudiError>, needle: &str) {
     match r {
-        Err(HudiError::Corrupt { path, reason }) => {
+        Err(HudiError::Corrupt { path, reason, .. }) => {
             assert!(!path.is_empty(), "corrupt error names the file");
             assert!(
                 reason.contains(needle),

@@ -115,7 +115,7 @@ pub fn partition_batch(
     }
     Ok(Some(
         RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
-            .map_err(crate::error::malformed)?,
+            .map_err(crate::error::malformed_by)?,
     ))
 }
 

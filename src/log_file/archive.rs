@@ -84,17 +84,20 @@ pub fn decode_archive_block(
 ) -> Result<Vec<ArchivedInstant>> {
     let run = || -> Result<Vec<ArchivedInstant>> {
         let schema = apache_avro::Schema::parse_str(writer_schema)
-            .map_err(|e| malformed(format!("bad archive block schema: {e}")))?;
+            .map_err(|e| HudiError::corrupt_by("", "bad archive block schema", e))?;
+        let checked = crate::avro::guard::Checked::new(&schema)?;
         let reader = GenericDatumReader::builder(&schema)
             .build()
-            .map_err(|e| malformed(format!("bad archive block schema: {e}")))?;
+            .map_err(|e| HudiError::corrupt_by("", "bad archive block schema", e))?;
         let records = AvroRecords::parse(content)?;
         records
             .iter()
             .map(|datum| {
+                let datum = datum?;
+                checked.datum(&datum)?;
                 let value = reader
-                    .read_value(&mut &datum?[..])
-                    .map_err(|e| malformed(format!("bad archived entry: {e}")))?;
+                    .read_value(&mut &datum[..])
+                    .map_err(|e| HudiError::corrupt_by("", "bad archived entry", e))?;
                 archived_instant(value)
             })
             .collect()

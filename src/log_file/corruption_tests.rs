@@ -4,13 +4,14 @@
 use bytes::Bytes;
 
 use super::block::{BlockMetadata, BlockType, HeaderKey};
-use super::delete::{DeleteRecord, OrderingValue};
+use super::delete::DeleteRecord;
 use super::format::parse_log_bytes;
 use super::reader::{read_log_file_with, LogReadOptions};
 use super::test_util::block_on;
 use super::writer::{avro_data_block, delete_block, encode_block, rollback_block};
 use crate::avro::binary::write_bytes;
 use crate::storage::memory::MemoryStorage;
+use crate::value::Value;
 
 const SCHEMA: &str = r#"{"type":"record","name":"r","fields":[{"name":"k","type":"string"}]}"#;
 const PATH: &str = "p/.f1-0_001.log.1_0-0-0";
@@ -31,7 +32,7 @@ fn delete(instant: &str, key: &str) -> Vec<u8> {
     let rec = DeleteRecord {
         record_key: Some(key.into()),
         partition_path: Some("p".into()),
-        ordering: OrderingValue::Int(0),
+        ordering: Value::Int(0),
     };
     delete_block(instant, Some(SCHEMA), &[rec]).unwrap()
 }

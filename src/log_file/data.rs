@@ -71,13 +71,15 @@ pub fn decode_avro_block(
 ) -> Result<RecordBatch> {
     let run = || -> Result<RecordBatch> {
         let schema = apache_avro::Schema::parse_str(writer_schema)
-            .map_err(|e| malformed(format!("bad block schema: {e}")))?;
+            .map_err(|e| HudiError::corrupt_by("", "bad block schema", e))?;
         let records = AvroRecords::parse(content)?;
         let mut decoder = match target {
             Some(t) => AvroToArrow::new(&schema, t)?,
             None => AvroToArrow::for_writer(&schema)?,
         };
-        decoder.reserve(records.count);
+        // A declared count is only bounded by the block's size: reserve for a batch at most,
+        // so a lying count cannot multiply memory by the number of columns.
+        decoder.reserve(records.count.min(8192));
         for datum in records.iter() {
             decoder.append(&datum?)?;
         }
@@ -88,14 +90,13 @@ pub fn decode_avro_block(
 
 /// Decodes the Parquet file embedded in a Parquet data block.
 pub fn decode_parquet_block(content: Bytes, path: &str) -> Result<Vec<RecordBatch>> {
-    let bad = |e: &dyn std::fmt::Display| {
-        HudiError::corrupt(path, format!("bad Parquet data block: {e}"))
-    };
+    const WHAT: &str = "bad Parquet data block";
     let reader = ParquetRecordBatchReaderBuilder::try_new(content)
-        .map_err(|e| bad(&e))?
-        .build()
-        .map_err(|e| bad(&e))?;
-    reader.map(|b| b.map_err(|e| bad(&e))).collect()
+        .and_then(|b| b.build())
+        .map_err(|e| HudiError::corrupt_by(path, WHAT, e))?;
+    reader
+        .map(|b| b.map_err(|e| HudiError::corrupt_by(path, WHAT, e)))
+        .collect()
 }
 
 /// Serializes Avro datums as Avro data block content.

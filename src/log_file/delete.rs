@@ -7,72 +7,20 @@ use crate::avro::binary::{
     read_long, read_string, write_bytes, write_long,
 };
 use crate::error::{malformed, HudiError, Result};
+use crate::value::Value;
 
 /// Current delete block content version (Avro); 1 and 2 were Java/Kryo serialized.
 pub const DELETE_BLOCK_VERSION: i32 = 3;
 /// Precision and scale of `DecimalWrapper` values.
-pub const DECIMAL_WRAPPER_PRECISION: u8 = 30;
-pub const DECIMAL_WRAPPER_SCALE: i8 = 15;
+const DECIMAL_WRAPPER_PRECISION: u8 = 30;
+const DECIMAL_WRAPPER_SCALE: i8 = 15;
 
 /// One record key to delete.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DeleteRecord {
     pub record_key: Option<String>,
     pub partition_path: Option<String>,
-    pub ordering: OrderingValue,
-}
-
-/// The ordering value a delete carries, one variant per wrapper-union branch.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub enum OrderingValue {
-    None,
-    Bool(bool),
-    Int(i32),
-    Long(i64),
-    Float(f32),
-    Double(f64),
-    Bytes(Vec<u8>),
-    String(String),
-    /// Days since the epoch.
-    Date(i32),
-    /// Unscaled value of a decimal(30, 15).
-    Decimal(i128),
-    TimeMicros(i64),
-    TimestampMicros(i64),
-    /// Multi-field ordering (Hudi 1.1+ `ArrayWrapper`).
-    Array(Vec<OrderingValue>),
-}
-
-impl OrderingValue {
-    /// Whether this is the "no ordering value" default (`IntWrapper(0)` or null) that makes a
-    /// delete apply by commit order (docs: hudi-format §6.5). An array is default when all its
-    /// values are [unverified against Java].
-    pub fn is_natural_order(&self) -> bool {
-        match self {
-            OrderingValue::None | OrderingValue::Int(0) => true,
-            OrderingValue::Array(items) => items.iter().all(Self::is_natural_order),
-            _ => false,
-        }
-    }
-
-    /// Branch index in the ordering-value union (0 = null … 12 = ArrayWrapper).
-    pub fn branch(&self) -> i64 {
-        match self {
-            OrderingValue::None => 0,
-            OrderingValue::Bool(_) => 1,
-            OrderingValue::Int(_) => 2,
-            OrderingValue::Long(_) => 3,
-            OrderingValue::Float(_) => 4,
-            OrderingValue::Double(_) => 5,
-            OrderingValue::Bytes(_) => 6,
-            OrderingValue::String(_) => 7,
-            OrderingValue::Date(_) => 8,
-            OrderingValue::Decimal(_) => 9,
-            OrderingValue::TimeMicros(_) => 10,
-            OrderingValue::TimestampMicros(_) => 11,
-            OrderingValue::Array(_) => 12,
-        }
-    }
+    pub ordering: Value,
 }
 
 /// Decodes a delete block's content into its records.
@@ -127,28 +75,32 @@ fn read_optional_string(buf: &mut &[u8]) -> Result<Option<String>> {
 }
 
 /// One value of the wrapper union. Inside an `ArrayWrapper` branch 12 is `LocalDateWrapper`
-/// (days, like `DateWrapper`) rather than a nested array.
-fn read_ordering(buf: &mut &[u8], in_array: bool) -> Result<OrderingValue> {
+/// rather than a nested array.
+fn read_ordering(buf: &mut &[u8], in_array: bool) -> Result<Value> {
     Ok(match read_long(buf)? {
-        0 => OrderingValue::None,
-        1 => OrderingValue::Bool(read_bool(buf)?),
-        2 => OrderingValue::Int(read_int(buf)?),
-        3 => OrderingValue::Long(read_long(buf)?),
-        4 => OrderingValue::Float(read_f32(buf)?),
-        5 => OrderingValue::Double(read_f64(buf)?),
-        6 => OrderingValue::Bytes(read_bytes(buf)?.to_vec()),
-        7 => OrderingValue::String(read_string(buf)?.to_string()),
-        8 => OrderingValue::Date(read_int(buf)?),
-        9 => OrderingValue::Decimal(be_i128(read_bytes(buf)?)?),
-        10 => OrderingValue::TimeMicros(read_long(buf)?),
-        11 => OrderingValue::TimestampMicros(read_long(buf)?),
-        12 if in_array => OrderingValue::Date(read_int(buf)?),
-        12 => OrderingValue::Array(read_array_wrapper(buf)?),
+        0 => Value::Null,
+        1 => Value::Boolean(read_bool(buf)?),
+        2 => Value::Int(read_int(buf)?),
+        3 => Value::Long(read_long(buf)?),
+        4 => Value::Float(read_f32(buf)?),
+        5 => Value::Double(read_f64(buf)?),
+        6 => Value::Bytes(read_bytes(buf)?.to_vec()),
+        7 => Value::String(read_string(buf)?.to_string()),
+        8 => Value::Date(read_int(buf)?),
+        9 => Value::Decimal {
+            unscaled: be_i128(read_bytes(buf)?)?,
+            precision: DECIMAL_WRAPPER_PRECISION,
+            scale: DECIMAL_WRAPPER_SCALE,
+        },
+        10 => Value::TimeMicros(read_long(buf)?),
+        11 => Value::TimestampMicros(read_long(buf)?),
+        12 if in_array => Value::LocalDate(read_int(buf)?),
+        12 => Value::Array(read_array_wrapper(buf)?),
         b => return Err(malformed(format!("bad ordering value union branch {b}"))),
     })
 }
 
-fn read_array_wrapper(buf: &mut &[u8]) -> Result<Vec<OrderingValue>> {
+fn read_array_wrapper(buf: &mut &[u8]) -> Result<Vec<Value>> {
     let mut items = Vec::new();
     if read_long(buf)? == 0 {
         return Ok(items); // wrappedValues: null
@@ -172,7 +124,7 @@ pub fn encode_delete_block(records: &[DeleteRecord]) -> Vec<u8> {
         for r in records {
             write_optional_string(&mut payload, r.record_key.as_deref());
             write_optional_string(&mut payload, r.partition_path.as_deref());
-            write_ordering(&mut payload, &r.ordering);
+            write_ordering(&mut payload, &r.ordering, false);
         }
     }
     payload.push(0);
@@ -193,34 +145,67 @@ fn write_optional_string(out: &mut Vec<u8>, s: Option<&str>) {
     }
 }
 
-fn write_ordering(out: &mut Vec<u8>, v: &OrderingValue) {
-    write_long(out, v.branch());
+/// Writes `v` as the wrapper union holds it. A nested array has no branch, nor has a decimal
+/// that `DecimalWrapper`'s scale 15 cannot hold exactly: both are written as null.
+fn write_ordering(out: &mut Vec<u8>, v: &Value, in_array: bool) {
+    let (v, decimal) = match v {
+        Value::Decimal {
+            unscaled, scale, ..
+        } => match wrapper_decimal(*unscaled, *scale) {
+            Some(d) => (v, d),
+            None => (&Value::Null, 0),
+        },
+        Value::Array(_) if in_array => (&Value::Null, 0),
+        v => (v, 0),
+    };
+    write_long(out, branch(v, in_array));
     match v {
-        OrderingValue::None => {}
-        OrderingValue::Bool(b) => out.push(*b as u8),
-        OrderingValue::Int(i) | OrderingValue::Date(i) => write_long(out, *i as i64),
-        OrderingValue::Long(l)
-        | OrderingValue::TimeMicros(l)
-        | OrderingValue::TimestampMicros(l) => write_long(out, *l),
-        OrderingValue::Float(f) => out.extend_from_slice(&f.to_le_bytes()),
-        OrderingValue::Double(f) => out.extend_from_slice(&f.to_le_bytes()),
-        OrderingValue::Bytes(b) => write_bytes(out, b),
-        OrderingValue::String(s) => write_bytes(out, s.as_bytes()),
-        OrderingValue::Decimal(d) => write_bytes(out, &i128_to_be_min(*d)),
-        OrderingValue::Array(items) => write_array_wrapper(out, items),
+        Value::Null => {}
+        Value::Boolean(b) => out.push(*b as u8),
+        Value::Int(i) | Value::Date(i) | Value::LocalDate(i) => write_long(out, i64::from(*i)),
+        Value::Long(l) | Value::TimeMicros(l) | Value::TimestampMicros(l) => write_long(out, *l),
+        Value::Float(f) => out.extend_from_slice(&f.to_le_bytes()),
+        Value::Double(f) => out.extend_from_slice(&f.to_le_bytes()),
+        Value::Bytes(b) => write_bytes(out, b),
+        Value::String(s) => write_bytes(out, s.as_bytes()),
+        Value::Decimal { .. } => write_bytes(out, &i128_to_be_min(decimal)),
+        Value::Array(items) => write_array_wrapper(out, items),
     }
 }
 
-fn write_array_wrapper(out: &mut Vec<u8>, items: &[OrderingValue]) {
+/// Branch index in the wrapper union (0 = null … 12 = ArrayWrapper). Inside an array 12 is
+/// `LocalDateWrapper`; outside one a `LocalDate` is the `DateWrapper` of the same day.
+fn branch(v: &Value, in_array: bool) -> i64 {
+    match v {
+        Value::Null => 0,
+        Value::Boolean(_) => 1,
+        Value::Int(_) => 2,
+        Value::Long(_) => 3,
+        Value::Float(_) => 4,
+        Value::Double(_) => 5,
+        Value::Bytes(_) => 6,
+        Value::String(_) => 7,
+        Value::Date(_) => 8,
+        Value::LocalDate(_) if !in_array => 8,
+        Value::Decimal { .. } => 9,
+        Value::TimeMicros(_) => 10,
+        Value::TimestampMicros(_) => 11,
+        Value::Array(_) | Value::LocalDate(_) => 12,
+    }
+}
+
+/// The unscaled value at `DecimalWrapper`'s scale, if exact.
+fn wrapper_decimal(unscaled: i128, scale: i8) -> Option<i128> {
+    let up = u32::try_from(DECIMAL_WRAPPER_SCALE - scale).ok()?;
+    unscaled.checked_mul(10i128.checked_pow(up)?)
+}
+
+fn write_array_wrapper(out: &mut Vec<u8>, items: &[Value]) {
     out.push(2); // wrappedValues: the array branch
     if !items.is_empty() {
         write_long(out, items.len() as i64);
         for item in items {
-            // Inside the array, branch 12 means LocalDateWrapper; nested arrays cannot occur.
-            match item {
-                OrderingValue::Array(_) => out.push(0),
-                other => write_ordering(out, other),
-            }
+            write_ordering(out, item, true);
         }
     }
     out.push(0);
@@ -242,7 +227,7 @@ mod tests {
             vec![DeleteRecord {
                 record_key: Some("TXN-002".into()),
                 partition_path: Some("region=us".into()),
-                ordering: OrderingValue::Int(0),
+                ordering: Value::Int(0),
             }]
         );
         assert!(recs[0].ordering.is_natural_order());
@@ -252,23 +237,24 @@ mod tests {
     #[test]
     fn every_wrapper_round_trips() {
         let values = vec![
-            OrderingValue::None,
-            OrderingValue::Bool(true),
-            OrderingValue::Int(-7),
-            OrderingValue::Long(1 << 40),
-            OrderingValue::Float(1.5),
-            OrderingValue::Double(-2.25),
-            OrderingValue::Bytes(vec![0, 1, 255]),
-            OrderingValue::String("ts".into()),
-            OrderingValue::Date(19000),
-            OrderingValue::Decimal(-12_345_000_000_000_000),
-            OrderingValue::TimeMicros(3_600_000_000),
-            OrderingValue::TimestampMicros(1_700_000_000_000_000),
-            OrderingValue::Array(vec![
-                OrderingValue::Long(5),
-                OrderingValue::String("a".into()),
-            ]),
-            OrderingValue::Array(vec![]),
+            Value::Null,
+            Value::Boolean(true),
+            Value::Int(-7),
+            Value::Long(1 << 40),
+            Value::Float(1.5),
+            Value::Double(-2.25),
+            Value::Bytes(vec![0, 1, 255]),
+            Value::String("ts".into()),
+            Value::Date(19000),
+            Value::Decimal {
+                unscaled: -12_345_000_000_000_000,
+                precision: 30,
+                scale: 15,
+            },
+            Value::TimeMicros(3_600_000_000),
+            Value::TimestampMicros(1_700_000_000_000_000),
+            Value::Array(vec![Value::Long(5), Value::String("a".into())]),
+            Value::Array(vec![]),
         ];
         let recs: Vec<_> = values
             .into_iter()
@@ -283,6 +269,33 @@ mod tests {
         assert_eq!(decode_delete_block(&bytes, "f").unwrap(), recs);
         assert!(!recs[2].ordering.is_natural_order());
         assert!(recs[0].ordering.is_natural_order());
+    }
+
+    #[test]
+    fn dates_and_decimals_take_the_wrappers_form() {
+        let round_trip = |ordering: Value| {
+            let rec = DeleteRecord {
+                record_key: None,
+                partition_path: None,
+                ordering,
+            };
+            let bytes = encode_delete_block(&[rec]);
+            decode_delete_block(&bytes, "f").unwrap().remove(0).ordering
+        };
+        let in_array = Value::Array(vec![Value::LocalDate(3), Value::Date(4)]);
+        assert_eq!(round_trip(in_array.clone()), in_array);
+        assert_eq!(round_trip(Value::LocalDate(3)), Value::Date(3));
+        let dec = |unscaled, precision, scale| Value::Decimal {
+            unscaled,
+            precision,
+            scale,
+        };
+        assert_eq!(
+            round_trip(dec(125, 5, 2)),
+            dec(1_250_000_000_000_000, 30, 15)
+        );
+        // More fraction digits than the wrapper's 15: no exact wrapper value.
+        assert_eq!(round_trip(dec(1, 17, 16)), Value::Null);
     }
 
     #[test]

@@ -29,7 +29,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
 pub use block::{BlockMetadata, BlockType, CommandType, HeaderKey, LogBlock};
-pub use delete::{DeleteRecord, OrderingValue};
+pub use delete::DeleteRecord;
 pub use format::parse_log_bytes;
 pub use reader::{read_log_file, read_log_file_with, LogFileBlocks, LogReadOptions};
 

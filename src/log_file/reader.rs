@@ -144,11 +144,12 @@ mod tests {
 
     use super::*;
     use crate::avro::binary::write_bytes;
-    use crate::log_file::delete::{DeleteRecord, OrderingValue};
+    use crate::log_file::delete::DeleteRecord;
     use crate::log_file::test_util::block_on;
     use crate::log_file::writer::{avro_data_block, delete_block};
     use crate::storage::memory::MemoryStorage;
     use crate::storage::Instrumented;
+    use crate::value::Value;
 
     const SCHEMA: &str = r#"{"type":"record","name":"r","fields":[{"name":"k","type":"string"}]}"#;
 
@@ -168,7 +169,7 @@ mod tests {
         let del = DeleteRecord {
             record_key: Some("key-0000000001".into()),
             partition_path: None,
-            ordering: OrderingValue::None,
+            ordering: Value::Null,
         };
         let file = [
             big_block("001", 5_000),

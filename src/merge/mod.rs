@@ -31,7 +31,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow_schema::{DataType, SchemaRef};
 
-use ordering::{compare_keys, key_of, OrderKey, OrderVal};
+use ordering::{compare_keys, key_of, OrderKey};
 
 use crate::config::{MergeMode, TableConfig};
 use crate::error::{HudiError, Result};
@@ -39,9 +39,8 @@ use crate::file_group::FileSlice;
 use futures::stream::{BoxStream, StreamExt};
 
 use crate::log_file::{BlockType, LogBlock, LogFileBlocks};
-use crate::read::Plan;
+use crate::meta_client::MetaClient;
 use crate::schema::{IS_DELETED, RECORD_KEY};
-use crate::table::Table;
 use crate::timeline::Visibility;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,7 +180,7 @@ impl MergeColumns {
                 .collect::<Result<_>>()?;
         let texts: Vec<ArrayRef> = cols
             .iter()
-            .map(|c| arrow_cast::cast(c, &DataType::Utf8).map_err(crate::error::malformed))
+            .map(|c| arrow_cast::cast(c, &DataType::Utf8).map_err(crate::error::malformed_by))
             .collect::<Result<_>>()?;
         Ok(Keys::Derived(
             (0..batch.num_rows())
@@ -341,7 +340,7 @@ impl LogRecordBuffer {
                 key,
                 Version {
                     at: (u32::MAX, 0),
-                    order: OrderVal::from_delete(&d.ordering),
+                    order: OrderKey::of_delete(&d.ordering),
                     kind,
                 },
             );
@@ -355,7 +354,7 @@ impl LogRecordBuffer {
     /// Scans the blocks of a slice's log files (in log order) into the buffer.
     pub async fn scan(
         &mut self,
-        table: &Table,
+        client: &MetaClient,
         logs: &[LogFileBlocks],
         visibility: &Visibility,
     ) -> Result<()> {
@@ -395,20 +394,20 @@ impl LogRecordBuffer {
                     self.stats.skipped_blocks += 1;
                     continue;
                 }
-                self.add_block(table, block).await?;
+                self.add_block(client, block).await?;
             }
         }
         Ok(())
     }
 
-    async fn add_block(&mut self, table: &Table, block: &LogBlock) -> Result<()> {
+    async fn add_block(&mut self, client: &MetaClient, block: &LogBlock) -> Result<()> {
         if block.is_partial() {
             return Err(HudiError::unsupported_in(
                 "partial-update log blocks (IS_PARTIAL)",
                 block.path(),
             ));
         }
-        let storage = table.storage().as_ref();
+        let storage = client.storage().as_ref();
         match block.block_type {
             BlockType::AvroData => {
                 let batch = block
@@ -418,11 +417,11 @@ impl LogRecordBuffer {
             }
             BlockType::ParquetData => {
                 for b in block.parquet_batches(storage).await? {
-                    let aligned = crate::read::align::to_schema(
+                    let aligned = crate::schema::align::to_schema(
                         &b,
                         &self.columns.schema,
                         "",
-                        table.config(),
+                        client.config(),
                     )?;
                     self.add_data(aligned)?;
                 }
@@ -515,30 +514,32 @@ impl LogRecordBuffer {
             sources.extend(self.batches.iter().map(|b| b.column(i).as_ref()));
             columns.push(
                 arrow_select::interleave::interleave(&sources, picks)
-                    .map_err(crate::error::malformed)?,
+                    .map_err(crate::error::malformed_by)?,
             );
         }
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(picks.len()));
         RecordBatch::try_new_with_options(schema.clone(), columns, &options)
-            .map_err(crate::error::malformed)
+            .map_err(crate::error::malformed_by)
     }
 }
 
 /// A slice with log files, merged: its log blocks are scanned into a buffer, then base
-/// batches stream through it one at a time, then the log-only records follow.
+/// batches stream through it one at a time, then the log-only records follow. `needed`
+/// columns come out, typed as in `read_schema`; `visibility` says which instants count.
 pub async fn merged_slice_stream(
-    table: &Table,
-    plan: &Plan,
+    client: &MetaClient,
+    read_schema: &SchemaRef,
+    visibility: &Visibility,
     slice: &FileSlice,
     needed: &[String],
     batch_size: usize,
 ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
-    let config = table.config();
+    let config = client.config();
     let rule = MergeRule::of(config)?;
     let mut columns: Vec<String> = needed.to_vec();
     columns.extend(MergeColumns::extra_columns(config));
-    let schema = plan.read_schema_for(&columns);
-    let storage = table.storage();
+    let schema = crate::schema::project_by_name(read_schema, &columns);
+    let storage = client.storage();
     let log_paths: Vec<(String, u64)> = slice
         .log_files
         .iter()
@@ -549,14 +550,14 @@ pub async fn merged_slice_stream(
     }))
     .await?;
     let mut buffer = LogRecordBuffer::new(rule, MergeColumns::new(schema.clone(), config));
-    buffer.scan(table, &logs, &plan.visibility).await?;
+    buffer.scan(client, &logs, visibility).await?;
 
     let base = match slice.base_path() {
         Some(path) => {
-            let footer = table.footer(&path).await?;
+            let footer = client.footer(&path).await?;
             let row_groups: Vec<usize> = (0..footer.parquet().num_row_groups()).collect();
             let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-            crate::read::parquet::stream_row_groups(
+            crate::base_file::stream_row_groups(
                 storage.clone(),
                 &path,
                 footer,
@@ -578,7 +579,7 @@ pub async fn merged_slice_stream(
             match phase? {
                 Phase::Base(mut buffer, mut base) => match base.next().await {
                     Some(Ok(b)) => {
-                        let out = crate::read::align::to_schema(&b, &schema, &partition, &config)
+                        let out = crate::schema::align::to_schema(&b, &schema, &partition, &config)
                             .and_then(|a| buffer.merge_base(&a));
                         Some((out, Some(Phase::Base(buffer, base))))
                     }

@@ -79,15 +79,16 @@ async fn decode(storage: &dyn Storage, b: &LogBlock) -> Result<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log_file::{writer, DeleteRecord, OrderingValue};
+    use crate::log_file::{writer, DeleteRecord};
     use crate::storage::memory::MemoryStorage;
+    use crate::value::Value;
 
     #[test]
     fn reads_delete_and_rollback_blocks_and_rejects_damage() {
         let delete = DeleteRecord {
             record_key: Some("TXN-002".into()),
             partition_path: Some("record_index".into()),
-            ordering: OrderingValue::Int(0),
+            ordering: Value::Int(0),
         };
         let mut file = writer::delete_block("001", None, &[delete]).unwrap();
         file.extend(writer::rollback_block("003", "002").unwrap());

@@ -4,8 +4,9 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use super::records::{ColumnStats, FilesEntry, MetadataPayload, StatValue};
+use super::records::{ColumnStats, FilesEntry, MetadataPayload};
 use crate::error::{HudiError, Result};
+use crate::value::Value;
 
 /// `files` merge (Java `combineFileSystemMetadata`): a newer tombstone drops a live older
 /// entry but is kept when the older one is absent or also deleted (a later merge with the
@@ -53,8 +54,8 @@ pub fn merge_column_stats(older: &ColumnStats, newer: &ColumnStats) -> Result<Co
     if older.is_deleted || newer.is_deleted || newer.is_tight_bound {
         return Ok(newer.clone());
     }
-    let bound = |a: &Option<StatValue>, b: &Option<StatValue>, keep: Ordering| match (a, b) {
-        (Some(x), Some(y)) => match compare_stat_values(x, y) {
+    let bound = |a: &Option<Value>, b: &Option<Value>, keep: Ordering| match (a, b) {
+        (Some(x), Some(y)) => match x.compare_utf16(y) {
             Some(o) => Ok(Some(if o == keep { x.clone() } else { y.clone() })),
             None => Err(HudiError::corrupt(
                 &newer.file_name,
@@ -110,91 +111,6 @@ pub fn merge_payloads(older: &MetadataPayload, newer: &MetadataPayload) -> Resul
     })
 }
 
-/// Java's natural order of the unwrapped values: numbers across widths, strings by UTF-16
-/// units, decimals by value, bytes unsigned. `None` when the kinds do not compare.
-pub fn compare_stat_values(a: &StatValue, b: &StatValue) -> Option<Ordering> {
-    use StatValue as S;
-    match (a, b) {
-        (S::Boolean(x), S::Boolean(y)) => Some(x.cmp(y)),
-        (S::String(x), S::String(y)) => Some(x.encode_utf16().cmp(y.encode_utf16())),
-        (S::Bytes(x), S::Bytes(y)) => Some(x.cmp(y)),
-        (S::Date(x), S::Date(y)) | (S::LocalDate(x), S::LocalDate(y)) => Some(x.cmp(y)),
-        (S::TimeMicros(x), S::TimeMicros(y)) | (S::TimestampMicros(x), S::TimestampMicros(y)) => {
-            Some(x.cmp(y))
-        }
-        (
-            S::Decimal {
-                unscaled: x,
-                scale: sx,
-                ..
-            },
-            S::Decimal {
-                unscaled: y,
-                scale: sy,
-                ..
-            },
-        ) => compare_decimals(x, *sx, y, *sy),
-        (S::Array(x), S::Array(y)) => compare_arrays(x, y),
-        _ => compare_numbers(a, b),
-    }
-}
-
-fn compare_numbers(a: &StatValue, b: &StatValue) -> Option<Ordering> {
-    let int = |v: &StatValue| match v {
-        StatValue::Int(i) => Some(*i as i64),
-        StatValue::Long(l) => Some(*l),
-        _ => None,
-    };
-    let float = |v: &StatValue| match v {
-        StatValue::Float(f) => Some(*f as f64),
-        StatValue::Double(d) => Some(*d),
-        other => int(other).map(|i| i as f64),
-    };
-    match (int(a), int(b)) {
-        (Some(x), Some(y)) => Some(x.cmp(&y)),
-        _ => Some(float(a)?.total_cmp(&float(b)?)),
-    }
-}
-
-fn compare_arrays(x: &[Option<StatValue>], y: &[Option<StatValue>]) -> Option<Ordering> {
-    for (a, b) in x.iter().zip(y) {
-        let o = match (a, b) {
-            (Some(a), Some(b)) => compare_stat_values(a, b)?,
-            (a, b) => a.is_some().cmp(&b.is_some()),
-        };
-        if o != Ordering::Equal {
-            return Some(o);
-        }
-    }
-    Some(x.len().cmp(&y.len()))
-}
-
-/// Big-endian two's complement, at most 16 bytes (precision ≤ 38 always fits).
-fn unscaled_i128(b: &[u8]) -> Option<i128> {
-    if b.is_empty() || b.len() > 16 {
-        return (b.is_empty()).then_some(0);
-    }
-    let fill = if b[0] & 0x80 != 0 { 0xff } else { 0 };
-    let mut buf = [fill; 16];
-    buf[16 - b.len()..].copy_from_slice(b);
-    Some(i128::from_be_bytes(buf))
-}
-
-fn compare_decimals(x: &[u8], sx: u32, y: &[u8], sy: u32) -> Option<Ordering> {
-    let (x, y) = (unscaled_i128(x)?, unscaled_i128(y)?);
-    // Scale the one with fewer fraction digits up; on overflow its sign decides.
-    let (up, other, flip) = if sx < sy { (x, y, false) } else { (y, x, true) };
-    let scaled = 10i128
-        .checked_pow(sx.abs_diff(sy))
-        .and_then(|p| up.checked_mul(p));
-    let o = match scaled {
-        Some(s) => s.cmp(&other),
-        None if up == 0 => 0.cmp(&other),
-        None => up.signum().cmp(&0),
-    };
-    Some(if flip { o.reverse() } else { o })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,8 +158,8 @@ mod tests {
         ColumnStats {
             file_name: "f.parquet".into(),
             column_name: "amount".into(),
-            min: Some(StatValue::Long(min)),
-            max: Some(StatValue::Long(max)),
+            min: Some(Value::Long(min)),
+            max: Some(Value::Long(max)),
             null_count: Some(nulls),
             value_count: Some(10),
             total_size: Some(100),
@@ -257,10 +173,7 @@ mod tests {
     #[test]
     fn column_stats_merge_widens_and_sums() {
         let m = merge_column_stats(&stats(5, 9, 1), &stats(3, 7, 2)).unwrap();
-        assert_eq!(
-            (m.min, m.max),
-            (Some(StatValue::Long(3)), Some(StatValue::Long(9)))
-        );
+        assert_eq!((m.min, m.max), (Some(Value::Long(3)), Some(Value::Long(9))));
         assert_eq!((m.null_count, m.value_count), (Some(3), Some(20)));
         assert_eq!(
             (m.total_size, m.total_uncompressed_size),
@@ -270,10 +183,7 @@ mod tests {
         let mut empty = stats(0, 0, 4);
         (empty.min, empty.max) = (None, None);
         let m = merge_column_stats(&empty, &stats(3, 7, 0)).unwrap();
-        assert_eq!(
-            (m.min, m.max),
-            (Some(StatValue::Long(3)), Some(StatValue::Long(7)))
-        );
+        assert_eq!((m.min, m.max), (Some(Value::Long(3)), Some(Value::Long(7))));
     }
 
     #[test]
@@ -292,7 +202,7 @@ mod tests {
         other.column_name = "other".into();
         assert!(merge_column_stats(&stats(1, 2, 0), &other).is_err());
         let mut text = stats(1, 2, 0);
-        text.min = Some(StatValue::String("x".into()));
+        text.min = Some(Value::String("x".into()));
         assert_eq!(
             merge_column_stats(&stats(1, 2, 0), &text)
                 .unwrap_err()
@@ -302,43 +212,16 @@ mod tests {
     }
 
     #[test]
-    fn stat_values_compare_like_java() {
-        use StatValue as S;
-        let cmp = |a: &S, b: &S| compare_stat_values(a, b);
-        assert_eq!(cmp(&S::Int(3), &S::Long(2)), Some(Ordering::Greater));
-        assert_eq!(cmp(&S::Double(2.5), &S::Long(2)), Some(Ordering::Greater));
+    fn string_bounds_merge_in_java_order() {
+        let text = |min: &str, max: &str| ColumnStats {
+            min: Some(Value::String(min.into())),
+            max: Some(Value::String(max.into())),
+            ..stats(0, 0, 0)
+        };
         // UTF-16 order: U+FF5E sorts after U+1F600's high surrogate (0xD83D), unlike UTF-8.
-        assert_eq!(
-            cmp(&S::String("～".into()), &S::String("😀".into())),
-            Some(Ordering::Greater)
-        );
-        let dec = |v: i128, scale| S::Decimal {
-            unscaled: v.to_be_bytes()[12..].to_vec(),
-            precision: 10,
-            scale,
-        };
-        assert_eq!(cmp(&dec(1250, 2), &dec(125, 1)), Some(Ordering::Equal));
-        assert_eq!(cmp(&dec(-1, 0), &dec(5, 3)), Some(Ordering::Less));
-        assert_eq!(cmp(&dec(7, 0), &dec(6999, 3)), Some(Ordering::Greater));
-        let big = S::Decimal {
-            unscaled: vec![0x7f; 16],
-            precision: 38,
-            scale: 0,
-        };
-        assert_eq!(cmp(&big, &dec(1, 30)), Some(Ordering::Greater));
-        assert_eq!(
-            cmp(&S::Bytes(vec![0x80]), &S::Bytes(vec![0x01])),
-            Some(Ordering::Greater)
-        );
-        assert_eq!(cmp(&S::Boolean(true), &S::Int(1)), None);
-        let arr = |v: Vec<Option<S>>| S::Array(v);
-        assert_eq!(
-            cmp(
-                &arr(vec![Some(S::Int(1)), None]),
-                &arr(vec![Some(S::Int(1)), Some(S::Int(0))])
-            ),
-            Some(Ordering::Less)
-        );
+        let m = merge_column_stats(&text("～", "～"), &text("😀", "😀")).unwrap();
+        let string = |v: &str| Some(Value::String(v.into()));
+        assert_eq!((m.min, m.max), (string("😀"), string("～")));
     }
 
     #[test]

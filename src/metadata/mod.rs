@@ -11,10 +11,12 @@
 
 pub mod keys;
 mod log_blocks;
+pub mod lookup;
 pub mod merge;
 pub mod records;
 pub mod skipping;
 pub mod stats;
+mod sync;
 pub mod table;
 
 #[cfg(test)]
@@ -22,9 +24,54 @@ mod damage_tests;
 #[cfg(test)]
 mod tests;
 
+pub use lookup::{Lookup, Records};
 pub use records::{
     BloomFilterEntry, ColumnStats, FilesEntry, MetadataPayload, MetadataRecord, RecordDecoder,
-    RecordIndexEntry, SecondaryIndexEntry, StatValue,
+    RecordIndexEntry, SecondaryIndexEntry,
 };
 pub use skipping::Verdicts;
-pub use table::{Lookup, MetadataTable, Records};
+pub use table::MetadataTable;
+
+use std::sync::{Arc, Mutex};
+
+use crate::error::{HudiError, Result};
+use crate::meta_client::MetaClient;
+
+/// A table's metadata table, opened on first use and kept once it opened fine. An
+/// `UNSUPPORTED` answer is kept too (every plan need not pay for finding out again); other
+/// failures (network, a missing file) are retried next time.
+#[derive(Debug, Default)]
+pub struct MetadataCache {
+    opened: Mutex<Option<Arc<MetadataTable>>>,
+    unsupported: Mutex<Option<(String, Option<String>)>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl MetadataCache {
+    /// The metadata table of `data`; the first open also lists the MDT partitions in
+    /// `prefetch`, in the same round trip.
+    pub async fn get(&self, data: &MetaClient, prefetch: &[&str]) -> Result<Arc<MetadataTable>> {
+        if let Some(m) = lock(&self.opened).clone() {
+            return Ok(m);
+        }
+        if let Some((what, path)) = lock(&self.unsupported).clone() {
+            return Err(HudiError::Unsupported { what, path });
+        }
+        match MetadataTable::open(data, prefetch).await {
+            Ok(m) => {
+                let m = Arc::new(m);
+                *lock(&self.opened) = Some(m.clone());
+                Ok(m)
+            }
+            Err(e) => {
+                if let HudiError::Unsupported { what, path } = &e {
+                    *lock(&self.unsupported) = Some((what.clone(), path.clone()));
+                }
+                Err(e)
+            }
+        }
+    }
+}

@@ -5,16 +5,18 @@
 //! Column statistics come in two encodings: V1 (table version 8) uses the wrapper that names
 //! the type (`DateWrapper`, `DecimalWrapper`, …); V2 (version 9) stores primitives
 //! (`IntWrapper`, `BytesWrapper`, …) and says what they mean in `valueType`. Both decode to
-//! the same [`StatValue`].
+//! the same [`Value`].
 
 use std::fmt;
 
 use apache_avro::reader::datum::GenericDatumReader;
-use apache_avro::types::Value;
+use apache_avro::types::Value as AvroValue;
 use apache_avro::Schema;
 
+use crate::avro::binary::be_i128;
 use crate::error::{HudiError, Result};
 use crate::hfile::{Cell, HFileReader};
+use crate::value::Value;
 
 /// One file (type 2) or partition (type 1) of a `files` record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,32 +26,6 @@ pub struct FilesEntry {
     pub is_deleted: bool,
 }
 
-/// A column-statistics bound.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StatValue {
-    Boolean(bool),
-    Int(i32),
-    Long(i64),
-    Float(f32),
-    Double(f64),
-    Bytes(Vec<u8>),
-    String(String),
-    /// Days since the epoch.
-    Date(i32),
-    /// Big-endian two's-complement unscaled value.
-    Decimal {
-        unscaled: Vec<u8>,
-        precision: u32,
-        scale: u32,
-    },
-    TimeMicros(i64),
-    TimestampMicros(i64),
-    /// Days since the epoch.
-    LocalDate(i32),
-    /// Hudi 1.1 `ArrayWrapper`; elements may be null.
-    Array(Vec<Option<StatValue>>),
-}
-
 /// `HoodieMetadataColumnStats`, for `column_stats` (per file) and `partition_stats` (per
 /// partition: `file_name` is the partition path).
 #[derive(Debug, Clone, PartialEq)]
@@ -57,8 +33,8 @@ pub struct ColumnStats {
     pub file_name: String,
     pub column_name: String,
     /// `None` when the column holds no non-null value.
-    pub min: Option<StatValue>,
-    pub max: Option<StatValue>,
+    pub min: Option<Value>,
+    pub max: Option<Value>,
     pub null_count: Option<i64>,
     pub value_count: Option<i64>,
     pub total_size: Option<i64>,
@@ -122,6 +98,8 @@ pub struct MetadataRecord {
 #[derive(Debug, Clone)]
 pub struct RecordDecoder {
     schema: Schema,
+    /// Every value is walked before apache-avro decodes it.
+    checked: crate::avro::guard::Checked,
     stats: StatsSchema,
     /// File the values come from, for errors.
     source: String,
@@ -141,8 +119,10 @@ impl RecordDecoder {
     /// `schema_json` is the `HoodieMetadataRecord` writer schema; `source` names the file.
     pub fn new(schema_json: &str, source: &str) -> Result<RecordDecoder> {
         let schema = Schema::parse_str(schema_json)
-            .map_err(|e| HudiError::corrupt(source, format!("metadata record schema: {e}")))?;
+            .map_err(|e| HudiError::corrupt_by(source, "metadata record schema", e))?;
+        let checked = crate::avro::guard::Checked::new(&schema).map_err(|e| e.in_file(source))?;
         Ok(RecordDecoder {
+            checked,
             stats: StatsSchema::of(&schema),
             schema,
             source: source.to_string(),
@@ -196,7 +176,7 @@ impl RecordDecoder {
     fn datum_reader(&self) -> Result<GenericDatumReader<'_>> {
         GenericDatumReader::builder(&self.schema)
             .build()
-            .map_err(|e| HudiError::corrupt(&self.source, format!("metadata record schema: {e}")))
+            .map_err(|e| HudiError::corrupt_by(&self.source, "metadata record schema", e))
     }
 
     fn decode_with(
@@ -206,6 +186,9 @@ impl RecordDecoder {
         value: &[u8],
     ) -> Result<MetadataRecord> {
         let ctx = Ctx { decoder: self, key };
+        self.checked
+            .datum(value)
+            .map_err(|e| ctx.bad(format!("Avro: {e}")))?;
         let mut input = value;
         let v = reader
             .read_value(&mut input)
@@ -213,7 +196,7 @@ impl RecordDecoder {
         if !input.is_empty() {
             return Err(ctx.bad(format!("{} bytes after the record", input.len())));
         }
-        let Value::Record(fields) = &v else {
+        let AvroValue::Record(fields) = &v else {
             return Err(ctx.bad(format!("top level is {}, not a record", kind(&v))));
         };
         let payload = ctx.payload(fields.as_slice())?;
@@ -290,7 +273,7 @@ fn branch_names(s: &Schema) -> Vec<String> {
         .collect()
 }
 
-type Fields = [(String, Value)];
+type Fields = [(String, AvroValue)];
 
 /// Field access with errors that name the file and the record key.
 struct Ctx<'a> {
@@ -329,13 +312,13 @@ impl Ctx<'_> {
     fn files(&self, f: &Fields) -> Result<Vec<FilesEntry>> {
         let map = match self.get(f, "filesystemMetadata") {
             None => return Ok(Vec::new()),
-            Some(Value::Map(m)) => m,
+            Some(AvroValue::Map(m)) => m,
             Some(v) => return Err(self.bad(format!("filesystemMetadata is {}", kind(v)))),
         };
         let mut out = map
             .iter()
             .map(|(name, info)| {
-                let Value::Record(info) = unwrap_union(info) else {
+                let AvroValue::Record(info) = unwrap_union(info) else {
                     return Err(self.bad(format!("file info of {name:?} is not a record")));
                 };
                 Ok(FilesEntry {
@@ -416,7 +399,7 @@ impl Ctx<'_> {
             "BloomFilterMetadata",
         )?;
         let bloom_filter = match self.get(b, "bloomFilter") {
-            Some(Value::Bytes(bytes)) => bytes.clone(),
+            Some(AvroValue::Bytes(bytes)) => bytes.clone(),
             None => Vec::new(),
             Some(v) => return Err(self.bad(format!("bloomFilter is {}", kind(v)))),
         };
@@ -435,7 +418,7 @@ impl Ctx<'_> {
         name: &str,
         branches: &[String],
         value_type: Option<&(i32, Option<String>)>,
-    ) -> Result<Option<StatValue>> {
+    ) -> Result<Option<Value>> {
         let Some((_, v)) = cs.iter().find(|(n, _)| n == name) else {
             return Ok(None);
         };
@@ -451,15 +434,15 @@ impl Ctx<'_> {
     }
 
     /// Decodes one wrapper-record union value (`null` → `None`).
-    fn wrapper(&self, v: &Value, branches: &[String]) -> Result<Option<StatValue>> {
+    fn wrapper(&self, v: &AvroValue, branches: &[String]) -> Result<Option<Value>> {
         let (index, inner) = match v {
-            Value::Null => return Ok(None),
-            Value::Union(i, inner) => (*i as usize, inner.as_ref()),
+            AvroValue::Null => return Ok(None),
+            AvroValue::Union(i, inner) => (*i as usize, inner.as_ref()),
             other => return Err(self.bad(format!("stat value is {}, not a union", kind(other)))),
         };
-        let Value::Record(fields) = inner else {
+        let AvroValue::Record(fields) = inner else {
             return match inner {
-                Value::Null => Ok(None),
+                AvroValue::Null => Ok(None),
                 other => Err(self.bad(format!("stat value holds {}", kind(other)))),
             };
         };
@@ -477,75 +460,78 @@ impl Ctx<'_> {
         self.wrapped(wrapper, value).map(Some)
     }
 
-    fn array(&self, fields: &Fields) -> Result<StatValue> {
+    fn array(&self, fields: &Fields) -> Result<Value> {
         let items = match self.get(fields, "wrappedValues") {
-            None => return Ok(StatValue::Array(Vec::new())),
-            Some(Value::Array(items)) => items,
+            None => return Ok(Value::Array(Vec::new())),
+            Some(AvroValue::Array(items)) => items,
             Some(v) => return Err(self.bad(format!("ArrayWrapper holds {}", kind(v)))),
         };
         let branches = &self.decoder.stats.array_items;
         let values = items
             .iter()
-            .map(|item| self.wrapper(item, branches))
+            .map(|item| Ok(self.wrapper(item, branches)?.unwrap_or(Value::Null)))
             .collect::<Result<_>>()?;
-        Ok(StatValue::Array(values))
+        Ok(Value::Array(values))
     }
 
-    fn wrapped(&self, wrapper: &str, v: &Value) -> Result<StatValue> {
-        use StatValue as S;
+    fn wrapped(&self, wrapper: &str, v: &AvroValue) -> Result<Value> {
+        use Value as S;
         Ok(match (wrapper, v) {
-            ("BooleanWrapper", Value::Boolean(b)) => S::Boolean(*b),
-            ("IntWrapper", Value::Int(i)) => S::Int(*i),
-            ("LongWrapper", Value::Long(l)) => S::Long(*l),
-            ("FloatWrapper", Value::Float(x)) => S::Float(*x),
-            ("DoubleWrapper", Value::Double(x)) => S::Double(*x),
-            ("BytesWrapper", Value::Bytes(b)) => S::Bytes(b.clone()),
-            ("StringWrapper", Value::String(s)) => S::String(s.clone()),
-            ("DateWrapper", Value::Int(d) | Value::Date(d)) => S::Date(*d),
-            ("LocalDateWrapper", Value::Int(d) | Value::Date(d)) => S::LocalDate(*d),
-            ("TimeMicrosWrapper", Value::TimeMicros(t) | Value::Long(t)) => S::TimeMicros(*t),
-            ("TimestampMicrosWrapper", Value::TimestampMicros(t) | Value::Long(t)) => {
+            ("BooleanWrapper", AvroValue::Boolean(b)) => S::Boolean(*b),
+            ("IntWrapper", AvroValue::Int(i)) => S::Int(*i),
+            ("LongWrapper", AvroValue::Long(l)) => S::Long(*l),
+            ("FloatWrapper", AvroValue::Float(x)) => S::Float(*x),
+            ("DoubleWrapper", AvroValue::Double(x)) => S::Double(*x),
+            ("BytesWrapper", AvroValue::Bytes(b)) => S::Bytes(b.clone()),
+            ("StringWrapper", AvroValue::String(s)) => S::String(s.clone()),
+            ("DateWrapper", AvroValue::Int(d) | AvroValue::Date(d)) => S::Date(*d),
+            ("LocalDateWrapper", AvroValue::Int(d) | AvroValue::Date(d)) => S::LocalDate(*d),
+            ("TimeMicrosWrapper", AvroValue::TimeMicros(t) | AvroValue::Long(t)) => {
+                S::TimeMicros(*t)
+            }
+            ("TimestampMicrosWrapper", AvroValue::TimestampMicros(t) | AvroValue::Long(t)) => {
                 S::TimestampMicros(*t)
             }
-            ("DecimalWrapper", Value::Decimal(d)) => {
+            ("DecimalWrapper", AvroValue::Decimal(d)) => {
                 let bytes =
                     Vec::<u8>::try_from(d).map_err(|e| self.bad(format!("decimal: {e}")))?;
-                self.v1_decimal(bytes)?
+                self.v1_decimal(&bytes)?
             }
-            ("DecimalWrapper", Value::Bytes(b)) => self.v1_decimal(b.clone())?,
+            ("DecimalWrapper", AvroValue::Bytes(b)) => self.v1_decimal(b)?,
             (w, v) => return Err(self.bad(format!("{w} holds {}", kind(v)))),
         })
     }
 
-    fn v1_decimal(&self, unscaled: Vec<u8>) -> Result<StatValue> {
+    fn v1_decimal(&self, unscaled: &[u8]) -> Result<Value> {
         let (precision, scale) = self
             .decoder
             .stats
             .decimal
             .ok_or_else(|| self.bad("DecimalWrapper without a decimal schema"))?;
-        Ok(StatValue::Decimal {
-            unscaled,
-            precision,
-            scale,
+        self.decimal(unscaled, precision, scale)
+    }
+
+    /// A decimal from its big-endian two's-complement unscaled bytes.
+    fn decimal(&self, unscaled: &[u8], precision: u32, scale: u32) -> Result<Value> {
+        let too_wide = || {
+            self.bad(format!(
+                "decimal({precision}, {scale}) does not fit 128 bits"
+            ))
+        };
+        Ok(Value::Decimal {
+            unscaled: be_i128(unscaled).map_err(|_| too_wide())?,
+            precision: u8::try_from(precision).map_err(|_| too_wide())?,
+            scale: i8::try_from(scale).map_err(|_| too_wide())?,
         })
     }
 
     /// V2: primitives stand for logical types named by the Hudi `ValueType` ordinal.
-    fn apply_value_type(
-        &self,
-        v: StatValue,
-        ordinal: i32,
-        info: Option<&str>,
-    ) -> Result<StatValue> {
-        use StatValue as S;
+    fn apply_value_type(&self, v: Value, ordinal: i32, info: Option<&str>) -> Result<Value> {
+        use Value as S;
         Ok(match (ordinal, v) {
             (10, S::Bytes(unscaled)) => {
                 let (precision, scale) = self.precision_scale(info)?;
-                S::Decimal {
-                    unscaled,
-                    precision,
-                    scale,
-                }
+                self.decimal(&unscaled, precision, scale)?
             }
             (12, S::Int(days)) => S::Date(days),
             (14, S::Long(t)) => S::TimeMicros(t),
@@ -553,10 +539,7 @@ impl Ctx<'_> {
             (_, S::Array(items)) => S::Array(
                 items
                     .into_iter()
-                    .map(|i| {
-                        i.map(|v| self.apply_value_type(v, ordinal, info))
-                            .transpose()
-                    })
+                    .map(|v| self.apply_value_type(v, ordinal, info))
                     .collect::<Result<_>>()?,
             ),
             (_, v) => v,
@@ -577,9 +560,9 @@ impl Ctx<'_> {
     }
 
     /// A field's value with unions unwrapped; `None` when absent or null.
-    fn get<'v>(&self, f: &'v Fields, name: &str) -> Option<&'v Value> {
+    fn get<'v>(&self, f: &'v Fields, name: &str) -> Option<&'v AvroValue> {
         let v = unwrap_union(&f.iter().find(|(n, _)| n == name)?.1);
-        (!matches!(v, Value::Null)).then_some(v)
+        (!matches!(v, AvroValue::Null)).then_some(v)
     }
 
     fn typed<'v, T>(
@@ -587,7 +570,7 @@ impl Ctx<'_> {
         f: &'v Fields,
         name: &str,
         want: &str,
-        pick: impl Fn(&'v Value) -> Option<T>,
+        pick: impl Fn(&'v AvroValue) -> Option<T>,
     ) -> Result<Option<T>> {
         match self.get(f, name) {
             None => Ok(None),
@@ -599,62 +582,62 @@ impl Ctx<'_> {
 
     fn string(&self, f: &Fields, name: &str) -> Result<Option<String>> {
         self.typed(f, name, "string", |v| match v {
-            Value::String(s) => Some(s.clone()),
+            AvroValue::String(s) => Some(s.clone()),
             _ => None,
         })
     }
 
     fn long(&self, f: &Fields, name: &str) -> Result<Option<i64>> {
         self.typed(f, name, "long", |v| match v {
-            Value::Long(l) => Some(*l),
-            Value::Int(i) => Some(*i as i64),
+            AvroValue::Long(l) => Some(*l),
+            AvroValue::Int(i) => Some(*i as i64),
             _ => None,
         })
     }
 
     fn int(&self, f: &Fields, name: &str) -> Result<Option<i32>> {
         self.typed(f, name, "int", |v| match v {
-            Value::Int(i) => Some(*i),
+            AvroValue::Int(i) => Some(*i),
             _ => None,
         })
     }
 
     fn boolean(&self, f: &Fields, name: &str) -> Result<Option<bool>> {
         self.typed(f, name, "boolean", |v| match v {
-            Value::Boolean(b) => Some(*b),
+            AvroValue::Boolean(b) => Some(*b),
             _ => None,
         })
     }
 
     fn record<'v>(&self, f: &'v Fields, name: &str) -> Result<Option<&'v Fields>> {
         self.typed(f, name, "record", |v| match v {
-            Value::Record(r) => Some(r.as_slice()),
+            AvroValue::Record(r) => Some(r.as_slice()),
             _ => None,
         })
     }
 }
 
-fn unwrap_union(v: &Value) -> &Value {
+fn unwrap_union(v: &AvroValue) -> &AvroValue {
     match v {
-        Value::Union(_, inner) => unwrap_union(inner),
+        AvroValue::Union(_, inner) => unwrap_union(inner),
         v => v,
     }
 }
 
-fn kind(v: &Value) -> &'static str {
+fn kind(v: &AvroValue) -> &'static str {
     match v {
-        Value::Null => "null",
-        Value::Boolean(_) => "boolean",
-        Value::Int(_) => "int",
-        Value::Long(_) => "long",
-        Value::Float(_) => "float",
-        Value::Double(_) => "double",
-        Value::Bytes(_) | Value::Fixed(..) => "bytes",
-        Value::String(_) => "string",
-        Value::Union(..) => "union",
-        Value::Array(_) => "array",
-        Value::Map(_) => "map",
-        Value::Record(_) => "record",
+        AvroValue::Null => "null",
+        AvroValue::Boolean(_) => "boolean",
+        AvroValue::Int(_) => "int",
+        AvroValue::Long(_) => "long",
+        AvroValue::Float(_) => "float",
+        AvroValue::Double(_) => "double",
+        AvroValue::Bytes(_) | AvroValue::Fixed(..) => "bytes",
+        AvroValue::String(_) => "string",
+        AvroValue::Union(..) => "union",
+        AvroValue::Array(_) => "array",
+        AvroValue::Map(_) => "map",
+        AvroValue::Record(_) => "record",
         _ => "a logical-type value",
     }
 }

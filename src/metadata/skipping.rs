@@ -10,9 +10,10 @@ use arrow_schema::{DataType, Schema};
 use super::keys::{
     column_stats_key, column_stats_key_prefix, partition_stats_key, NON_PARTITIONED_ID,
 };
+use super::lookup::{Lookup, Records};
 use super::records::{ColumnStats, MetadataPayload};
 use super::stats::StatsBatch;
-use super::table::{Lookup, MetadataTable, Records, COLUMN_STATS, PARTITION_STATS, RECORD_INDEX};
+use super::table::{MetadataTable, COLUMN_STATS, PARTITION_STATS, RECORD_INDEX};
 use crate::config::{KeyGeneratorType, TableConfig};
 use crate::error::{HudiError, Result};
 use crate::expr::stats::may_match;

@@ -20,8 +20,9 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Schema, TimeUnit};
 
-use super::records::{ColumnStats as MdtStats, StatValue};
+use super::records::ColumnStats as MdtStats;
 use crate::expr::stats::{ColumnStats, StatsSource};
+use crate::value::Value;
 
 /// Hudi `ValueType` ordinal of `timestamp-millis` bounds stored as plain longs (V2).
 const TIMESTAMP_MILLIS: i32 = 15;
@@ -141,7 +142,7 @@ type Bounds = (Option<ArrayRef>, Option<ArrayRef>);
 /// Min and max of one record as one-element arrays of `target` (`None` = no bound).
 fn bounds(s: &MdtStats, target: &DataType) -> Result<Bounds, String> {
     let ordinal = s.value_type.as_ref().map(|(o, _)| *o);
-    let one = |v: &Option<StatValue>, round| {
+    let one = |v: &Option<Value>, round| {
         v.as_ref()
             .map(|v| bound(v, ordinal, target, round))
             .transpose()
@@ -165,23 +166,23 @@ fn concat(values: &[Option<ArrayRef>], target: &DataType) -> ArrayRef {
 /// One bound as a one-element array of `target`; values that overflow the column's type
 /// become null (unknown) through a safe cast.
 fn bound(
-    v: &StatValue,
+    v: &Value,
     ordinal: Option<i32>,
     target: &DataType,
     round: Round,
 ) -> Result<ArrayRef, String> {
     use DataType as D;
-    use StatValue as S;
+    use Value as S;
     let array: ArrayRef = match (target, v) {
         (D::Utf8 | D::LargeUtf8 | D::Utf8View, S::String(s)) => {
             Arc::new(StringArray::from(vec![s.as_str()]))
         }
         (D::Boolean, S::Boolean(b)) => Arc::new(BooleanArray::from(vec![*b])),
         (t, S::Int(_) | S::Long(_)) if t.is_integer() => {
-            Arc::new(Int64Array::from(vec![integer(v)]))
+            Arc::new(Int64Array::from(vec![v.as_i64()]))
         }
         (D::Float32 | D::Float64, S::Float(_) | S::Double(_) | S::Int(_) | S::Long(_)) => {
-            Arc::new(Float64Array::from(vec![float(v)]))
+            Arc::new(Float64Array::from(vec![v.as_f64()]))
         }
         (
             D::Decimal128(_, scale),
@@ -191,7 +192,7 @@ fn bound(
                 ..
             },
         ) => {
-            let value = rescale(unscaled_i128(unscaled)?, *from, *scale, round)?;
+            let value = rescale(*unscaled, *from, *scale, round)?;
             Arc::new(
                 Decimal128Array::from(vec![value])
                     .with_precision_and_scale(38, *scale)
@@ -227,59 +228,30 @@ fn bound(
     arrow_cast::cast_with_options(&array, target, &opts).map_err(|e| e.to_string())
 }
 
-fn integer(v: &StatValue) -> i64 {
+fn kind(v: &Value) -> &'static str {
     match v {
-        StatValue::Int(i) => i64::from(*i),
-        StatValue::Long(l) => *l,
-        _ => 0,
+        Value::Boolean(_) => "boolean",
+        Value::Int(_) => "int",
+        Value::Long(_) => "long",
+        Value::Float(_) => "float",
+        Value::Double(_) => "double",
+        Value::Bytes(_) => "bytes",
+        Value::String(_) => "string",
+        Value::Date(_) | Value::LocalDate(_) => "date",
+        Value::Decimal { .. } => "decimal",
+        Value::TimeMicros(_) => "time",
+        Value::TimestampMicros(_) => "timestamp",
+        Value::Array(_) => "array",
+        Value::Null => "null",
     }
-}
-
-fn float(v: &StatValue) -> f64 {
-    match v {
-        StatValue::Float(f) => f64::from(*f),
-        StatValue::Double(d) => *d,
-        other => integer(other) as f64,
-    }
-}
-
-fn kind(v: &StatValue) -> &'static str {
-    match v {
-        StatValue::Boolean(_) => "boolean",
-        StatValue::Int(_) => "int",
-        StatValue::Long(_) => "long",
-        StatValue::Float(_) => "float",
-        StatValue::Double(_) => "double",
-        StatValue::Bytes(_) => "bytes",
-        StatValue::String(_) => "string",
-        StatValue::Date(_) | StatValue::LocalDate(_) => "date",
-        StatValue::Decimal { .. } => "decimal",
-        StatValue::TimeMicros(_) => "time",
-        StatValue::TimestampMicros(_) => "timestamp",
-        StatValue::Array(_) => "array",
-    }
-}
-
-/// Big-endian two's complement of at most 16 bytes.
-fn unscaled_i128(b: &[u8]) -> Result<i128, String> {
-    if b.len() > 16 {
-        return Err(format!("a {}-byte decimal", b.len()));
-    }
-    let fill = if b.first().is_some_and(|x| x & 0x80 != 0) {
-        0xff
-    } else {
-        0
-    };
-    let mut buf = [fill; 16];
-    buf[16 - b.len()..].copy_from_slice(b);
-    Ok(i128::from_be_bytes(buf))
 }
 
 /// `v` with `from` fraction digits as a value with `to`, rounded outward when digits drop.
-fn rescale(v: i128, from: u32, to: i8, round: Round) -> Result<i128, String> {
-    let to = u32::try_from(to).map_err(|_| format!("negative scale {to}"))?;
+fn rescale(v: i128, from: i8, to: i8, round: Round) -> Result<i128, String> {
     let overflow = || format!("decimal {v} (scale {from}) does not fit scale {to}");
-    let p = 10i128.checked_pow(from.abs_diff(to)).ok_or_else(overflow)?;
+    let p = 10i128
+        .checked_pow(from.abs_diff(to).into())
+        .ok_or_else(overflow)?;
     if to >= from {
         return v.checked_mul(p).ok_or_else(overflow);
     }
@@ -331,7 +303,7 @@ mod tests {
     use crate::expr::stats::may_match;
     use arrow_schema::Field;
 
-    fn rec(column: &str, min: StatValue, max: StatValue, vt: Option<i32>) -> MdtStats {
+    fn rec(column: &str, min: Value, max: Value, vt: Option<i32>) -> MdtStats {
         MdtStats {
             file_name: "f".into(),
             column_name: column.into(),
@@ -347,9 +319,9 @@ mod tests {
         }
     }
 
-    fn dec(v: i128, scale: u32) -> StatValue {
-        StatValue::Decimal {
-            unscaled: v.to_be_bytes()[8..].to_vec(),
+    fn dec(unscaled: i128, scale: i8) -> Value {
+        Value::Decimal {
+            unscaled,
             precision: 15,
             scale,
         }
@@ -376,30 +348,25 @@ mod tests {
         let files = [
             vec![
                 rec("amount", dec(125000, 2), dec(500000, 2), Some(10)),
-                rec(
-                    "d",
-                    StatValue::Date(19737),
-                    StatValue::Date(19737),
-                    Some(12),
-                ),
+                rec("d", Value::Date(19737), Value::Date(19737), Some(12)),
                 rec(
                     "ts",
-                    StatValue::TimestampMicros(1_705_314_600_000_000),
-                    StatValue::TimestampMicros(1_705_314_600_000_000),
+                    Value::TimestampMicros(1_705_314_600_000_000),
+                    Value::TimestampMicros(1_705_314_600_000_000),
                     Some(16),
                 ),
                 // Micros that are not whole milliseconds round outward.
                 rec(
                     "ms",
-                    StatValue::TimestampMicros(1_500),
-                    StatValue::TimestampMicros(2_500),
+                    Value::TimestampMicros(1_500),
+                    Value::TimestampMicros(2_500),
                     None,
                 ),
-                rec("n", StatValue::Long(1), StatValue::Long(9), None),
+                rec("n", Value::Long(1), Value::Long(9), None),
                 rec(
                     "s",
-                    StatValue::String("b".into()),
-                    StatValue::String("d".into()),
+                    Value::String("b".into()),
+                    Value::String("d".into()),
                     Some(7),
                 ),
             ],
@@ -409,32 +376,27 @@ mod tests {
                 // A string bound for a date column is unknown.
                 rec(
                     "d",
-                    StatValue::String("x".into()),
-                    StatValue::String("y".into()),
+                    Value::String("x".into()),
+                    Value::String("y".into()),
                     None,
                 ),
                 rec(
                     "ts",
-                    StatValue::TimestampMicros(0),
-                    StatValue::TimestampMicros(1),
+                    Value::TimestampMicros(0),
+                    Value::TimestampMicros(1),
                     Some(16),
                 ),
                 rec(
                     "ms",
-                    StatValue::Long(10),
-                    StatValue::Long(20),
+                    Value::Long(10),
+                    Value::Long(20),
                     Some(TIMESTAMP_MILLIS),
                 ),
-                rec(
-                    "n",
-                    StatValue::Long(i64::MAX),
-                    StatValue::Long(i64::MAX),
-                    None,
-                ),
+                rec("n", Value::Long(i64::MAX), Value::Long(i64::MAX), None),
                 rec(
                     "s",
-                    StatValue::String("x".into()),
-                    StatValue::String("z".into()),
+                    Value::String("x".into()),
+                    Value::String("z".into()),
                     Some(7),
                 ),
             ],
@@ -474,7 +436,5 @@ mod tests {
         assert_eq!(rescale(-12345, 3, 2, Round::Up), Ok(-1234));
         assert_eq!(rescale(12, 0, 2, Round::Up), Ok(1200));
         assert!(rescale(i128::MAX, 0, 2, Round::Up).is_err());
-        assert_eq!(unscaled_i128(&[0xff]), Ok(-1));
-        assert!(unscaled_i128(&[0; 17]).is_err());
     }
 }

@@ -14,21 +14,21 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use futures::future::try_join_all;
 
 use super::keys::{file_group_index, partition_id, ALL_PARTITIONS_KEY, NON_PARTITIONED_ID};
 use super::log_blocks::{self, Block, Content};
-use super::merge::{live_files, merge_payloads};
+use super::lookup::{Fold, Lookup, Records};
+use super::merge::live_files;
 use super::records::{MetadataPayload, RecordDecoder};
-use crate::config::{BaseFileFormat, KeyGeneratorType, TableConfig};
+use super::sync::{check_config, check_in_sync, orphans, valid_instants, visibility};
 use crate::error::{HudiError, Result};
 use crate::file_group::view::{self, DataFile};
 use crate::file_group::FileSlice;
-use crate::hfile::{Cell, HFileReader, OpenOptions};
+use crate::hfile::{HFileReader, OpenOptions};
+use crate::meta_client::MetaClient;
 use crate::storage::{join, ObjectMeta, Storage};
-use crate::table::Table;
-use crate::timeline::{action, compare_instant_times, State, Timeline, Visibility};
+use crate::timeline::Visibility;
 
 /// The metadata table's base path, relative to the data table's.
 pub const METADATA_DIR: &str = ".hoodie/metadata";
@@ -40,109 +40,13 @@ pub const PARTITION_STATS: &str = "partition_stats";
 pub const RECORD_INDEX: &str = "record_index";
 
 /// Prefix of the metadata table's initialization instants.
-const INIT_INSTANT_PREFIX: &str = "00000000000000";
-
-/// Which keys a lookup wants.
-#[derive(Debug, Clone, Copy)]
-pub enum Lookup<'a> {
-    Keys(&'a [String]),
-    Prefixes(&'a [String]),
-    All,
-}
-
-impl Lookup<'_> {
-    fn matches(&self, key: &str) -> bool {
-        match self {
-            Lookup::Keys(keys) => keys.iter().any(|k| k == key),
-            Lookup::Prefixes(prefixes) => prefixes.iter().any(|p| key.starts_with(p.as_str())),
-            Lookup::All => true,
-        }
-    }
-
-    async fn cells(&self, reader: &HFileReader) -> Result<Vec<Cell>> {
-        match self {
-            Lookup::Keys([]) => Ok(Vec::new()),
-            Lookup::Keys(keys) => {
-                let values = reader.get_many(keys).await?;
-                Ok(keys
-                    .iter()
-                    .zip(values)
-                    .filter_map(|(k, v)| {
-                        v.map(|value| Cell {
-                            key: Bytes::from(k.clone()),
-                            value,
-                        })
-                    })
-                    .collect())
-            }
-            Lookup::Prefixes(prefixes) => reader.scan_prefixes(prefixes).await,
-            Lookup::All => reader.scan_all().await,
-        }
-    }
-}
-
-/// Merged records of a lookup, and the keys that had to be left out (a value that does not
-/// decode, versions that do not merge) with the reason.
-#[derive(Debug, Default)]
-pub struct Records {
-    pub values: BTreeMap<String, MetadataPayload>,
-    pub problems: Vec<String>,
-}
-
-/// Versions of keys folded in commit order.
-#[derive(Default)]
-struct Fold {
-    values: BTreeMap<String, MetadataPayload>,
-    spoiled: BTreeMap<String, String>,
-}
-
-impl Fold {
-    fn apply(&mut self, decoded: Vec<(String, Result<MetadataPayload>)>, source: &str) {
-        for (key, payload) in decoded {
-            if self.spoiled.contains_key(&key) {
-                continue;
-            }
-            let merged = payload.map_err(|e| e.in_file(source)).and_then(|newer| {
-                match self.values.get(&key) {
-                    Some(older) => merge_payloads(older, &newer),
-                    None => Ok(newer),
-                }
-            });
-            match merged {
-                Ok(p) => {
-                    self.values.insert(key, p);
-                }
-                Err(e) => {
-                    self.values.remove(&key);
-                    self.spoiled.insert(key, e.to_string());
-                }
-            }
-        }
-    }
-
-    /// A delete fully defines the key's state, even after a bad version.
-    fn delete(&mut self, key: &str) {
-        self.values.remove(key);
-        self.spoiled.remove(key);
-    }
-
-    fn into_records(self) -> Records {
-        Records {
-            values: self.values,
-            problems: self
-                .spoiled
-                .into_iter()
-                .map(|(k, why)| format!("key {k:?}: {why}"))
-                .collect(),
-        }
-    }
-}
+pub(super) const INIT_INSTANT_PREFIX: &str = "00000000000000";
 
 type BaseFile = (HFileReader, Arc<RecordDecoder>);
 
 pub struct MetadataTable {
     /// The metadata table's config and timeline.
-    mdt: Table,
+    mdt: MetaClient,
     /// The data table's storage: metadata files are read by their path from the data
     /// table's root, so requests count there and errors name `.hoodie/metadata/…`.
     storage: Arc<dyn Storage>,
@@ -180,7 +84,7 @@ impl MetadataTable {
     /// Opens the metadata table of `data` and checks that it can answer for the data table's
     /// latest commit. Its config and timeline come in one round trip, together with the
     /// listings of the MDT partitions in `prefetch` (which do not depend on them).
-    pub async fn open(data: &Table, prefetch: &[&str]) -> Result<MetadataTable> {
+    pub async fn open(data: &MetaClient, prefetch: &[&str]) -> Result<MetadataTable> {
         let config = data.config();
         if config.version < 8 {
             return Err(HudiError::unsupported(format!(
@@ -207,7 +111,7 @@ impl MetadataTable {
             .filter(|p| config.metadata_partitions.iter().any(|a| a == p))
             .collect();
         let (mdt, listings) = futures::join!(
-            Table::open_nested(data, METADATA_DIR),
+            MetaClient::open_nested(data, METADATA_DIR),
             try_join_all(wanted.iter().map(|p| {
                 let dir = mdt_path(p);
                 let storage = storage.clone();
@@ -279,15 +183,19 @@ impl MetadataTable {
             .map(|p| partition_id(p).to_string())
             .collect();
         let records = self.exact(FILES, Lookup::Keys(&keys)).await?;
+        let origin = join(METADATA_DIR, FILES);
         let mut out = Vec::new();
         for (partition, key) in partitions.iter().zip(&keys) {
             match records.get(key) {
                 Some(MetadataPayload::Files(list)) => {
-                    out.extend(live_files(list).map(|e| DataFile {
-                        partition: partition.clone(),
-                        name: e.name.clone(),
-                        size: u64::try_from(e.size).unwrap_or(0),
-                    }))
+                    let partition = crate::storage::path::within_table(partition, &origin)?;
+                    for e in live_files(list) {
+                        out.push(DataFile {
+                            partition: partition.clone(),
+                            name: crate::storage::path::plain_name(&e.name, &origin)?.to_string(),
+                            size: u64::try_from(e.size).unwrap_or(0),
+                        });
+                    }
                 }
                 Some(other) => return Err(self.unexpected(FILES, key, other)),
                 None => {}
@@ -498,105 +406,6 @@ fn data_partition(key: &str) -> String {
     } else {
         key.to_string()
     }
-}
-
-/// The metadata table must be what Hudi writes: MOR, HFile base files, its own key generator.
-fn check_config(c: &TableConfig) -> Result<()> {
-    let ok = c.is_mor()
-        && c.base_file_format == BaseFileFormat::Hfile
-        && c.key_generator == KeyGeneratorType::HoodieTableMetadata;
-    if ok {
-        return Ok(());
-    }
-    Err(HudiError::corrupt(
-        join(METADATA_DIR, crate::config::PROPERTIES_FILE),
-        format!(
-            "not a metadata table: {} with {:?} base files and key generator {:?}",
-            c.table_type.as_str(),
-            c.base_file_format,
-            c.key_generator
-        ),
-    ))
-}
-
-/// The metadata table must know the data table's latest commit: a metadata delta commit of
-/// the same instant, or an initialization that completed after it (or it was archived out of
-/// the metadata timeline long ago). Otherwise it is behind and would miss files.
-fn check_in_sync(data: &Timeline, mdt: &Timeline) -> Result<()> {
-    let Some(latest) = data.latest_completed_write() else {
-        return Ok(());
-    };
-    let t = latest.requested_time.as_str();
-    let has_delta_commit = mdt
-        .get(t)
-        .is_some_and(|i| i.is_completed() && i.action == action::DELTA_COMMIT);
-    // The first initialization bootstraps `files` (later ones add other partitions).
-    let completed_at = latest.completion_time.as_deref().unwrap_or(t);
-    let files_init = mdt
-        .completed()
-        .find(|i| i.requested_time.starts_with(INIT_INSTANT_PREFIX));
-    let initialized_after = files_init
-        .and_then(|i| i.completion_time.as_deref())
-        .is_some_and(|c| compare_instant_times(c, completed_at).is_gt());
-    let archived = mdt
-        .active_start()
-        .is_some_and(|start| compare_instant_times(t, start).is_lt());
-    if has_delta_commit || initialized_after || archived {
-        return Ok(());
-    }
-    Err(HudiError::corrupt(
-        join(METADATA_DIR, ".hoodie"),
-        format!("the metadata table is behind the data table: no completed metadata delta commit for the latest data commit {t}"),
-    ))
-}
-
-/// §8.3 (Java `HoodieTableMetadataUtil.getValidInstantTimestamps`), without rolled-back
-/// instants (see the module docs).
-fn valid_instants(data: &Timeline, mdt: &Timeline) -> HashSet<String> {
-    let pending_on_data: HashSet<&str> =
-        data.pending().map(|i| i.requested_time.as_str()).collect();
-    let mut valid: HashSet<String> = data.completed().map(|i| i.requested_time.clone()).collect();
-    for i in mdt.completed() {
-        let t = i.requested_time.as_str();
-        let counts = match i.action.as_str() {
-            action::DELTA_COMMIT => {
-                !pending_on_data.contains(t) || t.starts_with(INIT_INSTANT_PREFIX)
-            }
-            action::ROLLBACK | action::RESTORE => true,
-            _ => false,
-        };
-        if counts {
-            valid.insert(t.to_string());
-        }
-    }
-    valid
-}
-
-fn orphans(data: &Timeline, mdt: &Timeline) -> Vec<String> {
-    mdt.completed()
-        .filter(|i| i.action == action::DELTA_COMMIT)
-        .map(|i| i.requested_time.as_str())
-        .filter(|t| !t.starts_with(INIT_INSTANT_PREFIX))
-        .filter(|t| !data.get(t).is_some_and(|d| d.is_completed()))
-        .map(str::to_string)
-        .collect()
-}
-
-/// Metadata instants whose files count: valid delta commits, and compactions (their base
-/// files). Other completed instants are treated as not completed.
-fn visibility(mdt: &Timeline, valid: &HashSet<String>) -> Visibility {
-    let mut t = mdt.clone();
-    for i in t.instants.iter_mut().filter(|i| i.is_completed()) {
-        let counts = match i.action.as_str() {
-            action::COMMIT => true,
-            action::DELTA_COMMIT => valid.contains(&i.requested_time),
-            _ => false,
-        };
-        if !counts {
-            i.state = State::Inflight;
-        }
-    }
-    t.visibility_as_of(None)
 }
 
 /// Orders a partition's slices by shard index (`col-stats-0001-0` → 1, Java

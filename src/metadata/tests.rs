@@ -15,6 +15,7 @@ use super::*;
 use crate::error::HudiError;
 use crate::hfile::test_support as ts;
 use crate::hfile::HFileReader;
+use crate::value::Value;
 
 /// Records of one MDT file (a base HFile or one log block).
 struct Batch {
@@ -290,17 +291,17 @@ fn v9_column_stats_values_are_typed() {
             match (s.column_name.as_str(), v) {
                 (
                     "amount",
-                    StatValue::Decimal {
+                    Value::Decimal {
                         precision, scale, ..
                     },
                 ) => assert_eq!((*precision, *scale), (15, 2)),
                 (
                     "fee_amount",
-                    StatValue::Decimal {
+                    Value::Decimal {
                         precision, scale, ..
                     },
                 ) => assert_eq!((*precision, *scale), (10, 2)),
-                ("txn_date", StatValue::Date(d)) => min_date = min_date.min(*d),
+                ("txn_date", Value::Date(d)) => min_date = min_date.min(*d),
                 _ => {}
             }
         }
@@ -328,7 +329,7 @@ fn v8_column_stats_merge_in_order() {
         if let MetadataPayload::ColumnStats(s) | MetadataPayload::PartitionStats(s) = r.payload {
             assert!(s.value_type.is_none());
             if s.column_name == "fare" {
-                assert!(matches!(s.min, None | Some(StatValue::Double(_))), "{s:?}");
+                assert!(matches!(s.min, None | Some(Value::Double(_))), "{s:?}");
             }
             let next = match merged.get(&r.key) {
                 Some(old) => merge_column_stats(old, &s).unwrap(),
@@ -357,7 +358,7 @@ fn malformed_values_are_corrupt_errors() {
         )
     };
     let corrupt = |dec: &RecordDecoder, v: &[u8], needle: &str| match dec.decode("k", v) {
-        Err(HudiError::Corrupt { path, reason }) => {
+        Err(HudiError::Corrupt { path, reason, .. }) => {
             assert!(path.ends_with(".hfile"), "{path}");
             assert!(reason.contains(needle), "{reason}");
         }

@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 
 use crate::error::Result;
-use crate::table::Table;
+use crate::meta_client::MetaClient;
 use crate::timeline::{compare_instant_times, Timeline, Visibility};
 
 pub struct IncrementalRange {
@@ -20,88 +20,90 @@ pub struct IncrementalRange {
     pub note: Option<String>,
 }
 
-impl Table {
-    pub async fn incremental_range(
-        &self,
-        timeline: &Timeline,
-        start: Option<&str>,
-        end: Option<&str>,
-    ) -> Result<IncrementalRange> {
-        let by_completion = self.config().has_completion_times();
-        let in_range: Vec<_> = timeline
-            .completed_writes()
-            .filter(|i| {
-                let t = if by_completion {
-                    i.completion_time.as_deref().unwrap_or(&i.requested_time)
-                } else {
-                    &i.requested_time
-                };
-                start.is_none_or(|s| compare_instant_times(t, s).is_gt())
-                    && end.is_none_or(|e| compare_instant_times(t, e).is_le())
-            })
-            .collect();
-        let commits: HashSet<String> = in_range.iter().map(|i| i.requested_time.clone()).collect();
+/// The commits of `(start, end]` and the snapshot to read them from.
+pub async fn range(
+    client: &MetaClient,
+    timeline: &Timeline,
+    start: Option<&str>,
+    end: Option<&str>,
+) -> Result<IncrementalRange> {
+    let by_completion = client.config().has_completion_times();
+    let in_range: Vec<_> = timeline
+        .completed_writes()
+        .filter(|i| {
+            let t = if by_completion {
+                i.completion_time.as_deref().unwrap_or(&i.requested_time)
+            } else {
+                &i.requested_time
+            };
+            start.is_none_or(|s| compare_instant_times(t, s).is_gt())
+                && end.is_none_or(|e| compare_instant_times(t, e).is_le())
+        })
+        .collect();
+    let commits: HashSet<String> = in_range.iter().map(|i| i.requested_time.clone()).collect();
 
-        let fallback = if by_completion {
-            in_range
-                .iter()
-                .any(|i| i.archived)
-                .then_some("the range holds archived commits")
-        } else if in_range.iter().any(|i| i.archived) || start_archived(timeline, start) {
-            Some("the start instant is archived")
-        } else if self.range_files_missing(&in_range).await? {
-            Some("files written in the range were cleaned")
-        } else {
-            None
-        };
-        if let Some(why) = fallback {
-            return Ok(IncrementalRange {
+    let fallback = if by_completion {
+        in_range
+            .iter()
+            .any(|i| i.archived)
+            .then_some("the range holds archived commits")
+    } else if in_range.iter().any(|i| i.archived) || start_archived(timeline, start) {
+        Some("the start instant is archived")
+    } else if range_files_missing(client, &in_range).await? {
+        Some("files written in the range were cleaned")
+    } else {
+        None
+    };
+    if let Some(why) = fallback {
+        return Ok(IncrementalRange {
                 commits,
                 visibility: timeline.visibility_as_of(None),
                 note: Some(format!(
                     "incremental: {why}, so as Hudi does the latest snapshot is scanned for records of the range's commits"
                 )),
             });
-        }
-        let visibility = match (end, by_completion) {
-            (Some(e), true) => timeline.visibility_completed_by(e),
-            (Some(e), false) => timeline.visibility_as_of(Some(e)),
-            (None, _) => timeline.visibility_as_of(None),
-        };
-        Ok(IncrementalRange {
-            commits,
-            visibility,
-            note: None,
-        })
     }
+    let visibility = match (end, by_completion) {
+        (Some(e), true) => timeline.visibility_completed_by(e),
+        (Some(e), false) => timeline.visibility_as_of(Some(e)),
+        (None, _) => timeline.visibility_as_of(None),
+    };
+    Ok(IncrementalRange {
+        commits,
+        visibility,
+        note: None,
+    })
+}
 
-    /// Whether any file the commits wrote is no longer on storage.
-    async fn range_files_missing(&self, commits: &[&crate::timeline::Instant]) -> Result<bool> {
-        if commits.is_empty() {
-            return Ok(false);
-        }
-        let metas = self.commit_metadata_of(commits).await?;
-        let written: Vec<String> = metas
-            .iter()
-            .flat_map(|m| {
-                m.write_stats()
-                    .filter_map(|(_, s)| s.path.clone())
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        if written.is_empty() {
-            return Ok(false);
-        }
-        let present: HashSet<String> = self
-            .list_data_files()
-            .await?
-            .into_iter()
-            .map(|(_, m)| m.path)
-            .collect();
-        Ok(written
-            .iter()
-            .any(|p| !present.contains(p.trim_start_matches('/'))))
+/// Whether any file the commits wrote is no longer on storage.
+async fn range_files_missing(
+    client: &MetaClient,
+    commits: &[&crate::timeline::Instant],
+) -> Result<bool> {
+    if commits.is_empty() {
+        return Ok(false);
     }
+    let metas = client.commit_metadata_of(commits).await?;
+    let written: Vec<String> = metas
+        .iter()
+        .flat_map(|m| {
+            m.write_stats()
+                .filter_map(|(_, s)| s.path.clone())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if written.is_empty() {
+        return Ok(false);
+    }
+    let present: HashSet<String> = client
+        .list_data_files()
+        .await?
+        .into_iter()
+        .map(|(_, m)| m.path)
+        .collect();
+    Ok(written
+        .iter()
+        .any(|p| !present.contains(p.trim_start_matches('/'))))
 }
 
 /// 0.x `isBeforeTimelineStarts`: the start precedes the first active commit while older

@@ -1,105 +1,129 @@
-//! The engine-facing API: read one file slice given its base file and log files, as an
-//! engine that planned elsewhere (or hudi-rs' file group reader users) would — the same
-//! merge, filters and schema handling as a table read, without planning.
+//! Reading one planned file slice: its base file alone (row groups the filter may match),
+//! or merged with its log files; then aligned to the read schema, filtered (the query's
+//! filter and, for incremental queries, the commit range) and projected to the output.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
-use futures::TryStreamExt;
+use arrow_array::{BooleanArray, RecordBatch, StringArray};
+use arrow_schema::SchemaRef;
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
-use super::{Plan, PlanStats, QueryType, ReadOptions};
+use super::{Plan, QueryType};
 use crate::error::{HudiError, Result};
-use crate::file_group::{BaseFile, FileSlice, LogFile};
-use crate::table::Table;
+use crate::file_group::FileSlice;
+use crate::meta_client::MetaClient;
+use crate::schema::align;
 
-impl Table {
-    /// Reads the slice made of `base_file` (optional) and `log_files` (names inside
-    /// `partition`), as of `options.as_of` (latest when absent).
-    pub async fn read_file_slice(
-        &self,
-        partition: &str,
-        base_file: Option<&str>,
-        log_files: &[&str],
-        options: &ReadOptions,
-    ) -> Result<Vec<RecordBatch>> {
-        let base = base_file
-            .map(|n| {
-                BaseFile::parse(n, 0)
-                    .ok_or_else(|| HudiError::invalid(format!("{n:?} is not a base file name")))
-            })
-            .transpose()?;
-        let mut logs: Vec<LogFile> = log_files
-            .iter()
-            .map(|n| {
-                LogFile::parse(n, 0)
-                    .ok_or_else(|| HudiError::invalid(format!("{n:?} is not a log file name")))
-            })
-            .collect::<Result<_>>()?;
-        let timeline = self.timeline();
-        let as_of = options
-            .as_of
-            .as_deref()
-            .map(|t| super::plan::resolve_time(t, self.config().timezone))
-            .transpose()?;
-        let visibility = timeline.visibility_as_of(as_of.as_deref());
-        for l in &mut logs {
-            l.completion_time = visibility.completion_of(&l.instant).flatten();
+/// What every slice of one plan shares.
+pub(super) struct SliceReader {
+    client: Arc<MetaClient>,
+    plan: Arc<Plan>,
+    /// Columns read from files: the output, the filter's and the commit time if incremental.
+    needed: Vec<String>,
+    /// The read schema restricted to `needed`.
+    schema: SchemaRef,
+    batch_size: usize,
+}
+
+impl SliceReader {
+    pub(super) fn new(client: Arc<MetaClient>, plan: Arc<Plan>, batch_size: usize) -> Self {
+        let needed = plan.needed_columns();
+        let schema = crate::schema::project_by_name(&plan.read_schema, &needed);
+        SliceReader {
+            client,
+            plan,
+            needed,
+            schema,
+            batch_size,
         }
-        logs.sort_by(|a, b| a.log_order(b));
-        let file_id = base
-            .as_ref()
-            .map(|b| b.file_id.clone())
-            .or_else(|| logs.first().map(|l| l.file_id.clone()));
-        let Some(file_id) = file_id else {
-            return Ok(Vec::new());
-        };
-        let slice = FileSlice {
-            partition: partition.to_string(),
-            file_id,
-            base_instant: base.as_ref().map(|b| b.instant.clone()).unwrap_or_default(),
-            base_file: base,
-            log_files: logs,
-        };
-        let read_schema = self.read_schema(&visibility).await?;
-        let output_schema = match &options.columns {
-            Some(cols) => Arc::new(
-                read_schema
-                    .project(
-                        &cols
-                            .iter()
-                            .map(|c| {
-                                read_schema.index_of(c).map_err(|_| {
-                                    HudiError::invalid(format!("unknown column {c:?}"))
-                                })
-                            })
-                            .collect::<Result<Vec<_>>>()?,
-                    )
-                    .map_err(crate::error::malformed)?,
-            ),
-            None => read_schema.clone(),
-        };
-        let plan = Plan {
-            query: if options.query == QueryType::ReadOptimized {
-                QueryType::ReadOptimized
-            } else {
-                QueryType::Snapshot
-            },
-            as_of,
-            start: None,
-            end: None,
-            file_slices: vec![slice.clone()],
-            stats: PlanStats {
-                planning_source: "caller".into(),
-                ..Default::default()
-            },
-            io: Default::default(),
-            incremental_commits: None,
-            read_schema,
-            output_schema,
-            visibility,
-        };
-        self.slice_stream(&plan, &slice, options)
-            .try_collect()
-            .await
     }
+
+    /// The rows of slice `index` that the plan wants, batch by batch.
+    pub(super) fn batches(
+        self: &Arc<Self>,
+        index: usize,
+    ) -> BoxStream<'static, Result<RecordBatch>> {
+        let this = self.clone();
+        let source = async move {
+            let slice = &this.plan.file_slices[index];
+            if this.plan.query == QueryType::ReadOptimized || slice.log_files.is_empty() {
+                this.base_file(slice).await
+            } else {
+                crate::merge::merged_slice_stream(
+                    &this.client,
+                    &this.plan.read_schema,
+                    &this.plan.visibility,
+                    slice,
+                    &this.needed,
+                    this.batch_size,
+                )
+                .await
+            }
+        };
+        let this = self.clone();
+        stream::once(source)
+            .try_flatten()
+            .and_then(move |batch| futures::future::ready(this.finish(index, batch)))
+            .try_filter(|b| futures::future::ready(b.num_rows() > 0))
+            .boxed()
+    }
+
+    async fn base_file(
+        &self,
+        slice: &FileSlice,
+    ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+        let Some(path) = slice.base_path() else {
+            return Ok(stream::empty().boxed());
+        };
+        let footer = self.client.footer(&path).await?;
+        let row_groups = crate::base_file::matching_row_groups(&footer, self.plan.filter.as_ref());
+        crate::base_file::stream_row_groups(
+            self.client.storage().clone(),
+            &path,
+            footer,
+            row_groups,
+            Some(&self.needed),
+            self.batch_size,
+        )
+    }
+
+    /// Aligns a slice's batch to the schema, applies the filter and the incremental commit
+    /// range, and projects the output columns.
+    fn finish(&self, index: usize, batch: RecordBatch) -> Result<RecordBatch> {
+        let partition = &self.plan.file_slices[index].partition;
+        let batch = align::to_schema(&batch, &self.schema, partition, self.client.config())?;
+        let mut mask = match &self.plan.filter {
+            Some(f) => Some(f.evaluate(&batch)?),
+            None => None,
+        };
+        if let Some(commits) = &self.plan.incremental_commits {
+            let in_range = commit_time_mask(&batch, commits)?;
+            mask = Some(match mask {
+                Some(m) => {
+                    arrow_arith::boolean::and(&m, &in_range).map_err(crate::error::malformed_by)?
+                }
+                None => in_range,
+            });
+        }
+        let batch = match mask {
+            Some(m) => arrow_select::filter::filter_record_batch(&batch, &m)
+                .map_err(crate::error::malformed_by)?,
+            None => batch,
+        };
+        align::project(&batch, &self.plan.output_schema)
+    }
+}
+
+fn commit_time_mask(batch: &RecordBatch, commits: &HashSet<String>) -> Result<BooleanArray> {
+    let col = batch
+        .column_by_name(crate::schema::COMMIT_TIME)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or_else(|| {
+            HudiError::unsupported("incremental queries on tables without _hoodie_commit_time")
+        })?;
+    Ok(col
+        .iter()
+        .map(|v| Some(v.is_some_and(|t| commits.contains(t))))
+        .collect())
 }

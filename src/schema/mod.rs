@@ -11,6 +11,19 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
 use crate::error::{HudiError, Result};
 
+pub mod align;
+
+/// `schema` restricted to `columns`, in the schema's order.
+pub fn project_by_name(schema: &Schema, columns: &[String]) -> SchemaRef {
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .filter(|f| columns.iter().any(|c| c == f.name()))
+        .cloned()
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
 pub const META_COLUMNS: [&str; 5] = [
     "_hoodie_commit_time",
     "_hoodie_commit_seqno",
@@ -34,7 +47,7 @@ pub fn is_meta_column(name: &str) -> bool {
 /// Parses an Avro schema JSON text and converts it to Arrow; `origin` names where it came from.
 pub fn arrow_schema_from_avro_text(text: &str, origin: &str) -> Result<Schema> {
     let avro = AvroSchema::parse_str(text)
-        .map_err(|e| HudiError::corrupt(origin, format!("bad Avro schema: {e}")))?;
+        .map_err(|e| HudiError::corrupt_by(origin, "bad Avro schema", e))?;
     avro_to_arrow(&avro).map_err(|e| e.in_file(origin))
 }
 

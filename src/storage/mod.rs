@@ -50,6 +50,7 @@ pub mod listing;
 pub mod local;
 pub mod memory;
 pub mod object_store;
+pub mod path;
 pub mod prefixed;
 
 use std::fmt;

@@ -135,7 +135,7 @@ async fn current_manifest(storage: &dyn Storage, dir: &str) -> Result<Option<(St
     let path = join(dir, &format!("manifest_{version}"));
     let bytes = storage.get(&path).await?;
     let manifest: Manifest = serde_json::from_slice(&bytes)
-        .map_err(|e| HudiError::corrupt(&path, format!("not an LSM timeline manifest: {e}")))?;
+        .map_err(|e| HudiError::corrupt_by(&path, "not an LSM timeline manifest", e))?;
     Ok(Some((path, manifest)))
 }
 
@@ -148,7 +148,10 @@ async fn load_lsm(
     };
     let manifest_path = manifest_path.as_str();
     let reads = manifest.files.iter().map(|f| async move {
-        let path = join(dir, &f.file_name);
+        let path = join(
+            dir,
+            crate::storage::path::plain_name(&f.file_name, manifest_path)?,
+        );
         let bytes = storage.get(&path).await.map_err(|e| match e {
             HudiError::NotFound { .. } => HudiError::corrupt(
                 manifest_path,
@@ -166,10 +169,10 @@ async fn load_lsm(
         }
         let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
             .and_then(|b| b.build())
-            .map_err(|e| HudiError::corrupt(&path, format!("bad LSM timeline file: {e}")))?;
+            .map_err(|e| HudiError::corrupt_by(&path, "bad LSM timeline file", e))?;
         let batches: std::result::Result<Vec<RecordBatch>, _> = reader.collect();
-        let batches = batches
-            .map_err(|e| HudiError::corrupt(&path, format!("bad LSM timeline file: {e}")))?;
+        let batches =
+            batches.map_err(|e| HudiError::corrupt_by(&path, "bad LSM timeline file", e))?;
         let mut out = Vec::new();
         for b in &batches {
             out.extend(lsm_rows(b, &path)?);

@@ -8,8 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{HudiError, Result};
 
-const AVRO_MAGIC: &[u8] = b"Obj\x01";
-
 /// Decodes any instant file to JSON: Avro container (one record), JSON, or empty (`{}`).
 pub fn decode_instant_file(bytes: &[u8], path: &str) -> Result<serde_json::Value> {
     let trimmed = bytes
@@ -20,22 +18,16 @@ pub fn decode_instant_file(bytes: &[u8], path: &str) -> Result<serde_json::Value
     if trimmed.is_empty() {
         return Ok(serde_json::Value::Object(Default::default()));
     }
-    if bytes.starts_with(AVRO_MAGIC) {
-        let reader = apache_avro::Reader::new(bytes)
-            .map_err(|e| HudiError::corrupt(path, format!("bad Avro container: {e}")))?;
-        let mut values = Vec::new();
-        for v in reader {
-            let v = v.map_err(|e| HudiError::corrupt(path, format!("bad Avro record: {e}")))?;
-            values.push(crate::avro::value_to_json(v));
-        }
+    if bytes.starts_with(crate::avro::container::MAGIC) {
+        let mut values = crate::avro::container::read_values(bytes).map_err(|e| e.in_file(path))?;
         return match values.len() {
             0 => Ok(serde_json::Value::Object(Default::default())),
-            _ => Ok(values.swap_remove(0)),
+            _ => Ok(crate::avro::value_to_json(values.swap_remove(0))),
         };
     }
     if trimmed[0] == b'{' {
         return serde_json::from_slice(trimmed)
-            .map_err(|e| HudiError::corrupt(path, format!("bad JSON: {e}")));
+            .map_err(|e| HudiError::corrupt_by(path, "bad JSON", e));
     }
     Err(HudiError::corrupt(
         path,
@@ -90,8 +82,7 @@ pub struct CommitMetadata {
 
 impl CommitMetadata {
     pub fn from_json(v: serde_json::Value, path: &str) -> Result<Self> {
-        serde_json::from_value(v)
-            .map_err(|e| HudiError::corrupt(path, format!("not commit metadata: {e}")))
+        serde_json::from_value(v).map_err(|e| HudiError::corrupt_by(path, "not commit metadata", e))
     }
 
     pub fn write_stats(&self) -> impl Iterator<Item = (&str, &WriteStat)> {
@@ -139,12 +130,15 @@ impl CommitMetadata {
     pub fn totals(&self) -> WriteTotals {
         let mut t = WriteTotals::default();
         for (_, s) in self.write_stats() {
+            // Counts come from the file: a hostile one must not overflow the sums.
+            let add =
+                |total: &mut i64, v: Option<i64>| *total = total.saturating_add(v.unwrap_or(0));
             t.files += 1;
-            t.num_writes += s.num_writes.unwrap_or(0);
-            t.num_inserts += s.num_inserts.unwrap_or(0);
-            t.num_update_writes += s.num_update_writes.unwrap_or(0);
-            t.num_deletes += s.num_deletes.unwrap_or(0);
-            t.bytes_written += s.total_write_bytes.unwrap_or(0);
+            add(&mut t.num_writes, s.num_writes);
+            add(&mut t.num_inserts, s.num_inserts);
+            add(&mut t.num_update_writes, s.num_update_writes);
+            add(&mut t.num_deletes, s.num_deletes);
+            add(&mut t.bytes_written, s.total_write_bytes);
         }
         t
     }
@@ -158,4 +152,19 @@ pub struct WriteTotals {
     pub num_update_writes: i64,
     pub num_deletes: i64,
     pub bytes_written: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_saturate_instead_of_overflowing() {
+        let stat = serde_json::json!({"fileId": "f", "numWrites": i64::MAX, "numDeletes": -1});
+        let json = serde_json::json!({"partitionToWriteStats": {"p": [stat.clone(), stat]}});
+        let t = CommitMetadata::from_json(json, "x.commit")
+            .unwrap()
+            .totals();
+        assert_eq!((t.files, t.num_writes, t.num_deletes), (2, i64::MAX, -2));
+    }
 }

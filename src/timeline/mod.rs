@@ -7,6 +7,7 @@
 pub mod history;
 pub mod instant;
 pub mod metadata;
+pub mod time;
 
 use std::collections::{BTreeMap, HashMap};
 

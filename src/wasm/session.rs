@@ -74,12 +74,8 @@ impl OnProgress {
         }
     }
 
-    /// A scan's progress, counting the plan's I/O too.
-    fn scanned(&self, plan: &Plan, scan: &Scan) {
-        let mut p = scan.progress();
-        p.requests += plan.io.requests;
-        p.bytes += plan.io.bytes;
-        self.report(p.into());
+    fn scanned(&self, scan: &Scan) {
+        self.report(scan.progress().into());
     }
 }
 
@@ -90,8 +86,8 @@ pub async fn plan_and_scan(
     progress: &OnProgress,
 ) -> Result<(Arc<Plan>, Scan), JsValue> {
     let plan = Arc::new(table.plan(options).await.map_err(to_js)?);
-    let scan = crate::read::scan(table.clone(), plan.clone(), options);
-    progress.scanned(&plan, &scan);
+    let scan = table.scan(plan.clone(), options);
+    progress.scanned(&scan);
     Ok((plan, scan))
 }
 
@@ -101,13 +97,13 @@ pub async fn read_all(
     options: &ReadOptions,
     progress: &OnProgress,
 ) -> Result<(SchemaRef, Vec<RecordBatch>), JsValue> {
-    let (plan, mut scan) = plan_and_scan(table, options, progress).await?;
+    let (_, mut scan) = plan_and_scan(table, options, progress).await?;
     let mut batches = Vec::new();
     while let Some(batch) = scan.next().await {
         batches.push(batch.map_err(to_js)?);
-        progress.scanned(&plan, &scan);
+        progress.scanned(&scan);
     }
-    progress.scanned(&plan, &scan);
+    progress.scanned(&scan);
     Ok((scan.schema(), batches))
 }
 
@@ -116,7 +112,7 @@ struct StreamState {
     /// Until the first `next()` plans.
     options: Option<ReadOptions>,
     /// Out of the state while a `next()` awaits it.
-    scan: Option<(Arc<Plan>, Scan)>,
+    scan: Option<Scan>,
     busy: bool,
     closed: bool,
 }
@@ -158,16 +154,16 @@ async fn next_batch(
         let mut s = state.borrow_mut();
         (s.options.take(), s.scan.take())
     };
-    let (plan, mut scan) = match (scan, options) {
+    let mut scan = match (scan, options) {
         (Some(scan), _) => scan,
         (None, Some(options)) => {
             let table = state.borrow().table.clone();
-            plan_and_scan(&table, &options, &progress).await?
+            plan_and_scan(&table, &options, &progress).await?.1
         }
         (None, None) => return Ok(None),
     };
     let item = scan.next().await;
-    progress.scanned(&plan, &scan);
+    progress.scanned(&scan);
     let batch = match item {
         None => return Ok(None),
         Some(b) => b.map_err(to_js)?,
@@ -175,7 +171,7 @@ async fn next_batch(
     let schema = scan.schema();
     let mut s = state.borrow_mut();
     if !s.closed {
-        s.scan = Some((plan, scan));
+        s.scan = Some(scan);
     }
     Ok(Some((schema, batch)))
 }

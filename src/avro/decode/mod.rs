@@ -35,6 +35,14 @@ use super::to_arrow::{
 };
 use crate::error::{malformed, HudiError, Result};
 
+mod leaf;
+mod nested;
+
+pub(crate) use nested::Skip;
+
+use leaf::*;
+use nested::*;
+
 /// Decodes Avro binary datums of one writer schema into batches of a target schema.
 pub struct AvroToArrow {
     writer: Schema,
@@ -48,6 +56,7 @@ impl AvroToArrow {
     /// `writer` must be a record schema; `target` may be newer (added, dropped or promoted
     /// columns).
     pub fn new(writer: &Schema, target: SchemaRef) -> Result<Self> {
+        crate::avro::guard::Checked::new(writer)?;
         let root = plan_root(writer, &target)?;
         Ok(AvroToArrow {
             writer: writer.clone(),
@@ -117,7 +126,7 @@ fn plan_root(writer: &Schema, target: &SchemaRef) -> Result<StructDecoder> {
 }
 
 fn arrow_err(e: ArrowError) -> HudiError {
-    malformed(format!("decoded Avro data does not fit Arrow: {e}"))
+    HudiError::corrupt_by("", "decoded Avro data does not fit Arrow", e)
 }
 
 fn mismatch(schema: &Schema, target: &DataType) -> HudiError {
@@ -139,11 +148,12 @@ fn in_field(name: &str) -> impl Fn(HudiError) -> HudiError + '_ {
 }
 
 /// Largest `fixed` read into a column (null slots are zero-filled at this width).
-const MAX_FIXED: usize = 1 << 20;
+pub(crate) const MAX_FIXED: usize = 1 << 20;
 
-/// Bounds an array/map block count: every item but zero-width ones takes at least a byte.
+/// Bounds an array/map block count: every item takes at least a byte (schemas whose array
+/// items may take none are refused when the decoder is planned).
 fn check_count(n: usize, buf: &[u8]) -> Result<()> {
-    if n > buf.len() + (1 << 16) {
+    if n > buf.len() {
         return Err(malformed(format!(
             "Avro block of {n} items in {} bytes",
             buf.len()
@@ -154,10 +164,10 @@ fn check_count(n: usize, buf: &[u8]) -> Result<()> {
 
 /// A record read into a struct (or into the batch's columns at the top).
 struct StructDecoder {
-    fields: Fields,
-    steps: Vec<FieldStep>,
-    len: usize,
-    nulls: NullBufferBuilder,
+    pub(super) fields: Fields,
+    pub(super) steps: Vec<FieldStep>,
+    pub(super) len: usize,
+    pub(super) nulls: NullBufferBuilder,
 }
 
 enum FieldStep {
@@ -285,12 +295,12 @@ fn match_fields(record: &RecordSchema, fields: &Fields) -> Vec<Option<usize>> {
 
 /// One value position: how to read it and where it goes.
 struct Node {
-    prefix: Prefix,
-    kind: Kind,
+    pub(super) prefix: Prefix,
+    pub(super) kind: Kind,
     /// The Arrow type `kind` produces.
-    natural: DataType,
+    pub(super) natural: DataType,
     /// Target type when it differs from `natural` (promotion cast at finish).
-    cast_to: Option<DataType>,
+    pub(super) cast_to: Option<DataType>,
 }
 
 /// Union branch index read before the value, for `[null, T]`-style unions.
@@ -453,11 +463,11 @@ fn plan_union(u: &UnionSchema, target: &DataType, names: &Names, depth: usize) -
 /// One `Var` column per member; which one a value goes to is the union branch.
 struct MembersDecoder {
     /// Per union branch: `None` for `null`, else the member index.
-    branches: Vec<Option<usize>>,
-    members: Vec<Node>,
-    fields: Fields,
-    len: usize,
-    nulls: NullBufferBuilder,
+    pub(super) branches: Vec<Option<usize>>,
+    pub(super) members: Vec<Node>,
+    pub(super) fields: Fields,
+    pub(super) len: usize,
+    pub(super) nulls: NullBufferBuilder,
 }
 
 impl MembersDecoder {
@@ -551,514 +561,4 @@ fn numeric_branches(u: &UnionSchema, names: &Names) -> Result<Vec<NumBranch>> {
             })
         })
         .collect()
-}
-
-/// Values and validity of a fixed-width column.
-struct Prim<T> {
-    values: Vec<T>,
-    nulls: NullBufferBuilder,
-}
-
-impl<T> Default for Prim<T> {
-    fn default() -> Self {
-        Prim {
-            values: Vec::new(),
-            nulls: NullBufferBuilder::new(0),
-        }
-    }
-}
-
-impl<T: Default> Prim<T> {
-    #[inline]
-    fn push(&mut self, v: T) {
-        self.values.push(v);
-        self.nulls.append_non_null();
-    }
-
-    fn push_null(&mut self) {
-        self.values.push(T::default());
-        self.nulls.append_null();
-    }
-}
-
-impl<T: ArrowNativeType> Prim<T> {
-    fn array<A: ArrowPrimitiveType<Native = T>>(&mut self) -> PrimitiveArray<A> {
-        let values = ScalarBuffer::from(std::mem::take(&mut self.values));
-        PrimitiveArray::new(values, self.nulls.finish())
-    }
-}
-
-/// Values, offsets and validity of a variable-width column.
-struct Var {
-    offsets: Vec<i32>,
-    values: Vec<u8>,
-    nulls: NullBufferBuilder,
-}
-
-impl Default for Var {
-    fn default() -> Self {
-        Var {
-            offsets: vec![0],
-            values: Vec::new(),
-            nulls: NullBufferBuilder::new(0),
-        }
-    }
-}
-
-impl Var {
-    #[inline]
-    fn push(&mut self, v: &[u8]) {
-        self.values.extend_from_slice(v);
-        self.offsets.push(self.values.len() as i32);
-        self.nulls.append_non_null();
-    }
-
-    fn push_null(&mut self) {
-        self.offsets.push(self.values.len() as i32);
-        self.nulls.append_null();
-    }
-
-    /// Takes the buffers: (offsets, values, nulls).
-    fn take(
-        &mut self,
-    ) -> Result<(
-        OffsetBuffer<i32>,
-        arrow_buffer::Buffer,
-        Option<arrow_buffer::NullBuffer>,
-    )> {
-        if self.values.len() > i32::MAX as usize {
-            return Err(HudiError::unsupported(
-                "more than 2 GiB of strings in one block",
-            ));
-        }
-        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
-        let values = std::mem::take(&mut self.values);
-        Ok((
-            OffsetBuffer::new(ScalarBuffer::from(offsets)),
-            values.into(),
-            self.nulls.finish(),
-        ))
-    }
-
-    fn utf8(&mut self) -> Result<ArrayRef> {
-        let (o, v, n) = self.take()?;
-        Ok(Arc::new(StringArray::try_new(o, v, n).map_err(arrow_err)?))
-    }
-}
-
-/// How a value is read, and its output buffer.
-enum Kind {
-    /// Writer type `null`: only a count.
-    Null(usize),
-    Bool(BooleanBufferBuilder, NullBufferBuilder),
-    /// int, date, time-millis.
-    Int(Prim<i32>),
-    /// long, time-micros, timestamps.
-    Long(Prim<i64>),
-    Float(Prim<f32>),
-    Double(Prim<f64>),
-    /// bytes, string, uuid-as-string.
-    Bytes(Var),
-    Enum(Var, Vec<String>),
-    Fixed(usize, Prim<u8>),
-    /// Decimal on bytes (`None`) or on fixed of that size.
-    Decimal(Option<usize>, Prim<i128>),
-    /// `[int, long]`-style union, widened to i64.
-    IntUnion(Vec<NumBranch>, Prim<i64>),
-    /// `[float, double]`-style union, widened to f64.
-    FloatUnion(Vec<NumBranch>, Prim<f64>),
-    Members(Box<MembersDecoder>),
-    Struct(Box<StructDecoder>),
-    List(Box<ListDecoder>),
-    Map(Box<MapDecoder>),
-}
-
-impl Kind {
-    fn reserve(&mut self, n: usize) {
-        match self {
-            Kind::Int(p) => p.values.reserve(n),
-            Kind::Long(p) | Kind::IntUnion(_, p) => p.values.reserve(n),
-            Kind::Float(p) => p.values.reserve(n),
-            Kind::Double(p) | Kind::FloatUnion(_, p) => p.values.reserve(n),
-            Kind::Bytes(v) | Kind::Enum(v, _) => v.offsets.reserve(n),
-            Kind::Decimal(_, p) => p.values.reserve(n),
-            Kind::Struct(s) => s.reserve(n),
-            _ => {}
-        }
-    }
-
-    #[inline]
-    fn decode(&mut self, buf: &mut &[u8]) -> Result<()> {
-        match self {
-            Kind::Null(n) => *n += 1,
-            Kind::Bool(values, nulls) => {
-                values.append(read_bool(buf)?);
-                nulls.append_non_null();
-            }
-            Kind::Int(p) => p.push(read_int(buf)?),
-            Kind::Long(p) => p.push(read_long(buf)?),
-            Kind::Float(p) => p.push(read_f32(buf)?),
-            Kind::Double(p) => p.push(read_f64(buf)?),
-            Kind::Bytes(v) => v.push(read_bytes(buf)?),
-            Kind::Enum(v, symbols) => {
-                let i = read_int(buf)?;
-                let s = usize::try_from(i)
-                    .ok()
-                    .and_then(|i| symbols.get(i))
-                    .ok_or_else(|| malformed(format!("Avro enum index {i} out of range")))?;
-                v.push(s.as_bytes());
-            }
-            Kind::Fixed(size, p) => {
-                p.values.extend_from_slice(read_fixed(buf, *size)?);
-                p.nulls.append_non_null();
-            }
-            Kind::Decimal(fixed, p) => {
-                let raw = match fixed {
-                    Some(n) => read_fixed(buf, *n)?,
-                    None => read_bytes(buf)?,
-                };
-                p.push(be_i128(raw)?);
-            }
-            Kind::IntUnion(branches, p) => match read_branch(branches, buf)? {
-                NumBranch::Null => p.push_null(),
-                NumBranch::Int => p.push(read_int(buf)? as i64),
-                _ => p.push(read_long(buf)?),
-            },
-            Kind::FloatUnion(branches, p) => match read_branch(branches, buf)? {
-                NumBranch::Null => p.push_null(),
-                NumBranch::Float => p.push(read_f32(buf)? as f64),
-                _ => p.push(read_f64(buf)?),
-            },
-            Kind::Members(m) => m.decode(buf)?,
-            Kind::Struct(s) => s.decode(buf)?,
-            Kind::List(l) => l.decode(buf)?,
-            Kind::Map(m) => m.decode(buf)?,
-        }
-        Ok(())
-    }
-
-    fn push_null(&mut self) {
-        match self {
-            Kind::Null(n) => *n += 1,
-            Kind::Bool(values, nulls) => {
-                values.append(false);
-                nulls.append_null();
-            }
-            Kind::Int(p) => p.push_null(),
-            Kind::Long(p) | Kind::IntUnion(_, p) => p.push_null(),
-            Kind::Float(p) => p.push_null(),
-            Kind::Double(p) | Kind::FloatUnion(_, p) => p.push_null(),
-            Kind::Bytes(v) | Kind::Enum(v, _) => v.push_null(),
-            Kind::Fixed(size, p) => {
-                p.values.resize(p.values.len() + *size, 0);
-                p.nulls.append_null();
-            }
-            Kind::Decimal(_, p) => p.push_null(),
-            Kind::Members(m) => m.push_null(),
-            Kind::Struct(s) => s.push_null(),
-            Kind::List(l) => l.push_null(),
-            Kind::Map(m) => m.push_null(),
-        }
-    }
-
-    /// The column as an array of `natural`; the buffers are left empty.
-    fn finish(&mut self, natural: &DataType) -> Result<ArrayRef> {
-        use DataType as D;
-        Ok(match self {
-            Kind::Null(n) => new_null_array(natural, std::mem::take(n)),
-            Kind::Bool(values, nulls) => {
-                Arc::new(BooleanArray::new(values.finish(), nulls.finish()))
-            }
-            Kind::Int(p) => match natural {
-                D::Date32 => Arc::new(p.array::<Date32Type>()),
-                D::Time32(_) => Arc::new(p.array::<Time32MillisecondType>()),
-                _ => Arc::new(p.array::<Int32Type>()),
-            },
-            Kind::Long(p) => match natural {
-                D::Timestamp(unit, tz) => timestamp_array(p, *unit, tz.clone()),
-                D::Time64(_) => Arc::new(p.array::<Time64MicrosecondType>()),
-                _ => Arc::new(p.array::<Int64Type>()),
-            },
-            Kind::Float(p) => Arc::new(p.array::<Float32Type>()),
-            Kind::Double(p) => Arc::new(p.array::<Float64Type>()),
-            Kind::IntUnion(_, p) => Arc::new(p.array::<Int64Type>()),
-            Kind::FloatUnion(_, p) => Arc::new(p.array::<Float64Type>()),
-            Kind::Bytes(v) if natural == &D::Binary => {
-                let (o, values, n) = v.take()?;
-                Arc::new(BinaryArray::try_new(o, values, n).map_err(arrow_err)?)
-            }
-            Kind::Bytes(v) | Kind::Enum(v, _) => v.utf8()?,
-            Kind::Fixed(size, p) => {
-                let len = p.nulls.len();
-                let values = std::mem::take(&mut p.values);
-                let array = FixedSizeBinaryArray::try_new_with_len(
-                    *size as i32,
-                    values.into(),
-                    p.nulls.finish(),
-                    len,
-                );
-                Arc::new(array.map_err(arrow_err)?)
-            }
-            Kind::Decimal(_, p) => {
-                let D::Decimal128(precision, scale) = natural else {
-                    return Err(malformed("decimal column without a decimal type"));
-                };
-                let array = p.array::<Decimal128Type>();
-                Arc::new(
-                    array
-                        .with_precision_and_scale(*precision, *scale)
-                        .map_err(arrow_err)?,
-                )
-            }
-            Kind::Members(m) => m.finish()?,
-            Kind::Struct(s) => s.finish_struct()?,
-            Kind::List(l) => l.finish()?,
-            Kind::Map(m) => m.finish()?,
-        })
-    }
-}
-
-fn timestamp_array(p: &mut Prim<i64>, unit: TimeUnit, tz: Option<Arc<str>>) -> ArrayRef {
-    match unit {
-        TimeUnit::Millisecond => {
-            Arc::new(p.array::<TimestampMillisecondType>().with_timezone_opt(tz))
-        }
-        TimeUnit::Nanosecond => {
-            Arc::new(p.array::<TimestampNanosecondType>().with_timezone_opt(tz))
-        }
-        _ => Arc::new(p.array::<TimestampMicrosecondType>().with_timezone_opt(tz)),
-    }
-}
-
-/// The branch an all-numeric union value takes; `int`/`long` only in integer unions and
-/// `float`/`double` only in floating ones (see `union_shape`).
-fn read_branch(branches: &[NumBranch], buf: &mut &[u8]) -> Result<NumBranch> {
-    let branch = read_long(buf)?;
-    usize::try_from(branch)
-        .ok()
-        .and_then(|b| branches.get(b).copied())
-        .ok_or_else(|| malformed(format!("bad Avro union branch {branch}")))
-}
-
-struct ListDecoder {
-    item: Node,
-    field: FieldRef,
-    offsets: Vec<i32>,
-    nulls: NullBufferBuilder,
-}
-
-impl ListDecoder {
-    fn decode(&mut self, buf: &mut &[u8]) -> Result<()> {
-        let mut count = *self.offsets.last().unwrap_or(&0) as usize;
-        loop {
-            let n = read_block(buf)?;
-            if n == 0 {
-                break;
-            }
-            check_count(n, buf)?;
-            for _ in 0..n {
-                self.item.decode(buf)?;
-            }
-            count += n;
-        }
-        self.offsets.push(offset(count)?);
-        self.nulls.append_non_null();
-        Ok(())
-    }
-
-    fn push_null(&mut self) {
-        self.offsets.push(*self.offsets.last().unwrap_or(&0));
-        self.nulls.append_null();
-    }
-
-    fn finish(&mut self) -> Result<ArrayRef> {
-        let offsets = OffsetBuffer::new(std::mem::replace(&mut self.offsets, vec![0]).into());
-        let values = self.item.finish()?;
-        let list = ListArray::try_new(self.field.clone(), offsets, values, self.nulls.finish());
-        Ok(Arc::new(list.map_err(arrow_err)?))
-    }
-}
-
-struct MapDecoder {
-    entries: FieldRef,
-    keys: Var,
-    value: Node,
-    offsets: Vec<i32>,
-    nulls: NullBufferBuilder,
-}
-
-impl MapDecoder {
-    fn plan(values: &Schema, entries: &FieldRef, names: &Names, depth: usize) -> Result<Self> {
-        let bad = || HudiError::unsupported(format!("Arrow map type {}", entries.data_type()));
-        let DataType::Struct(kv) = entries.data_type() else {
-            return Err(bad());
-        };
-        if kv.len() != 2 || kv[0].data_type() != &DataType::Utf8 {
-            return Err(bad());
-        }
-        Ok(MapDecoder {
-            entries: entries.clone(),
-            keys: Var::default(),
-            value: Node::plan(values, kv[1].data_type(), names, depth + 1)?,
-            offsets: vec![0],
-            nulls: NullBufferBuilder::new(0),
-        })
-    }
-
-    fn decode(&mut self, buf: &mut &[u8]) -> Result<()> {
-        let mut count = *self.offsets.last().unwrap_or(&0) as usize;
-        loop {
-            let n = read_block(buf)?;
-            if n == 0 {
-                break;
-            }
-            check_count(n, buf)?;
-            for _ in 0..n {
-                self.keys.push(read_bytes(buf)?);
-                self.value.decode(buf)?;
-            }
-            count += n;
-        }
-        self.offsets.push(offset(count)?);
-        self.nulls.append_non_null();
-        Ok(())
-    }
-
-    fn push_null(&mut self) {
-        self.offsets.push(*self.offsets.last().unwrap_or(&0));
-        self.nulls.append_null();
-    }
-
-    fn finish(&mut self) -> Result<ArrayRef> {
-        let DataType::Struct(kv) = self.entries.data_type() else {
-            return Err(malformed("map entries are not a struct"));
-        };
-        let keys = self.keys.utf8()?;
-        let values = self.value.finish()?;
-        let entries =
-            StructArray::try_new(kv.clone(), vec![keys, values], None).map_err(arrow_err)?;
-        let offsets = OffsetBuffer::new(std::mem::replace(&mut self.offsets, vec![0]).into());
-        let map = MapArray::try_new(
-            self.entries.clone(),
-            offsets,
-            entries,
-            self.nulls.finish(),
-            false,
-        );
-        Ok(Arc::new(map.map_err(arrow_err)?))
-    }
-}
-
-/// Item count of the next array/map block; a negative count is followed by a byte size.
-fn read_block(buf: &mut &[u8]) -> Result<usize> {
-    super::binary::read_block_count(buf)
-}
-
-fn offset(count: usize) -> Result<i32> {
-    i32::try_from(count)
-        .map_err(|_| HudiError::unsupported("more than 2^31 list items in one block"))
-}
-
-/// Skips a value the target does not want.
-enum Skip {
-    Nothing,
-    Bool,
-    Varint,
-    Bytes,
-    Fixed(usize),
-    Union(Vec<Skip>),
-    Record(Vec<Skip>),
-    Array(Box<Skip>),
-    Map(Box<Skip>),
-}
-
-impl Skip {
-    fn plan(schema: &Schema, names: &Names, depth: usize) -> Result<Skip> {
-        if depth > MAX_DEPTH {
-            return Err(HudiError::unsupported("recursive Avro types"));
-        }
-        let plan = |s: &Schema| Skip::plan(s, names, depth + 1);
-        Ok(match names.resolve(schema)? {
-            Schema::Null => Skip::Nothing,
-            Schema::Boolean => Skip::Bool,
-            Schema::Float => Skip::Fixed(4),
-            Schema::Double => Skip::Fixed(8),
-            Schema::Bytes
-            | Schema::String
-            | Schema::BigDecimal
-            | Schema::Uuid(UuidSchema::String | UuidSchema::Bytes) => Skip::Bytes,
-            Schema::Fixed(f) | Schema::Duration(f) | Schema::Uuid(UuidSchema::Fixed(f)) => {
-                Skip::Fixed(f.size)
-            }
-            Schema::Decimal(d) => decimal_fixed_size(&d.inner).map_or(Skip::Bytes, Skip::Fixed),
-            Schema::Union(u) => Skip::Union(u.variants().iter().map(plan).collect::<Result<_>>()?),
-            Schema::Record(r) => Skip::Record(
-                r.fields
-                    .iter()
-                    .map(|f| plan(&f.schema))
-                    .collect::<Result<_>>()?,
-            ),
-            Schema::Array(a) => Skip::Array(Box::new(plan(&a.items)?)),
-            Schema::Map(m) => Skip::Map(Box::new(plan(&m.types)?)),
-            // int, long, enum and their logical types.
-            _ => Skip::Varint,
-        })
-    }
-
-    fn skip(&self, buf: &mut &[u8]) -> Result<()> {
-        match self {
-            Skip::Nothing => {}
-            Skip::Bool => {
-                read_fixed(buf, 1)?;
-            }
-            Skip::Varint => {
-                read_long(buf)?;
-            }
-            Skip::Bytes => {
-                read_bytes(buf)?;
-            }
-            Skip::Fixed(n) => {
-                read_fixed(buf, *n)?;
-            }
-            Skip::Union(branches) => {
-                let b = read_long(buf)?;
-                let branch = usize::try_from(b)
-                    .ok()
-                    .and_then(|b| branches.get(b))
-                    .ok_or_else(|| malformed(format!("bad Avro union branch {b}")))?;
-                branch.skip(buf)?;
-            }
-            Skip::Record(fields) => {
-                for f in fields {
-                    f.skip(buf)?;
-                }
-            }
-            Skip::Array(item) => skip_blocks(buf, |buf| item.skip(buf))?,
-            Skip::Map(value) => skip_blocks(buf, |buf| {
-                read_bytes(buf)?;
-                value.skip(buf)
-            })?,
-        }
-        Ok(())
-    }
-}
-
-/// Skips array/map blocks, jumping over sized blocks without reading their items.
-fn skip_blocks(buf: &mut &[u8], mut item: impl FnMut(&mut &[u8]) -> Result<()>) -> Result<()> {
-    loop {
-        let n = read_long(buf)?;
-        if n == 0 {
-            return Ok(());
-        }
-        if n < 0 {
-            let size = read_len(buf)?;
-            read_fixed(buf, size)?;
-            continue;
-        }
-        let n = n as usize;
-        check_count(n, buf)?;
-        for _ in 0..n {
-            item(buf)?;
-        }
-    }
 }

@@ -45,7 +45,7 @@ pub fn to_schema(
     }
     let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
     RecordBatch::try_new_with_options(target.clone(), columns, &options)
-        .map_err(crate::error::malformed)
+        .map_err(crate::error::malformed_by)
 }
 
 fn partition_value(column: &str, partition: &str, config: &TableConfig) -> Option<String> {
@@ -67,12 +67,14 @@ pub fn project(batch: &RecordBatch, output: &SchemaRef) -> Result<RecordBatch> {
                 .map_err(|_| HudiError::invalid(format!("missing column {}", f.name())))
         })
         .collect();
-    let projected = batch.project(&indices?).map_err(crate::error::malformed)?;
+    let projected = batch
+        .project(&indices?)
+        .map_err(crate::error::malformed_by)?;
     if projected.schema().as_ref() == output.as_ref() {
         return Ok(projected);
     }
     RecordBatch::try_new(output.clone(), projected.columns().to_vec())
-        .map_err(crate::error::malformed)
+        .map_err(crate::error::malformed_by)
 }
 
 /// All top-level fields nullable: evolution may add nulls to any column.

@@ -1,33 +1,31 @@
-//! A Hudi table on a [`Storage`]: its config and timeline, loaded once, plus caches of
-//! immutable things (commit metadata, Parquet footers, the opened metadata table). Queries go through
-//! [`Table::plan`] and [`Table::read`] (in [`crate::read`]).
+//! Hudi's `HoodieTableMetaClient`: a table's storage, `hoodie.properties` and timeline,
+//! loaded once, with session caches of immutable things (commit metadata, Parquet footers).
+//! Everything above it (the metadata table, merging, planning, the writer) starts here.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use arrow_schema::{Schema, SchemaRef};
+
+use crate::base_file::Footer;
 use crate::config::{TableConfig, PROPERTIES_BACKUP, PROPERTIES_FILE};
 use crate::error::{HudiError, Result};
-use crate::metadata::MetadataTable;
-use crate::read::parquet::Footer;
+use crate::schema::align;
 use crate::storage::{Instrumented, IoSnapshot, IoStats, ObjectMeta, Storage};
 use crate::timeline::{history, CommitMetadata, Instant, Timeline, Visibility};
 
-pub struct Table {
+pub struct MetaClient {
     storage: Arc<dyn Storage>,
     io: Arc<IoStats>,
     config: TableConfig,
     timeline: Mutex<Arc<Timeline>>,
     commit_metadata: Mutex<HashMap<String, Arc<CommitMetadata>>>,
     footers: Mutex<HashMap<String, Footer>>,
-    metadata: Mutex<Option<Arc<MetadataTable>>>,
-    /// Why the metadata table cannot be used here (e.g. the host cannot list its log files):
-    /// remembered, so every plan does not pay for finding out again.
-    metadata_unsupported: Mutex<Option<(String, Option<String>)>>,
 }
 
-impl std::fmt::Debug for Table {
+impl std::fmt::Debug for MetaClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Table")
+        f.debug_struct("MetaClient")
             .field("location", &self.storage.location())
             .field("name", &self.config.name)
             .finish()
@@ -38,10 +36,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl Table {
+impl MetaClient {
     /// Opens the table whose base path is the root of `storage`: `hoodie.properties` and
     /// the active timeline, fetched concurrently (one round trip for the default layouts).
-    pub async fn open(storage: Arc<dyn Storage>) -> Result<Table> {
+    pub async fn open(storage: Arc<dyn Storage>) -> Result<MetaClient> {
         let instrumented = Instrumented::new(storage);
         let io = instrumented.stats();
         // Immutable objects are kept for the session, outside the counters: a repeated read
@@ -55,7 +53,7 @@ impl Table {
 
     /// Opens a table inside another one's storage (the metadata table), sharing its
     /// counters and session cache instead of stacking a second pair.
-    pub(crate) async fn open_nested(parent: &Table, dir: &str) -> Result<Table> {
+    pub(crate) async fn open_nested(parent: &MetaClient, dir: &str) -> Result<MetaClient> {
         let storage = Arc::new(crate::storage::prefixed::Prefixed::new(
             parent.storage.clone(),
             dir,
@@ -63,7 +61,7 @@ impl Table {
         Self::open_counted(storage, parent.io.clone()).await
     }
 
-    async fn open_counted(storage: Arc<dyn Storage>, io: Arc<IoStats>) -> Result<Table> {
+    async fn open_counted(storage: Arc<dyn Storage>, io: Arc<IoStats>) -> Result<MetaClient> {
         let (props, layout1, layout2) = futures::join!(
             read_properties(&*storage),
             storage.list(".hoodie", false),
@@ -78,15 +76,13 @@ impl Table {
             storage.list(&config.timeline_dir, false).await?
         };
         let timeline = Timeline::from_listing(&listing, &config);
-        Ok(Table {
+        Ok(MetaClient {
             storage,
             io,
             config,
             timeline: Mutex::new(Arc::new(timeline)),
             commit_metadata: Mutex::new(HashMap::new()),
             footers: Mutex::new(HashMap::new()),
-            metadata: Mutex::new(None),
-            metadata_unsupported: Mutex::new(None),
         })
     }
 
@@ -195,39 +191,52 @@ impl Table {
             .collect())
     }
 
-    /// The metadata table, kept once it opened fine. An `UNSUPPORTED` answer is kept too;
-    /// other failures (network, a missing file) are retried next time. The first open also
-    /// lists the MDT partitions in `prefetch`, in the same round trip.
-    pub async fn metadata_table(&self, prefetch: &[&str]) -> Result<Arc<MetadataTable>> {
-        if let Some(m) = lock(&self.metadata).clone() {
-            return Ok(m);
-        }
-        if let Some((what, path)) = lock(&self.metadata_unsupported).clone() {
-            return Err(HudiError::Unsupported { what, path });
-        }
-        match MetadataTable::open(self, prefetch).await {
-            Ok(m) => {
-                let m = Arc::new(m);
-                *lock(&self.metadata) = Some(m.clone());
-                Ok(m)
-            }
-            Err(e) => {
-                if let HudiError::Unsupported { what, path } = &e {
-                    *lock(&self.metadata_unsupported) = Some((what.clone(), path.clone()));
-                }
-                Err(e)
-            }
-        }
-    }
-
     /// Parquet footer of a base file (cached).
     pub async fn footer(&self, path: &str) -> Result<Footer> {
         if let Some(f) = lock(&self.footers).get(path) {
             return Ok(f.clone());
         }
-        let footer = crate::read::parquet::read_footer(&*self.storage, path).await?;
+        let footer = crate::base_file::read_footer(&*self.storage, path).await?;
         lock(&self.footers).insert(path.to_string(), footer.clone());
         Ok(footer)
+    }
+
+    /// The table schema visible at `visibility` (Hudi's `TableSchemaResolver`): the newest
+    /// visible commit's writer schema, else the schema the table was created with; with the
+    /// meta columns when they are populated. Every column is nullable.
+    pub async fn table_schema(&self, visibility: &Visibility) -> Result<SchemaRef> {
+        let timeline = self.timeline();
+        let mut data: Option<Schema> = None;
+        for instant in timeline
+            .completed_writes()
+            .rev()
+            .filter(|i| visibility.is_committed(&i.requested_time))
+        {
+            let meta = self.commit_metadata(instant).await?;
+            if let Some(text) = meta.schema() {
+                let origin = if instant.archived {
+                    instant.requested_time.clone()
+                } else {
+                    instant.file.clone()
+                };
+                data = Some(crate::schema::arrow_schema_from_avro_text(text, &origin)?);
+                break;
+            }
+        }
+        let data = match data {
+            Some(d) => d,
+            None => match self.config.property("hoodie.table.create.schema") {
+                Some(text) if !text.trim().is_empty() => {
+                    crate::schema::arrow_schema_from_avro_text(text, PROPERTIES_FILE)?
+                }
+                _ => Schema::empty(),
+            },
+        };
+        Ok(if self.config.populate_meta_fields {
+            align::nullable(&crate::schema::with_meta_columns(&data))
+        } else {
+            align::nullable(&data)
+        })
     }
 
     /// Every data file under the table's partitions, by directory listing: the root (for
@@ -359,7 +368,7 @@ impl Table {
         as_of: Option<&str>,
     ) -> Result<crate::file_group::view::FileSystemView> {
         let as_of = as_of
-            .map(|t| crate::read::plan::resolve_time(t, self.config.timezone))
+            .map(|t| crate::timeline::time::resolve_time(t, self.config.timezone))
             .transpose()?;
         let visibility = self.timeline().visibility_as_of(as_of.as_deref());
         let files = self

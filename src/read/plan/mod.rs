@@ -1,0 +1,315 @@
+//! Planning: from options to the exact file slices to read, with a count of files at each
+//! pruning stage and the I/O the plan itself cost.
+//!
+//! The stages, in order: resolve times and the visible instants ([`crate::timeline`]), the
+//! schema, the data files ([`source`]: the metadata table's `files` partition or a listing),
+//! the file-system view, then pruning ([`prune`]): partition values, the record index,
+//! partition stats, column stats, and Parquet footers for what no index decided.
+
+mod prune;
+mod source;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow_schema::{Schema, SchemaRef};
+use serde::Serialize;
+
+use super::{QueryType, ReadOptions};
+use crate::error::{HudiError, Result};
+use crate::expr::Expr;
+use crate::file_group::view::{self, Skipped};
+use crate::file_group::FileSlice;
+use crate::meta_client::MetaClient;
+use crate::metadata::MetadataCache;
+use crate::storage::IoSnapshot;
+use crate::timeline::time::resolve_time;
+use crate::timeline::{compare_instant_times, Visibility};
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PlanStats {
+    pub partitions_total: usize,
+    pub partitions_after_pruning: usize,
+    pub files_total: usize,
+    pub files_after_partition_pruning: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_after_partition_stats: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_after_column_stats: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_after_record_index: Option<usize>,
+    pub files_after_file_stats: usize,
+    pub files_selected: usize,
+    pub slices_total: usize,
+    pub slices_selected: usize,
+    /// "listing", "metadata_table" or "timeline".
+    pub planning_source: String,
+    /// Why the planning source was chosen, and anything notable about it.
+    pub planning_notes: Vec<String>,
+    /// Files on storage the view left out, with the reason (uncommitted, replaced ...).
+    pub files_ignored: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<Skipped>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub query: QueryType,
+    /// The instant the snapshot is taken at (requested time), when there is one.
+    pub as_of: Option<String>,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    pub file_slices: Vec<FileSlice>,
+    pub stats: PlanStats,
+    pub io: IoSnapshot,
+    /// The read options' filters, ANDed (built once, applied to every slice).
+    #[serde(skip)]
+    pub filter: Option<Expr>,
+    /// Incremental: requested times of the commits in range.
+    #[serde(skip)]
+    pub incremental_commits: Option<HashSet<String>>,
+    #[serde(skip)]
+    pub read_schema: SchemaRef,
+    #[serde(skip)]
+    pub output_schema: SchemaRef,
+    #[serde(skip)]
+    pub visibility: Visibility,
+}
+
+impl Plan {
+    /// Columns a slice read must produce: the output, what the filter reads, and what the
+    /// incremental filter reads.
+    pub fn needed_columns(&self) -> Vec<String> {
+        let mut cols: Vec<String> = self
+            .output_schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        if let Some(f) = &self.filter {
+            cols.extend(f.columns().into_iter().map(str::to_string));
+        }
+        if self.incremental_commits.is_some() {
+            cols.push(crate::schema::COMMIT_TIME.to_string());
+        }
+        cols.sort();
+        cols.dedup();
+        cols
+    }
+}
+
+/// Files a query reads from these slices (read-optimized queries read no log files).
+fn count_files(slices: &[FileSlice], query: QueryType) -> usize {
+    slices
+        .iter()
+        .map(|s| {
+            s.base_file.iter().count()
+                + if query == QueryType::ReadOptimized {
+                    0
+                } else {
+                    s.log_files.len()
+                }
+        })
+        .sum()
+}
+
+fn count_partitions(slices: &[FileSlice]) -> usize {
+    let mut p: Vec<&str> = slices.iter().map(|s| s.partition.as_str()).collect();
+    p.sort_unstable();
+    p.dedup();
+    p.len()
+}
+
+/// Resolved query times, in instant-time form.
+struct Times {
+    as_of: Option<String>,
+    start: Option<String>,
+    end: Option<String>,
+}
+
+fn resolve_times(client: &MetaClient, options: &ReadOptions) -> Result<Times> {
+    let tz = client.config().timezone;
+    let resolve = |t: &Option<String>| t.as_deref().map(|t| resolve_time(t, tz)).transpose();
+    let times = Times {
+        as_of: resolve(&options.as_of)?,
+        start: resolve(&options.start)?,
+        end: resolve(&options.end)?,
+    };
+    if options.query == QueryType::Incremental {
+        if times.as_of.is_some() {
+            return Err(HudiError::invalid(
+                "incremental queries take a start and an end, not an as-of time",
+            ));
+        }
+        // As Hudi's IncrementalRelation: rows carry no commit time to select by.
+        if !client.config().populate_meta_fields {
+            return Err(HudiError::unsupported(
+                "incremental queries on a table whose meta fields are disabled (hoodie.populate.meta.fields=false)",
+            ));
+        }
+    }
+    Ok(times)
+}
+
+/// The plan of a read: which file slices, after every pruning stage the options allow.
+pub async fn plan(
+    client: &MetaClient,
+    metadata: &MetadataCache,
+    options: &ReadOptions,
+) -> Result<Plan> {
+    let before = client.io();
+    let config = client.config();
+    let Times { as_of, start, end } = resolve_times(client, options)?;
+
+    let mut timeline = client.timeline();
+    let earliest_asked = match options.query {
+        QueryType::Incremental => start.as_deref(),
+        _ => as_of.as_deref(),
+    };
+    if let (Some(t), Some(active)) = (earliest_asked, timeline.active_start()) {
+        if compare_instant_times(t, active).is_lt() {
+            timeline = client.load_history().await?;
+        }
+    }
+    if let (Some(t), QueryType::Snapshot | QueryType::ReadOptimized) = (&as_of, options.query) {
+        client.validate_time_travel(t).await?;
+    }
+
+    let mut notes = Vec::new();
+    let mut incremental_commits = None;
+    let visibility = match options.query {
+        QueryType::Incremental => {
+            let range =
+                super::incremental::range(client, &timeline, start.as_deref(), end.as_deref())
+                    .await?;
+            notes.extend(range.note);
+            incremental_commits = Some(range.commits);
+            range.visibility
+        }
+        _ => timeline.visibility_as_of(as_of.as_deref()),
+    };
+    let resolved_as_of = match options.query {
+        QueryType::Incremental => None,
+        _ => timeline
+            .completed_writes_as_of(as_of.as_deref())
+            .last()
+            .map(|i| i.requested_time.clone()),
+    };
+
+    let read_schema = client.table_schema(&visibility).await?;
+    let output_schema = output_schema(&read_schema, options.columns.as_deref())?;
+    let filter = crate::expr::conjunction(&options.filters);
+    if let Some(f) = &filter {
+        for c in f.columns() {
+            if read_schema.field_with_name(c).is_err() {
+                return Err(HudiError::invalid(format!(
+                    "unknown column {c:?} in filter {f} (table columns: {})",
+                    column_list(&read_schema)
+                )));
+            }
+        }
+    }
+
+    let mut stats = PlanStats {
+        planning_notes: notes,
+        ..Default::default()
+    };
+    let latest = as_of.is_none() && options.query != QueryType::Incremental;
+    let indexes = prune::Indexes::choose(
+        filter.as_ref().filter(|_| options.data_skipping),
+        options.query,
+        latest,
+        config,
+        &read_schema,
+    );
+    let (files, mdt) =
+        source::data_files(client, metadata, options, &visibility, &indexes, &mut stats).await?;
+    let replaced = client.replaced_file_groups(&visibility).await?;
+    let fs_view = view::build(files, &visibility, config, &replaced);
+    stats.files_ignored = fs_view.skipped.len();
+    stats.ignored = fs_view.skipped.clone();
+
+    let mut slices: Vec<FileSlice> = fs_view.latest_slices().cloned().collect();
+    if options.query == QueryType::ReadOptimized {
+        slices.retain(|s| s.base_file.is_some());
+        for s in &mut slices {
+            s.log_files.clear();
+        }
+    }
+    if let (QueryType::Incremental, Some(start)) = (options.query, &start) {
+        slices.retain(|s| {
+            prune::may_hold_changes_after(s, start, &visibility, config.has_completion_times())
+        });
+    }
+    stats.slices_total = slices.len();
+    stats.files_total = count_files(&slices, options.query);
+    stats.partitions_total = count_partitions(&slices);
+
+    if let Some(f) = &filter {
+        slices = prune::by_partition_values(slices, f, config, &read_schema)?;
+    }
+    stats.files_after_partition_pruning = count_files(&slices, options.query);
+    stats.partitions_after_pruning = count_partitions(&slices);
+
+    // Slices an index decided (so their footers need not be read).
+    let mut decided = vec![false; slices.len()];
+    if let (Some(mdt), true) = (&mdt, indexes.active) {
+        (slices, decided) = prune::by_metadata_indexes(
+            mdt,
+            slices,
+            &indexes,
+            &read_schema,
+            options.query,
+            &mut stats,
+        )
+        .await;
+    }
+    if let Some(f) = &filter {
+        slices = prune::by_footers(client, slices, &decided, f, options.query).await?;
+    }
+    stats.files_after_file_stats = count_files(&slices, options.query);
+    stats.files_selected = stats.files_after_file_stats;
+    stats.slices_selected = slices.len();
+
+    Ok(Plan {
+        query: options.query,
+        as_of: resolved_as_of,
+        start,
+        end,
+        file_slices: slices,
+        stats,
+        io: client.io().since(&before),
+        filter,
+        incremental_commits,
+        read_schema,
+        output_schema,
+        visibility,
+    })
+}
+
+/// The columns asked for, in the order asked, typed as the table has them.
+fn output_schema(read_schema: &SchemaRef, columns: Option<&[String]>) -> Result<SchemaRef> {
+    let Some(columns) = columns else {
+        return Ok(read_schema.clone());
+    };
+    let mut fields = Vec::with_capacity(columns.len());
+    for c in columns {
+        let f = read_schema.field_with_name(c).map_err(|_| {
+            HudiError::invalid(format!(
+                "unknown column {c:?} (table columns: {})",
+                column_list(read_schema)
+            ))
+        })?;
+        fields.push(f.clone());
+    }
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+fn column_list(schema: &Schema) -> String {
+    schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

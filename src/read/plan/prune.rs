@@ -1,0 +1,291 @@
+//! Pruning stages, each keeping the file slices that may hold a matching row: partition
+//! values, then the metadata table's indexes (record index, partition stats, column stats),
+//! then Parquet footers for the slices no index decided.
+
+use std::collections::HashSet;
+
+use arrow_array::Array;
+use arrow_schema::Schema;
+
+use super::{count_files, PlanStats};
+use crate::config::TableConfig;
+use crate::error::{HudiError, Result};
+use crate::expr::Expr;
+use crate::file_group::FileSlice;
+use crate::meta_client::MetaClient;
+use crate::metadata::skipping::{record_keys, without_partition_conjuncts, KeyLookup};
+use crate::metadata::table::{COLUMN_STATS, PARTITION_STATS, RECORD_INDEX};
+use crate::metadata::MetadataTable;
+use crate::read::QueryType;
+use crate::timeline::{compare_instant_times, Visibility};
+
+/// Which metadata-table indexes a query can use, decided once per plan.
+pub(super) struct Indexes {
+    /// Whether data skipping applies at all (a filter, and skipping on).
+    pub(super) active: bool,
+    /// Record keys the filter pins, when the record index may answer (latest snapshot).
+    key_lookup: Option<KeyLookup>,
+    /// What statistics prune on once the record index answered (`None`: nothing left).
+    stats_after_keys: Option<Expr>,
+    /// What statistics prune on when the record index is not used.
+    stats_alone: Option<Expr>,
+    /// Partition stats describe the latest snapshot of a partitioned table only.
+    partition_stats: bool,
+}
+
+impl Indexes {
+    pub(super) fn choose(
+        filter: Option<&Expr>,
+        query: QueryType,
+        latest: bool,
+        config: &TableConfig,
+        schema: &Schema,
+    ) -> Indexes {
+        let Some(filter) = filter else {
+            return Indexes {
+                active: false,
+                key_lookup: None,
+                stats_after_keys: None,
+                stats_alone: None,
+                partition_stats: false,
+            };
+        };
+        let key_lookup =
+            record_keys(filter, config, schema).filter(|_| latest && query == QueryType::Snapshot);
+        let stats_alone = without_partition_conjuncts(filter, config);
+        let stats_after_keys = match &key_lookup {
+            Some(l) => l
+                .rest
+                .as_ref()
+                .and_then(|rest| without_partition_conjuncts(rest, config)),
+            None => stats_alone.clone(),
+        };
+        Indexes {
+            active: true,
+            key_lookup,
+            stats_after_keys,
+            stats_alone,
+            partition_stats: latest && config.is_partitioned(),
+        }
+    }
+
+    /// The MDT partitions the query will consult (listed while the metadata table opens).
+    pub(super) fn partitions(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.key_lookup.is_some() {
+            out.push(RECORD_INDEX);
+        }
+        if self.stats_after_keys.is_some() {
+            if self.partition_stats {
+                out.push(PARTITION_STATS);
+            }
+            out.push(COLUMN_STATS);
+        }
+        out
+    }
+}
+
+/// Partition pruning on the values the partition paths encode.
+pub(super) fn by_partition_values(
+    slices: Vec<FileSlice>,
+    filter: &Expr,
+    config: &TableConfig,
+    schema: &Schema,
+) -> Result<Vec<FileSlice>> {
+    let mut partitions: Vec<&str> = slices.iter().map(|s| s.partition.as_str()).collect();
+    partitions.sort();
+    partitions.dedup();
+    let Some(batch) = crate::keygen::partition_batch(&partitions, config, schema)? else {
+        return Ok(slices);
+    };
+    let Some(mask) = filter.evaluate_partial(&batch)? else {
+        return Ok(slices);
+    };
+    let keep: HashSet<String> = partitions
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| mask.is_null(*i) || mask.value(*i))
+        .map(|(_, p)| p.to_string())
+        .collect();
+    Ok(slices
+        .into_iter()
+        .filter(|s| keep.contains(&s.partition))
+        .collect())
+}
+
+/// At most this many index problems are spelled out in the plan notes.
+const MAX_PROBLEM_NOTES: usize = 3;
+
+fn note_problems(stats: &mut PlanStats, index: &str, problems: &[String]) {
+    for p in problems.iter().take(MAX_PROBLEM_NOTES) {
+        stats.planning_notes.push(format!("{index}: {p}"));
+    }
+    if problems.len() > MAX_PROBLEM_NOTES {
+        stats.planning_notes.push(format!(
+            "{index}: … and {} more records ignored",
+            problems.len() - MAX_PROBLEM_NOTES
+        ));
+    }
+}
+
+/// The record index, partition stats and column stats, in that order; an index that cannot
+/// be read is skipped with a note. Returns the slices kept and, for each, whether an index
+/// decided it (so its footer need not be read).
+pub(super) async fn by_metadata_indexes(
+    mdt: &MetadataTable,
+    mut slices: Vec<FileSlice>,
+    indexes: &Indexes,
+    schema: &Schema,
+    query: QueryType,
+    stats: &mut PlanStats,
+) -> (Vec<FileSlice>, Vec<bool>) {
+    let mut keys_answered = false;
+    if let Some(lookup) = indexes
+        .key_lookup
+        .as_ref()
+        .filter(|_| mdt.has_partition(RECORD_INDEX))
+    {
+        match mdt.locate_keys(&lookup.keys).await {
+            Ok(groups) => {
+                slices.retain(|s| groups.contains(&(s.partition.clone(), s.file_id.clone())));
+                stats.files_after_record_index = Some(count_files(&slices, query));
+                stats.planning_notes.push(format!(
+                    "record_index: {} key(s) found in {} file group(s)",
+                    lookup.keys.len(),
+                    groups.len()
+                ));
+                keys_answered = true;
+            }
+            Err(e) => stats
+                .planning_notes
+                .push(format!("record_index not used: {e}")),
+        }
+    }
+    let rest = if keys_answered {
+        &indexes.stats_after_keys
+    } else {
+        &indexes.stats_alone
+    };
+    // Exact answers (the record index, partition paths) leave nothing for statistics.
+    let Some(filter) = rest else {
+        let decided = vec![true; slices.len()];
+        return (slices, decided);
+    };
+    if indexes.partition_stats && mdt.has_partition(PARTITION_STATS) {
+        slices = by_partition_stats(mdt, slices, filter, schema, query, stats).await;
+    }
+    let mut decided = vec![false; slices.len()];
+    if slices.is_empty() || !mdt.has_partition(COLUMN_STATS) {
+        return (slices, decided);
+    }
+    match mdt.prune_slices(&slices, filter, schema).await {
+        Ok(v) => {
+            note_problems(stats, COLUMN_STATS, &v.problems);
+            let before = slices.len();
+            let verdicts = slices.into_iter().zip(v.keep).zip(v.unknown);
+            (slices, decided) = verdicts
+                .filter_map(|((s, keep), unknown)| keep.then_some((s, !unknown)))
+                .unzip();
+            stats.files_after_column_stats = Some(count_files(&slices, query));
+            stats.planning_notes.push(format!(
+                "column_stats: {} of {before} file slices may match on [{}]",
+                slices.len(),
+                filter.columns().join(", ")
+            ));
+        }
+        Err(e) => stats
+            .planning_notes
+            .push(format!("column_stats not used: {e}")),
+    }
+    (slices, decided)
+}
+
+/// `partition_stats`: drops the partitions whose statistics rule the filter out.
+async fn by_partition_stats(
+    mdt: &MetadataTable,
+    mut slices: Vec<FileSlice>,
+    filter: &Expr,
+    schema: &Schema,
+    query: QueryType,
+    stats: &mut PlanStats,
+) -> Vec<FileSlice> {
+    let mut partitions: Vec<String> = slices.iter().map(|s| s.partition.clone()).collect();
+    partitions.sort();
+    partitions.dedup();
+    match mdt.prune_partitions(&partitions, filter, schema).await {
+        Ok(v) => {
+            note_problems(stats, PARTITION_STATS, &v.problems);
+            let keep: HashSet<&String> = partitions
+                .iter()
+                .zip(&v.keep)
+                .filter_map(|(p, k)| k.then_some(p))
+                .collect();
+            slices.retain(|s| keep.contains(&s.partition));
+            stats.files_after_partition_stats = Some(count_files(&slices, query));
+            stats.planning_notes.push(format!(
+                "partition_stats: {} of {} partitions may match on [{}]",
+                keep.len(),
+                partitions.len(),
+                filter.columns().join(", ")
+            ));
+        }
+        Err(e) => stats
+            .planning_notes
+            .push(format!("partition_stats not used: {e}")),
+    }
+    slices
+}
+
+/// Parquet-footer pruning of the slices no index decided (base-file-only slices).
+pub(super) async fn by_footers(
+    client: &MetaClient,
+    slices: Vec<FileSlice>,
+    decided: &[bool],
+    filter: &Expr,
+    query: QueryType,
+) -> Result<Vec<FileSlice>> {
+    let checks = slices.iter().enumerate().map(|(i, s)| async move {
+        let prunable = (query == QueryType::ReadOptimized || s.log_files.is_empty())
+            && !decided.get(i).copied().unwrap_or(false);
+        match (prunable, s.base_path()) {
+            (true, Some(path)) => {
+                let footer = client.footer(&path).await?;
+                Ok::<bool, HudiError>(
+                    !crate::base_file::matching_row_groups(&footer, Some(filter)).is_empty(),
+                )
+            }
+            _ => Ok(true),
+        }
+    });
+    let keep = futures::future::try_join_all(checks).await?;
+    Ok(slices
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(s, k)| k.then_some(s))
+        .collect())
+}
+
+/// Incremental pruning: a slice whose files all completed at or before `start` cannot hold
+/// a record committed after it.
+pub(super) fn may_hold_changes_after(
+    s: &FileSlice,
+    start: &str,
+    visibility: &Visibility,
+    by_completion: bool,
+) -> bool {
+    let after = |instant: &str| {
+        let t = if by_completion {
+            visibility
+                .completion_of(instant)
+                .flatten()
+                .unwrap_or_else(|| instant.to_string())
+        } else {
+            instant.to_string()
+        };
+        compare_instant_times(&t, start).is_gt()
+    };
+    // v6 log files are named by their slice's base instant but may hold later blocks.
+    (!by_completion && !s.log_files.is_empty())
+        || s.base_file.as_ref().is_some_and(|b| after(&b.instant))
+        || s.log_files.iter().any(|l| after(&l.instant))
+}

@@ -1,0 +1,117 @@
+//! [`Table`]: the entry point. A Hudi table opened on a [`Storage`] — its meta client
+//! (config, timeline, session caches) and its metadata table, opened on first use — with
+//! every question a face asks of it: timeline, instants, file groups, plans and reads.
+//! Each method delegates to the module that owns the noun.
+
+use std::sync::Arc;
+
+use crate::error::{HudiError, Result};
+use crate::file_group::view::FileSystemView;
+use crate::meta_client::MetaClient;
+use crate::metadata::{MetadataCache, MetadataTable};
+use crate::read::{Plan, ReadOptions, ReadResult, Scan};
+use crate::storage::{IoSnapshot, Storage};
+use crate::timeline::{CommitMetadata, Instant, Timeline};
+
+#[derive(Debug)]
+pub struct Table {
+    client: Arc<MetaClient>,
+    metadata: MetadataCache,
+}
+
+impl Table {
+    /// Opens the table whose base path is the root of `storage`: `hoodie.properties` and
+    /// the active timeline, fetched concurrently (one round trip for the default layouts).
+    pub async fn open(storage: Arc<dyn Storage>) -> Result<Table> {
+        Ok(Table {
+            client: Arc::new(MetaClient::open(storage).await?),
+            metadata: MetadataCache::default(),
+        })
+    }
+
+    pub fn client(&self) -> &Arc<MetaClient> {
+        &self.client
+    }
+
+    pub fn config(&self) -> &crate::config::TableConfig {
+        self.client.config()
+    }
+
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        self.client.storage()
+    }
+
+    /// Requests, bytes and round trips since the table was opened.
+    pub fn io(&self) -> IoSnapshot {
+        self.client.io()
+    }
+
+    pub fn timeline(&self) -> Arc<Timeline> {
+        self.client.timeline()
+    }
+
+    /// The timeline with the archived instants (v6 archive, v8+ LSM history), loaded once.
+    pub async fn load_history(&self) -> Result<Arc<Timeline>> {
+        self.client.load_history().await
+    }
+
+    pub async fn commit_metadata(&self, instant: &Instant) -> Result<Arc<CommitMetadata>> {
+        self.client.commit_metadata(instant).await
+    }
+
+    /// The decoded content of an instant (archived or active).
+    pub async fn instant_content(&self, instant: &Instant) -> Result<serde_json::Value> {
+        self.client.instant_content(instant).await
+    }
+
+    /// The content of an instant found by requested time, the archive included.
+    pub async fn instant(&self, requested_time: &str) -> Result<(Instant, serde_json::Value)> {
+        let timeline = self.load_history().await?;
+        let instant = timeline
+            .get(requested_time)
+            .ok_or_else(|| HudiError::NotFound {
+                path: format!(
+                    "instant {requested_time} on the timeline of {}",
+                    self.storage().location()
+                ),
+            })?
+            .clone();
+        let content = self.instant_content(&instant).await?;
+        Ok((instant, content))
+    }
+
+    /// File groups and slices as of an instant (latest when `None`), by listing.
+    pub async fn file_system_view(&self, as_of: Option<&str>) -> Result<FileSystemView> {
+        self.client.file_system_view(as_of).await
+    }
+
+    /// The metadata table; the first open also lists the MDT partitions in `prefetch`.
+    pub async fn metadata_table(&self, prefetch: &[&str]) -> Result<Arc<MetadataTable>> {
+        self.metadata.get(&self.client, prefetch).await
+    }
+
+    /// Which file slices a read needs, and why ([`crate::read::plan`]).
+    pub async fn plan(&self, options: &ReadOptions) -> Result<Plan> {
+        crate::read::plan(&self.client, &self.metadata, options).await
+    }
+
+    /// The rows of a plan, batch by batch ([`crate::read::scan`]).
+    pub fn scan(&self, plan: Arc<Plan>, options: &ReadOptions) -> Scan {
+        Scan::new(self.client.clone(), plan, options)
+    }
+
+    /// Plans and reads every row.
+    pub async fn read(&self, options: &ReadOptions) -> Result<ReadResult> {
+        let plan = Arc::new(self.plan(options).await?);
+        let mut scan = self.scan(plan.clone(), options);
+        let batches = scan.collect().await?;
+        let (schema, io) = (scan.schema(), scan.io());
+        drop(scan);
+        Ok(ReadResult {
+            schema,
+            batches,
+            io,
+            plan: Arc::unwrap_or_clone(plan),
+        })
+    }
+}
