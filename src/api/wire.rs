@@ -96,8 +96,8 @@ pub struct Io {
     pub round_trips: u64,
 }
 
-impl From<IoSnapshot> for Io {
-    fn from(s: IoSnapshot) -> Self {
+impl From<&IoSnapshot> for Io {
+    fn from(s: &IoSnapshot) -> Self {
         Io {
             requests: s.requests,
             bytes: s.bytes,
@@ -268,7 +268,7 @@ impl From<&crate::read::Plan> for Plan {
                 })
                 .collect(),
             stats: (&plan.stats).into(),
-            io: plan.io.into(),
+            io: (&plan.io).into(),
         }
     }
 }

@@ -346,9 +346,9 @@ async fn run(cli: Cli) -> Result<()> {
                 let report = wire::ReadStats {
                     rows: batches.iter().map(|b| b.num_rows()).sum(),
                     stats: (&plan.stats).into(),
-                    plan_io: plan.io.into(),
-                    read_io: read_io.into(),
-                    total_io: t.io().into(),
+                    plan_io: (&plan.io).into(),
+                    read_io: (&read_io).into(),
+                    total_io: (&t.io()).into(),
                 };
                 eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
             }

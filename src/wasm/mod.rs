@@ -341,7 +341,7 @@ impl WasmTable {
     /// Requests, bytes and dependent round trips since the table was opened.
     #[wasm_bindgen(unchecked_return_type = "Io")]
     pub fn io(&self) -> Result<JsValue, JsValue> {
-        js_value(&wire::Io::from(self.table.io()))
+        js_value(&wire::Io::from(&self.table.io()))
     }
 
     /// What the storage worked around (a server ignoring `Range`, ...).
