@@ -16,7 +16,8 @@ export interface Progress {
 export interface Cancellable {
   /** Aborts the operation: it rejects with an `AbortedError` and its requests are cancelled. */
   signal?: AbortSignal;
-  /** Called whenever requests complete, with running totals for this operation. */
+  /** Called as the operation advances (opened, planned, each batch read), with running totals
+   *  for this operation. */
   onProgress?: (progress: Progress) => void;
 }
 
