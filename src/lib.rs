@@ -53,6 +53,7 @@
 //! Dropping a read's future cancels it: nothing it started outlives it (in wasm, every
 //! in-flight `fetch` is aborted).
 
+pub mod api;
 pub mod avro;
 pub mod base_file;
 pub mod config;
@@ -65,7 +66,6 @@ pub mod log_file;
 pub mod merge;
 pub mod meta_client;
 pub mod metadata;
-pub mod output;
 pub mod read;
 pub mod schema;
 pub mod storage;

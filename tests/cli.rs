@@ -181,3 +181,17 @@ fn errors_are_typed_with_exit_codes() {
         "{err}"
     );
 }
+
+#[test]
+fn read_limit_and_stats_go_through_one_scan() {
+    let t = table("sample_table/mor/avro/v9_txns_simple_meta");
+    let (code, out, err) = run(&["read", &t, "--limit", "2", "--stats"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 2);
+    let stats: Value = serde_json::from_str(err.trim()).unwrap();
+    assert_eq!(stats["rows"], 2);
+    for k in ["stats", "plan_io", "read_io", "total_io"] {
+        assert!(stats.get(k).is_some(), "{k}");
+    }
+    assert!(stats["read_io"]["round_trips"].as_u64().is_some());
+}

@@ -58,7 +58,7 @@ execFileSync(process.execPath, [join(pkg, 'node_modules', 'typescript', 'bin', '
 // Sizes: what a user downloads (the wasm module dominates).
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 const wasm = readFileSync(join(pkg, 'dist', 'wasm', 'hudi_edge_bg.wasm'));
-const js = ['browser.js', 'index.js', 'table.js', 'errors.js', 'normalize.js', 'tracking.js', 'blob-storage.js', 'wasm-loader.js', 'wasm/hudi_edge.js']
+const js = ['browser.js', 'index.js', 'table.js', 'errors.js', 'blob-storage.js', 'wasm-loader.js', 'wasm/hudi_edge.js']
   .map((f) => readFileSync(join(pkg, 'dist', f)));
 const jsRaw = js.reduce((n, b) => n + b.length, 0);
 const jsGz = gzipSync(Buffer.concat(js), { level: 9 }).length;

@@ -1,7 +1,7 @@
 // A table held in local `File`s / `Blob`s (a picked folder, dropped files): read lazily by
 // slicing, so a large table is not loaded into memory.
 
-import type { ObjectMeta, StorageObject } from './tracking.js';
+import type { ObjectMeta, StorageObject } from './storage-object.js';
 
 export interface LocalFile {
   /** Path relative to the table's base path, `/`-separated. */

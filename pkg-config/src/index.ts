@@ -23,5 +23,5 @@ export {
   type ErrorCode,
 } from './errors.js';
 export { BlobStorage, type LocalFile } from './blob-storage.js';
-export type { StorageObject, ObjectMeta } from './tracking.js';
+export type { StorageObject, ObjectMeta } from './storage-object.js';
 export type * from './types.js';

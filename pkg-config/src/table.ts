@@ -1,14 +1,15 @@
 // `HudiTable`: the package's one entry point. It opens a table (by URL, from local files, from a
 // zip, or over any storage object), and answers with typed objects and apache-arrow tables.
-// The engine does the work in wasm; this layer converts shapes, errors, progress and aborts.
+// The engine does the work in wasm and answers in the package's shapes; aborts and progress
+// are the engine's too (it takes the `signal` and `onProgress` of each call). This layer maps
+// errors to classes, caches, and defers `close()` until the calls in flight finish.
 
 import { RecordBatchReader, tableFromIPC, type RecordBatch, type Table as ArrowTable } from 'apache-arrow';
 import { WasmTable } from './wasm/hudi_edge.js';
 import { initWasm } from './wasm-loader.js';
-import { AbortedError, InvalidArgumentError, toHudiError } from './errors.js';
+import { InvalidArgumentError, toHudiError } from './errors.js';
 import { BlobStorage, type LocalFile } from './blob-storage.js';
-import { Operation, Tracked, raceAbort, type StorageObject } from './tracking.js';
-import { commitOf, infoOf, instantOf, ioOf, layoutOf, planOf } from './normalize.js';
+import type { StorageObject } from './storage-object.js';
 import type {
   Cancellable,
   CommitDetail,
@@ -17,7 +18,6 @@ import type {
   IoStats,
   OpenOptions,
   Plan,
-  Progress,
   ReadOptions,
   Row,
   TableInfo,
@@ -38,25 +38,23 @@ const READ_KEYS = [
   'concurrency',
 ] as const;
 
-/** The read options the engine understands, as its JSON (signal and callbacks stay here). */
+/** The read options the engine understands, as JSON (signal and callbacks left out). */
 export function readOptionsJson(o: ReadOptions = {}): string {
   const out: Record<string, unknown> = {};
   for (const k of READ_KEYS) if (o[k] !== undefined) out[k] = o[k];
   return JSON.stringify(out, (_, v) => (typeof v === 'bigint' ? v.toString() : v));
 }
 
-const WRITE_ACTIONS = new Set(['commit', 'deltacommit', 'replacecommit']);
+/** The engine's rejections as `HudiError`s. */
+async function engine<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    throw toHudiError(e);
+  }
+}
 
-/** A table's progress as the engine reports it (an object or its JSON). */
-const progressOf = (p: unknown): Progress => {
-  const v = (typeof p === 'string' ? JSON.parse(p) : p) as Partial<Progress> & Record<string, number>;
-  return {
-    requests: v.requests ?? 0,
-    bytes: v.bytes ?? 0,
-    filesDone: v.filesDone ?? v.files_done ?? 0,
-    filesTotal: v.filesTotal ?? v.files_total ?? 0,
-  };
-};
+const WRITE_ACTIONS = new Set(['commit', 'deltacommit', 'replacecommit']);
 
 /** `https://user:pw@host/a/b/?token=x` → `https://host/a/b` (for messages: no secrets). */
 function publicLocation(url: URL): string {
@@ -76,17 +74,15 @@ export class HudiTable {
   /** Where the table is (credentials and query strings removed). */
   readonly location: string;
   #wasm: WasmTable | null;
-  /** Set when the storage is implemented in JS: progress and aborts are tracked here. */
-  readonly #tracked: Tracked | null;
   #inFlight = 0;
   #closing = false;
   #layout: Promise<FileLayout> | undefined;
   #history: Promise<unknown> | undefined;
-  readonly #commits = new Map<string, Promise<CommitDetail>>();
+  /** Details of completed instants (they do not change). */
+  readonly #commits = new Map<string, CommitDetail>();
 
-  private constructor(wasm: WasmTable, tracked: Tracked | null, location: string) {
+  private constructor(wasm: WasmTable, location: string) {
     this.#wasm = wasm;
-    this.#tracked = tracked;
     this.location = location;
   }
 
@@ -100,32 +96,9 @@ export class HudiTable {
       throw new InvalidArgumentError(`unsupported URL scheme ${u.protocol} (expected http(s)://… or s3://bucket/prefix)`);
     }
     await initWasm();
-    const json = JSON.stringify({
-      headers: options.headers,
-      s3: options.s3,
-      listing: options.listing,
-      concurrency: options.concurrency,
-      retries: options.retries,
-    });
-    // Progress of the open: the engine reports it per read, so count the fetches here.
-    let opening = true;
-    const done: Progress = { requests: 0, bytes: 0, filesDone: 0, filesTotal: 0 };
-    const base = options.fetch;
-    const counted: typeof fetch | undefined = options.onProgress
-      ? async (input, init) => {
-          const r = await (base ?? globalThis.fetch)(input, init);
-          if (opening) {
-            done.requests += 1;
-            done.bytes += Number(r.headers.get('content-length') ?? 0);
-            options.onProgress!({ ...done });
-          }
-          return r;
-        }
-      : base;
-    const work = WasmTable.openUrl(u.toString(), json, counted, options.presign, options.signal).finally(() => (opening = false));
-    work.then((t) => options.signal?.aborted && t.free(), () => {});
-    const wasm = await raceAbort(work, options.signal, 'open');
-    return new HudiTable(wasm, null, publicLocation(u));
+    const o = options;
+    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress));
+    return new HudiTable(wasm, publicLocation(u));
   }
 
   /**
@@ -135,14 +108,8 @@ export class HudiTable {
    */
   static async openStorage(storage: StorageObject, options: Cancellable = {}): Promise<HudiTable> {
     await initWasm();
-    const tracked = new Tracked(storage);
-    const op = new Operation(options.signal, options.onProgress);
-    tracked.operations.add(op);
-    const work = WasmTable.openJs(tracked).finally(() => tracked.operations.delete(op));
-    // Opened after all, but too late: release it.
-    work.then((t) => options.signal?.aborted && t.free(), () => {});
-    const wasm = await raceAbort(work, options.signal, 'open');
-    return new HudiTable(wasm, tracked, storage.location);
+    const wasm = await engine(WasmTable.openJs(storage, options.signal, options.onProgress));
+    return new HudiTable(wasm, storage.location);
   }
 
   /** Opens a table from local files (a picked folder, dropped files), read lazily. Paths are
@@ -164,11 +131,7 @@ export class HudiTable {
   static async openZip(zip: Uint8Array | ArrayBuffer | Blob, name = 'table.zip'): Promise<HudiTable> {
     await initWasm();
     const bytes = zip instanceof Uint8Array ? zip : new Uint8Array(zip instanceof Blob ? await zip.arrayBuffer() : zip);
-    try {
-      return new HudiTable(await WasmTable.openZip(bytes, name), null, `zip://${name}`);
-    } catch (e) {
-      throw toHudiError(e);
-    }
+    return new HudiTable(await engine(WasmTable.openZip(bytes, name)), `zip://${name}`);
   }
 
   #alive(): WasmTable {
@@ -176,53 +139,33 @@ export class HudiTable {
     return this.#wasm;
   }
 
-  /** Runs one API call: its progress and abort, error classes, and deferred `close()`. */
-  #run<T>(o: Cancellable | undefined, what: string, f: (w: WasmTable, op: Operation) => Promise<T>): Promise<T> {
-    let w: WasmTable;
-    try {
-      w = this.#alive();
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    if (o?.signal?.aborted) return Promise.reject(new AbortedError(`aborted: ${what}`, undefined, { cause: o.signal.reason }));
-    const op = new Operation(o?.signal, o?.onProgress);
-    this.#tracked?.operations.add(op);
+  /** Runs one engine call: error classes, and deferred `close()`. */
+  async #run<T>(f: (w: WasmTable) => Promise<T>): Promise<T> {
+    const w = this.#alive();
     this.#inFlight += 1;
-    let work: Promise<T>;
     try {
-      work = f(w, op);
-    } catch (e) {
-      work = Promise.reject(e);
-    }
-    const done = work.finally(() => {
-      this.#tracked?.operations.delete(op);
+      return await engine(f(w));
+    } finally {
       this.#inFlight -= 1;
       if (this.#closing && this.#inFlight === 0) this.#free();
-    });
-    return raceAbort(done, o?.signal, what);
-  }
-
-  /** Signal and progress arguments for engine calls that take them. */
-  #native(op: Operation, o: Cancellable | undefined): [AbortSignal | undefined, ((p: unknown) => void) | undefined] {
-    const cb = o?.onProgress;
-    return [o?.signal, cb ? (p: unknown) => { Object.assign(op.progress, progressOf(p)); op.emit(); } : undefined];
+    }
   }
 
   /** Type, version, keys, partitions, file groups, metadata-table partitions, properties. */
   async info(o?: Cancellable): Promise<TableInfo> {
-    const config = JSON.parse(this.#alive().config());
-    return infoOf(config, await this.fileGroups(o));
+    // The engine shares the latest layout between fileGroups() and info().
+    await this.fileGroups(o);
+    return this.#run((w) => w.info(o?.signal));
   }
 
   /** The timeline: instants oldest first (archived ones first, when asked for). */
   timeline(o: TimelineOptions = {}): Promise<Instant[]> {
-    return this.#run(o, 'timeline', async (w) => {
-      const json = JSON.parse(await w.timeline(Boolean(o.archived)));
+    return this.#run(async (w) => {
+      const { instants } = await w.timeline(Boolean(o.archived), o.signal);
       if (o.archived) this.#history = Promise.resolve();
-      const instants: Instant[] = json.instants.map(instantOf);
       if (o.operations !== false) {
         const writes = instants.filter((i) => i.state === 'completed' && WRITE_ACTIONS.has(i.action));
-        const details = await Promise.all(writes.map((i) => this.#commit(w, i.requestedTime).catch(() => null)));
+        const details = await Promise.all(writes.map((i) => this.#commit(w, i.requestedTime, o.signal).catch(() => null)));
         o.signal?.throwIfAborted();
         writes.forEach((i, n) => (i.operation = details[n]?.operation ?? null));
       }
@@ -232,10 +175,10 @@ export class HudiTable {
 
   /** One instant's metadata: files written, record counts, bytes, replaced file groups, schema. */
   commit(requestedTime: string, o?: Cancellable): Promise<CommitDetail> {
-    return this.#run(o, 'commit', (w) => this.#commit(w, requestedTime));
+    return this.#run((w) => this.#commit(w, requestedTime, o?.signal));
   }
 
-  #commit(w: WasmTable, requestedTime: string): Promise<CommitDetail> {
+  async #commit(w: WasmTable, requestedTime: string, signal: AbortSignal | undefined): Promise<CommitDetail> {
     const cached = this.#commits.get(requestedTime);
     if (cached) return cached;
     // The engine's `instant()` loads the archived timeline first: do it once, not per instant.
@@ -243,23 +186,16 @@ export class HudiTable {
       this.#history = undefined;
       throw e;
     });
-    const detail = this.#history
-      .then(() => w.instant(requestedTime))
-      .then((text) => {
-        const v = JSON.parse(text);
-        return commitOf(instantOf(v.instant), v.content);
-      });
-    this.#commits.set(requestedTime, detail);
-    detail
-      .then((d) => d.instant.state !== 'completed' && this.#commits.delete(requestedTime))
-      .catch(() => this.#commits.delete(requestedTime));
+    await this.#history;
+    const detail = await w.instant(requestedTime, signal);
+    if (detail.instant.state === 'completed') this.#commits.set(requestedTime, detail);
     return detail;
   }
 
   /** Partitions → file groups → file slices (base file, log files, sizes), latest or as of an instant. */
   fileGroups(o: { asOf?: string } & Cancellable = {}): Promise<FileLayout> {
     if (!o.asOf && this.#layout) return this.#layout;
-    const layout = this.#run(o, 'fileGroups', async (w) => layoutOf(JSON.parse(await w.fileGroups(o.asOf ?? null))));
+    const layout = this.#run((w) => w.fileGroups(o.asOf ?? null, o.signal));
     if (!o.asOf) {
       this.#layout = layout;
       layout.catch(() => (this.#layout = undefined));
@@ -269,55 +205,33 @@ export class HudiTable {
 
   /** What a read would do: the file slices it reads, pruning stage by stage, and the I/O planning cost. */
   plan(o: ReadOptions = {}): Promise<Plan> {
-    return this.#run(o, 'plan', async (w, op) => {
+    return this.#run(async (w) => {
       const t0 = performance.now();
-      const text = await w.plan(readOptionsJson(o), ...this.#native(op, o));
-      return planOf(JSON.parse(text), performance.now() - t0);
+      const plan = await w.plan(o, o.signal, o.onProgress);
+      // `stats` copied: the public PlanStats is open (an index signature), the generated one is not.
+      return { ...plan, stats: { ...plan.stats }, timeMs: performance.now() - t0 };
     });
   }
 
   /** The rows as an apache-arrow `Table`. */
   read(o: ReadOptions = {}): Promise<ArrowTable> {
-    return this.#run(o, 'read', async (w, op) => {
-      const bytes = await w.readArrow(readOptionsJson(o), ...this.#native(op, o));
-      return tableFromIPC(bytes);
-    });
+    return this.#run(async (w) => tableFromIPC(await w.readArrow(o, o.signal, o.onProgress)));
   }
 
   /** The rows as plain objects (decimals as strings with their scale, timestamps ISO-8601,
    *  dates `YYYY-MM-DD`, binary base64), like the CLI's JSON. */
   rows(o: ReadOptions = {}): Promise<Row[]> {
-    return this.#run(o, 'rows', async (w, op) => {
-      const text = await w.readJson(readOptionsJson(o), false, ...this.#native(op, o));
-      return JSON.parse(text);
-    });
+    return this.#run((w) => w.readJson(o, false, o.signal, o.onProgress));
   }
 
   /** The rows as apache-arrow `RecordBatch`es, one at a time. Break out of the loop (or abort)
    *  to stop early; the rest is not read. */
   async *stream(o: ReadOptions = {}): AsyncGenerator<RecordBatch, void, undefined> {
-    // The engine's stream reports no progress: totals from the table's I/O counters, and the
-    // number of files from the plan (asked for only when progress is wanted).
-    const filesTotal = o.onProgress ? (await this.plan({ ...o, onProgress: undefined })).fileSlices.reduce((n, s) => n + (s.baseFile ? 1 : 0) + s.logFiles.length, 0) : 0;
-    const start = o.onProgress ? this.io() : null;
-    const report = (done: boolean) => {
-      if (!o.onProgress || !start || !this.#wasm) return;
-      const io = this.io();
-      try {
-        o.onProgress({ requests: io.requests - start.requests, bytes: io.bytes - start.bytes, filesDone: done ? filesTotal : 0, filesTotal });
-      } catch {
-        // A throwing callback must not break the read.
-      }
-    };
-    const stream = await this.#run(o, 'stream', async (w) => w.stream(readOptionsJson(o), o.signal));
+    const stream = await this.#run(async (w) => w.stream(o, o.signal, o.onProgress));
     try {
       for (;;) {
-        const bytes: Uint8Array | undefined = await this.#run(o, 'stream', () => stream.next());
-        if (!bytes) {
-          report(true);
-          return;
-        }
-        report(false);
+        const bytes = await this.#run(() => stream.next());
+        if (!bytes) return;
         for (const batch of RecordBatchReader.from(bytes)) yield batch;
       }
     } finally {
@@ -328,7 +242,7 @@ export class HudiTable {
 
   /** Requests and bytes since the table was opened. */
   io(): IoStats {
-    return ioOf(JSON.parse(this.#alive().io()));
+    return this.#alive().io();
   }
 
   /** Releases the table's wasm memory (after the calls in flight finish). */

@@ -1,5 +1,5 @@
-// The public shapes of the API. The engine answers in snake_case JSON; these are the
-// camelCase objects the package hands out (see normalize.ts).
+// The public shapes of the API. The engine hands them out as they are (its wire types,
+// src/api/wire.rs); wire-check.ts makes `tsc` compare them with the generated declarations.
 
 /** What a long operation has cost so far. */
 export interface Progress {
@@ -16,7 +16,8 @@ export interface Progress {
 export interface Cancellable {
   /** Aborts the operation: it rejects with an `AbortedError` and its requests are cancelled. */
   signal?: AbortSignal;
-  /** Called whenever requests complete, with running totals for this operation. */
+  /** Called as the operation advances (opened, planned, each batch read), with running totals
+   *  for this operation. */
   onProgress?: (progress: Progress) => void;
 }
 
@@ -256,6 +257,10 @@ export interface IoStats {
   deletes: number;
   /** Dependent round trips (concurrent requests share one). */
   roundTrips: number;
+  /** Requests and bytes by why they were made: `timeline`, `footer`, `column_chunk`, ... */
+  byPurpose: Record<string, { requests: number; bytes: number }>;
+  /** What the storage noticed and worked around (e.g. a server that ignores `Range`). */
+  warnings: string[];
 }
 
 export interface Plan {

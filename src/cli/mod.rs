@@ -5,8 +5,10 @@ use std::io::Write;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use serde_json::json;
 
+use crate::api::output;
+use crate::api::wire;
+use crate::api::{storage_for, Host, RemoteOptions};
 use crate::error::{HudiError, Result};
 use crate::expr::parse_filter;
 use crate::read::{QueryType, ReadOptions};
@@ -179,59 +181,11 @@ impl QueryArgs {
     }
 }
 
-/// A storage for a table location: a local path, a `file://` URL, a `.zip` of a table,
-/// `http(s)://...` or `s3://bucket/prefix`, with default remote options.
-pub fn storage_for(location: &str) -> Result<Arc<dyn Storage>> {
-    storage_for_with(location, &RemoteArgs::from_env())
-}
-
 impl RemoteArgs {
-    /// Defaults, as when no flag is given.
-    pub fn from_env() -> Self {
-        RemoteArgs {
-            listing: "auto".into(),
-            retries: crate::storage::http::DEFAULT_RETRIES,
-            concurrency: crate::storage::http::DEFAULT_CONCURRENCY,
-            ..Default::default()
-        }
-    }
-
-    fn s3_options(&self) -> crate::storage::object_store::S3Options {
+    /// The flags, with S3 credentials from the usual AWS variables.
+    fn options(&self) -> Result<RemoteOptions> {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        crate::storage::object_store::S3Options {
-            region: self
-                .region
-                .clone()
-                .or_else(|| env("AWS_REGION"))
-                .or_else(|| env("AWS_DEFAULT_REGION")),
-            endpoint: self
-                .endpoint
-                .clone()
-                .or_else(|| env("AWS_ENDPOINT_URL_S3"))
-                .or_else(|| env("AWS_ENDPOINT_URL")),
-            access_key_id: env("AWS_ACCESS_KEY_ID"),
-            secret_access_key: env("AWS_SECRET_ACCESS_KEY"),
-            session_token: env("AWS_SESSION_TOKEN"),
-            force_path_style: self.path_style.then_some(true),
-            anonymous: self.anonymous,
-        }
-    }
-}
-
-/// [`storage_for`] with explicit remote options.
-pub fn storage_for_with(location: &str, remote: &RemoteArgs) -> Result<Arc<dyn Storage>> {
-    use crate::storage::http::{HttpOptions, HttpStorage};
-    if location.starts_with("s3://") || location.starts_with("s3a://") {
-        let o = remote.s3_options();
-        return Ok(Arc::new(crate::storage::object_store::s3_storage(
-            location,
-            &o,
-            remote.retries,
-            remote.concurrency,
-        )?));
-    }
-    if location.starts_with("http://") || location.starts_with("https://") {
-        let headers = remote
+        let headers = self
             .headers
             .iter()
             .map(|h| {
@@ -242,36 +196,30 @@ pub fn storage_for_with(location: &str, remote: &RemoteArgs) -> Result<Arc<dyn S
                     })
             })
             .collect::<Result<Vec<_>>>()?;
-        let options = HttpOptions {
-            headers,
-            listing: crate::storage::listing::ListingMode::parse(&remote.listing)?,
-            concurrency: remote.concurrency,
-            retries: remote.retries,
-        };
-        let transport = Arc::new(crate::storage::object_store::ReqwestTransport::new()?);
-        return Ok(Arc::new(HttpStorage::for_url(
-            transport,
-            location,
-            remote.path_style.then_some(true),
-            options,
-        )?));
+        Ok(RemoteOptions {
+            headers: Some(headers),
+            s3: Some(crate::storage::object_store::S3Options {
+                region: self
+                    .region
+                    .clone()
+                    .or_else(|| env("AWS_REGION"))
+                    .or_else(|| env("AWS_DEFAULT_REGION")),
+                endpoint: self
+                    .endpoint
+                    .clone()
+                    .or_else(|| env("AWS_ENDPOINT_URL_S3"))
+                    .or_else(|| env("AWS_ENDPOINT_URL")),
+                access_key_id: env("AWS_ACCESS_KEY_ID"),
+                secret_access_key: env("AWS_SECRET_ACCESS_KEY"),
+                session_token: env("AWS_SESSION_TOKEN"),
+                force_path_style: self.path_style.then_some(true),
+                anonymous: self.anonymous,
+            }),
+            listing: Some(self.listing.clone()),
+            concurrency: Some(self.concurrency),
+            retries: Some(self.retries),
+        })
     }
-
-    if location.ends_with(".zip") && !location.contains("://") {
-        let bytes = std::fs::read(location).map_err(|e| HudiError::io(location, e))?;
-        return Ok(Arc::new(crate::storage::memory::MemoryStorage::from_zip(
-            &bytes, location,
-        )?));
-    }
-    if let Some(path) = location.strip_prefix("file://") {
-        return Ok(Arc::new(crate::storage::local::LocalStorage::new(path)));
-    }
-    if location.contains("://") {
-        return Err(HudiError::unsupported(format!(
-            "table location {location} (use a local path, file://, http(s):// or s3://)"
-        )));
-    }
-    Ok(Arc::new(crate::storage::local::LocalStorage::new(location)))
 }
 
 pub fn main() -> i32 {
@@ -299,7 +247,7 @@ pub fn main() -> i32 {
     }
 }
 
-fn print_json(value: &serde_json::Value) -> Result<()> {
+fn print_json(value: &impl serde::Serialize) -> Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value).map_err(|e| HudiError::io("<stdout>", e))?;
     writeln!(out).map_err(|e| HudiError::io("<stdout>", e))
@@ -307,9 +255,10 @@ fn print_json(value: &serde_json::Value) -> Result<()> {
 
 async fn run(cli: Cli) -> Result<()> {
     let latency = cli.latency_ms.map(std::time::Duration::from_millis);
-    let remote = cli.remote.clone();
+    let remote = cli.remote.options()?;
+    let storage_at = |location: &str| storage_for(location, &remote, Host::default());
     let open = |location: &str| {
-        let storage = storage_for_with(location, &remote).map(|s| match latency {
+        let storage = storage_at(location).map(|s| match latency {
             Some(d) => Arc::new(crate::storage::latency::Latency::new(s, d)) as Arc<dyn Storage>,
             None => s,
         });
@@ -328,22 +277,10 @@ async fn run(cli: Cli) -> Result<()> {
                 t.timeline()
             };
             if json {
-                let instants: Vec<_> = timeline
-                    .instants
-                    .iter()
-                    .map(|i| {
-                        json!({
-                            "requested_time": i.requested_time,
-                            "completion_time": i.completion_time,
-                            "action": i.action,
-                            "requested_action": i.requested_action(),
-                            "state": i.state.as_str(),
-                            "completion_time_source": i.completion_source,
-                            "archived": i.archived,
-                        })
-                    })
-                    .collect();
-                print_json(&json!({ "table": t.config().name, "instants": instants }))
+                print_json(&wire::Timeline {
+                    table: t.config().name.clone(),
+                    instants: timeline.instants.iter().map(wire::Instant::from).collect(),
+                })
             } else {
                 let mut out = std::io::stdout().lock();
                 let w = |e: std::io::Error| HudiError::io("<stdout>", e);
@@ -379,37 +316,40 @@ async fn run(cli: Cli) -> Result<()> {
             format,
             stats,
         } => {
-            let t = open(&table).await?;
+            let t = Arc::new(open(&table).await?);
             let options = query.options()?;
-            let result = t.read(&options).await?;
+            let plan = Arc::new(t.plan(&options).await?);
+            let mut scan = t.scan(plan.clone(), &options);
+            let mut batches = Vec::new();
+            while let Some(b) = scan.next().await {
+                batches.push(b?);
+            }
+            let read_io = scan.io();
+            let schema = scan.schema();
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             match format {
-                Format::Jsonl => crate::output::write_jsonl(&result.batches, &mut out)?,
+                Format::Jsonl => output::write_jsonl(&batches, &mut out)?,
                 Format::OracleJsonl => {
-                    for b in &result.batches {
-                        for row in
-                            crate::output::rows_as_json_with(b, crate::output::JsonStyle::ORACLE)
-                        {
+                    for b in &batches {
+                        for row in output::rows_as_json_with(b, output::JsonStyle::ORACLE) {
                             serde_json::to_writer(&mut out, &row)
                                 .map_err(|e| HudiError::io("<stdout>", e))?;
                             writeln!(out).map_err(|e| HudiError::io("<stdout>", e))?;
                         }
                     }
                 }
-                Format::Csv => crate::output::write_csv(&result.schema, &result.batches, &mut out)?,
-                Format::Arrow => {
-                    crate::output::write_arrow_ipc(&result.schema, &result.batches, &mut out)?
-                }
+                Format::Csv => output::write_csv(&schema, &batches, &mut out)?,
+                Format::Arrow => output::write_arrow_ipc(&schema, &batches, &mut out)?,
             }
             out.flush().map_err(|e| HudiError::io("<stdout>", e))?;
             if stats {
-                let report = json!({
-                    "rows": result.num_rows(),
-                    "stats": result.plan.stats,
-                    "plan_io": result.plan.io,
-                    "read_io": result.io,
-                    "total_io": t.io(),
-                });
+                let report = wire::ReadStats {
+                    rows: batches.iter().map(|b| b.num_rows()).sum(),
+                    stats: (&plan.stats).into(),
+                    plan_io: (&plan.io).into(),
+                    read_io: (&read_io).into(),
+                    total_io: (&t.io()).into(),
+                };
                 eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
             }
             Ok(())
@@ -421,11 +361,11 @@ async fn run(cli: Cli) -> Result<()> {
         } => {
             let t = open(&table).await?;
             let plan = t.plan(&query.options()?).await?;
-            print_json(&crate::read::plan::plan_json(&plan))
+            print_json(&wire::Plan::from(&plan))
         }
         Command::Info { table, json: _ } => {
             let t = open(&table).await?;
-            print_json(&serde_json::to_value(t.config()).map_err(|e| HudiError::io("<stdout>", e))?)
+            print_json(t.config())
         }
         Command::FileGroups {
             table,
@@ -434,7 +374,7 @@ async fn run(cli: Cli) -> Result<()> {
         } => {
             let t = open(&table).await?;
             let view = t.file_system_view(as_of.as_deref()).await?;
-            print_json(&serde_json::to_value(&view).map_err(|e| HudiError::io("<stdout>", e))?)
+            print_json(&view)
         }
         Command::Commit { table, instant } => {
             let t = open(&table).await?;
@@ -443,10 +383,13 @@ async fn run(cli: Cli) -> Result<()> {
                 path: format!("instant {instant} on the timeline of {table}"),
             })?;
             let content = t.instant_content(i).await?;
-            print_json(&json!({ "instant": i, "content": content }))
+            print_json(&wire::InstantContent {
+                instant: i.into(),
+                content,
+            })
         }
         Command::Manifest { table, output } => {
-            let storage = storage_for_with(&table, &remote)?;
+            let storage = storage_at(&table)?;
             let manifest = write_manifest(storage, output.as_deref()).await?;
             eprintln!(
                 "manifest: {} files in {} folders, latest instant {}",

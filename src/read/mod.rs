@@ -7,7 +7,6 @@
 //! for version 6, as in Hudi 1.x).
 
 pub mod incremental;
-pub mod options;
 pub mod plan;
 pub mod scan;
 mod slice;

@@ -184,6 +184,23 @@ pub enum Purpose {
 }
 
 impl Purpose {
+    /// The name reports use (as serialized).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Purpose::Timeline => "timeline",
+            Purpose::Properties => "properties",
+            Purpose::CommitMetadata => "commit_metadata",
+            Purpose::Listing => "listing",
+            Purpose::MdtIndexBlock => "mdt_index_block",
+            Purpose::MdtDataBlock => "mdt_data_block",
+            Purpose::Footer => "footer",
+            Purpose::ColumnChunk => "column_chunk",
+            Purpose::LogBlock => "log_block",
+            Purpose::History => "history",
+            Purpose::Other => "other",
+        }
+    }
+
     const ALL: [Purpose; 11] = [
         Purpose::Timeline,
         Purpose::Properties,
@@ -539,5 +556,17 @@ impl Storage for Instrumented {
     async fn delete(&self, path: &str) -> Result<()> {
         let _f = self.stats.begin(Verb::Delete, Purpose::Other);
         self.inner.delete(path).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Purpose;
+
+    #[test]
+    fn purpose_names_are_their_serialized_form() {
+        for p in Purpose::ALL {
+            assert_eq!(serde_json::to_value(p).unwrap(), p.as_str());
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! A [`Storage`] whose operations are async functions of a JavaScript object — how Node
-//! tests hand files in, and how JS applications plug in their own access.
+//! tests hand files in, and how JS applications plug in their own access. Each call gets an
+//! `AbortSignal` as its last argument, aborted when the engine drops the request.
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -53,8 +54,22 @@ fn js_error(path: &str, e: JsValue) -> HudiError {
     }
 }
 
-/// Calls `object[method](...args)` and awaits the promise on the JS event loop; the result
-/// is converted before it crosses back, so the future we hand out is `Send`.
+/// Aborts its controller when dropped before `done`: the request's future was dropped.
+struct AbortOnDrop {
+    controller: web_sys::AbortController,
+    done: bool,
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if !self.done {
+            self.controller.abort();
+        }
+    }
+}
+
+/// Calls `object[method](...args, signal)` and awaits the promise on the JS event loop; the
+/// result is converted before it crosses back, so the future we hand out is `Send`.
 async fn call<T: Send + 'static>(
     object: &JsValue,
     method: &str,
@@ -68,6 +83,12 @@ async fn call<T: Send + 'static>(
         .ok_or_else(|| HudiError::unsupported(format!("storage has no {method}()")))?;
     let (tx, rx) = oneshot::channel();
     let path_owned = path.to_string();
+    let controller = web_sys::AbortController::new().map_err(|e| js_error(path, e))?;
+    args.push(&controller.signal());
+    let mut guard = AbortOnDrop {
+        controller,
+        done: false,
+    };
     let promise = f.apply(object, &args).map(|v| Promise::resolve(&v));
     wasm_bindgen_futures::spawn_local(async move {
         let outcome = match promise {
@@ -79,8 +100,11 @@ async fn call<T: Send + 'static>(
         };
         let _ = tx.send(outcome);
     });
-    rx.await
-        .map_err(|_| HudiError::Aborted(format!("storage call {method}({path}) was dropped")))?
+    let outcome = rx
+        .await
+        .map_err(|_| HudiError::Aborted(format!("storage call {method}({path}) was dropped")))?;
+    guard.done = true;
+    outcome
 }
 
 fn bytes_of(v: JsValue) -> Result<Bytes> {
@@ -128,7 +152,8 @@ impl Storage for JsStorage {
                     (size.saturating_sub(n)..size, Some(size))
                 }
                 ByteRange::Whole => {
-                    let args = Array::of1(&path.into());
+                    // `get(path, start?, end?, signal)`: the signal is always fourth.
+                    let args = Array::of3(&path.into(), &JsValue::UNDEFINED, &JsValue::UNDEFINED);
                     let all = call(&self.object, "get", args, path, bytes_of).await?;
                     let len = all.len() as u64;
                     return Ok(Fetched::one(all, Some(len)));

@@ -1,24 +1,30 @@
 //! The wasm-bindgen face: a table opened over bytes held in memory, over a storage
-//! implemented in JavaScript, or over HTTP(S) / S3 / presigned URLs with `fetch`, answering
-//! with JSON text and Arrow IPC bytes. Reads and plans take an optional `AbortSignal` and
-//! an optional `onProgress({requests, bytes, filesDone, filesTotal})` callback. The
+//! implemented in JavaScript, or over HTTP(S) / S3 / presigned URLs with `fetch`. Options
+//! come in and answers go out as JS values of the wire types ([`crate::api::wire`]; the
+//! build writes their TypeScript declarations into the `.d.ts`), rows as Arrow IPC bytes.
+//! Async calls take an optional `AbortSignal` (it drops the Rust future, which aborts the
+//! requests in flight); opens and reads take an optional `onProgress(Progress)`. The
 //! TypeScript package wraps these calls; nothing here is meant to be called by users
 //! directly.
 
 mod js_storage;
 mod session;
 
-use std::rc::Rc;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use js_sys::{Array, Function, Uint8Array};
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
 pub use session::WasmStream;
-use session::{abortable, read_batches, Progress};
+use session::{abortable, plan_and_scan, read_all, OnProgress};
 
+use crate::api::wire::{self, ErrorInfo, Progress};
+use crate::api::{Host, RemoteOptions};
 use crate::error::HudiError;
+use crate::file_group::view::FileSystemView;
 use crate::read::ReadOptions;
 use crate::storage::memory::MemoryStorage;
 use crate::storage::Storage;
@@ -37,34 +43,56 @@ pub fn start() {
     }));
 }
 
-/// Errors cross to JS as `Error` objects with `code` and `object` properties.
+/// Errors cross to JS as `Error` objects with the [`ErrorInfo`] properties.
 pub(crate) fn to_js(e: HudiError) -> JsValue {
     let err = js_sys::Error::new(&e.to_string());
-    let _ = js_sys::Reflect::set(&err, &"code".into(), &e.code().into());
-    if let Some(o) = e.object() {
-        let _ = js_sys::Reflect::set(&err, &"object".into(), &o.into());
+    if let Ok(info) = js_value(&ErrorInfo::from(&e)) {
+        js_sys::Object::assign(&err, &info.unchecked_into());
     }
     err.into()
 }
 
-fn json<T: serde::Serialize>(v: &T) -> Result<String, JsValue> {
-    serde_json::to_string(v).map_err(|e| to_js(HudiError::invalid(e)))
+/// A wire value as a plain JS value (objects, not `Map`s; `None` as `null`).
+pub(crate) fn js_value<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| to_js(HudiError::invalid(e)))
+}
+
+fn read_options(options: JsValue) -> Result<ReadOptions, JsValue> {
+    let o: crate::api::options::ReadOptions = if options.is_undefined() || options.is_null() {
+        Default::default()
+    } else {
+        serde_wasm_bindgen::from_value(options)
+            .map_err(|e| to_js(HudiError::invalid(format!("read options: {e}"))))?
+    };
+    o.into_options().map_err(to_js)
+}
+
+/// A row value as JS: numbers as `JSON.parse` would give them (longs past 2^53 lose
+/// precision rather than fail).
+fn row_value(v: &serde_json::Value) -> JsValue {
+    use serde_json::Value;
+    match v {
+        Value::Null => JsValue::NULL,
+        Value::Bool(b) => (*b).into(),
+        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN).into(),
+        Value::String(s) => s.into(),
+        Value::Array(a) => a.iter().map(row_value).collect::<Array>().into(),
+        Value::Object(m) => {
+            let o = js_sys::Object::new();
+            for (k, v) in m {
+                let _ = js_sys::Reflect::set(&o, &k.into(), &row_value(v));
+            }
+            o.into()
+        }
+    }
 }
 
 #[wasm_bindgen]
 pub struct WasmTable {
-    table: Rc<Table>,
-}
-
-/// `openUrl`'s options (JSON).
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-struct UrlOptions {
-    headers: std::collections::BTreeMap<String, String>,
-    s3: Option<crate::storage::object_store::S3Options>,
-    listing: Option<String>,
-    concurrency: Option<usize>,
-    retries: Option<u32>,
+    table: Arc<Table>,
+    /// The latest file-system view, shared by `fileGroups()` and `info()`.
+    latest: RefCell<Option<Arc<FileSystemView>>>,
 }
 
 #[wasm_bindgen]
@@ -83,217 +111,242 @@ impl WasmTable {
             let mtime = entry.get(2).as_f64().map(|m| m as i64);
             storage.insert(&path, bytes, mtime);
         }
-        Self::open_storage(Arc::new(storage)).await
+        Self::open_storage(Arc::new(storage), &OnProgress(None)).await
     }
 
     /// Opens a table from the bytes of a `.zip` of it (one top folder = the base path).
     #[wasm_bindgen(js_name = openZip)]
     pub async fn open_zip(bytes: Uint8Array, name: String) -> Result<WasmTable, JsValue> {
         let storage = MemoryStorage::from_zip(&bytes.to_vec(), &name).map_err(to_js)?;
-        Self::open_storage(Arc::new(storage)).await
+        Self::open_storage(Arc::new(storage), &OnProgress(None)).await
     }
 
-    /// Opens a table over a JS object with async `get(path, start?, end?)`, `head(path)`,
-    /// `list(prefix, recursive)` (and optionally `put`, `delete`).
+    /// Opens a table over a JS object with async `get(path, start?, end?, signal)`,
+    /// `head(path, signal)`, `list(prefix, recursive, signal)` (and optionally `put`,
+    /// `delete`); `signal` aborts when the engine no longer needs the answer.
     #[wasm_bindgen(js_name = openJs)]
-    pub async fn open_js(storage: JsValue) -> Result<WasmTable, JsValue> {
-        Self::open_storage(Arc::new(js_storage::JsStorage::new(storage))).await
+    pub async fn open_js(
+        storage: JsValue,
+        signal: Option<AbortSignal>,
+        on_progress: Option<Function>,
+    ) -> Result<WasmTable, JsValue> {
+        let storage = Arc::new(js_storage::JsStorage::new(storage));
+        let progress = OnProgress(on_progress);
+        abortable(signal.as_ref(), Self::open_storage(storage, &progress)).await
     }
 
     /// Opens a table at `url`: `http(s)://...` (ranged GETs; listing by manifest, JSON
     /// autoindex or S3 `ListObjectsV2`), or `s3://bucket/prefix` (SigV4 with `options.s3`,
     /// or, with `presign`, URLs asked of `presign(method, key, page?)` so secrets stay on a
-    /// server). `fetch` replaces the global one; `signal` aborts the open.
+    /// server). `fetch` replaces the global one.
     #[wasm_bindgen(js_name = openUrl)]
     pub async fn open_url(
         url: String,
-        options_json: String,
+        #[wasm_bindgen(unchecked_param_type = "RemoteOptions | undefined")] options: JsValue,
         fetch: Option<Function>,
         presign: Option<Function>,
         signal: Option<AbortSignal>,
+        on_progress: Option<Function>,
     ) -> Result<WasmTable, JsValue> {
-        let storage = url_storage(&url, &options_json, fetch, presign).map_err(to_js)?;
-        abortable(signal.as_ref(), Self::open_storage(storage)).await
+        use crate::storage::fetch::{FetchTransport, JsPresigner};
+        let remote: RemoteOptions = if options.is_undefined() || options.is_null() {
+            RemoteOptions::default()
+        } else {
+            serde_wasm_bindgen::from_value(options)
+                .map_err(|e| to_js(HudiError::invalid(format!("openUrl options: {e}"))))?
+        };
+        let host = Host {
+            transport: Some(Arc::new(FetchTransport::new(fetch).map_err(to_js)?)),
+            presigner: presign.map(|p| Arc::new(JsPresigner::new(p)) as _),
+        };
+        let storage = crate::api::storage_for(&url, &remote, host).map_err(to_js)?;
+        let progress = OnProgress(on_progress);
+        abortable(signal.as_ref(), Self::open_storage(storage, &progress)).await
     }
 
-    async fn open_storage(storage: Arc<dyn Storage>) -> Result<WasmTable, JsValue> {
+    async fn open_storage(
+        storage: Arc<dyn Storage>,
+        progress: &OnProgress,
+    ) -> Result<WasmTable, JsValue> {
         let table = Table::open(storage).await.map_err(to_js)?;
+        let io = table.io();
+        progress.report(Progress {
+            requests: io.requests,
+            bytes: io.bytes,
+            files_done: 0,
+            files_total: 0,
+        });
         Ok(WasmTable {
-            table: Rc::new(table),
+            table: Arc::new(table),
+            latest: RefCell::new(None),
         })
     }
 
-    /// `hoodie.properties`, parsed, as JSON.
-    pub fn config(&self) -> Result<String, JsValue> {
-        json(self.table.config())
+    /// The latest file-system view (computed once).
+    async fn latest(&self) -> Result<Arc<FileSystemView>, JsValue> {
+        if let Some(v) = self.latest.borrow().clone() {
+            return Ok(v);
+        }
+        let view = Arc::new(self.table.file_system_view(None).await.map_err(to_js)?);
+        *self.latest.borrow_mut() = Some(view.clone());
+        Ok(view)
     }
 
-    /// Instants as JSON (`archived: true` loads the archive / LSM history first).
-    pub async fn timeline(&self, archived: bool) -> Result<String, JsValue> {
+    /// Properties and size of the table.
+    #[wasm_bindgen(unchecked_return_type = "TableInfo")]
+    pub async fn info(&self, signal: Option<AbortSignal>) -> Result<JsValue, JsValue> {
+        let latest = abortable(signal.as_ref(), self.latest()).await?;
+        js_value(&wire::TableInfo::new(self.table.config(), &latest))
+    }
+
+    /// The instants (`archived: true` loads the archive / LSM history first).
+    #[wasm_bindgen(unchecked_return_type = "Timeline")]
+    pub async fn timeline(
+        &self,
+        archived: bool,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
         let t = if archived {
-            self.table.load_history().await.map_err(to_js)?
+            abortable(signal.as_ref(), async {
+                self.table.load_history().await.map_err(to_js)
+            })
+            .await?
         } else {
             self.table.timeline()
         };
-        json(&*t)
+        js_value(&wire::Timeline {
+            table: self.table.config().name.clone(),
+            instants: t.instants.iter().map(wire::Instant::from).collect(),
+        })
     }
 
-    /// Content of one instant (commit metadata, plans ...).
-    pub async fn instant(&self, requested_time: String) -> Result<String, JsValue> {
-        let timeline = self.table.load_history().await.map_err(to_js)?;
-        let instant = timeline.get(&requested_time).ok_or_else(|| {
-            to_js(HudiError::NotFound {
-                path: format!("instant {requested_time}"),
-            })
-        })?;
-        let content = self.table.instant_content(instant).await.map_err(to_js)?;
-        json(&serde_json::json!({ "instant": instant, "content": content }))
-    }
-
-    #[wasm_bindgen(js_name = fileGroups)]
-    pub async fn file_groups(&self, as_of: Option<String>) -> Result<String, JsValue> {
-        json(
-            &self
-                .table
-                .file_system_view(as_of.as_deref())
-                .await
-                .map_err(to_js)?,
-        )
-    }
-
-    /// The plan of a read as JSON.
-    pub async fn plan(
+    /// What one instant wrote (loads the archived timeline first).
+    #[wasm_bindgen(unchecked_return_type = "CommitDetail")]
+    pub async fn instant(
         &self,
-        options: String,
+        requested_time: String,
         signal: Option<AbortSignal>,
-        on_progress: Option<Function>,
-    ) -> Result<String, JsValue> {
-        let options = ReadOptions::from_json(&options).map_err(to_js)?;
-        let progress = Progress::new(&self.table, on_progress);
-        let plan = abortable(signal.as_ref(), async {
-            self.table.plan(&options).await.map_err(to_js)
+    ) -> Result<JsValue, JsValue> {
+        let detail = abortable(signal.as_ref(), async {
+            let timeline = self.table.load_history().await.map_err(to_js)?;
+            let instant = timeline.get(&requested_time).ok_or_else(|| {
+                to_js(HudiError::NotFound {
+                    path: format!("instant {requested_time}"),
+                })
+            })?;
+            let content = self.table.instant_content(instant).await.map_err(to_js)?;
+            Ok(crate::api::commit::CommitDetail::new(
+                instant.into(),
+                Some(content),
+            ))
         })
         .await?;
-        progress.report(0, plan.file_slices.len());
-        json(&crate::read::plan::plan_json(&plan))
+        js_value(&detail)
+    }
+
+    /// Partitions → file groups → file slices, latest or as of an instant.
+    #[wasm_bindgen(js_name = fileGroups, unchecked_return_type = "FileLayout")]
+    pub async fn file_groups(
+        &self,
+        as_of: Option<String>,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        let view = abortable(signal.as_ref(), async {
+            match as_of {
+                None => self.latest().await,
+                Some(t) => Ok(Arc::new(
+                    self.table.file_system_view(Some(&t)).await.map_err(to_js)?,
+                )),
+            }
+        })
+        .await?;
+        js_value(&wire::FileLayout::from(&*view))
+    }
+
+    /// The plan of a read.
+    #[wasm_bindgen(unchecked_return_type = "Plan")]
+    pub async fn plan(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
+        signal: Option<AbortSignal>,
+        on_progress: Option<Function>,
+    ) -> Result<JsValue, JsValue> {
+        let options = read_options(options)?;
+        let progress = OnProgress(on_progress);
+        let work = plan_and_scan(&self.table, &options, &progress);
+        let (plan, _) = abortable(signal.as_ref(), work).await?;
+        js_value(&wire::Plan::from(&*plan))
     }
 
     /// Rows as an Arrow IPC stream.
     #[wasm_bindgen(js_name = readArrow)]
     pub async fn read_arrow(
         &self,
-        options: String,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
         signal: Option<AbortSignal>,
         on_progress: Option<Function>,
     ) -> Result<Uint8Array, JsValue> {
-        let options = ReadOptions::from_json(&options).map_err(to_js)?;
-        let progress = Progress::new(&self.table, on_progress);
-        let (schema, batches) = abortable(
-            signal.as_ref(),
-            read_batches(self.table.clone(), options, progress),
-        )
-        .await?;
-        let bytes = crate::output::arrow_ipc_bytes(&schema, &batches).map_err(to_js)?;
+        let options = read_options(options)?;
+        let progress = OnProgress(on_progress);
+        let (schema, batches) =
+            abortable(signal.as_ref(), read_all(&self.table, &options, &progress)).await?;
+        let bytes = crate::api::output::arrow_ipc_bytes(&schema, &batches).map_err(to_js)?;
         Ok(Uint8Array::from(bytes.as_slice()))
     }
 
-    /// Rows as a JSON array; `oracle: true` uses the fixtures' encoding.
-    #[wasm_bindgen(js_name = readJson)]
+    /// Rows as objects; `oracle: true` uses the fixtures' encoding.
+    #[wasm_bindgen(js_name = readJson, unchecked_return_type = "Record<string, unknown>[]")]
     pub async fn read_json(
         &self,
-        options: String,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
         oracle: Option<bool>,
         signal: Option<AbortSignal>,
         on_progress: Option<Function>,
-    ) -> Result<String, JsValue> {
-        let options = ReadOptions::from_json(&options).map_err(to_js)?;
-        let progress = Progress::new(&self.table, on_progress);
-        let (_, batches) = abortable(
-            signal.as_ref(),
-            read_batches(self.table.clone(), options, progress),
-        )
-        .await?;
+    ) -> Result<JsValue, JsValue> {
+        use crate::api::output::{rows_as_json_with, JsonStyle};
+        let options = read_options(options)?;
+        let progress = OnProgress(on_progress);
+        let (_, batches) =
+            abortable(signal.as_ref(), read_all(&self.table, &options, &progress)).await?;
         let style = if oracle.unwrap_or(false) {
-            crate::output::JsonStyle::ORACLE
+            JsonStyle::ORACLE
         } else {
-            Default::default()
+            JsonStyle::default()
         };
-        let rows: Vec<_> = batches
+        let rows: Array = batches
             .iter()
-            .flat_map(|b| crate::output::rows_as_json_with(b, style))
+            .flat_map(|b| rows_as_json_with(b, style))
+            .map(|row| row_value(&serde_json::Value::Object(row)))
             .collect();
-        json(&rows)
+        Ok(rows.into())
     }
 
     /// Rows batch by batch: `next()` resolves to one Arrow IPC stream (schema + one record
     /// batch) per batch, then to `undefined`. Planning happens on the first `next()`.
     pub fn stream(
         &self,
-        options_json: String,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
         signal: Option<AbortSignal>,
+        on_progress: Option<Function>,
     ) -> Result<WasmStream, JsValue> {
-        let options = ReadOptions::from_json(&options_json).map_err(to_js)?;
-        Ok(WasmStream::new(self.table.clone(), options, signal))
+        let options = read_options(options)?;
+        Ok(WasmStream::new(
+            self.table.clone(),
+            options,
+            signal,
+            OnProgress(on_progress),
+        ))
     }
 
-    /// Requests, bytes and dependent round trips since the table was opened (also by
-    /// purpose), and what the storage worked around (`warnings`).
-    pub fn io(&self) -> Result<String, JsValue> {
-        json(&self.table.io())
+    /// Requests, bytes and dependent round trips since the table was opened, by purpose,
+    /// and what the storage worked around.
+    #[wasm_bindgen(unchecked_return_type = "Io")]
+    pub fn io(&self) -> Result<JsValue, JsValue> {
+        js_value(&wire::Io::from(&self.table.io()))
     }
-}
 
-/// The storage `openUrl` asks for.
-fn url_storage(
-    url: &str,
-    options_json: &str,
-    fetch: Option<Function>,
-    presign: Option<Function>,
-) -> crate::error::Result<Arc<dyn Storage>> {
-    use crate::storage::fetch::{FetchTransport, JsPresigner};
-    use crate::storage::http::{
-        Client, HttpOptions, HttpStorage, Target, DEFAULT_CONCURRENCY, DEFAULT_RETRIES,
-    };
-    use crate::storage::listing::ListingMode;
-    let o: UrlOptions = if options_json.trim().is_empty() {
-        UrlOptions::default()
-    } else {
-        serde_json::from_str(options_json)
-            .map_err(|e| HudiError::invalid(format!("openUrl options: {e}")))?
-    };
-    let transport = Arc::new(FetchTransport::new(fetch)?);
-    let options = HttpOptions {
-        headers: o.headers.into_iter().collect(),
-        listing: ListingMode::parse(o.listing.as_deref().unwrap_or("auto"))?,
-        concurrency: o.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
-        retries: o.retries.unwrap_or(DEFAULT_RETRIES),
-    };
-    let s3 = o.s3.unwrap_or_default();
-    let is_s3 = url.starts_with("s3://") || url.starts_with("s3a://");
-    if let Some(presign) = presign {
-        if !is_s3 {
-            return Err(HudiError::invalid(
-                "a presigned table is opened with an s3://bucket/prefix URL",
-            ));
-        }
-        let (bucket, root) = crate::storage::object_store::parse_s3_url(url)?;
-        let target = Target::Presigned {
-            bucket,
-            root,
-            presigner: Arc::new(JsPresigner::new(presign)),
-        };
-        return Ok(Arc::new(HttpStorage::new(transport, target, options)));
+    /// What the storage worked around (a server ignoring `Range`, ...).
+    pub fn warnings(&self) -> Vec<String> {
+        self.table.io().warnings
     }
-    if is_s3 {
-        let client = Client::new(transport, options.concurrency, options.retries);
-        return Ok(Arc::new(crate::storage::fetch::s3_storage(
-            url, &s3, client,
-        )?));
-    }
-    Ok(Arc::new(HttpStorage::for_url(
-        transport,
-        url,
-        s3.force_path_style,
-        options,
-    )?))
 }

@@ -11,7 +11,8 @@ import { fsStorage } from '../js/fs_storage.mjs';
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const require = createRequire(import.meta.url);
 const { WasmTable } = require(join(process.env.HUDI_EDGE_WASM_NODE ?? join(repo, 'target', 'wasm-node'), 'hudi_edge.js'));
-const [table, options = '{}'] = process.argv.slice(2);
+const [table, optionsJson = '{}'] = process.argv.slice(2);
+const options = JSON.parse(optionsJson);
 
 let peak = 0;
 const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use arrow_array::RecordBatch;
-use hudi_edge::output::{rows_as_json_with, JsonStyle};
+use hudi_edge::api::output::{rows_as_json_with, JsonStyle};
 use hudi_edge::storage::local::LocalStorage;
 use hudi_edge::Table;
 use serde_json::Value;

@@ -32,8 +32,7 @@ export const CORE = [
 ];
 
 let tables, nginx, moto, faults;
-const s3Options = () =>
-  JSON.stringify({ s3: { region: S3_CREDS.region, endpoint: moto.url, accessKeyId: S3_CREDS.accessKeyId, secretAccessKey: S3_CREDS.secretAccessKey, forcePathStyle: true } });
+const s3Options = () => ({ s3: { region: S3_CREDS.region, endpoint: moto.url, accessKeyId: S3_CREDS.accessKeyId, secretAccessKey: S3_CREDS.secretAccessKey, forcePathStyle: true } });
 
 before(async () => {
   tables = tablesDir();
@@ -50,7 +49,7 @@ after(async () => {
 
 for (const name of fixtureNames()) {
   test(`nginx→node (manifest): ${name}`, async () => {
-    const table = await WasmTable.openUrl(`${nginx.url}/${name}`, '{}');
+    const table = await WasmTable.openUrl(`${nginx.url}/${name}`, {});
     await check(name, table, exp(name));
   });
 }
@@ -66,9 +65,9 @@ for (const name of fixtureNames()) {
 
 for (const name of CORE) {
   test(`nginx→node (autoindex): ${name}`, async () => {
-    const table = await WasmTable.openUrl(`${nginx.url}/${name}`, JSON.stringify({ listing: 'autoindex' }));
+    const table = await WasmTable.openUrl(`${nginx.url}/${name}`, { listing: 'autoindex' });
     if (isMor(name)) {
-      await assert.rejects(table.readJson('{}', true), (e) => e.code === 'UNSUPPORTED' && /hides dot-files/.test(e.message));
+      await assert.rejects(table.readJson({}, true), (e) => e.code === 'UNSUPPORTED' && /hides dot-files/.test(e.message));
     } else {
       await checkSnapshot(name, table, exp(name));
     }
@@ -85,7 +84,7 @@ for (const name of CORE) {
       asked.push(method);
       return sign(method, key, page);
     };
-    const table = await WasmTable.openUrl(`s3://${BUCKET}/${name}`, '{}', undefined, presign);
+    const table = await WasmTable.openUrl(`s3://${BUCKET}/${name}`, {}, undefined, presign);
     await checkSnapshot(name, table, exp(name));
     assert.ok(asked.includes('LIST') && asked.includes('GET'), `presign asked for ${[...new Set(asked)]}`);
   });
@@ -148,25 +147,25 @@ const REQUESTS_MAX_METADATA = REQUESTS_MAX_LISTING + 6;
 test(`request log: open + snapshot of ${V9}`, async () => {
   const report = {};
   for (const [via, url, opts, httpLog] of [
-    ['nginx+manifest', `${nginx.url}/${V9}`, '{}', nginx.accessLog],
+    ['nginx+manifest', `${nginx.url}/${V9}`, {}, nginx.accessLog],
     ['s3', `s3://${BUCKET}/${V9}`, s3Options()],
-    ['fault-server (autoindex, COW)', `${faults.url}/ok/sample_table/cow/v9_txns_simple_meta`, '{"listing":"autoindex"}'],
+    ['fault-server (autoindex, COW)', `${faults.url}/ok/sample_table/cow/v9_txns_simple_meta`, { listing: 'autoindex' }],
   ]) {
     for (const planner of ['metadata_table', 'listing']) {
-      const read = JSON.stringify({ useMetadataTable: planner === 'metadata_table' });
+      const read = { useMetadataTable: planner === 'metadata_table' };
       faults.reset();
       const logBefore = httpLog ? readFileSync(httpLog, 'utf8').split('\n').length : 0;
       const table = await WasmTable.openUrl(url, opts);
-      const opened = JSON.parse(table.io());
+      const opened = table.io();
       await table.readArrow(read);
-      const total = JSON.parse(table.io());
+      const total = table.io();
       await table.readArrow(read);
-      const again = JSON.parse(table.io());
+      const again = table.io();
       const httpRequests = httpLog ? readFileSync(httpLog, 'utf8').split('\n').length - logBefore : via.startsWith('fault') ? faults.log.length : undefined;
       report[`${via}, planned by ${planner}`] = {
         planner,
-        open: { requests: opened.requests, round_trips: opened.round_trips, bytes: opened.bytes },
-        open_and_snapshot: { requests: total.requests, round_trips: total.round_trips, bytes: total.bytes, http_requests_seen_by_server: httpRequests },
+        open: { requests: opened.requests, round_trips: opened.roundTrips, bytes: opened.bytes },
+        open_and_snapshot: { requests: total.requests, round_trips: total.roundTrips, bytes: total.bytes, http_requests_seen_by_server: httpRequests },
         repeat: { requests: again.requests - total.requests, gets: again.gets - total.gets },
       };
       table.free();
@@ -188,29 +187,29 @@ test(`request log: open + snapshot of ${V9}`, async () => {
 const COW9 = 'sample_table/cow/v9_txns_simple_meta';
 test('faults: 503 twice then 200 is retried', async () => {
   faults.reset();
-  const table = await WasmTable.openUrl(`${faults.url}/flaky/${COW9}`, '{"listing":"autoindex"}');
+  const table = await WasmTable.openUrl(`${faults.url}/flaky/${COW9}`, { listing: 'autoindex' });
   await checkSnapshot(COW9, table, exp(COW9));
   assert.ok(faults.log.filter((e) => e.status === 503).length >= 2);
 });
 
 test('faults: a server that ignores Range (sliced locally, with a warning)', async () => {
   faults.reset();
-  const table = await WasmTable.openUrl(`${faults.url}/norange/${COW9}`, '{"listing":"autoindex"}');
+  const table = await WasmTable.openUrl(`${faults.url}/norange/${COW9}`, { listing: 'autoindex' });
   await checkSnapshot(COW9, table, exp(COW9));
-  const io = JSON.parse(table.io());
-  assert.ok(io.warnings.some((w) => /ignored Range/.test(w)), JSON.stringify(io.warnings));
+  const warnings = table.warnings();
+  assert.ok(warnings.some((w) => /ignored Range/.test(w)), JSON.stringify(warnings));
 });
 
 test('faults: a body cut short is retried', async () => {
   faults.reset();
-  const table = await WasmTable.openUrl(`${faults.url}/cut/${COW9}`, '{"listing":"autoindex"}');
+  const table = await WasmTable.openUrl(`${faults.url}/cut/${COW9}`, { listing: 'autoindex' });
   await checkSnapshot(COW9, table, exp(COW9));
   assert.ok(faults.log.some((e) => e.status < 0), 'some answers were cut');
 });
 
 test('faults: 403 names the object, never the token', async () => {
-  const table = await WasmTable.openUrl(`${faults.url}/forbidden/${COW9}?sig=s3cr3t-token`, JSON.stringify({ listing: 'autoindex', headers: { authorization: 'Bearer s3cr3t-token' } }));
-  await assert.rejects(table.readJson('{}', true), (e) => {
+  const table = await WasmTable.openUrl(`${faults.url}/forbidden/${COW9}?sig=s3cr3t-token`, { listing: 'autoindex', headers: { authorization: 'Bearer s3cr3t-token' } });
+  await assert.rejects(table.readJson({}, true), (e) => {
     assert.equal(e.code, 'ACCESS_DENIED');
     assert.match(e.message, /\.parquet/);
     assert.match(e.object, /^http:\/\/127\.0\.0\.1:\d+\/forbidden\/.*\.parquet$/);
@@ -221,12 +220,12 @@ test('faults: 403 names the object, never the token', async () => {
 
 test('faults: an aborted read stops promptly', async () => {
   faults.reset();
-  const table = await WasmTable.openUrl(`${faults.url}/slow/${COW9}`, '{"listing":"autoindex"}');
+  const table = await WasmTable.openUrl(`${faults.url}/slow/${COW9}`, { listing: 'autoindex' });
   const controller = new AbortController();
   const progress = [];
   const t0 = Date.now();
   setTimeout(() => controller.abort(), 300);
-  await assert.rejects(table.readArrow('{}', controller.signal, (p) => progress.push(p)), (e) => e.code === 'ABORTED');
+  await assert.rejects(table.readArrow({}, controller.signal, (p) => progress.push(p)), (e) => e.code === 'ABORTED');
   const took = Date.now() - t0;
   assert.ok(took < 2000, `abort took ${took} ms`);
   assert.ok(progress.length >= 1 && progress[0].filesTotal > 0, JSON.stringify(progress));
@@ -234,12 +233,12 @@ test('faults: an aborted read stops promptly', async () => {
   const inFlight = faults.log.filter((e) => /\.parquet$/.test(e.path));
   assert.ok(inFlight.length > 0 && inFlight.every((e) => e.aborted || e.status), 'data requests were aborted');
   // An already-aborted signal rejects at once.
-  await assert.rejects(table.plan('{}', AbortSignal.abort()), (e) => e.code === 'ABORTED');
+  await assert.rejects(table.plan({}, AbortSignal.abort()), (e) => e.code === 'ABORTED');
 });
 
 test('stream(): one Arrow IPC stream per batch, then undefined', async () => {
-  const table = await WasmTable.openUrl(`${nginx.url}/${COW9}`, '{}');
-  const s = table.stream('{"batchSize": 7}');
+  const table = await WasmTable.openUrl(`${nginx.url}/${COW9}`, {});
+  const s = table.stream({ batchSize: 7 });
   let chunks = 0;
   for (let b = await s.next(); b !== undefined; b = await s.next()) {
     assert.ok(b instanceof Uint8Array && b.length > 0);

@@ -36,10 +36,10 @@ export default {
     const name = u.searchParams.get('table');
     try {
       const s3 = { region: env.REGION, endpoint: env.ENDPOINT, accessKeyId: env.KEY_ID, secretAccessKey: env.SECRET, forcePathStyle: true };
-      const table = await WasmTable.openUrl('s3://' + env.BUCKET + '/' + name, JSON.stringify({ s3 }));
-      const opened = JSON.parse(table.io());
+      const table = await WasmTable.openUrl('s3://' + env.BUCKET + '/' + name, { s3 });
+      const opened = table.io();
       const rows = await readRows(table, {});
-      return Response.json({ rows, opened, io: JSON.parse(table.io()) });
+      return Response.json({ rows, opened, io: table.io() });
     } catch (e) {
       return Response.json({ error: String(e && e.message || e), code: e && e.code }, { status: 500 });
     }
@@ -94,10 +94,10 @@ async function inPage(url, presigned) {
     async ([url, presigned]) => {
       try {
         const presign = presigned ? (m, k, p) => window.presignOnServer(m, k, p ?? null) : undefined;
-        const table = await window.WasmTable.openUrl(url, '{}', undefined, presign);
-        const opened = JSON.parse(table.io());
+        const table = await window.WasmTable.openUrl(url, {}, undefined, presign);
+        const opened = table.io();
         const rows = await window.checks.readRows(table, {});
-        return { rows, opened, io: JSON.parse(table.io()) };
+        return { rows, opened, io: table.io() };
       } catch (e) {
         return { error: String(e.message ?? e), code: e.code };
       }
@@ -132,9 +132,9 @@ for (const name of CORE) {
 test('chromium: an aborted read rejects with ABORTED, no unhandled rejection', async () => {
   const name = CORE[1];
   const r = await page.evaluate(async (url) => {
-    const table = await window.WasmTable.openUrl(url, '{}');
+    const table = await window.WasmTable.openUrl(url, {});
     const controller = new AbortController();
-    const reading = table.readArrow('{}', controller.signal);
+    const reading = table.readArrow({}, controller.signal);
     controller.abort();
     try {
       await reading;
@@ -148,6 +148,6 @@ test('chromium: an aborted read rejects with ABORTED, no unhandled rejection', a
 });
 
 test('costs per runtime path', () => {
-  const brief = Object.fromEntries(Object.entries(costs).map(([k, v]) => [k, { requests: v.requests, round_trips: v.round_trips, bytes: v.bytes }]));
+  const brief = Object.fromEntries(Object.entries(costs).map(([k, v]) => [k, { requests: v.requests, round_trips: v.roundTrips, bytes: v.bytes }]));
   console.log(`open+snapshot cost by runtime: ${JSON.stringify(brief, null, 1)}`);
 });

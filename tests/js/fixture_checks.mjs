@@ -25,7 +25,7 @@ const schemaChanged = {
 };
 
 export async function readRows(table, options) {
-  return JSON.parse(await table.readJson(JSON.stringify(options), true));
+  return table.readJson(options, true);
 }
 
 // Minimal assertions so the module needs no node:assert (browsers, workerd).
@@ -63,8 +63,8 @@ export async function check(name, table, exp) {
   const hasMeta = exp.table.populate_meta_fields !== false;
   const v8plus = exp.table.table_version >= 8;
 
-  const timeline = JSON.parse(await table.timeline(false));
-  const completed = timeline.instants.filter((i) => i.state === 'completed').map((i) => [i.requested_time, i.action]);
+  const timeline = await table.timeline(false);
+  const completed = timeline.instants.filter((i) => i.state === 'completed').map((i) => [i.requestedTime, i.action]);
   same(completed, exp.timeline_folder.completed.map((c) => [c.instant_time, c.action]), `${name}: timeline`);
 
   await checkSnapshot(name, table, exp);

@@ -52,7 +52,33 @@ for (const name of ['sample_table/cow/v6_complexkeygen_hivestyle', 'sample_table
     const exp = JSON.parse(readFileSync(join(fixtures, 'expected', `${name}.json`), 'utf8'));
     const table = await WasmTable.openJs(fsStorage(join(dir, top)));
     await check(name, table, exp);
-    const io = JSON.parse(table.io());
+    const io = table.io();
     assert.ok(io.requests > 0 && io.bytes > 0, 'requests are counted');
   });
 }
+
+test('an abort drops the read: the JS storage sees its requests aborted, progress comes from the engine', async () => {
+  const name = 'sample_table/cow/v9_txns_simple_meta';
+  const dir = mkdtempSync(join(tmpdir(), 'hudi-edge-js-'));
+  execFileSync('unzip', ['-q', join(fixtures, 'tables', `${name}.zip`), '-d', dir]);
+  const top = readdirSync(dir).find((n) => n !== '__MACOSX');
+  const fs = fsStorage(join(dir, top));
+  const stalled = [];
+  const controller = new AbortController();
+  // Data files never arrive: the read waits until it is aborted (once it asked for one).
+  const storage = {
+    ...fs,
+    get(path, start, end, signal) {
+      if (!path.endsWith('.parquet')) return fs.get(path, start, end);
+      stalled.push(signal);
+      setTimeout(() => controller.abort(), 50);
+      return new Promise(() => {});
+    },
+  };
+  const table = await WasmTable.openJs(storage);
+  const progress = [];
+  const reading = table.readArrow({}, controller.signal, (p) => progress.push(p));
+  await assert.rejects(reading, (e) => e.code === 'ABORTED');
+  assert.ok(progress.length === 1 && progress[0].filesTotal > 0 && progress[0].filesDone === 0, JSON.stringify(progress));
+  assert.ok(stalled.length > 0 && stalled.every((s) => s instanceof AbortSignal && s.aborted), 'every stalled request was aborted');
+});

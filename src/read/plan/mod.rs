@@ -313,29 +313,3 @@ fn column_list(schema: &Schema) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
-
-/// The plan as the CLI and the JS face print it.
-pub fn plan_json(plan: &Plan) -> serde_json::Value {
-    let slices: Vec<_> = plan
-        .file_slices
-        .iter()
-        .map(|s| {
-            serde_json::json!({
-                "partition": s.partition,
-                "file_id": s.file_id,
-                "base_instant": s.base_instant,
-                "base_file": s.base_path(),
-                "log_files": s.log_paths(),
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "query": plan.query,
-        "as_of": plan.as_of,
-        "start": plan.start,
-        "end": plan.end,
-        "file_slices": slices,
-        "stats": plan.stats,
-        "io": plan.io,
-    })
-}

@@ -1,23 +1,26 @@
-//! Read options as JSON, the shape the JS face and the viewer send:
+//! Read options as the JS package sends them:
 //! `{ query, asOf, start, end, columns, filters: [[col, op, value], ...] | ["col op value"],
-//!    limit, dataSkipping, useMetadataTable, batchSize }`.
+//!    limit, dataSkipping, useMetadataTable, batchSize, concurrency }`.
+//! Other keys (the package's `signal`, `onProgress`) are ignored.
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{QueryType, ReadOptions};
 use crate::error::{HudiError, Result};
 use crate::expr::{parse_filter, Expr, Op, Predicate};
+use crate::read::{self, QueryType};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-struct JsonOptions {
+#[cfg_attr(target_arch = "wasm32", derive(tsify_next::Tsify))]
+pub struct ReadOptions {
     query: Option<String>,
     as_of: Option<String>,
     start: Option<String>,
     end: Option<String>,
     columns: Option<Vec<String>>,
-    filters: Vec<Value>,
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "unknown[] | undefined"))]
+    filters: Option<Vec<Value>>,
     limit: Option<usize>,
     data_skipping: Option<bool>,
     use_metadata_table: Option<bool>,
@@ -53,14 +56,10 @@ fn filter_from_json(v: &Value) -> Result<Expr> {
 }
 
 impl ReadOptions {
-    pub fn from_json(text: &str) -> Result<ReadOptions> {
-        if text.trim().is_empty() {
-            return Ok(ReadOptions::default());
-        }
-        let o: JsonOptions = serde_json::from_str(text)
-            .map_err(|e| HudiError::invalid(format!("read options: {e}")))?;
-        let d = ReadOptions::default();
-        Ok(ReadOptions {
+    pub fn into_options(self) -> Result<read::ReadOptions> {
+        let o = self;
+        let d = read::ReadOptions::default();
+        Ok(read::ReadOptions {
             query: o
                 .query
                 .as_deref()
@@ -74,6 +73,7 @@ impl ReadOptions {
             filters: o
                 .filters
                 .iter()
+                .flatten()
                 .map(filter_from_json)
                 .collect::<Result<_>>()?,
             limit: o.limit,
@@ -89,12 +89,18 @@ impl ReadOptions {
 mod tests {
     use super::*;
 
+    fn read_options_from_json(text: &str) -> Result<read::ReadOptions> {
+        serde_json::from_str::<ReadOptions>(text)
+            .map_err(HudiError::invalid)?
+            .into_options()
+    }
+
     #[test]
     fn parses_js_options() {
-        let o = ReadOptions::from_json(r#"{"query":"incremental","start":"1","filters":[["a","in",["x","y"]],"b > 2"],"limit":5}"#).unwrap();
+        let o = read_options_from_json(r#"{"query":"incremental","start":"1","filters":[["a","in",["x","y"]],"b > 2"],"limit":5}"#).unwrap();
         assert_eq!(o.query, QueryType::Incremental);
         assert_eq!(o.filters.len(), 2);
         assert_eq!(o.filters[0], Expr::pred("a", Op::In, &["x", "y"]));
-        assert!(ReadOptions::from_json(r#"{"query":"nope"}"#).is_err());
+        assert!(read_options_from_json(r#"{"query":"nope"}"#).is_err());
     }
 }

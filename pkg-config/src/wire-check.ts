@@ -1,0 +1,36 @@
+// Compile-time only: the engine's wire types (declarations generated from the Rust types in
+// src/api/wire.rs by tsify, in wasm/hudi_edge.d.ts) must be the package's public shapes, so
+// the engine's answers are handed out as they are. `tsc` fails here when they drift apart.
+
+import type * as Wire from './wasm/hudi_edge.js';
+import type * as Api from './types.js';
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** The public type allows more (`PlanStats` has an index signature, `skipped` is `unknown[]`). */
+type Fits<A, B> = [A] extends [B] ? true : false;
+
+export type WireMatchesApi = [
+  Same<Wire.Progress, Api.Progress>,
+  Same<Wire.Instant, Api.Instant>,
+  Same<Wire.Io, Api.IoStats>,
+  Same<Wire.TableInfo, Api.TableInfo>,
+  Same<Wire.WrittenFile, Api.WrittenFile>,
+  Same<Wire.SchemaField, Api.SchemaField>,
+  Same<Wire.CommitDetail, Api.CommitDetail>,
+  Same<Wire.BaseFile, Api.BaseFile>,
+  Same<Wire.LogFile, Api.LogFile>,
+  Same<Wire.FileSlice, Api.FileSlice>,
+  Same<Wire.FileGroup, Api.FileGroup>,
+  Same<Wire.PartitionLayout, Api.PartitionLayout>,
+  Same<Omit<Wire.FileLayout, 'skipped'>, Omit<Api.FileLayout, 'skipped'>>,
+  Fits<Wire.FileLayout, Api.FileLayout>,
+  Same<Wire.PlannedSlice, Api.PlannedSlice>,
+  Same<Omit<Wire.PlanStats, 'ignored'>, Pick<Api.PlanStats, Exclude<keyof Wire.PlanStats, 'ignored'>>>,
+  Fits<Pick<Wire.PlanStats, keyof Wire.PlanStats>, Api.PlanStats>,
+  Same<Omit<Wire.Plan, 'stats'> & { timeMs: number }, Omit<Api.Plan, 'stats'>>,
+  // What the package passes in must be what the engine takes.
+  Fits<Omit<Api.ReadOptions, keyof Api.Cancellable>, Wire.ReadOptions>,
+  Fits<Pick<Api.OpenOptions, 'headers' | 's3' | 'listing' | 'concurrency' | 'retries'>, Wire.RemoteOptions>,
+];
+
+export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

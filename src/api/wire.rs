@@ -1,0 +1,467 @@
+//! The shapes that cross to JavaScript or are printed as JSON by the CLI: one type and one
+//! name per concept. The CLI prints them in snake_case; on the wasm target the same names
+//! are camelCase, and `tsify` writes their TypeScript declarations into the `.d.ts`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+#[cfg(target_arch = "wasm32")]
+use tsify_next::Tsify;
+
+use crate::config::TableConfig;
+use crate::error::HudiError;
+use crate::file_group::view::FileSystemView;
+use crate::storage::IoSnapshot;
+
+/// A serde value enum's name (`COPY_ON_WRITE`, `EVENT_TIME_ORDERING` ...).
+fn name_of<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(Value::String(s)) => s,
+        other => format!("{other:?}"),
+    }
+}
+
+/// One instant of the timeline.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct Instant {
+    pub requested_time: String,
+    pub completion_time: Option<String>,
+    /// The action of its current state (a finished compaction is a `commit`).
+    pub action: String,
+    /// What it was requested as (`compaction`, `clustering`, or the same as `action`).
+    pub requested_action: String,
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(type = "\"requested\" | \"inflight\" | \"completed\"")
+    )]
+    pub state: String,
+    /// `file_name`, `file_modification_time` or `archive`. The package's public name
+    /// (`completionSource`) is fixed by its API.
+    #[cfg_attr(target_arch = "wasm32", serde(rename = "completionSource"))]
+    pub completion_time_source: Option<String>,
+    pub archived: bool,
+    /// The timeline file carrying its current state ('' for archived instants).
+    pub file: String,
+    /// The write operation from the commit metadata, when it was read.
+    pub operation: Option<String>,
+}
+
+impl From<&crate::timeline::Instant> for Instant {
+    fn from(i: &crate::timeline::Instant) -> Self {
+        Instant {
+            requested_time: i.requested_time.clone(),
+            completion_time: i.completion_time.clone(),
+            action: i.action.clone(),
+            requested_action: i.requested_action().to_string(),
+            state: i.state.as_str().to_string(),
+            completion_time_source: i.completion_source.map(str::to_string),
+            archived: i.archived,
+            file: i.file.clone(),
+            operation: None,
+        }
+    }
+}
+
+/// `timeline --json`, `timeline()`.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct Timeline {
+    pub table: String,
+    pub instants: Vec<Instant>,
+}
+
+/// `commit`: an instant and its content as Hudi wrote it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct InstantContent {
+    pub instant: Instant,
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "unknown"))]
+    pub content: Value,
+}
+
+/// The I/O of an operation or of the table since it was opened.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct Io {
+    pub requests: u64,
+    pub bytes: u64,
+    pub gets: u64,
+    pub heads: u64,
+    pub lists: u64,
+    pub puts: u64,
+    pub deletes: u64,
+    /// Dependent round trips (concurrent requests share one).
+    pub round_trips: u64,
+    /// Requests and bytes by why they were made (timeline, footer, column_chunk, ...).
+    pub by_purpose: BTreeMap<String, PurposeIo>,
+    /// What the storage noticed and worked around (a server ignoring `Range`, ...).
+    pub warnings: Vec<String>,
+}
+
+/// Requests and bytes of one purpose.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct PurposeIo {
+    pub requests: u64,
+    pub bytes: u64,
+}
+
+impl From<&IoSnapshot> for Io {
+    fn from(s: &IoSnapshot) -> Self {
+        Io {
+            requests: s.requests,
+            bytes: s.bytes,
+            gets: s.gets,
+            heads: s.heads,
+            lists: s.lists,
+            puts: s.puts,
+            deletes: s.deletes,
+            round_trips: s.round_trips,
+            by_purpose: s
+                .by_purpose
+                .iter()
+                .map(|(p, io)| {
+                    let io = PurposeIo {
+                        requests: io.requests,
+                        bytes: io.bytes,
+                    };
+                    (p.as_str().to_string(), io)
+                })
+                .collect(),
+            warnings: s.warnings.clone(),
+        }
+    }
+}
+
+/// What a long operation has cost so far (`onProgress`).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct Progress {
+    pub requests: u64,
+    pub bytes: u64,
+    pub files_done: usize,
+    pub files_total: usize,
+}
+
+impl From<crate::read::ScanProgress> for Progress {
+    fn from(p: crate::read::ScanProgress) -> Self {
+        Progress {
+            requests: p.requests,
+            bytes: p.bytes,
+            files_done: p.files_done,
+            files_total: p.files_total,
+        }
+    }
+}
+
+/// An error: its stable code, message and the object it concerns.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct ErrorInfo {
+    pub code: String,
+    pub message: String,
+    pub object: Option<String>,
+}
+
+impl From<&HudiError> for ErrorInfo {
+    fn from(e: &HudiError) -> Self {
+        ErrorInfo {
+            code: e.code().to_string(),
+            message: e.to_string(),
+            object: e.object().map(str::to_string),
+        }
+    }
+}
+
+/// A file the file-system view left out, and why.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+impl From<&crate::file_group::view::Skipped> for Skipped {
+    fn from(s: &crate::file_group::view::Skipped) -> Self {
+        Skipped {
+            path: s.path.clone(),
+            reason: s.reason.to_string(),
+        }
+    }
+}
+
+/// Files at each pruning stage.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct PlanStats {
+    pub partitions_total: usize,
+    pub partitions_after_pruning: usize,
+    pub files_total: usize,
+    pub files_after_partition_pruning: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub files_after_partition_stats: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub files_after_column_stats: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub files_after_record_index: Option<usize>,
+    pub files_after_file_stats: usize,
+    pub files_selected: usize,
+    pub slices_total: usize,
+    pub slices_selected: usize,
+    /// `listing`, `metadata_table` or `timeline`.
+    pub planning_source: String,
+    pub planning_notes: Vec<String>,
+    pub files_ignored: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub ignored: Vec<Skipped>,
+}
+
+impl From<&crate::read::PlanStats> for PlanStats {
+    fn from(s: &crate::read::PlanStats) -> Self {
+        PlanStats {
+            partitions_total: s.partitions_total,
+            partitions_after_pruning: s.partitions_after_pruning,
+            files_total: s.files_total,
+            files_after_partition_pruning: s.files_after_partition_pruning,
+            files_after_partition_stats: s.files_after_partition_stats,
+            files_after_column_stats: s.files_after_column_stats,
+            files_after_record_index: s.files_after_record_index,
+            files_after_file_stats: s.files_after_file_stats,
+            files_selected: s.files_selected,
+            slices_total: s.slices_total,
+            slices_selected: s.slices_selected,
+            planning_source: s.planning_source.clone(),
+            planning_notes: s.planning_notes.clone(),
+            files_ignored: s.files_ignored,
+            ignored: s.ignored.iter().map(Skipped::from).collect(),
+        }
+    }
+}
+
+/// A file slice a plan reads (paths relative to the base path).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct PlannedSlice {
+    pub partition: String,
+    pub file_id: String,
+    pub base_instant: String,
+    pub base_file: Option<String>,
+    pub log_files: Vec<String>,
+}
+
+/// `plan --json`, `plan()`: the file slices a read selects, and why.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct Plan {
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(type = "\"snapshot\" | \"read_optimized\" | \"incremental\"")
+    )]
+    pub query: String,
+    pub as_of: Option<String>,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    pub file_slices: Vec<PlannedSlice>,
+    pub stats: PlanStats,
+    /// What planning cost.
+    pub io: Io,
+}
+
+impl From<&crate::read::Plan> for Plan {
+    fn from(plan: &crate::read::Plan) -> Self {
+        Plan {
+            query: name_of(&plan.query),
+            as_of: plan.as_of.clone(),
+            start: plan.start.clone(),
+            end: plan.end.clone(),
+            file_slices: plan
+                .file_slices
+                .iter()
+                .map(|s| PlannedSlice {
+                    partition: s.partition.clone(),
+                    file_id: s.file_id.clone(),
+                    base_instant: s.base_instant.clone(),
+                    base_file: s.base_path(),
+                    log_files: s.log_paths(),
+                })
+                .collect(),
+            stats: (&plan.stats).into(),
+            io: (&plan.io).into(),
+        }
+    }
+}
+
+/// `read --stats`: what a read cost.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct ReadStats {
+    pub rows: usize,
+    pub stats: PlanStats,
+    pub plan_io: Io,
+    pub read_io: Io,
+    pub total_io: Io,
+}
+
+/// A table's properties and size (`info()`).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct TableInfo {
+    pub name: String,
+    pub database: Option<String>,
+    /// `COPY_ON_WRITE` or `MERGE_ON_READ`. The package's public name (`type`) is fixed by
+    /// its API.
+    #[cfg_attr(target_arch = "wasm32", serde(rename = "type"))]
+    pub table_type: String,
+    pub version: u32,
+    pub base_file_format: String,
+    pub record_key_fields: Vec<String>,
+    pub partition_fields: Vec<String>,
+    pub ordering_fields: Vec<String>,
+    pub key_generator: Option<String>,
+    pub hive_style_partitioning: bool,
+    pub populate_meta_fields: bool,
+    pub merge_mode: Option<String>,
+    /// Partitions in the latest snapshot.
+    pub partition_count: usize,
+    /// File groups in the latest snapshot.
+    pub file_group_count: usize,
+    /// Bytes of the latest file slices.
+    pub total_bytes: u64,
+    pub metadata_partitions: Vec<String>,
+    pub metadata_partitions_inflight: Vec<String>,
+    pub timezone: Option<String>,
+    pub properties: BTreeMap<String, String>,
+}
+
+impl TableInfo {
+    pub fn new(c: &TableConfig, latest: &FileSystemView) -> Self {
+        TableInfo {
+            name: c.name.clone(),
+            database: c.database.clone(),
+            table_type: name_of(&c.table_type),
+            version: c.version,
+            base_file_format: name_of(&c.base_file_format),
+            record_key_fields: c.record_key_fields.clone(),
+            partition_fields: c.partition_fields.clone(),
+            ordering_fields: c.ordering_fields.clone(),
+            key_generator: Some(name_of(&c.key_generator)),
+            hive_style_partitioning: c.hive_style_partitioning,
+            populate_meta_fields: c.populate_meta_fields,
+            merge_mode: Some(name_of(&c.merge_mode)),
+            partition_count: latest.partitions().len(),
+            file_group_count: latest.groups.len(),
+            total_bytes: latest.latest_slices().map(|s| s.total_size()).sum(),
+            metadata_partitions: c.metadata_partitions.clone(),
+            metadata_partitions_inflight: c.metadata_partitions_inflight.clone(),
+            timezone: Some(name_of(&c.timezone)),
+            properties: c.properties.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct BaseFile {
+    pub name: String,
+    pub size: u64,
+    pub instant: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct LogFile {
+    pub name: String,
+    pub size: u64,
+    pub instant: String,
+    pub version: u32,
+    pub completion_time: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct FileSlice {
+    pub base_instant: String,
+    pub base_file: Option<BaseFile>,
+    pub log_files: Vec<LogFile>,
+    /// Base plus logs.
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct FileGroup {
+    pub file_id: String,
+    /// Oldest first; the last one is the latest.
+    pub slices: Vec<FileSlice>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct PartitionLayout {
+    pub partition: String,
+    pub file_groups: Vec<FileGroup>,
+}
+
+/// `fileGroups()`: partitions → file groups → file slices.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct FileLayout {
+    pub partitions: Vec<PartitionLayout>,
+    /// File groups replaced by clustering / insert overwrite and no longer visible.
+    pub replaced_groups: usize,
+    /// Files on storage the view left out, and why.
+    pub skipped: Vec<Skipped>,
+}
+
+impl From<&FileSystemView> for FileLayout {
+    fn from(v: &FileSystemView) -> Self {
+        let mut partitions: Vec<PartitionLayout> = Vec::new();
+        for g in &v.groups {
+            let group = FileGroup {
+                file_id: g.file_id.clone(),
+                slices: g.slices.iter().map(slice_layout).collect(),
+            };
+            match partitions.last_mut() {
+                Some(p) if p.partition == g.partition => p.file_groups.push(group),
+                _ => partitions.push(PartitionLayout {
+                    partition: g.partition.clone(),
+                    file_groups: vec![group],
+                }),
+            }
+        }
+        FileLayout {
+            partitions,
+            replaced_groups: v.replaced_groups,
+            skipped: v.skipped.iter().map(Skipped::from).collect(),
+        }
+    }
+}
+
+fn slice_layout(s: &crate::file_group::FileSlice) -> FileSlice {
+    FileSlice {
+        base_instant: s.base_instant.clone(),
+        base_file: s.base_file.as_ref().map(|b| BaseFile {
+            name: b.name.clone(),
+            size: b.size,
+            instant: b.instant.clone(),
+        }),
+        log_files: s
+            .log_files
+            .iter()
+            .map(|l| LogFile {
+                name: l.name.clone(),
+                size: l.size,
+                instant: l.instant.clone(),
+                version: l.version,
+                completion_time: l.completion_time.clone(),
+            })
+            .collect(),
+        size: s.total_size(),
+    }
+}
