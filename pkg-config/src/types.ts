@@ -258,7 +258,7 @@ export interface IoStats {
   /** Dependent round trips (concurrent requests share one). */
   roundTrips: number;
   /** Requests and bytes by why they were made: `timeline`, `footer`, `column_chunk`, ... */
-  byPurpose: Record<string, { requests: number; bytes: number }>;
+  byPurpose?: Record<string, { requests: number; bytes: number }>;
   /** What the storage noticed and worked around (e.g. a server that ignores `Range`). */
   warnings: string[];
 }

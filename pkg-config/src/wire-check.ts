@@ -12,7 +12,7 @@ type Fits<A, B> = [A] extends [B] ? true : false;
 export type WireMatchesApi = [
   Same<Wire.Progress, Api.Progress>,
   Same<Wire.Instant, Api.Instant>,
-  Same<Wire.Io, Api.IoStats>,
+  Same<Wire.IoSnapshot, Api.IoStats>,
   Same<Wire.TableInfo, Api.TableInfo>,
   Same<Wire.WrittenFile, Api.WrittenFile>,
   Same<Wire.SchemaField, Api.SchemaField>,

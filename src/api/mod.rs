@@ -6,7 +6,10 @@
 pub mod commit;
 pub mod options;
 pub mod output;
+/// The factory needs the HTTP stores (S3 goes through them); every face enables them.
+#[cfg(feature = "http")]
 pub mod storage;
 pub mod wire;
 
+#[cfg(feature = "http")]
 pub use storage::{storage_for, Host, RemoteOptions};

@@ -176,7 +176,7 @@ fn s3_storage(location: &str, remote: &RemoteOptions, host: Host) -> Result<Arc<
     )?))
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), feature = "zip"))]
 fn zip_file_storage(location: &str) -> Result<Arc<dyn Storage>> {
     let bytes = std::fs::read(location).map_err(|e| HudiError::io(location, e))?;
     Ok(Arc::new(crate::storage::memory::MemoryStorage::from_zip(
@@ -184,18 +184,18 @@ fn zip_file_storage(location: &str) -> Result<Arc<dyn Storage>> {
     )?))
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), feature = "local"))]
 fn local_storage(path: &str) -> Result<Arc<dyn Storage>> {
     Ok(Arc::new(crate::storage::local::LocalStorage::new(path)))
 }
 
-/// No file system on wasm.
-#[cfg(target_arch = "wasm32")]
+/// No file system on wasm (or no `zip` feature).
+#[cfg(any(target_arch = "wasm32", not(feature = "zip")))]
 fn zip_file_storage(location: &str) -> Result<Arc<dyn Storage>> {
     local_storage(location)
 }
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", not(feature = "local")))]
 fn local_storage(location: &str) -> Result<Arc<dyn Storage>> {
     Err(HudiError::unsupported(format!(
         "table location {location} (use http(s):// or s3://)"

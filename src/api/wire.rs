@@ -12,7 +12,6 @@ use tsify_next::Tsify;
 use crate::config::TableConfig;
 use crate::error::HudiError;
 use crate::file_group::view::FileSystemView;
-use crate::storage::IoSnapshot;
 
 /// A serde value enum's name (`COPY_ON_WRITE`, `EVENT_TIME_ORDERING` ...).
 fn name_of<T: Serialize>(v: &T) -> String {
@@ -81,59 +80,9 @@ pub struct InstantContent {
     pub content: Value,
 }
 
-/// The I/O of an operation or of the table since it was opened.
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
-pub struct Io {
-    pub requests: u64,
-    pub bytes: u64,
-    pub gets: u64,
-    pub heads: u64,
-    pub lists: u64,
-    pub puts: u64,
-    pub deletes: u64,
-    /// Dependent round trips (concurrent requests share one).
-    pub round_trips: u64,
-    /// Requests and bytes by why they were made (timeline, footer, column_chunk, ...).
-    pub by_purpose: BTreeMap<String, PurposeIo>,
-    /// What the storage noticed and worked around (a server ignoring `Range`, ...).
-    pub warnings: Vec<String>,
-}
-
-/// Requests and bytes of one purpose.
-#[derive(Debug, Clone, Copy, Serialize)]
-#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
-pub struct PurposeIo {
-    pub requests: u64,
-    pub bytes: u64,
-}
-
-impl From<&IoSnapshot> for Io {
-    fn from(s: &IoSnapshot) -> Self {
-        Io {
-            requests: s.requests,
-            bytes: s.bytes,
-            gets: s.gets,
-            heads: s.heads,
-            lists: s.lists,
-            puts: s.puts,
-            deletes: s.deletes,
-            round_trips: s.round_trips,
-            by_purpose: s
-                .by_purpose
-                .iter()
-                .map(|(p, io)| {
-                    let io = PurposeIo {
-                        requests: io.requests,
-                        bytes: io.bytes,
-                    };
-                    (p.as_str().to_string(), io)
-                })
-                .collect(),
-            warnings: s.warnings.clone(),
-        }
-    }
-}
+/// The I/O of an operation or of the table since it was opened (by purpose, with what the
+/// storage worked around): the core's own snapshot.
+pub use crate::storage::{IoSnapshot, PurposeIo};
 
 /// What a long operation has cost so far (`onProgress`).
 #[derive(Debug, Clone, Serialize)]
@@ -176,73 +125,9 @@ impl From<&HudiError> for ErrorInfo {
 }
 
 /// A file the file-system view left out, and why.
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
-pub struct Skipped {
-    pub path: String,
-    pub reason: String,
-}
-
-impl From<&crate::file_group::view::Skipped> for Skipped {
-    fn from(s: &crate::file_group::view::Skipped) -> Self {
-        Skipped {
-            path: s.path.clone(),
-            reason: s.reason.to_string(),
-        }
-    }
-}
-
-/// Files at each pruning stage.
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
-pub struct PlanStats {
-    pub partitions_total: usize,
-    pub partitions_after_pruning: usize,
-    pub files_total: usize,
-    pub files_after_partition_pruning: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub files_after_partition_stats: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub files_after_column_stats: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub files_after_record_index: Option<usize>,
-    pub files_after_file_stats: usize,
-    pub files_selected: usize,
-    pub slices_total: usize,
-    pub slices_selected: usize,
-    /// `listing`, `metadata_table` or `timeline`.
-    pub planning_source: String,
-    pub planning_notes: Vec<String>,
-    pub files_ignored: usize,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub ignored: Vec<Skipped>,
-}
-
-impl From<&crate::read::PlanStats> for PlanStats {
-    fn from(s: &crate::read::PlanStats) -> Self {
-        PlanStats {
-            partitions_total: s.partitions_total,
-            partitions_after_pruning: s.partitions_after_pruning,
-            files_total: s.files_total,
-            files_after_partition_pruning: s.files_after_partition_pruning,
-            files_after_partition_stats: s.files_after_partition_stats,
-            files_after_column_stats: s.files_after_column_stats,
-            files_after_record_index: s.files_after_record_index,
-            files_after_file_stats: s.files_after_file_stats,
-            files_selected: s.files_selected,
-            slices_total: s.slices_total,
-            slices_selected: s.slices_selected,
-            planning_source: s.planning_source.clone(),
-            planning_notes: s.planning_notes.clone(),
-            files_ignored: s.files_ignored,
-            ignored: s.ignored.iter().map(Skipped::from).collect(),
-        }
-    }
-}
+/// Files at each pruning stage, and the files the view left out: the core's own.
+pub use crate::file_group::view::Skipped;
+pub use crate::read::PlanStats;
 
 /// A file slice a plan reads (paths relative to the base path).
 #[derive(Debug, Clone, Serialize)]
@@ -270,7 +155,7 @@ pub struct Plan {
     pub file_slices: Vec<PlannedSlice>,
     pub stats: PlanStats,
     /// What planning cost.
-    pub io: Io,
+    pub io: IoSnapshot,
 }
 
 impl From<&crate::read::Plan> for Plan {
@@ -291,8 +176,8 @@ impl From<&crate::read::Plan> for Plan {
                     log_files: s.log_paths(),
                 })
                 .collect(),
-            stats: (&plan.stats).into(),
-            io: (&plan.io).into(),
+            stats: plan.stats.clone(),
+            io: plan.io.clone(),
         }
     }
 }
@@ -303,9 +188,9 @@ impl From<&crate::read::Plan> for Plan {
 pub struct ReadStats {
     pub rows: usize,
     pub stats: PlanStats,
-    pub plan_io: Io,
-    pub read_io: Io,
-    pub total_io: Io,
+    pub plan_io: IoSnapshot,
+    pub read_io: IoSnapshot,
+    pub total_io: IoSnapshot,
 }
 
 /// A table's properties and size (`info()`).
@@ -438,7 +323,7 @@ impl From<&FileSystemView> for FileLayout {
         FileLayout {
             partitions,
             replaced_groups: v.replaced_groups,
-            skipped: v.skipped.iter().map(Skipped::from).collect(),
+            skipped: v.skipped.clone(),
         }
     }
 }

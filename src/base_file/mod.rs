@@ -219,21 +219,8 @@ pub fn matching_row_groups(footer: &Footer, filter: Option<&Expr>) -> Vec<usize>
 }
 
 /// Reads the chosen row groups of a file, only the named top-level columns (all when
-/// `None`; names the file lacks are ignored).
-pub async fn read_row_groups(
-    storage: Arc<dyn Storage>,
-    path: &str,
-    footer: Footer,
-    row_groups: Vec<usize>,
-    columns: Option<&[String]>,
-    batch_size: usize,
-) -> Result<Vec<RecordBatch>> {
-    stream_row_groups(storage, path, footer, row_groups, columns, batch_size)?
-        .try_collect()
-        .await
-}
-
-/// The same as a stream: one batch of at most `batch_size` rows at a time.
+/// `None`; names the file lacks are ignored), one batch of at most `batch_size` rows at a
+/// time.
 pub fn stream_row_groups(
     storage: Arc<dyn Storage>,
     path: &str,

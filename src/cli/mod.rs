@@ -345,10 +345,10 @@ async fn run(cli: Cli) -> Result<()> {
             if stats {
                 let report = wire::ReadStats {
                     rows: batches.iter().map(|b| b.num_rows()).sum(),
-                    stats: (&plan.stats).into(),
-                    plan_io: (&plan.io).into(),
-                    read_io: (&read_io).into(),
-                    total_io: (&t.io()).into(),
+                    stats: plan.stats.clone(),
+                    plan_io: plan.io.clone(),
+                    read_io: read_io.clone(),
+                    total_io: t.io(),
                 };
                 eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
             }

@@ -29,6 +29,11 @@ pub struct DataFile {
 
 /// A file left out of the view, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify_next::Tsify),
+    serde(rename_all = "camelCase")
+)]
 pub struct Skipped {
     pub path: String,
     pub reason: &'static str,

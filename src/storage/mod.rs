@@ -341,13 +341,26 @@ pub struct IoStats {
 
 /// Requests and bytes of one [`Purpose`].
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify_next::Tsify),
+    serde(rename_all = "camelCase")
+)]
 pub struct PurposeIo {
     pub requests: u64,
     pub bytes: u64,
 }
 
 /// A point-in-time copy of [`IoStats`]; the difference of two is what an operation cost.
+///
+/// It crosses to JS as it is: the CLI prints it in snake_case, wasm hands it over in
+/// camelCase with a generated TypeScript declaration.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify_next::Tsify),
+    serde(rename_all = "camelCase")
+)]
 pub struct IoSnapshot {
     pub requests: u64,
     pub bytes: u64,
@@ -361,6 +374,10 @@ pub struct IoSnapshot {
     pub round_trips: u64,
     /// The requests and bytes above by why they were made (purposes without any left out).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(type = "Record<string, PurposeIo>", optional)
+    )]
     pub by_purpose: BTreeMap<Purpose, PurposeIo>,
     /// What the stores noticed and worked around (e.g. a server that ignores `Range`).
     pub warnings: Vec<String>,

@@ -340,9 +340,9 @@ impl WasmTable {
 
     /// Requests, bytes and dependent round trips since the table was opened, by purpose,
     /// and what the storage worked around.
-    #[wasm_bindgen(unchecked_return_type = "Io")]
+    #[wasm_bindgen(unchecked_return_type = "IoSnapshot")]
     pub fn io(&self) -> Result<JsValue, JsValue> {
-        js_value(&wire::Io::from(&self.table.io()))
+        js_value(&self.table.io())
     }
 
     /// What the storage worked around (a server ignoring `Range`, ...).

@@ -26,17 +26,26 @@ use crate::storage::IoSnapshot;
 use crate::timeline::time::resolve_time;
 use crate::timeline::{compare_instant_times, Visibility};
 
+/// Files at each pruning stage. Crosses to JS as it is (camelCase on wasm).
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify_next::Tsify),
+    serde(rename_all = "camelCase")
+)]
 pub struct PlanStats {
     pub partitions_total: usize,
     pub partitions_after_pruning: usize,
     pub files_total: usize,
     pub files_after_partition_pruning: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub files_after_partition_stats: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub files_after_column_stats: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub files_after_record_index: Option<usize>,
     pub files_after_file_stats: usize,
     pub files_selected: usize,
@@ -49,6 +58,7 @@ pub struct PlanStats {
     /// Files on storage the view left out, with the reason (uncommitted, replaced ...).
     pub files_ignored: usize,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub ignored: Vec<Skipped>,
 }
 
