@@ -37,7 +37,7 @@
 //! 1. the face turns flags / JS options into [`read::ReadOptions`] and opens a storage for
 //!    the URL; [`Table::open`] reads `hoodie.properties` and lists the timeline in one
 //!    round trip ([`meta_client::MetaClient`]);
-//! 2. [`read::plan`] resolves times against the [`timeline`], chooses once which
+//! 2. [`read::plan()`] resolves times against the [`timeline`], chooses once which
 //!    metadata-table indexes the filter can use, takes the data files from the MDT `files`
 //!    partition or a listing (`read::plan::source`), builds the file-system view
 //!    ([`file_group`]), and prunes (`read::plan::prune`): partition values, record index,

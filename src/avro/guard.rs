@@ -1,6 +1,6 @@
 //! Avro from a table is hostile until checked. Every schema decoded here — by our decoder
 //! or by apache-avro (instant files, archived entries, metadata records) — is planned as a
-//! [`Skip`] first, which refuses recursive and too-deep types, arrays of items that take no
+//! `Skip` first, which refuses recursive and too-deep types, arrays of items that take no
 //! bytes and oversized `fixed`s; datums that a library decodes are walked first, so every
 //! count and length they declare is backed by bytes before anything is allocated for it.
 

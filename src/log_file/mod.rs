@@ -1,6 +1,6 @@
 //! The Hudi log format: `#HUDI#`-framed blocks (docs: hudi-format §5).
 //!
-//! * [`format`] walks the block framing sans-IO and recovers from damage the way Java's
+//! * [`mod@format`] walks the block framing sans-IO and recovers from damage the way Java's
 //!   `HoodieLogFileReader` does (CORRUPT blocks); [`read_log_file`] drives it over
 //!   [`Storage`]: small files in one request, large files by ranged reads with block contents
 //!   fetched only when asked for.

@@ -6,7 +6,7 @@
 //!   a dot, so they are trusted only where Hudi writes no dot-files: timeline folders and
 //!   partitions of Copy-On-Write tables. Listing the v6 archive (`.commits_.archive.*`) or a
 //!   metadata-table partition (log files are `.<fileId>_<instant>.log.*`) through them is
-//!   refused here, and [`crate::table::Table::list_data_files`] refuses Merge-On-Read
+//!   refused here, and [`crate::meta_client::MetaClient::list_data_files`] refuses Merge-On-Read
 //!   partitions (see [`super::Capabilities::lists_dot_files`]);
 //! - a **static manifest** (`.hoodie/hudi-edge-manifest.json`, written by
 //!   `hudi-edge manifest TABLE`) naming every file under the table with its size.

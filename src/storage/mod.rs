@@ -15,7 +15,7 @@
 //! `latency::Latency` (a fixed delay per request, for benchmarks).
 //!
 //! Remote tables: [`http::HttpStorage`] (plain HTTP(S) and presigned URLs, over `fetch` in
-//! wasm — [`fetch`] — or reqwest natively) and [`object_store::ObjectStoreStorage`] (S3 via
+//! wasm — `fetch` — or reqwest natively) and [`object_store::ObjectStoreStorage`] (S3 via
 //! object_store, both targets). [`listing`] answers `list` where a host has no list API.
 
 pub mod cache;

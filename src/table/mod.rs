@@ -90,7 +90,7 @@ impl Table {
         self.metadata.get(&self.client, prefetch).await
     }
 
-    /// Which file slices a read needs, and why ([`crate::read::plan`]).
+    /// Which file slices a read needs, and why ([`crate::read::plan()`]).
     pub async fn plan(&self, options: &ReadOptions) -> Result<Plan> {
         crate::read::plan(&self.client, &self.metadata, options).await
     }

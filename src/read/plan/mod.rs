@@ -2,8 +2,8 @@
 //! pruning stage and the I/O the plan itself cost.
 //!
 //! The stages, in order: resolve times and the visible instants ([`crate::timeline`]), the
-//! schema, the data files ([`source`]: the metadata table's `files` partition or a listing),
-//! the file-system view, then pruning ([`prune`]): partition values, the record index,
+//! schema, the data files (`source`: the metadata table's `files` partition or a listing),
+//! the file-system view, then pruning (`prune`): partition values, the record index,
 //! partition stats, column stats, and Parquet footers for what no index decided.
 
 mod prune;
