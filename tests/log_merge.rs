@@ -218,6 +218,15 @@ async fn truncated_last_block_is_skipped() {
         111.0,
         "the cut block is corrupt and ignored; the first applies"
     );
+    // Skipped, but said: the read's warnings name the file.
+    let table = f.table().await;
+    table.read(&ReadOptions::default()).await.unwrap();
+    let warnings = table.io().warnings;
+    let expected = format!("{}: 1 corrupt log block(s) skipped", f.log_path(2));
+    assert!(
+        warnings.iter().any(|w| w.starts_with(&expected)),
+        "{warnings:?}"
+    );
 }
 
 #[tokio::test]

@@ -135,7 +135,15 @@ impl LogRecordBuffer {
             .collect();
         self.stats.log_files += logs.len();
         for log in logs {
-            self.stats.corrupt_blocks += log.corrupt_block_count();
+            let corrupt = log.corrupt_block_count();
+            if corrupt > 0 {
+                // Skipped as Hudi skips them, but never silently.
+                client.warn(format!(
+                    "{}: {corrupt} corrupt log block(s) skipped, as Hudi does",
+                    log.path
+                ));
+            }
+            self.stats.corrupt_blocks += corrupt;
             for block in log.valid_blocks() {
                 self.stats.blocks += 1;
                 let Some(instant) = block.instant_time() else {

@@ -98,6 +98,11 @@ impl MetaClient {
         self.io.snapshot()
     }
 
+    /// Records something a read noticed and worked around; it shows in `io().warnings`.
+    pub fn warn(&self, message: String) {
+        self.io.warn(vec![message]);
+    }
+
     pub fn timeline(&self) -> Arc<Timeline> {
         lock(&self.timeline).clone()
     }

@@ -166,7 +166,7 @@ impl IoStats {
         self.purpose_bytes[purpose as usize].fetch_add(n, Ordering::Relaxed);
     }
 
-    fn warn(&self, warnings: Vec<String>) {
+    pub(crate) fn warn(&self, warnings: Vec<String>) {
         let mut kept = self.lock_warnings();
         for w in warnings {
             if kept.len() < MAX_WARNINGS && !kept.contains(&w) {
