@@ -623,3 +623,23 @@ fn exact_names_win_over_case_insensitive_ones() {
     let batch = decode(&mut AvroToArrow::new(&schema, target).unwrap(), &datums);
     assert_eq!(batch.column(0).as_primitive::<Int32Type>().value(0), 2);
 }
+
+#[test]
+fn null_fixed_values_cannot_inflate_a_batch_without_bound() {
+    let schema = Schema::parse_str(
+        r#"{"type":"record","name":"r","fields":[{"name":"f","type":["null",{"type":"fixed","name":"w","size":1048576}]}]}"#,
+    )
+    .unwrap();
+    let mut decoder = AvroToArrow::for_writer(&schema).unwrap();
+    // One input byte per row (the null branch), a mebibyte of output each.
+    for _ in 0..100 {
+        decoder.append(&[0]).unwrap();
+    }
+    let e = decoder.finish().unwrap_err();
+    assert_eq!(e.code(), "CORRUPT", "{e}");
+    // Within the bound the same rows decode.
+    for _ in 0..10 {
+        decoder.append(&[0]).unwrap();
+    }
+    assert_eq!(decoder.finish().unwrap().column(0).null_count(), 10);
+}

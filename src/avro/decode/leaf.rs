@@ -200,7 +200,11 @@ impl Kind {
             Kind::Double(p) | Kind::FloatUnion(_, p) => p.push_null(),
             Kind::Bytes(v) | Kind::Enum(v, _) => v.push_null(),
             Kind::Fixed(size, p) => {
-                p.values.resize(p.values.len() + *size, 0);
+                // A null costs a byte of input and `size` of output: past the bound the
+                // column stops growing, and `finish` reports the short column as damage.
+                if p.values.len() + *size <= crate::avro::guard::MAX_VALUE_BYTES {
+                    p.values.resize(p.values.len() + *size, 0);
+                }
                 p.nulls.append_null();
             }
             Kind::Decimal(_, p) => p.push_null(),
