@@ -1,5 +1,6 @@
 //! The core builds without the stores' heavy dependencies: with no features, the normal
-//! dependency graph has no HTTP client, object_store, XML parser or zip reader. `.ci/test` also compiles that core (`cargo check --no-default-features --lib`).
+//! dependency graph has no HTTP client, object_store, XML parser or zip reader. `.ci/test`
+//! also compiles that core (`cargo check --no-default-features --lib`).
 
 use std::process::Command;
 
@@ -11,7 +12,6 @@ fn dependencies(args: &[&str]) -> Vec<String> {
     let out = Command::new(env!("CARGO"))
         .args([
             "tree",
-            "--offline",
             "-e",
             "normal",
             "--prefix",
