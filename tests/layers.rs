@@ -11,13 +11,7 @@ const STORE_ONLY: [&str; 4] = ["reqwest", "object_store", "quick-xml", "zip"];
 fn dependencies(args: &[&str]) -> Vec<String> {
     let out = Command::new(env!("CARGO"))
         .args([
-            "tree",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-            "--format",
-            "{p}",
+            "tree", "-e", "normal", "--prefix", "none", "--format", "{p}",
         ])
         .args([
             "--manifest-path",

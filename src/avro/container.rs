@@ -105,16 +105,23 @@ fn decompress(codec: Codec, data: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
     match codec {
         Codec::Null => Ok(data.into()),
         Codec::Deflate => {
-            let mut out = Vec::new();
-            flate2::read::DeflateDecoder::new(data)
-                .take(MAX_BLOCK_BYTES as u64 + 1)
-                .read_to_end(&mut out)
-                .map_err(|e| HudiError::corrupt_by("", "deflate block", e))?;
-            if out.len() > MAX_BLOCK_BYTES {
+            // Measured first, so a bomb costs time but no memory, and the block is then held
+            // once at its exact size (growing a buffer would double it).
+            let inflate = || flate2::read::DeflateDecoder::new(data);
+            let size = std::io::copy(
+                &mut inflate().take(MAX_BLOCK_BYTES as u64 + 1),
+                &mut std::io::sink(),
+            )
+            .map_err(|e| HudiError::corrupt_by("", "deflate block", e))?;
+            if size > MAX_BLOCK_BYTES as u64 {
                 return Err(malformed(format!(
                     "Avro container block inflates past {MAX_BLOCK_BYTES} bytes"
                 )));
             }
+            let mut out = Vec::with_capacity(size as usize);
+            inflate()
+                .read_to_end(&mut out)
+                .map_err(|e| HudiError::corrupt_by("", "deflate block", e))?;
             Ok(out.into())
         }
     }

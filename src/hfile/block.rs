@@ -168,12 +168,27 @@ fn decompress(codec: Codec, payload: Bytes, uncompressed_size: usize) -> Result<
     let out = match codec {
         Codec::None => payload,
         Codec::Gz => {
-            // Bounded by the declared size so a corrupt stream cannot balloon.
-            let mut out = Vec::with_capacity(uncompressed_size.min(16 << 20));
-            flate2::read::MultiGzDecoder::new(&payload[..])
-                .take(uncompressed_size as u64 + 1)
+            // Deflate cannot compress past ~1032:1: a larger claim is a lie, refused before
+            // anything is allocated for it.
+            if uncompressed_size as u64 > payload.len() as u64 * 1100 + 1024 {
+                return Err(malformed(format!(
+                    "{} gzip bytes cannot hold the {uncompressed_size} its header says",
+                    payload.len()
+                )));
+            }
+            // Held once at the declared size; a stream that goes on past it is damage.
+            let mut out = Vec::with_capacity(uncompressed_size);
+            let mut gz = flate2::read::MultiGzDecoder::new(&payload[..]);
+            let bad = |e| HudiError::corrupt_by("", "gzip payload", e);
+            (&mut gz)
+                .take(uncompressed_size as u64)
                 .read_to_end(&mut out)
-                .map_err(|e| HudiError::corrupt_by("", "gzip payload", e))?;
+                .map_err(bad)?;
+            if gz.read(&mut [0u8; 1]).map_err(bad)? > 0 {
+                return Err(malformed(format!(
+                    "payload inflates past the {uncompressed_size} bytes its header says"
+                )));
+            }
             Bytes::from(out)
         }
     };
@@ -201,7 +216,10 @@ mod bomb_tests {
         let payload = gzip(&vec![0u8; 8 << 20]);
         // The header says 1 KiB: reading stops just past it.
         let e = decompress(Codec::Gz, payload.clone(), 1024).unwrap_err();
-        assert!(e.to_string().contains("header says 1024"), "{e}");
+        assert!(e.to_string().contains("past the 1024 bytes"), "{e}");
+        // More than deflate could ever hold in these bytes: refused before allocating.
+        let e = decompress(Codec::Gz, gzip(b"tiny"), 60 << 20).unwrap_err();
+        assert!(e.to_string().contains("cannot hold"), "{e}");
         // The header declares more than any block may hold: refused before inflating.
         let e = decompress(Codec::Gz, payload, 2 << 30).unwrap_err();
         assert_eq!(e.code(), "CORRUPT");

@@ -43,6 +43,17 @@ pub fn start() {
     }));
 }
 
+/// Bytes of linear memory the module holds now (it only grows): what an isolate's memory
+/// limit is measured against.
+#[wasm_bindgen(js_name = memoryBytes)]
+pub fn memory_bytes() -> f64 {
+    wasm_bindgen::memory()
+        .unchecked_into::<js_sys::WebAssembly::Memory>()
+        .buffer()
+        .unchecked_into::<js_sys::ArrayBuffer>()
+        .byte_length() as f64
+}
+
 /// Errors cross to JS as `Error` objects with the [`ErrorInfo`] properties.
 pub(crate) fn to_js(e: HudiError) -> JsValue {
     let err = js_sys::Error::new(&e.to_string());
