@@ -266,3 +266,176 @@ async fn conditional_puts_ranges_retries_and_errors() {
         .iter()
         .all(|r| r.ends_with("token=s3cr3t")));
 }
+
+/// A server answering each request with what `answer` writes (raw HTTP), recording
+/// `METHOD target` and the request's headers.
+type Seen = Arc<Mutex<Vec<(String, HashMap<String, String>)>>>;
+
+fn scripted(
+    answer: impl Fn(&str, &HashMap<String, String>, &mut std::net::TcpStream) + Send + 'static,
+) -> (String, Seen) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen: Seen = Arc::default();
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(500) {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let target = line
+                .split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ");
+            let mut headers = HashMap::new();
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                    break;
+                }
+                if let Some((k, v)) = h.split_once(':') {
+                    headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+                }
+            }
+            log.lock().unwrap().push((target.clone(), headers.clone()));
+            answer(&target, &headers, &mut stream);
+        }
+    });
+    (format!("http://{addr}"), seen)
+}
+
+fn with_header(base: &str) -> HttpStorage {
+    let transport = Arc::new(ReqwestTransport::new().unwrap());
+    let options = HttpOptions {
+        headers: vec![("X-Api-Key".into(), "k3y".into())],
+        retries: 0,
+        ..HttpOptions::default()
+    };
+    HttpStorage::for_url(transport, base, None, options).unwrap()
+}
+
+#[tokio::test]
+async fn hostile_bodies_are_bounded_and_416_is_an_answer() {
+    let (url, _) = scripted(|target, _, out| {
+        let head = |status: u16, extra: &str| {
+            format!("HTTP/1.1 {status} X\r\nConnection: close\r\n{extra}\r\n")
+        };
+        let reply = match target {
+            // 1 MiB for a 10-byte range.
+            t if t.ends_with("/long206") => {
+                let body = vec![7u8; 1 << 20];
+                let mut r = head(206, "Content-Range: bytes 0-9/2000000\r\n").into_bytes();
+                r.extend(body);
+                r
+            }
+            // Range ignored, no Content-Length: streamed until the connection closes.
+            t if t.ends_with("/endless") => {
+                let _ = out.write_all(head(200, "").as_bytes());
+                let chunk = vec![0u8; 1 << 20];
+                for _ in 0..40 {
+                    if out.write_all(&chunk).is_err() {
+                        return;
+                    }
+                }
+                return;
+            }
+            t if t.ends_with("/empty") => {
+                head(416, "Content-Range: bytes */0\r\nContent-Length: 0\r\n").into_bytes()
+            }
+            t if t.ends_with("/liar") => {
+                head(416, "Content-Range: bytes */500\r\nContent-Length: 0\r\n").into_bytes()
+            }
+            _ => head(404, "Content-Length: 0\r\n").into_bytes(),
+        };
+        let _ = out.write_all(&reply);
+    });
+    let s = storage(&format!("{url}/t"));
+
+    let e = s
+        .get_range("long206", 0..10, Purpose::Other)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "IO", "{e}");
+    assert!(e.to_string().contains("longer than the 10 bytes"), "{e}");
+
+    let e = s
+        .get_range("endless", 0..10, Purpose::Other)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(e.to_string().contains("/t/endless"), "{e}");
+
+    let empty = s.read("empty", &[ByteRange::Suffix(8)], Purpose::Footer);
+    let empty = empty.await.unwrap();
+    assert_eq!((empty.parts[0].len(), empty.size), (0, Some(0)));
+    let e = s.read("liar", &[ByteRange::Suffix(8)], Purpose::Footer);
+    let e = e.await.unwrap_err();
+    assert_eq!(e.code(), "IO", "{e}");
+    assert!(e.to_string().contains("416"), "{e}");
+}
+
+#[tokio::test]
+async fn redirects_keep_credentials_in_their_origin() {
+    let (other, other_seen) = scripted(|_, _, out| {
+        let _ =
+            out.write_all(b"HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: 5\r\n\r\nother");
+    });
+    let to_other = other.clone();
+    let (url, seen) = scripted(move |target, _, out| {
+        let reply = match target {
+            t if t.ends_with("/away") => format!(
+                "HTTP/1.1 302 X\r\nConnection: close\r\nContent-Length: 0\r\nLocation: {to_other}/x?sig=1\r\n\r\n"
+            ),
+            t if t.ends_with("/moved") => "HTTP/1.1 301 X\r\nConnection: close\r\nContent-Length: 0\r\nLocation: /t/here\r\n\r\n".to_string(),
+            t if t.ends_with("/here") => "HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: 4\r\n\r\nhere".to_string(),
+            _ => "HTTP/1.1 404 X\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".to_string(),
+        };
+        let _ = out.write_all(reply.as_bytes());
+    });
+
+    // With the table's header: followed within the origin, header and all...
+    let s = with_header(&format!("{url}/t"));
+    assert_eq!(&s.get("moved", Purpose::Other).await.unwrap()[..], b"here");
+    assert!(seen
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|(_, h)| h["x-api-key"] == "k3y"));
+    // ...refused to another origin, which sees nothing.
+    let e = s.get("away", Purpose::Other).await.unwrap_err();
+    assert_eq!(e.code(), "IO", "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("another origin") && !text.contains("sig=1"),
+        "{text}"
+    );
+    assert!(other_seen.lock().unwrap().is_empty());
+
+    // Without credentials a redirect goes anywhere (a CDN, a public mirror).
+    let public = storage(&format!("{url}/t"));
+    assert_eq!(
+        &public.get("away", Purpose::Other).await.unwrap()[..],
+        b"other"
+    );
+    let other_seen = other_seen.lock().unwrap();
+    assert_eq!(other_seen.len(), 1);
+    assert!(!other_seen[0].1.contains_key("x-api-key"));
+}
+
+#[tokio::test]
+async fn paths_never_leave_the_root() {
+    let (url, seen) = scripted(|_, _, out| {
+        let _ =
+            out.write_all(b"HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok");
+    });
+    let s = with_header(&format!("{url}/t"));
+    for bad in ["../secret", "a/../../etc/passwd", "a\\..\\..\\b"] {
+        let e = s.get(bad, Purpose::Other).await.unwrap_err();
+        assert_eq!(e.code(), "CORRUPT", "{bad}: {e}");
+    }
+    assert!(seen.lock().unwrap().is_empty());
+}

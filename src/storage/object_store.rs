@@ -4,8 +4,8 @@
 //! retries itself; in wasm it talks over `fetch` (`super::fetch::FetchConnector`, which
 //! retries — object_store's own backoff sleeps on tokio, which wasm does not have).
 //!
-//! Natively this module also gives [`super::http::HttpStorage`] its transport: object_store's
-//! reqwest-backed `HttpClient` ([`ReqwestTransport`]).
+//! Natively this module also gives [`super::http::HttpStorage`] its transport, reqwest
+//! ([`ReqwestTransport`]).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -354,11 +354,11 @@ mod native {
     use std::time::Duration;
 
     use async_trait::async_trait;
-    use object_store::client::{ClientOptions, HttpClient, HttpConnector, ReqwestConnector};
+    use object_store::client::ClientOptions;
     use object_store::RetryConfig;
 
     use super::*;
-    use crate::storage::http::{Request, Response, Transport, TransportError};
+    use crate::storage::http::{strip_urls, Request, Response, Transport, TransportError};
 
     /// reqwest (via rustls) needs a process-wide crypto provider: ring.
     fn init_tls() {
@@ -405,46 +405,61 @@ mod native {
         Ok(ObjectStoreStorage::new(store, &prefix, location))
     }
 
-    /// object_store's reqwest client as the transport of [`crate::storage::http::HttpStorage`].
+    /// reqwest as the transport of [`crate::storage::http::HttpStorage`]: it follows no
+    /// redirect itself (the client decides, see `http::Client::send`) and reads bodies in
+    /// chunks, counting, up to the request's limit.
     #[derive(Debug)]
     pub struct ReqwestTransport {
-        client: HttpClient,
+        client: reqwest::Client,
     }
 
     impl ReqwestTransport {
         pub fn new() -> Result<Self> {
             init_tls();
-            let client = ReqwestConnector::default()
-                .connect(&client_options())
+            let client = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(Duration::from_secs(60))
+                .connect_timeout(Duration::from_secs(10))
+                .build()
                 .map_err(|e| HudiError::io("<http client>", e))?;
             Ok(ReqwestTransport { client })
+        }
+    }
+
+    /// A reqwest error's message and causes, with no URL in them.
+    fn transport_error(e: reqwest::Error) -> TransportError {
+        let e = e.without_url();
+        let mut detail = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            detail.push_str(": ");
+            detail.push_str(&c.to_string());
+            cause = c.source();
+        }
+        TransportError {
+            detail: strip_urls(&detail),
+            aborted: false,
         }
     }
 
     #[async_trait]
     impl Transport for ReqwestTransport {
         async fn send(&self, r: Request) -> std::result::Result<Response, TransportError> {
-            let err = |e: &dyn std::fmt::Display| TransportError {
-                detail: e
-                    .to_string()
-                    .split('?')
-                    .next()
-                    .unwrap_or_default()
-                    .to_string(),
-                aborted: false,
-            };
-            let mut b = http::Request::builder()
-                .method(r.method)
-                .uri(r.url.as_str());
+            let method =
+                reqwest::Method::from_bytes(r.method.as_bytes()).map_err(|e| TransportError {
+                    detail: e.to_string(),
+                    aborted: false,
+                })?;
+            let mut b = self.client.request(method, r.url.as_str());
             for (k, v) in &r.headers {
                 b = b.header(k.as_str(), v.as_str());
             }
-            let body = r.body.clone().unwrap_or_default();
-            let req = b.body(body.into()).map_err(|e| err(&e))?;
-            let resp = self.client.execute(req).await.map_err(|e| err(&e))?;
-            let (parts, body) = resp.into_parts();
-            let headers = parts
-                .headers
+            if let Some(body) = &r.body {
+                b = b.body(body.clone());
+            }
+            let mut resp = b.send().await.map_err(transport_error)?;
+            let headers = resp
+                .headers()
                 .iter()
                 .filter_map(|(k, v)| {
                     Some((
@@ -453,22 +468,31 @@ mod native {
                     ))
                 })
                 .collect::<std::collections::HashMap<_, _>>();
-            let status = parts.status.as_u16();
-            let too_big = r.skips_body(status, &headers);
-            if too_big || r.method == "HEAD" {
-                return Ok(Response {
-                    status,
-                    headers,
-                    body: Bytes::new(),
-                    body_skipped: too_big,
-                });
+            let status = resp.status().as_u16();
+            let over = Response {
+                status,
+                headers: headers.clone(),
+                body: Bytes::new(),
+                over_limit: true,
+            };
+            if r.declared_over_limit(status, &headers) {
+                return Ok(over);
             }
-            let body = body.bytes().await.map_err(|e| err(&e))?;
+            let limit = r.body_limit(status).unwrap_or(u64::MAX);
+            let mut body = bytes::BytesMut::new();
+            if r.method != "HEAD" {
+                while let Some(chunk) = resp.chunk().await.map_err(transport_error)? {
+                    if (body.len() + chunk.len()) as u64 > limit {
+                        return Ok(over);
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+            }
             Ok(Response {
                 status,
                 headers,
-                body,
-                body_skipped: false,
+                body: body.freeze(),
+                over_limit: false,
             })
         }
 
