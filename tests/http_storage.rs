@@ -279,7 +279,7 @@ fn scripted(
     let seen: Seen = Arc::default();
     let log = seen.clone();
     std::thread::spawn(move || {
-        for stream in listener.incoming().take(500) {
+        for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut line = String::new();
@@ -438,4 +438,84 @@ async fn paths_never_leave_the_root() {
         assert_eq!(e.code(), "CORRUPT", "{bad}: {e}");
     }
     assert!(seen.lock().unwrap().is_empty());
+}
+
+fn json(out: &mut std::net::TcpStream, body: &str) {
+    let head = format!(
+        "HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let _ = out.write_all(head.as_bytes());
+    let _ = out.write_all(body.as_bytes());
+}
+
+fn not_found(out: &mut std::net::TcpStream) {
+    let _ = out.write_all(b"HTTP/1.1 404 X\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+}
+
+#[tokio::test]
+async fn listings_are_bounded_and_stay_in_the_table() {
+    use hudi_edge::storage::listing::{MAX_LISTING_DEPTH, MAX_LISTING_REQUESTS};
+    let dir = |name: &str| format!(r#"{{"name":"{name}","type":"directory"}}"#);
+    let (url, seen) = scripted(move |target, _, out| {
+        let path = target.split(' ').nth(1).unwrap_or("");
+        match path {
+            "/m/.hoodie/hudi-edge-manifest.json" => json(
+                out,
+                r#"{"format":"hudi-edge-manifest","version":1,"dirs":{"../other":[["x.parquet",1]]}}"#,
+            ),
+            p if p.ends_with("hudi-edge-manifest.json") => not_found(out),
+            // Every directory under deep/ holds another.
+            p if p.starts_with("/deep/") => json(out, &format!("[{}]", dir("d"))),
+            // wide/ fans out to more directories than a listing may request.
+            "/wide/" => {
+                let all: Vec<String> = (0..MAX_LISTING_REQUESTS + 10)
+                    .map(|i| dir(&format!("p{i}")))
+                    .collect();
+                json(out, &format!("[{}]", all.join(",")))
+            }
+            p if p.starts_with("/wide/") => json(out, "[]"),
+            "/climb/" => json(out, r#"[{"name":"..\\..\\etc","type":"file","size":1}]"#),
+            _ => not_found(out),
+        }
+    });
+
+    let e = storage(&format!("{url}/deep"))
+        .list("", true)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(
+        e.to_string()
+            .contains(&format!("over {MAX_LISTING_DEPTH} levels")),
+        "{e}"
+    );
+    assert!(seen.lock().unwrap().len() <= MAX_LISTING_DEPTH + 2);
+
+    seen.lock().unwrap().clear();
+    let e = storage(&format!("{url}/wide"))
+        .list("", true)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("more than 5000 requests") && text.contains("/wide"),
+        "{text}"
+    );
+    let made = seen.lock().unwrap().len();
+    assert!(made <= MAX_LISTING_REQUESTS + 1, "{made} requests");
+
+    // A name that climbs out of the page, a manifest directory that leaves the table.
+    let e = storage(&format!("{url}/climb"))
+        .list("", false)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "CORRUPT", "{e}");
+    let e = storage(&format!("{url}/m"))
+        .list("", true)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "CORRUPT", "{e}");
+    assert!(e.to_string().contains("hudi-edge-manifest.json"), "{e}");
 }

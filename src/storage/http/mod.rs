@@ -507,10 +507,11 @@ impl Storage for HttpStorage {
             }
         }
         let s3 = mode == ListingMode::S3 || matches!(self.target, Target::Presigned { .. });
+        let budget = list::Budget::new(self.object(prefix));
         if s3 {
-            self.list_s3(prefix, recursive).await
+            self.list_s3(prefix, recursive, &budget).await
         } else {
-            self.list_autoindex(prefix, recursive).await
+            self.list_autoindex(prefix, recursive, &budget).await
         }
     }
 
