@@ -492,19 +492,22 @@ async fn listings_are_bounded_and_stay_in_the_table() {
     );
     assert!(seen.lock().unwrap().len() <= MAX_LISTING_DEPTH + 2);
 
+    // Listings running at once share one budget (a caller listing each folder it finds).
     seen.lock().unwrap().clear();
-    let e = storage(&format!("{url}/wide"))
-        .list("", true)
-        .await
-        .unwrap_err();
+    let wide = storage(&format!("{url}/wide"));
+    let (a, b) = tokio::join!(wide.list("", true), wide.list("", true));
+    let e = a.unwrap_err();
     assert_eq!(e.code(), "UNSUPPORTED", "{e}");
     let text = e.to_string();
     assert!(
         text.contains("more than 5000 requests") && text.contains("/wide"),
         "{text}"
     );
+    assert_eq!(b.unwrap_err().code(), "UNSUPPORTED");
     let made = seen.lock().unwrap().len();
-    assert!(made <= MAX_LISTING_REQUESTS + 1, "{made} requests");
+    assert!(made <= MAX_LISTING_REQUESTS + 2, "{made} requests");
+    // A listing after them starts afresh.
+    assert!(wide.list("p1", true).await.unwrap().is_empty());
 
     // A name that climbs out of the page, a manifest directory that leaves the table.
     let e = storage(&format!("{url}/climb"))

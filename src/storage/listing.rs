@@ -35,9 +35,10 @@ use crate::error::{HudiError, Result};
 /// Deepest directory an autoindex listing descends to (a symlink loop on a server would
 /// otherwise recurse forever).
 pub const MAX_LISTING_DEPTH: usize = 32;
-/// Most requests (autoindex directories, S3 pages) one listing makes.
+/// Most requests (autoindex directories, S3 pages) the listings a storage runs at once make
+/// together.
 pub const MAX_LISTING_REQUESTS: usize = 5_000;
-/// Most entries one listing gathers.
+/// Most entries they gather together.
 pub const MAX_LISTING_ENTRIES: usize = 1_000_000;
 /// Largest listing page, manifest or JSON directory index read.
 pub const MAX_LISTING_PAGE_BYTES: u64 = 64 * 1024 * 1024;

@@ -8,21 +8,31 @@ use crate::storage::listing::{
     MAX_LISTING_DEPTH, MAX_LISTING_ENTRIES, MAX_LISTING_PAGE_BYTES, MAX_LISTING_REQUESTS,
 };
 
-/// What one listing may still spend, whatever a server answers: requests and entries.
-pub(super) struct Budget {
-    what: String,
+/// What listings running at the same time have spent: requests and entries. A caller
+/// that lists each folder it finds at once spends one budget, not one per folder.
+#[derive(Debug, Default)]
+pub(super) struct Spent {
     requests: AtomicUsize,
     entries: AtomicUsize,
 }
 
+/// One listing's view of the budget it shares, naming it in errors.
+pub(super) struct Budget {
+    what: String,
+    spent: Arc<Spent>,
+}
+
 impl Budget {
-    /// A budget for the listing of `what` (named in its errors).
-    pub(super) fn new(what: String) -> Self {
-        Budget {
-            what,
-            requests: AtomicUsize::new(0),
-            entries: AtomicUsize::new(0),
-        }
+    /// The listing of `what`, sharing what listings still running have spent (a fresh
+    /// budget when none runs).
+    pub(super) fn new(what: String, running: &Mutex<std::sync::Weak<Spent>>) -> Self {
+        let mut running = running.lock().unwrap_or_else(|e| e.into_inner());
+        let spent = running.upgrade().unwrap_or_else(|| {
+            let fresh = Arc::new(Spent::default());
+            *running = Arc::downgrade(&fresh);
+            fresh
+        });
+        Budget { what, spent }
     }
 
     fn over(&self, what: String) -> HudiError {
@@ -33,7 +43,7 @@ impl Budget {
     }
 
     fn request(&self) -> Result<()> {
-        if self.requests.fetch_add(1, Ordering::Relaxed) >= MAX_LISTING_REQUESTS {
+        if self.spent.requests.fetch_add(1, Ordering::Relaxed) >= MAX_LISTING_REQUESTS {
             return Err(self.over(format!(
                 "a listing of more than {MAX_LISTING_REQUESTS} requests"
             )));
@@ -42,7 +52,7 @@ impl Budget {
     }
 
     fn entries(&self, n: usize) -> Result<()> {
-        if self.entries.fetch_add(n, Ordering::Relaxed) + n > MAX_LISTING_ENTRIES {
+        if self.spent.entries.fetch_add(n, Ordering::Relaxed) + n > MAX_LISTING_ENTRIES {
             return Err(self.over(format!(
                 "a listing of more than {MAX_LISTING_ENTRIES} entries"
             )));

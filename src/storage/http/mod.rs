@@ -9,8 +9,11 @@
 //! - retries with exponential backoff on 408/429/5xx and network errors (bounded; honours a
 //!   short `Retry-After`), and a limit on requests in flight;
 //! - servers that ignore `Range` (answer 200 with the whole body): bodies up to
-//!   [`RANGE_IGNORED_LIMIT`] are sliced locally and noted in the answer's warnings; larger
-//!   ones are an `Unsupported` error naming the object, never a silent multi-GB download;
+//!   [`RANGE_IGNORED_LIMIT`] (counted while reading) are sliced locally and noted in the
+//!   answer's warnings; larger ones are an `Unsupported` error naming the object, never a
+//!   silent multi-GB download; a `206` is read no further than the bytes asked for;
+//! - redirects followed by [`Client`], never to another origin with the table's headers;
+//!   object paths that would leave the base are refused before a URL is built;
 //! - errors name the object by its location without query strings or credentials (403 →
 //!   `AccessDenied`, 404 → `NotFound`);
 //! - listing (see [`super::listing`]): S3 `ListObjectsV2`, JSON autoindex, or the manifest;
@@ -81,6 +84,8 @@ pub struct HttpStorage {
     /// `None` until looked for; `Some(None)` when the table has none.
     manifest: futures::lock::Mutex<Option<Option<Arc<Manifest>>>>,
     presigned: Mutex<HashMap<(String, String), String>>,
+    /// What the listings running now have spent (see [`list::Spent`]).
+    listing_spent: Mutex<std::sync::Weak<list::Spent>>,
 }
 
 fn encode_path(path: &str) -> String {
@@ -99,6 +104,7 @@ impl HttpStorage {
             listing: Mutex::new(options.listing),
             manifest: futures::lock::Mutex::new(None),
             presigned: Mutex::new(HashMap::new()),
+            listing_spent: Mutex::new(std::sync::Weak::new()),
         }
     }
 
@@ -507,7 +513,7 @@ impl Storage for HttpStorage {
             }
         }
         let s3 = mode == ListingMode::S3 || matches!(self.target, Target::Presigned { .. });
-        let budget = list::Budget::new(self.object(prefix));
+        let budget = list::Budget::new(self.object(prefix), &self.listing_spent);
         if s3 {
             self.list_s3(prefix, recursive, &budget).await
         } else {
