@@ -236,6 +236,69 @@ test('faults: an aborted read stops promptly', async () => {
   await assert.rejects(table.plan({}, AbortSignal.abort()), (e) => e.code === 'ABORTED');
 });
 
+// ---- hostile servers: errors, never a panic, a hang or unbounded memory
+
+test('hostile: a 206 longer than the range asked is an IO error', async () => {
+  const table = await WasmTable.openUrl(`${faults.url}/long206/${COW9}`, { listing: 'autoindex' });
+  await assert.rejects(table.readJson({}, true), (e) => {
+    assert.equal(e.code, 'IO', e.message);
+    assert.match(e.message, /longer than the \d+ bytes asked/);
+    return true;
+  });
+});
+
+test('hostile: Range ignored without a length is read to 32 MiB at most', async () => {
+  const table = await WasmTable.openUrl(`${faults.url}/endless/${COW9}`, { listing: 'autoindex' });
+  await assert.rejects(table.readJson({}, true), (e) => {
+    assert.equal(e.code, 'UNSUPPORTED', e.message);
+    assert.match(e.message, /ignores Range .* over 32 MiB/);
+    return true;
+  });
+});
+
+test('hostile: a redirect to another origin is refused with the table\'s headers, followed without', async () => {
+  const other = await startFaultServer(tables);
+  try {
+    faults.redirectTo = other.url;
+    const url = `${faults.url}/redirect/${COW9}`;
+    const withKey = await WasmTable.openUrl(url, { listing: 'autoindex', headers: { 'x-api-key': 'k3y' } });
+    await assert.rejects(withKey.readJson({}, true), (e) => {
+      assert.equal(e.code, 'IO', e.message);
+      assert.match(e.message, /another origin/);
+      assert.doesNotMatch(e.message, /s3cr3t/);
+      return true;
+    });
+    assert.equal(other.log.length, 0, 'the other origin saw no request');
+    const open = await WasmTable.openUrl(url, { listing: 'autoindex' });
+    await checkSnapshot(COW9, open, exp(COW9));
+    assert.ok(other.log.length > 0);
+  } finally {
+    await other.stop();
+  }
+});
+
+test('hostile: a listing that fans out without end stops at its bounds', async () => {
+  faults.reset();
+  const table = await WasmTable.openUrl(`${faults.url}/fanout/${COW9}`, { listing: 'autoindex' });
+  await assert.rejects(table.readJson({ useMetadataTable: false }, true), (e) => {
+    assert.equal(e.code, 'UNSUPPORTED', e.message);
+    assert.match(e.message, /listing/);
+    return true;
+  });
+  assert.ok(faults.log.length <= 5_100, `${faults.log.length} requests`);
+});
+
+test('hostile: a network error names the object without the query', async () => {
+  const closed = await startFaultServer(tables);
+  await closed.stop(); // its port now refuses connections
+  await assert.rejects(WasmTable.openUrl(`${closed.url}/ok/${COW9}?sig=s3cr3t-token`, { listing: 'autoindex', retries: 0 }), (e) => {
+    assert.equal(e.code, 'IO', e.message);
+    assert.match(e.message, /127\.0\.0\.1/);
+    assert.doesNotMatch(e.message, /s3cr3t/);
+    return true;
+  });
+});
+
 test('stream(): one Arrow IPC stream per batch, then undefined', async () => {
   const table = await WasmTable.openUrl(`${nginx.url}/${COW9}`, {});
   const s = table.stream({ batchSize: 7 });
