@@ -343,6 +343,8 @@ async fn hostile_bodies_are_bounded_and_416_is_an_answer() {
                 }
                 return;
             }
+            // Says 300 MiB: refused before reading.
+            t if t.ends_with("/huge") => head(200, "Content-Length: 314572800\r\n").into_bytes(),
             t if t.ends_with("/empty") => {
                 head(416, "Content-Range: bytes */0\r\nContent-Length: 0\r\n").into_bytes()
             }
@@ -368,6 +370,10 @@ async fn hostile_bodies_are_bounded_and_416_is_an_answer() {
         .unwrap_err();
     assert_eq!(e.code(), "UNSUPPORTED", "{e}");
     assert!(e.to_string().contains("/t/endless"), "{e}");
+
+    let e = s.get("huge", Purpose::CommitMetadata).await.unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(e.to_string().contains("over 256 MiB"), "{e}");
 
     let empty = s.read("empty", &[ByteRange::Suffix(8)], Purpose::Footer);
     let empty = empty.await.unwrap();

@@ -399,6 +399,9 @@ impl object_store::client::HttpService for FetchService {
             }
         }
         r.body = request_body(body).await;
+        // Signed requests: `fetch` must not follow a redirect with them to another origin.
+        r.credentials = parts.headers.contains_key("authorization")
+            || parts.headers.contains_key("x-amz-security-token");
         let resp = self.client.send(r).await.map_err(|e| {
             let kind = if e.aborted {
                 HttpErrorKind::Interrupted

@@ -355,7 +355,24 @@ impl HttpStorage {
     }
 
     async fn read_whole(&self, path: &str) -> Result<Fetched> {
-        let r = self.send("GET", path, |r| r).await?;
+        let r = self
+            .send("GET", path, |mut r| {
+                r.limit = Some(BodyLimit {
+                    partial: MAX_WHOLE_OBJECT_BYTES,
+                    other: MAX_WHOLE_OBJECT_BYTES,
+                });
+                r
+            })
+            .await?;
+        if r.over_limit {
+            return Err(HudiError::unsupported_in(
+                format!(
+                    "reading whole an object over {} MiB",
+                    MAX_WHOLE_OBJECT_BYTES >> 20
+                ),
+                self.object(path),
+            ));
+        }
         match r.status {
             200 | 203 => {
                 let len = r.body.len() as u64;
