@@ -22,6 +22,23 @@ struct State {
     requests: Vec<String>,
 }
 
+/// A request's line and headers (names in lower case).
+fn read_head(reader: &mut impl BufRead) -> Option<(String, HashMap<String, String>)> {
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let mut headers = HashMap::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    Some((line, headers))
+}
+
 fn respond(out: &mut impl Write, status: u16, headers: &[(&str, String)], body: &[u8]) {
     let mut head = format!(
         "HTTP/1.1 {status} X\r\nConnection: close\r\nContent-Length: {}\r\n",
@@ -42,25 +59,14 @@ fn serve(state: Arc<Mutex<State>>) -> String {
         for stream in listener.incoming().take(500) {
             let Ok(mut stream) = stream else { continue };
             let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            if reader.read_line(&mut line).is_err() {
+            let Some((line, headers)) = read_head(&mut reader) else {
                 continue;
-            }
+            };
             let mut parts = line.split_whitespace();
             let (method, target) = (
                 parts.next().unwrap_or("").to_string(),
                 parts.next().unwrap_or("").to_string(),
             );
-            let mut headers = HashMap::new();
-            loop {
-                let mut h = String::new();
-                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                    break;
-                }
-                if let Some((k, v)) = h.split_once(':') {
-                    headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-                }
-            }
             let len: usize = headers
                 .get("content-length")
                 .and_then(|l| l.parse().ok())
@@ -282,25 +288,14 @@ fn scripted(
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
             let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            if reader.read_line(&mut line).is_err() {
+            let Some((line, headers)) = read_head(&mut reader) else {
                 continue;
-            }
+            };
             let target = line
                 .split_whitespace()
                 .take(2)
                 .collect::<Vec<_>>()
                 .join(" ");
-            let mut headers = HashMap::new();
-            loop {
-                let mut h = String::new();
-                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                    break;
-                }
-                if let Some((k, v)) = h.split_once(':') {
-                    headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-                }
-            }
             log.lock().unwrap().push((target.clone(), headers.clone()));
             answer(&target, &headers, &mut stream);
         }

@@ -72,10 +72,7 @@ fn page_limit(mut r: Request) -> Request {
 
 impl HttpStorage {
     fn page_too_big(&self, path: &str) -> HudiError {
-        HudiError::unsupported_in(
-            format!("a listing page over {} MiB", MAX_LISTING_PAGE_BYTES >> 20),
-            self.object(path),
-        )
+        self.over_limit(path, "a listing page", MAX_LISTING_PAGE_BYTES)
     }
 
     pub(super) async fn manifest(&self) -> Result<Option<Arc<Manifest>>> {

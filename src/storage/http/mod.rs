@@ -286,15 +286,21 @@ impl HttpStorage {
             .map_err(|e| transport_error(&self.object(path), e))
     }
 
+    /// `UNSUPPORTED`: `what` of `path` is over `limit` bytes.
+    fn over_limit(&self, path: &str, what: &str, limit: u64) -> HudiError {
+        HudiError::unsupported_in(
+            format!("{what} over {} MiB", limit >> 20),
+            self.object(path),
+        )
+    }
+
     /// A ranged `GET` answered with the whole object: `range` sliced from it, and a warning.
     fn range_ignored(&self, path: &str, r: Response, range: ByteRange) -> Result<Fetched> {
         if r.over_limit {
-            return Err(HudiError::unsupported_in(
-                format!(
-                    "a server that ignores Range requests, for an object over {} MiB",
-                    RANGE_IGNORED_LIMIT >> 20
-                ),
-                self.object(path),
+            return Err(self.over_limit(
+                path,
+                "a server that ignores Range requests, for an object",
+                RANGE_IGNORED_LIMIT,
             ));
         }
         let len = r.body.len() as u64;
@@ -365,13 +371,7 @@ impl HttpStorage {
             })
             .await?;
         if r.over_limit {
-            return Err(HudiError::unsupported_in(
-                format!(
-                    "reading whole an object over {} MiB",
-                    MAX_WHOLE_OBJECT_BYTES >> 20
-                ),
-                self.object(path),
-            ));
+            return Err(self.over_limit(path, "reading whole an object", MAX_WHOLE_OBJECT_BYTES));
         }
         match r.status {
             200 | 203 => {
