@@ -162,9 +162,11 @@ impl ObjectStoreStorage {
         }
     }
 
-    fn key(&self, path: &str) -> Path {
-        let full = super::join(&self.root, path);
-        Path::parse(&full).unwrap_or_else(|_| Path::from(full.as_str()))
+    /// The key of `path`, refused (`CORRUPT`) when the path would leave the root.
+    fn key(&self, path: &str) -> Result<Path> {
+        let rel = super::path::within_table(path.trim_start_matches('/'), &self.location)?;
+        let full = super::join(&self.root, &rel);
+        Ok(Path::parse(&full).unwrap_or_else(|_| Path::from(full.as_str())))
     }
 
     fn object(&self, path: &str) -> String {
@@ -232,7 +234,7 @@ impl ObjectStoreStorage {
         let object = self.object(path);
         let r = self
             .store
-            .get_opts(&self.key(path), options)
+            .get_opts(&self.key(path)?, options)
             .await
             .map_err(|e| map_err(&object, e))?;
         let size = r.meta.size;
@@ -269,7 +271,7 @@ impl Storage for ObjectStoreStorage {
         let object = self.object(path);
         let m = self
             .store
-            .head(&self.key(path))
+            .head(&self.key(path)?)
             .await
             .map_err(|e| map_err(&object, e))?;
         Ok(ObjectMeta {
@@ -283,7 +285,7 @@ impl Storage for ObjectStoreStorage {
 
     async fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>> {
         let object = self.object(prefix);
-        let dir = self.key(prefix.trim_matches('/'));
+        let dir = self.key(prefix.trim_matches('/'))?;
         let dir = (!dir.as_ref().is_empty()).then_some(dir);
         if recursive {
             let listed: Vec<object_store::ObjectMeta> = self
@@ -325,7 +327,7 @@ impl Storage for ObjectStoreStorage {
         };
         let r = self
             .store
-            .put_opts(&self.key(path), PutPayload::from(data), mode.into())
+            .put_opts(&self.key(path)?, PutPayload::from(data), mode.into())
             .await
             .map_err(|e| map_err(&object, e))?;
         Ok(ObjectMeta {
@@ -339,10 +341,36 @@ impl Storage for ObjectStoreStorage {
 
     async fn delete(&self, path: &str) -> Result<()> {
         let object = self.object(path);
-        match self.store.delete(&self.key(path)).await {
+        match self.store.delete(&self.key(path)?).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(map_err(&object, e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::StorageExt;
+
+    #[test]
+    fn keys_never_leave_the_root() {
+        let store = Arc::new(object_store::memory::InMemory::new());
+        let s = ObjectStoreStorage::new(store, "t", "s3://b/t");
+        futures::executor::block_on(async {
+            for bad in ["../x", "a/../../x"] {
+                let e = s.get(bad, Purpose::Other).await.unwrap_err();
+                assert_eq!(
+                    (e.code(), e.object()),
+                    ("CORRUPT", Some("s3://b/t")),
+                    "{bad}"
+                );
+            }
+            s.put("a/f", Bytes::from_static(b"f"), PutMode::Create)
+                .await
+                .unwrap();
+            assert_eq!(&s.get("a/./f", Purpose::Other).await.unwrap()[..], b"f");
+        });
     }
 }
 
