@@ -523,3 +523,32 @@ async fn listings_are_bounded_and_stay_in_the_table() {
     assert_eq!(e.code(), "CORRUPT", "{e}");
     assert!(e.to_string().contains("hudi-edge-manifest.json"), "{e}");
 }
+
+#[tokio::test]
+async fn s3_requests_follow_no_redirect() {
+    use hudi_edge::storage::object_store::{s3_storage, S3Options};
+    let (other, other_seen) = scripted(|_, _, out| {
+        let _ =
+            out.write_all(b"HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: 5\r\n\r\nother");
+    });
+    let (url, seen) = scripted(move |_, _, out| {
+        let reply = format!(
+            "HTTP/1.1 302 X\r\nConnection: close\r\nContent-Length: 0\r\nLocation: {other}/bkt/t/f\r\n\r\n"
+        );
+        let _ = out.write_all(reply.as_bytes());
+    });
+    let o = S3Options {
+        endpoint: Some(url),
+        access_key_id: Some("AKIAEXAMPLE".into()),
+        secret_access_key: Some("secret".into()),
+        session_token: Some("s3ss10n".into()),
+        force_path_style: Some(true),
+        ..S3Options::default()
+    };
+    let s = s3_storage("s3://bkt/t", &o, 0, 4).unwrap();
+    let e = s.get("f", Purpose::Other).await.unwrap_err();
+    assert_eq!(e.code(), "IO", "{e}");
+    assert!(!e.to_string().contains("s3ss10n"), "{e}");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert!(other_seen.lock().unwrap().is_empty());
+}

@@ -382,7 +382,7 @@ mod native {
     use std::time::Duration;
 
     use async_trait::async_trait;
-    use object_store::client::ClientOptions;
+    use object_store::client::{ClientOptions, HttpClient, HttpConnector};
     use object_store::RetryConfig;
 
     use super::*;
@@ -416,6 +416,7 @@ mod native {
         let (bucket, prefix) = parse_s3_url(url)?;
         let store = s3_builder(&bucket, o)
             .with_client_options(client_options())
+            .with_http_connector(NoRedirects)
             .with_retry(RetryConfig {
                 max_retries: retries as usize,
                 retry_timeout: Duration::from_secs(120),
@@ -433,6 +434,32 @@ mod native {
         Ok(ObjectStoreStorage::new(store, &prefix, location))
     }
 
+    /// object_store's S3 client over a reqwest client that follows no redirect: a signed
+    /// request (its session token among the headers) must not go to another host, and S3
+    /// answers API calls without redirecting them.
+    #[derive(Debug)]
+    struct NoRedirects;
+
+    impl HttpConnector for NoRedirects {
+        fn connect(&self, _: &ClientOptions) -> object_store::Result<HttpClient> {
+            Ok(HttpClient::new(reqwest_client().map_err(|e| {
+                object_store::Error::Generic {
+                    store: "S3",
+                    source: Box::new(e),
+                }
+            })?))
+        }
+    }
+
+    /// A reqwest client that follows no redirect, with the timeouts of [`client_options`].
+    fn reqwest_client() -> reqwest::Result<reqwest::Client> {
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(60))
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+    }
+
     /// reqwest as the transport of [`crate::storage::http::HttpStorage`]: it follows no
     /// redirect itself (the client decides, see `http::Client::send`) and reads bodies in
     /// chunks, counting, up to the request's limit.
@@ -444,12 +471,7 @@ mod native {
     impl ReqwestTransport {
         pub fn new() -> Result<Self> {
             init_tls();
-            let client = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .timeout(Duration::from_secs(60))
-                .connect_timeout(Duration::from_secs(10))
-                .build()
-                .map_err(|e| HudiError::io("<http client>", e))?;
+            let client = reqwest_client().map_err(|e| HudiError::io("<http client>", e))?;
             Ok(ReqwestTransport { client })
         }
     }
