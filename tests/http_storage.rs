@@ -22,6 +22,23 @@ struct State {
     requests: Vec<String>,
 }
 
+/// A request's line and headers (names in lower case).
+fn read_head(reader: &mut impl BufRead) -> Option<(String, HashMap<String, String>)> {
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let mut headers = HashMap::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    Some((line, headers))
+}
+
 fn respond(out: &mut impl Write, status: u16, headers: &[(&str, String)], body: &[u8]) {
     let mut head = format!(
         "HTTP/1.1 {status} X\r\nConnection: close\r\nContent-Length: {}\r\n",
@@ -42,25 +59,14 @@ fn serve(state: Arc<Mutex<State>>) -> String {
         for stream in listener.incoming().take(500) {
             let Ok(mut stream) = stream else { continue };
             let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            if reader.read_line(&mut line).is_err() {
+            let Some((line, headers)) = read_head(&mut reader) else {
                 continue;
-            }
+            };
             let mut parts = line.split_whitespace();
             let (method, target) = (
                 parts.next().unwrap_or("").to_string(),
                 parts.next().unwrap_or("").to_string(),
             );
-            let mut headers = HashMap::new();
-            loop {
-                let mut h = String::new();
-                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                    break;
-                }
-                if let Some((k, v)) = h.split_once(':') {
-                    headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-                }
-            }
             let len: usize = headers
                 .get("content-length")
                 .and_then(|l| l.parse().ok())
@@ -265,4 +271,284 @@ async fn conditional_puts_ranges_retries_and_errors() {
         .requests
         .iter()
         .all(|r| r.ends_with("token=s3cr3t")));
+}
+
+/// A server answering each request with what `answer` writes (raw HTTP), recording
+/// `METHOD target` and the request's headers.
+type Seen = Arc<Mutex<Vec<(String, HashMap<String, String>)>>>;
+
+fn scripted(
+    answer: impl Fn(&str, &HashMap<String, String>, &mut std::net::TcpStream) + Send + 'static,
+) -> (String, Seen) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen: Seen = Arc::default();
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let Some((line, headers)) = read_head(&mut reader) else {
+                continue;
+            };
+            let target = line
+                .split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ");
+            log.lock().unwrap().push((target.clone(), headers.clone()));
+            answer(&target, &headers, &mut stream);
+        }
+    });
+    (format!("http://{addr}"), seen)
+}
+
+fn with_header(base: &str) -> HttpStorage {
+    let transport = Arc::new(ReqwestTransport::new().unwrap());
+    let options = HttpOptions {
+        headers: vec![("X-Api-Key".into(), "k3y".into())],
+        retries: 0,
+        ..HttpOptions::default()
+    };
+    HttpStorage::for_url(transport, base, None, options).unwrap()
+}
+
+#[tokio::test]
+async fn hostile_bodies_are_bounded_and_416_is_an_answer() {
+    let (url, _) = scripted(|target, _, out| {
+        let head = |status: u16, extra: &str| {
+            format!("HTTP/1.1 {status} X\r\nConnection: close\r\n{extra}\r\n")
+        };
+        let reply = match target {
+            // 1 MiB for a 10-byte range.
+            t if t.ends_with("/long206") => {
+                let body = vec![7u8; 1 << 20];
+                let mut r = head(206, "Content-Range: bytes 0-9/2000000\r\n").into_bytes();
+                r.extend(body);
+                r
+            }
+            // Range ignored, no Content-Length: streamed until the connection closes.
+            t if t.ends_with("/endless") => {
+                let _ = out.write_all(head(200, "").as_bytes());
+                let chunk = vec![0u8; 1 << 20];
+                for _ in 0..40 {
+                    if out.write_all(&chunk).is_err() {
+                        return;
+                    }
+                }
+                return;
+            }
+            // Says 300 MiB: refused before reading.
+            t if t.ends_with("/huge") => head(200, "Content-Length: 314572800\r\n").into_bytes(),
+            t if t.ends_with("/empty") => {
+                head(416, "Content-Range: bytes */0\r\nContent-Length: 0\r\n").into_bytes()
+            }
+            t if t.ends_with("/liar") => {
+                head(416, "Content-Range: bytes */500\r\nContent-Length: 0\r\n").into_bytes()
+            }
+            _ => head(404, "Content-Length: 0\r\n").into_bytes(),
+        };
+        let _ = out.write_all(&reply);
+    });
+    let s = storage(&format!("{url}/t"));
+
+    let e = s
+        .get_range("long206", 0..10, Purpose::Other)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "IO", "{e}");
+    assert!(e.to_string().contains("longer than the 10 bytes"), "{e}");
+
+    let e = s
+        .get_range("endless", 0..10, Purpose::Other)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(e.to_string().contains("/t/endless"), "{e}");
+
+    let e = s.get("huge", Purpose::CommitMetadata).await.unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(e.to_string().contains("over 256 MiB"), "{e}");
+
+    let empty = s.read("empty", &[ByteRange::Suffix(8)], Purpose::Footer);
+    let empty = empty.await.unwrap();
+    assert_eq!((empty.parts[0].len(), empty.size), (0, Some(0)));
+    let e = s.read("liar", &[ByteRange::Suffix(8)], Purpose::Footer);
+    let e = e.await.unwrap_err();
+    assert_eq!(e.code(), "IO", "{e}");
+    assert!(e.to_string().contains("416"), "{e}");
+}
+
+#[tokio::test]
+async fn redirects_keep_credentials_in_their_origin() {
+    let (other, other_seen) = scripted(|_, _, out| {
+        let _ =
+            out.write_all(b"HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: 5\r\n\r\nother");
+    });
+    let to_other = other.clone();
+    let (url, seen) = scripted(move |target, _, out| {
+        let reply = match target {
+            t if t.ends_with("/away") => format!(
+                "HTTP/1.1 302 X\r\nConnection: close\r\nContent-Length: 0\r\nLocation: {to_other}/x?sig=1\r\n\r\n"
+            ),
+            t if t.ends_with("/moved") => "HTTP/1.1 301 X\r\nConnection: close\r\nContent-Length: 0\r\nLocation: /t/here\r\n\r\n".to_string(),
+            t if t.ends_with("/here") => "HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: 4\r\n\r\nhere".to_string(),
+            _ => "HTTP/1.1 404 X\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".to_string(),
+        };
+        let _ = out.write_all(reply.as_bytes());
+    });
+
+    // With the table's header: followed within the origin, header and all...
+    let s = with_header(&format!("{url}/t"));
+    assert_eq!(&s.get("moved", Purpose::Other).await.unwrap()[..], b"here");
+    assert!(seen
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|(_, h)| h["x-api-key"] == "k3y"));
+    // ...refused to another origin, which sees nothing.
+    let e = s.get("away", Purpose::Other).await.unwrap_err();
+    assert_eq!(e.code(), "IO", "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("another origin") && !text.contains("sig=1"),
+        "{text}"
+    );
+    assert!(other_seen.lock().unwrap().is_empty());
+
+    // Without credentials a redirect goes anywhere (a CDN, a public mirror).
+    let public = storage(&format!("{url}/t"));
+    assert_eq!(
+        &public.get("away", Purpose::Other).await.unwrap()[..],
+        b"other"
+    );
+    let other_seen = other_seen.lock().unwrap();
+    assert_eq!(other_seen.len(), 1);
+    assert!(!other_seen[0].1.contains_key("x-api-key"));
+}
+
+#[tokio::test]
+async fn paths_never_leave_the_root() {
+    let (url, seen) = scripted(|_, _, out| {
+        let _ =
+            out.write_all(b"HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok");
+    });
+    let s = with_header(&format!("{url}/t"));
+    for bad in ["../secret", "a/../../etc/passwd", "a\\..\\..\\b"] {
+        let e = s.get(bad, Purpose::Other).await.unwrap_err();
+        assert_eq!(e.code(), "CORRUPT", "{bad}: {e}");
+    }
+    assert!(seen.lock().unwrap().is_empty());
+}
+
+fn json(out: &mut std::net::TcpStream, body: &str) {
+    let head = format!(
+        "HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let _ = out.write_all(head.as_bytes());
+    let _ = out.write_all(body.as_bytes());
+}
+
+fn not_found(out: &mut std::net::TcpStream) {
+    let _ = out.write_all(b"HTTP/1.1 404 X\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+}
+
+#[tokio::test]
+async fn listings_are_bounded_and_stay_in_the_table() {
+    use hudi_edge::storage::listing::{MAX_LISTING_DEPTH, MAX_LISTING_REQUESTS};
+    let dir = |name: &str| format!(r#"{{"name":"{name}","type":"directory"}}"#);
+    let (url, seen) = scripted(move |target, _, out| {
+        let path = target.split(' ').nth(1).unwrap_or("");
+        match path {
+            "/m/.hoodie/hudi-edge-manifest.json" => json(
+                out,
+                r#"{"format":"hudi-edge-manifest","version":1,"dirs":{"../other":[["x.parquet",1]]}}"#,
+            ),
+            p if p.ends_with("hudi-edge-manifest.json") => not_found(out),
+            // Every directory under deep/ holds another.
+            p if p.starts_with("/deep/") => json(out, &format!("[{}]", dir("d"))),
+            // wide/ fans out to more directories than a listing may request.
+            "/wide/" => {
+                let all: Vec<String> = (0..MAX_LISTING_REQUESTS + 10)
+                    .map(|i| dir(&format!("p{i}")))
+                    .collect();
+                json(out, &format!("[{}]", all.join(",")))
+            }
+            p if p.starts_with("/wide/") => json(out, "[]"),
+            "/climb/" => json(out, r#"[{"name":"..\\..\\etc","type":"file","size":1}]"#),
+            _ => not_found(out),
+        }
+    });
+
+    let e = storage(&format!("{url}/deep"))
+        .list("", true)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(
+        e.to_string()
+            .contains(&format!("over {MAX_LISTING_DEPTH} levels")),
+        "{e}"
+    );
+    assert!(seen.lock().unwrap().len() <= MAX_LISTING_DEPTH + 2);
+
+    // Listings running at once share one budget (a caller listing each folder it finds).
+    seen.lock().unwrap().clear();
+    let wide = storage(&format!("{url}/wide"));
+    let (a, b) = tokio::join!(wide.list("", true), wide.list("", true));
+    let e = a.unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("more than 5000 requests") && text.contains("/wide"),
+        "{text}"
+    );
+    assert_eq!(b.unwrap_err().code(), "UNSUPPORTED");
+    let made = seen.lock().unwrap().len();
+    assert!(made <= MAX_LISTING_REQUESTS + 2, "{made} requests");
+    // A listing after them starts afresh.
+    assert!(wide.list("p1", true).await.unwrap().is_empty());
+
+    // A name that climbs out of the page, a manifest directory that leaves the table.
+    let e = storage(&format!("{url}/climb"))
+        .list("", false)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "CORRUPT", "{e}");
+    let e = storage(&format!("{url}/m"))
+        .list("", true)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "CORRUPT", "{e}");
+    assert!(e.to_string().contains("hudi-edge-manifest.json"), "{e}");
+}
+
+#[tokio::test]
+async fn s3_requests_follow_no_redirect() {
+    use hudi_edge::storage::object_store::{s3_storage, S3Options};
+    let (other, other_seen) = scripted(|_, _, out| {
+        let _ =
+            out.write_all(b"HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: 5\r\n\r\nother");
+    });
+    let (url, seen) = scripted(move |_, _, out| {
+        let reply = format!(
+            "HTTP/1.1 302 X\r\nConnection: close\r\nContent-Length: 0\r\nLocation: {other}/bkt/t/f\r\n\r\n"
+        );
+        let _ = out.write_all(reply.as_bytes());
+    });
+    let o = S3Options {
+        endpoint: Some(url),
+        access_key_id: Some("AKIAEXAMPLE".into()),
+        secret_access_key: Some("secret".into()),
+        session_token: Some("s3ss10n".into()),
+        force_path_style: Some(true),
+        ..S3Options::default()
+    };
+    let s = s3_storage("s3://bkt/t", &o, 0, 4).unwrap();
+    let e = s.get("f", Purpose::Other).await.unwrap_err();
+    assert_eq!(e.code(), "IO", "{e}");
+    assert!(!e.to_string().contains("s3ss10n"), "{e}");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert!(other_seen.lock().unwrap().is_empty());
 }

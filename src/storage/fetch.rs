@@ -26,7 +26,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use super::http::{Client, ListPage, Presigner, Request, Response, Transport, TransportError};
+use super::http::{
+    strip_urls, Client, ListPage, Presigner, Request, Response, Transport, TransportError,
+};
 use crate::error::{HudiError, Result};
 
 fn global_fn(name: &str) -> Option<Function> {
@@ -35,12 +37,14 @@ fn global_fn(name: &str) -> Option<Function> {
         .and_then(|f| f.dyn_into::<Function>().ok())
 }
 
+/// A JS error's message, with any URL in it redacted (no query, no credentials).
 fn js_text(e: &JsValue) -> String {
-    Reflect::get(e, &"message".into())
+    let text = Reflect::get(e, &"message".into())
         .ok()
         .and_then(|m| m.as_string())
         .or_else(|| e.as_string())
-        .unwrap_or_else(|| "request failed".into())
+        .unwrap_or_else(|| "request failed".into());
+    strip_urls(&text)
 }
 
 fn is_abort(e: &JsValue) -> bool {
@@ -125,6 +129,11 @@ async fn run_fetch(
     if let Some(c) = &controller {
         let _ = Reflect::set(&init, &"signal".into(), &c.signal());
     }
+    // `fetch` would follow a redirect with every header: with the table's credentials,
+    // redirects come back to `Client`, which follows them within the origin only.
+    if r.credentials {
+        let _ = Reflect::set(&init, &"redirect".into(), &"manual".into());
+    }
     let promise = fetch
         .call2(&js_sys::global(), &r.url.as_str().into(), &init)
         .map_err(fail)?;
@@ -142,29 +151,92 @@ async fn run_fetch(
             }
         }
     }
-    let too_big = r.skips_body(status, &headers);
-    if too_big || r.method == "HEAD" {
-        if too_big {
-            if let Some(c) = &controller {
-                c.abort(); // stop the download; nobody waits on the body
-            }
+    let kind = Reflect::get(&resp, &"type".into())
+        .ok()
+        .and_then(|t| t.as_string());
+    if kind.as_deref() == Some("opaqueredirect") {
+        // A browser hides where a manual redirect goes: it cannot be checked, so refused.
+        return Err(TransportError {
+            detail:
+                "redirected, and the browser hides where to: not followed with the table's headers"
+                    .into(),
+            aborted: false,
+        });
+    }
+    let over = Response {
+        status,
+        headers: headers.clone(),
+        body: Bytes::new(),
+        over_limit: true,
+    };
+    let abort = || {
+        if let Some(c) = &controller {
+            c.abort(); // stop the download; nobody waits on the body
         }
+    };
+    if r.declared_over_limit(status, &headers) {
+        abort();
+        return Ok(over);
+    }
+    if r.method == "HEAD" {
         return Ok(Response {
             status,
             headers,
             body: Bytes::new(),
-            body_skipped: too_big,
+            over_limit: false,
         });
     }
-    let buffer = resp.array_buffer().map_err(fail)?;
-    let buffer = JsFuture::from(buffer).await.map_err(fail)?;
-    let body = Bytes::from(Uint8Array::new(&buffer).to_vec());
-    Ok(Response {
-        status,
-        headers,
-        body,
-        body_skipped: false,
-    })
+    let limit = r.body_limit(status).unwrap_or(u64::MAX);
+    match read_body(&resp, limit).await.map_err(fail)? {
+        Some(body) => Ok(Response {
+            status,
+            headers,
+            body,
+            over_limit: false,
+        }),
+        None => {
+            abort();
+            Ok(over)
+        }
+    }
+}
+
+/// The body read chunk by chunk from its stream, counting; `None` past `limit` bytes.
+/// Runtimes without `body.getReader` read it whole, then check.
+async fn read_body(
+    resp: &web_sys::Response,
+    limit: u64,
+) -> std::result::Result<Option<Bytes>, JsValue> {
+    let stream = Reflect::get(resp, &"body".into())?;
+    if stream.is_null() || stream.is_undefined() {
+        return Ok(Some(Bytes::new()));
+    }
+    let Some(get_reader) = Reflect::get(&stream, &"getReader".into())?
+        .dyn_into::<Function>()
+        .ok()
+    else {
+        let buffer = JsFuture::from(resp.array_buffer()?).await?;
+        let body = Uint8Array::new(&buffer);
+        return Ok((u64::from(body.length()) <= limit).then(|| Bytes::from(body.to_vec())));
+    };
+    let reader = get_reader.call0(&stream)?;
+    let read: Function = Reflect::get(&reader, &"read".into())?.dyn_into()?;
+    let mut body = Vec::new();
+    loop {
+        let chunk = JsFuture::from(Promise::resolve(&read.call0(&reader)?)).await?;
+        if Reflect::get(&chunk, &"done".into())?.is_truthy() {
+            return Ok(Some(Bytes::from(body)));
+        }
+        let value = Uint8Array::new(&Reflect::get(&chunk, &"value".into())?);
+        if (body.len() as u64).saturating_add(u64::from(value.length())) > limit {
+            if let Ok(cancel) = Reflect::get(&reader, &"cancel".into())?.dyn_into::<Function>() {
+                // Its promise settles on its own; nothing waits for it.
+                let _ = cancel.call0(&reader);
+            }
+            return Ok(None);
+        }
+        body.extend_from_slice(&value.to_vec());
+    }
 }
 
 /// Cancels the request when dropped (the future awaiting it went away).
@@ -327,6 +399,9 @@ impl object_store::client::HttpService for FetchService {
             }
         }
         r.body = request_body(body).await;
+        // Signed requests: `fetch` must not follow a redirect with them to another origin.
+        r.credentials = parts.headers.contains_key("authorization")
+            || parts.headers.contains_key("x-amz-security-token");
         let resp = self.client.send(r).await.map_err(|e| {
             let kind = if e.aborted {
                 HttpErrorKind::Interrupted

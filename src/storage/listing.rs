@@ -28,8 +28,20 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use super::path::{plain_name, within_table};
 use super::{join, ObjectMeta};
 use crate::error::{HudiError, Result};
+
+/// Deepest directory an autoindex listing descends to (a symlink loop on a server would
+/// otherwise recurse forever).
+pub const MAX_LISTING_DEPTH: usize = 32;
+/// Most requests (autoindex directories, S3 pages) the listings a storage runs at once make
+/// together.
+pub const MAX_LISTING_REQUESTS: usize = 5_000;
+/// Most entries they gather together.
+pub const MAX_LISTING_ENTRIES: usize = 1_000_000;
+/// Largest listing page, manifest or JSON directory index read.
+pub const MAX_LISTING_PAGE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Where the manifest lives, relative to the table's base path.
 pub const MANIFEST_PATH: &str = ".hoodie/hudi-edge-manifest.json";
@@ -127,8 +139,10 @@ impl Manifest {
         }
     }
 
+    /// Parses a manifest; every directory is normalised inside the table and every name is
+    /// a plain file name, or the manifest is `CORRUPT` (requests carry the table's headers).
     pub fn parse(bytes: &[u8], path: &str) -> Result<Manifest> {
-        let m: Manifest = serde_json::from_slice(bytes)
+        let mut m: Manifest = serde_json::from_slice(bytes)
             .map_err(|e| HudiError::corrupt(path, format!("not a hudi-edge manifest: {e}")))?;
         if m.format != MANIFEST_FORMAT {
             return Err(HudiError::corrupt(
@@ -142,6 +156,16 @@ impl Manifest {
                 path,
             ));
         }
+        let mut dirs: BTreeMap<String, Vec<ManifestEntry>> = BTreeMap::new();
+        for (dir, entries) in std::mem::take(&mut m.dirs) {
+            for e in &entries {
+                plain_name(&e.0, path)?;
+            }
+            dirs.entry(within_table(&dir, path)?)
+                .or_default()
+                .extend(entries);
+        }
+        m.dirs = dirs;
         Ok(m)
     }
 
@@ -241,29 +265,34 @@ pub fn autoindex_may_list(prefix: &str) -> Result<()> {
     Ok(())
 }
 
-/// Parses one autoindex page (the listing of directory `dir`).
+/// Parses one autoindex page (the listing of directory `dir`): `.` and `..` are skipped,
+/// any other name that is not a plain file name makes the page `CORRUPT`.
 pub fn parse_autoindex(body: &[u8], dir: &str) -> Result<Vec<ObjectMeta>> {
+    let page = format!("{}/", trim(dir));
     let entries: Vec<AutoindexEntry> = serde_json::from_slice(body).map_err(|e| {
         HudiError::corrupt(
-            format!("{}/", trim(dir)),
+            &page,
             format!("not a JSON directory index (nginx `autoindex_format json`): {e}"),
         )
     })?;
-    Ok(entries
+    entries
         .into_iter()
-        .filter(|e| !e.name.is_empty() && !e.name.contains('/') && e.name != "." && e.name != "..")
-        .map(|e| ObjectMeta {
-            path: join(trim(dir), &e.name),
-            size: e.size.unwrap_or(0),
-            last_modified_ms: e
-                .mtime
-                .as_deref()
-                .and_then(|t| chrono::DateTime::parse_from_rfc2822(t).ok())
-                .map(|t| t.timestamp_millis()),
-            etag: None,
-            is_dir: e.kind == "directory",
+        .filter(|e| e.name != "." && e.name != "..")
+        .map(|e| {
+            plain_name(&e.name, &page)?;
+            Ok(ObjectMeta {
+                path: join(trim(dir), &e.name),
+                size: e.size.unwrap_or(0),
+                last_modified_ms: e
+                    .mtime
+                    .as_deref()
+                    .and_then(|t| chrono::DateTime::parse_from_rfc2822(t).ok())
+                    .map(|t| t.timestamp_millis()),
+                etag: None,
+                is_dir: e.kind == "directory",
+            })
         })
-        .collect())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -400,7 +429,10 @@ pub fn parse_s3_list(body: &[u8], root: &str, what: &str) -> Result<S3Page> {
                     }
                     ("ListBucketResult", "Contents") | ("ListBucketResult", "CommonPrefixes") => {
                         let is_dir = name == "CommonPrefixes";
-                        if let Some(path) = relative(root, &key) {
+                        let path = relative(root, &key)
+                            .map(|p| within_table(&p, what))
+                            .transpose()?;
+                        if let Some(path) = path {
                             // Skip "folder marker" objects (keys ending in `/`).
                             if is_dir || !key.ends_with('/') {
                                 page.objects.push(ObjectMeta {
@@ -480,6 +512,37 @@ mod tests {
         assert!(m.list("nope", true).is_empty());
         assert!(Manifest::parse(b"{}", "m").is_err());
         assert!(Manifest::parse(br#"{"format":"x","version":1,"dirs":{}}"#, "m").is_err());
+    }
+
+    #[test]
+    fn manifest_and_listing_entries_stay_in_the_table() {
+        let parse = |dirs: &str| {
+            let json = format!(r#"{{"format":"hudi-edge-manifest","version":1,"dirs":{dirs}}}"#);
+            Manifest::parse(json.as_bytes(), MANIFEST_PATH)
+        };
+        let m = parse(r#"{"a/./b/":[["f",1]]}"#).unwrap();
+        assert_eq!(m.list("a/b", false)[0].path, "a/b/f");
+        for bad in [
+            r#"{"../x":[["f",1]]}"#,
+            r#"{"a":[["../f",1]]}"#,
+            r#"{"/etc":[]}"#,
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert_eq!(
+                (e.code(), e.object()),
+                ("CORRUPT", Some(MANIFEST_PATH)),
+                "{bad}"
+            );
+        }
+        let page = br#"[{"name":"..","type":"directory"},{"name":"a/../../b","type":"file"}]"#;
+        assert_eq!(parse_autoindex(page, "p").unwrap_err().code(), "CORRUPT");
+        #[cfg(feature = "http")]
+        {
+            let xml = br#"<ListBucketResult><IsTruncated>false</IsTruncated>
+<Contents><Key>t/../../x</Key><Size>1</Size></Contents></ListBucketResult>"#;
+            let e = parse_s3_list(xml, "t", "s3://b/t").unwrap_err();
+            assert_eq!((e.code(), e.object()), ("CORRUPT", Some("s3://b/t")));
+        }
     }
 
     #[test]

@@ -23,8 +23,12 @@ impl LocalStorage {
         LocalStorage { root: root.into() }
     }
 
-    fn full(&self, path: &str) -> PathBuf {
-        self.root.join(path.trim_start_matches('/'))
+    /// The file of `path`, refused (`CORRUPT`) when the path would leave the root: a second
+    /// line behind the checks on paths from table content.
+    fn full(&self, path: &str) -> Result<PathBuf> {
+        let rel =
+            super::path::within_table(path.trim_start_matches('/'), &self.root.to_string_lossy())?;
+        Ok(self.root.join(rel))
     }
 }
 
@@ -94,7 +98,7 @@ impl Storage for LocalStorage {
     }
 
     async fn read(&self, path: &str, ranges: &[ByteRange], _: Purpose) -> Result<Fetched> {
-        let f = fs::File::open(self.full(path)).map_err(|e| map_err(path, e))?;
+        let f = fs::File::open(self.full(path)?).map_err(|e| map_err(path, e))?;
         let len = f.metadata().map_err(|e| map_err(path, e))?.len();
         let parts = ranges
             .iter()
@@ -114,7 +118,7 @@ impl Storage for LocalStorage {
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
-        let md = fs::metadata(self.full(path)).map_err(|e| map_err(path, e))?;
+        let md = fs::metadata(self.full(path)?).map_err(|e| map_err(path, e))?;
         if md.is_dir() {
             return Err(HudiError::NotFound {
                 path: path.to_string(),
@@ -124,7 +128,7 @@ impl Storage for LocalStorage {
     }
 
     async fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>> {
-        let dir = self.full(prefix.trim_matches('/'));
+        let dir = self.full(prefix.trim_matches('/'))?;
         let mut found = Vec::new();
         match walk(&self.root, &dir, recursive, &mut found) {
             Ok(()) => {}
@@ -142,7 +146,7 @@ impl Storage for LocalStorage {
     }
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
-        let full = self.full(path);
+        let full = self.full(path)?;
         if let Some(parent) = full.parent() {
             fs::create_dir_all(parent).map_err(|e| map_err(path, e))?;
         }
@@ -183,7 +187,7 @@ impl Storage for LocalStorage {
     }
 
     async fn delete(&self, path: &str) -> Result<()> {
-        match fs::remove_file(self.full(path)) {
+        match fs::remove_file(self.full(path)?) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
             Err(e) => Err(map_err(path, e)),
@@ -196,4 +200,28 @@ fn write_atomically(full: &Path, data: &[u8]) -> std::io::Result<()> {
     let tmp = full.with_extension(format!("tmp-{}", std::process::id()));
     fs::write(&tmp, data)?;
     fs::rename(&tmp, full)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::StorageExt;
+
+    #[test]
+    fn paths_never_leave_the_root() {
+        let dir = std::env::temp_dir().join(format!("hudi-edge-local-{}", std::process::id()));
+        fs::create_dir_all(dir.join("t/a")).unwrap();
+        fs::write(dir.join("secret"), b"s").unwrap();
+        fs::write(dir.join("t/a/f"), b"f").unwrap();
+        let s = LocalStorage::new(dir.join("t"));
+        futures::executor::block_on(async {
+            assert_eq!(&s.get("a/./f", Purpose::Other).await.unwrap()[..], b"f");
+            for bad in ["../secret", "a/../../secret", "a\\..\\..\\secret"] {
+                let e = s.get(bad, Purpose::Other).await.unwrap_err();
+                assert_eq!(e.code(), "CORRUPT", "{bad}: {e}");
+            }
+            assert_eq!(s.list("..", true).await.unwrap_err().code(), "CORRUPT");
+        });
+        let _ = fs::remove_dir_all(dir);
+    }
 }

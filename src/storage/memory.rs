@@ -11,6 +11,11 @@ use bytes::Bytes;
 use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::{HudiError, Result};
 
+/// Largest entry [`MemoryStorage::from_zip`] inflates.
+pub const MAX_ZIP_ENTRY_BYTES: u64 = 512 * 1024 * 1024;
+/// Most bytes all entries of one zip inflate to.
+pub const MAX_ZIP_TOTAL_BYTES: u64 = 1024 * 1024 * 1024;
+
 #[derive(Debug, Default)]
 pub struct MemoryStorage {
     objects: Mutex<BTreeMap<String, Stored>>,
@@ -199,21 +204,37 @@ impl Storage for MemoryStorage {
 
 impl MemoryStorage {
     /// The files of a `.zip` of a table. When every entry sits under one top folder (how
-    /// tables are usually zipped), that folder becomes the root.
+    /// tables are usually zipped), that folder becomes the root. Entries are refused
+    /// (`UNSUPPORTED`) past [`MAX_ZIP_ENTRY_BYTES`] each or [`MAX_ZIP_TOTAL_BYTES`] in all,
+    /// checked on their declared sizes before inflating; one that inflates to another size
+    /// than it declares, or whose path leaves the archive, is `CORRUPT`.
     #[cfg(feature = "zip")]
     pub fn from_zip(bytes: &[u8], name: &str) -> Result<MemoryStorage> {
         let bad = |e: zip::result::ZipError| HudiError::corrupt(name, format!("bad zip: {e}"));
         let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(bad)?;
-        let mut entries = Vec::with_capacity(archive.len());
+        let mut entries = Vec::new();
+        let mut total = 0u64;
         for i in 0..archive.len() {
             let mut file = archive.by_index(i).map_err(bad)?;
             if file.is_dir() {
                 continue;
             }
-            let path = file.name().map_err(bad)?.to_string();
+            let path = super::path::within_table(&file.name().map_err(bad)?, name)?;
             // macOS archivers add resource forks; they are not part of the table.
             if path.starts_with("__MACOSX/") || path.ends_with(".DS_Store") {
                 continue;
+            }
+            let declared = file.size();
+            total = total.saturating_add(declared);
+            if declared > MAX_ZIP_ENTRY_BYTES || total > MAX_ZIP_TOTAL_BYTES {
+                return Err(HudiError::unsupported_in(
+                    format!(
+                        "zip entry {path} of {declared} bytes (at most {} MiB each, {} MiB in all)",
+                        MAX_ZIP_ENTRY_BYTES >> 20,
+                        MAX_ZIP_TOTAL_BYTES >> 20
+                    ),
+                    name,
+                ));
             }
             let modified = file.last_modified().and_then(|t| {
                 let date = chrono::NaiveDate::from_ymd_opt(
@@ -225,9 +246,24 @@ impl MemoryStorage {
                     date.and_hms_opt(t.hour() as u32, t.minute() as u32, t.second() as u32)?;
                 Some(time.and_utc().timestamp_millis())
             });
-            let mut data = Vec::with_capacity(file.size() as usize);
-            std::io::Read::read_to_end(&mut file, &mut data)
-                .map_err(|e| HudiError::corrupt(name, format!("{path}: {e}")))?;
+            // Under the limit, so it fits a usize; one byte more tells a longer entry.
+            let mut data = Vec::with_capacity(declared as usize);
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(&mut file, declared + 1),
+                &mut data,
+            )
+            .map_err(|e| HudiError::corrupt(name, format!("{path}: {e}")))?;
+            if data.len() as u64 != declared {
+                let held = if data.len() as u64 > declared {
+                    "more".to_string()
+                } else {
+                    data.len().to_string()
+                };
+                return Err(HudiError::corrupt(
+                    name,
+                    format!("{path} declares {declared} bytes and holds {held}"),
+                ));
+            }
             entries.push((path, data, modified));
         }
         let top = entries
@@ -243,5 +279,51 @@ impl MemoryStorage {
             storage.insert(rel, data, modified);
         }
         Ok(storage)
+    }
+}
+
+#[cfg(all(test, feature = "zip"))]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    /// A zip of `t/f` (1000 bytes, deflated), with every little-endian `from` (the sizes
+    /// fields, `width` bytes wide) replaced by `to`.
+    fn zip_declaring(large: bool, width: usize, from: u64, to: u64) -> Vec<u8> {
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .large_file(large);
+        w.start_file("t/f", options).unwrap();
+        w.write_all(&[b'a'; 1000]).unwrap();
+        let mut bytes = w.finish().unwrap().into_inner();
+        let (from, to) = (&from.to_le_bytes()[..width], &to.to_le_bytes()[..width]);
+        let mut i = 0;
+        while i + width <= bytes.len() {
+            if &bytes[i..i + width] == from {
+                bytes[i..i + width].copy_from_slice(to);
+            }
+            i += 1;
+        }
+        bytes
+    }
+
+    #[test]
+    fn zips_declaring_huge_or_wrong_sizes_are_refused_before_inflating() {
+        let ok = MemoryStorage::from_zip(&zip_declaring(false, 4, 1000, 1000), "t.zip").unwrap();
+        assert_eq!(ok.paths(), ["f"]);
+        for (large, width, to) in [(false, 4, 0xFFFF_FFFE), (true, 8, 1 << 62)] {
+            let e = MemoryStorage::from_zip(&zip_declaring(large, width, 1000, to), "t.zip")
+                .unwrap_err();
+            assert_eq!(
+                (e.code(), e.object()),
+                ("UNSUPPORTED", Some("t.zip")),
+                "{e}"
+            );
+            assert!(e.to_string().contains("512 MiB"), "{e}");
+        }
+        let e = MemoryStorage::from_zip(&zip_declaring(false, 4, 1000, 10), "t.zip").unwrap_err();
+        assert_eq!((e.code(), e.object()), ("CORRUPT", Some("t.zip")), "{e}");
     }
 }

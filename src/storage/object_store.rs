@@ -4,8 +4,8 @@
 //! retries itself; in wasm it talks over `fetch` (`super::fetch::FetchConnector`, which
 //! retries — object_store's own backoff sleeps on tokio, which wasm does not have).
 //!
-//! Natively this module also gives [`super::http::HttpStorage`] its transport: object_store's
-//! reqwest-backed `HttpClient` ([`ReqwestTransport`]).
+//! Natively this module also gives [`super::http::HttpStorage`] its transport, reqwest
+//! ([`ReqwestTransport`]).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -162,9 +162,11 @@ impl ObjectStoreStorage {
         }
     }
 
-    fn key(&self, path: &str) -> Path {
-        let full = super::join(&self.root, path);
-        Path::parse(&full).unwrap_or_else(|_| Path::from(full.as_str()))
+    /// The key of `path`, refused (`CORRUPT`) when the path would leave the root.
+    fn key(&self, path: &str) -> Result<Path> {
+        let rel = super::path::within_table(path.trim_start_matches('/'), &self.location)?;
+        let full = super::join(&self.root, &rel);
+        Ok(Path::parse(&full).unwrap_or_else(|_| Path::from(full.as_str())))
     }
 
     fn object(&self, path: &str) -> String {
@@ -232,7 +234,7 @@ impl ObjectStoreStorage {
         let object = self.object(path);
         let r = self
             .store
-            .get_opts(&self.key(path), options)
+            .get_opts(&self.key(path)?, options)
             .await
             .map_err(|e| map_err(&object, e))?;
         let size = r.meta.size;
@@ -269,7 +271,7 @@ impl Storage for ObjectStoreStorage {
         let object = self.object(path);
         let m = self
             .store
-            .head(&self.key(path))
+            .head(&self.key(path)?)
             .await
             .map_err(|e| map_err(&object, e))?;
         Ok(ObjectMeta {
@@ -283,7 +285,7 @@ impl Storage for ObjectStoreStorage {
 
     async fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>> {
         let object = self.object(prefix);
-        let dir = self.key(prefix.trim_matches('/'));
+        let dir = self.key(prefix.trim_matches('/'))?;
         let dir = (!dir.as_ref().is_empty()).then_some(dir);
         if recursive {
             let listed: Vec<object_store::ObjectMeta> = self
@@ -325,7 +327,7 @@ impl Storage for ObjectStoreStorage {
         };
         let r = self
             .store
-            .put_opts(&self.key(path), PutPayload::from(data), mode.into())
+            .put_opts(&self.key(path)?, PutPayload::from(data), mode.into())
             .await
             .map_err(|e| map_err(&object, e))?;
         Ok(ObjectMeta {
@@ -339,10 +341,36 @@ impl Storage for ObjectStoreStorage {
 
     async fn delete(&self, path: &str) -> Result<()> {
         let object = self.object(path);
-        match self.store.delete(&self.key(path)).await {
+        match self.store.delete(&self.key(path)?).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(map_err(&object, e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::StorageExt;
+
+    #[test]
+    fn keys_never_leave_the_root() {
+        let store = Arc::new(object_store::memory::InMemory::new());
+        let s = ObjectStoreStorage::new(store, "t", "s3://b/t");
+        futures::executor::block_on(async {
+            for bad in ["../x", "a/../../x"] {
+                let e = s.get(bad, Purpose::Other).await.unwrap_err();
+                assert_eq!(
+                    (e.code(), e.object()),
+                    ("CORRUPT", Some("s3://b/t")),
+                    "{bad}"
+                );
+            }
+            s.put("a/f", Bytes::from_static(b"f"), PutMode::Create)
+                .await
+                .unwrap();
+            assert_eq!(&s.get("a/./f", Purpose::Other).await.unwrap()[..], b"f");
+        });
     }
 }
 
@@ -354,11 +382,11 @@ mod native {
     use std::time::Duration;
 
     use async_trait::async_trait;
-    use object_store::client::{ClientOptions, HttpClient, HttpConnector, ReqwestConnector};
+    use object_store::client::{ClientOptions, HttpClient, HttpConnector};
     use object_store::RetryConfig;
 
     use super::*;
-    use crate::storage::http::{Request, Response, Transport, TransportError};
+    use crate::storage::http::{strip_urls, Request, Response, Transport, TransportError};
 
     /// reqwest (via rustls) needs a process-wide crypto provider: ring.
     fn init_tls() {
@@ -388,6 +416,7 @@ mod native {
         let (bucket, prefix) = parse_s3_url(url)?;
         let store = s3_builder(&bucket, o)
             .with_client_options(client_options())
+            .with_http_connector(NoRedirects)
             .with_retry(RetryConfig {
                 max_retries: retries as usize,
                 retry_timeout: Duration::from_secs(120),
@@ -405,46 +434,82 @@ mod native {
         Ok(ObjectStoreStorage::new(store, &prefix, location))
     }
 
-    /// object_store's reqwest client as the transport of [`crate::storage::http::HttpStorage`].
+    /// object_store's S3 client over a reqwest client that follows no redirect: a signed
+    /// request (its session token among the headers) must not go to another host, and S3
+    /// answers API calls without redirecting them.
+    #[derive(Debug)]
+    struct NoRedirects;
+
+    impl HttpConnector for NoRedirects {
+        fn connect(&self, _: &ClientOptions) -> object_store::Result<HttpClient> {
+            Ok(HttpClient::new(reqwest_client().map_err(|e| {
+                object_store::Error::Generic {
+                    store: "S3",
+                    source: Box::new(e),
+                }
+            })?))
+        }
+    }
+
+    /// A reqwest client that follows no redirect, with the timeouts of [`client_options`].
+    fn reqwest_client() -> reqwest::Result<reqwest::Client> {
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(60))
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+    }
+
+    /// reqwest as the transport of [`crate::storage::http::HttpStorage`]: it follows no
+    /// redirect itself (the client decides, see `http::Client::send`) and reads bodies in
+    /// chunks, counting, up to the request's limit.
     #[derive(Debug)]
     pub struct ReqwestTransport {
-        client: HttpClient,
+        client: reqwest::Client,
     }
 
     impl ReqwestTransport {
         pub fn new() -> Result<Self> {
             init_tls();
-            let client = ReqwestConnector::default()
-                .connect(&client_options())
-                .map_err(|e| HudiError::io("<http client>", e))?;
+            let client = reqwest_client().map_err(|e| HudiError::io("<http client>", e))?;
             Ok(ReqwestTransport { client })
+        }
+    }
+
+    /// A reqwest error's message and causes, with no URL in them.
+    fn transport_error(e: reqwest::Error) -> TransportError {
+        let e = e.without_url();
+        let mut detail = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            detail.push_str(": ");
+            detail.push_str(&c.to_string());
+            cause = c.source();
+        }
+        TransportError {
+            detail: strip_urls(&detail),
+            aborted: false,
         }
     }
 
     #[async_trait]
     impl Transport for ReqwestTransport {
         async fn send(&self, r: Request) -> std::result::Result<Response, TransportError> {
-            let err = |e: &dyn std::fmt::Display| TransportError {
-                detail: e
-                    .to_string()
-                    .split('?')
-                    .next()
-                    .unwrap_or_default()
-                    .to_string(),
-                aborted: false,
-            };
-            let mut b = http::Request::builder()
-                .method(r.method)
-                .uri(r.url.as_str());
+            let method =
+                reqwest::Method::from_bytes(r.method.as_bytes()).map_err(|e| TransportError {
+                    detail: e.to_string(),
+                    aborted: false,
+                })?;
+            let mut b = self.client.request(method, r.url.as_str());
             for (k, v) in &r.headers {
                 b = b.header(k.as_str(), v.as_str());
             }
-            let body = r.body.clone().unwrap_or_default();
-            let req = b.body(body.into()).map_err(|e| err(&e))?;
-            let resp = self.client.execute(req).await.map_err(|e| err(&e))?;
-            let (parts, body) = resp.into_parts();
-            let headers = parts
-                .headers
+            if let Some(body) = &r.body {
+                b = b.body(body.clone());
+            }
+            let mut resp = b.send().await.map_err(transport_error)?;
+            let headers = resp
+                .headers()
                 .iter()
                 .filter_map(|(k, v)| {
                     Some((
@@ -453,22 +518,31 @@ mod native {
                     ))
                 })
                 .collect::<std::collections::HashMap<_, _>>();
-            let status = parts.status.as_u16();
-            let too_big = r.skips_body(status, &headers);
-            if too_big || r.method == "HEAD" {
-                return Ok(Response {
-                    status,
-                    headers,
-                    body: Bytes::new(),
-                    body_skipped: too_big,
-                });
+            let status = resp.status().as_u16();
+            let over = Response {
+                status,
+                headers: headers.clone(),
+                body: Bytes::new(),
+                over_limit: true,
+            };
+            if r.declared_over_limit(status, &headers) {
+                return Ok(over);
             }
-            let body = body.bytes().await.map_err(|e| err(&e))?;
+            let limit = r.body_limit(status).unwrap_or(u64::MAX);
+            let mut body = bytes::BytesMut::new();
+            if r.method != "HEAD" {
+                while let Some(chunk) = resp.chunk().await.map_err(transport_error)? {
+                    if (body.len() + chunk.len()) as u64 > limit {
+                        return Ok(over);
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+            }
             Ok(Response {
                 status,
                 headers,
-                body,
-                body_skipped: false,
+                body: body.freeze(),
+                over_limit: false,
             })
         }
 

@@ -135,14 +135,9 @@ where
                         })?;
                     (merged[i].start, &fetched[i])
                 };
-                let (from, to) = ((r.start - start) as usize, (r.end - start) as usize);
-                if from > to || to > bytes.len() {
-                    return Err(HudiError::corrupt(
-                        &self.path,
-                        format!("bytes {r:?} lie outside the file"),
-                    ));
-                }
-                Ok(bytes.slice(from..to))
+                slice_at(bytes, start, r).ok_or_else(|| {
+                    HudiError::corrupt(&self.path, format!("bytes {r:?} lie outside the file"))
+                })
             })
             .collect()
     }
@@ -153,6 +148,14 @@ impl RangedFile<std::sync::Arc<dyn Storage>> {
     pub fn in_memory(bytes: Bytes, name: &str) -> Self {
         Self::holding(None, name, bytes.len() as u64, bytes)
     }
+}
+
+/// Bytes `r` of a file from `bytes`, which start at file offset `start`. Offsets convert
+/// checked: on wasm32 an offset past 4 GiB must not wrap into the bytes held.
+fn slice_at(bytes: &Bytes, start: u64, r: &Range<u64>) -> Option<Bytes> {
+    let from = usize::try_from(r.start.checked_sub(start)?).ok()?;
+    let to = usize::try_from(r.end.checked_sub(start)?).ok()?;
+    (from <= to && to <= bytes.len()).then(|| bytes.slice(from..to))
 }
 
 /// Bytes `range` of `path`, in full (see [`read_exact`]).
@@ -253,6 +256,16 @@ mod tests {
             assert_eq!(io.by_purpose[&Purpose::ColumnChunk].requests, 2);
             assert_eq!(io.by_purpose[&Purpose::Footer].bytes, 16);
         });
+    }
+
+    #[test]
+    fn offsets_past_what_is_held_are_refused_not_wrapped() {
+        let b = Bytes::from_static(b"0123456789");
+        let big = 1u64 << 32;
+        assert_eq!(&slice_at(&b, big, &(big + 2..big + 4)).unwrap()[..], b"23");
+        assert!(slice_at(&b, big, &(big + 2..2 * big + 4)).is_none());
+        assert!(slice_at(&b, big, &(2..4)).is_none());
+        assert!(slice_at(&b, 0, &(u64::MAX - 1..u64::MAX)).is_none());
     }
 
     #[test]

@@ -6,6 +6,10 @@
 //   /cut/...        the first answer for each (path, range) of a data file stops mid-body
 //   /forbidden/...  403 for data files (Parquet and log files)
 //   /slow/...       data files answer after `slowMs`
+//   /long206/...    ranges of data files answer 206 with a body longer than asked
+//   /endless/...    data files ignore Range and stream 40 MiB without a Content-Length
+//   /redirect/...   data files answer 302 to `redirectTo` + `/ok/<path>` (set on the server)
+//   /fanout/...     every directory index also lists 20 sub-directories, without end
 // Every request is logged (method, path, range, status) for the request-log test.
 import { createServer } from 'node:http';
 import { open, stat, readdir } from 'node:fs/promises';
@@ -17,6 +21,7 @@ export async function startFaultServer(root, { slowMs = 5000 } = {}) {
   const log = [];
   const seen = new Map();
   const open_ = new Set();
+  const me = { redirectTo: null };
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     const [, mode, ...rest] = decodeURIComponent(url.pathname).split('/');
@@ -53,11 +58,28 @@ export async function startFaultServer(root, { slowMs = 5000 } = {}) {
           return;
         }
       }
+      if (mode === 'redirect' && isData(rel)) {
+        return send(302, { location: `${me.redirectTo}/ok/${rel}?sig=s3cr3t-token`, 'content-length': '0' });
+      }
+      if (mode === 'endless' && isData(rel) && range) {
+        entry.status = 200;
+        res.writeHead(200, {});
+        const chunk = Buffer.alloc(1 << 20);
+        const closed = new Promise((r) => res.once('close', r));
+        for (let i = 0; i < 40 && !res.destroyed; i++) {
+          if (!res.write(chunk)) await Promise.race([new Promise((r) => res.once('drain', r)), closed]);
+        }
+        return res.end();
+      }
       const full = join(root, rel);
+      // Partition folders (not the timeline) hold 20 more folders each, without end.
+      const fanout = mode === 'fanout' && url.pathname.endsWith('/') && !rel.includes('.hoodie');
+      const fakeDirs = fanout ? Array.from({ length: 20 }, (_, i) => ({ name: `d${i}`, type: 'directory' })) : [];
       let st;
       try {
         st = await stat(full);
       } catch {
+        if (fanout) return send(200, { 'content-type': 'application/json' }, JSON.stringify(fakeDirs));
         return send(404, {}, 'not found');
       }
       if (st.isDirectory()) {
@@ -68,7 +90,7 @@ export async function startFaultServer(root, { slowMs = 5000 } = {}) {
           const s = await stat(join(full, e.name));
           json.push(e.isDirectory() ? { name: e.name, type: 'directory', mtime: s.mtime.toUTCString() } : { name: e.name, type: 'file', mtime: s.mtime.toUTCString(), size: s.size });
         }
-        return send(200, { 'content-type': 'application/json' }, JSON.stringify(json));
+        return send(200, { 'content-type': 'application/json' }, JSON.stringify(json.concat(fakeDirs)));
       }
       let start = 0;
       let end = st.size; // exclusive
@@ -83,6 +105,7 @@ export async function startFaultServer(root, { slowMs = 5000 } = {}) {
         }
         if (start >= st.size) return send(416, { 'content-range': `bytes */${st.size}` });
         status = 206;
+        if (mode === 'long206' && isData(rel)) end = st.size;
       }
       const headers = { 'content-length': String(end - start), 'accept-ranges': 'bytes', etag: `"${st.size}-${st.mtimeMs}"` };
       if (status === 206) headers['content-range'] = `bytes ${start}-${end - 1}/${st.size}`;
@@ -113,7 +136,7 @@ export async function startFaultServer(root, { slowMs = 5000 } = {}) {
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${server.address().port}`;
-  return {
+  return Object.assign(me, {
     url,
     log,
     reset() {
@@ -124,5 +147,5 @@ export async function startFaultServer(root, { slowMs = 5000 } = {}) {
       for (const s of open_) s.destroy();
       await new Promise((r) => server.close(r));
     },
-  };
+  });
 }

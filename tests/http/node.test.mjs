@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { crc32, deflateRawSync } from 'node:zlib';
 
 import { check, checkSnapshot, sameRows } from '../js/fixture_checks.mjs';
 import { fixtures, fixtureNames, tablesDir, writeManifests, startNginx, startMoto, S3_CREDS, BUCKET, wasmNode, cliBin } from './servers.mjs';
@@ -234,6 +235,107 @@ test('faults: an aborted read stops promptly', async () => {
   assert.ok(inFlight.length > 0 && inFlight.every((e) => e.aborted || e.status), 'data requests were aborted');
   // An already-aborted signal rejects at once.
   await assert.rejects(table.plan({}, AbortSignal.abort()), (e) => e.code === 'ABORTED');
+});
+
+// ---- hostile servers: errors, never a panic, a hang or unbounded memory
+
+test('hostile: a 206 longer than the range asked is an IO error', async () => {
+  const table = await WasmTable.openUrl(`${faults.url}/long206/${COW9}`, { listing: 'autoindex' });
+  await assert.rejects(table.readJson({}, true), (e) => {
+    assert.equal(e.code, 'IO', e.message);
+    assert.match(e.message, /longer than the \d+ bytes asked/);
+    return true;
+  });
+});
+
+test('hostile: Range ignored without a length is read to 32 MiB at most', async () => {
+  const table = await WasmTable.openUrl(`${faults.url}/endless/${COW9}`, { listing: 'autoindex' });
+  await assert.rejects(table.readJson({}, true), (e) => {
+    assert.equal(e.code, 'UNSUPPORTED', e.message);
+    assert.match(e.message, /ignores Range .* over 32 MiB/);
+    return true;
+  });
+});
+
+test('hostile: a redirect to another origin is refused with the table\'s headers, followed without', async () => {
+  const other = await startFaultServer(tables);
+  try {
+    faults.redirectTo = other.url;
+    const url = `${faults.url}/redirect/${COW9}`;
+    const withKey = await WasmTable.openUrl(url, { listing: 'autoindex', headers: { 'x-api-key': 'k3y' } });
+    await assert.rejects(withKey.readJson({}, true), (e) => {
+      assert.equal(e.code, 'IO', e.message);
+      assert.match(e.message, /another origin/);
+      assert.doesNotMatch(e.message, /s3cr3t/);
+      return true;
+    });
+    assert.equal(other.log.length, 0, 'the other origin saw no request');
+    const open = await WasmTable.openUrl(url, { listing: 'autoindex' });
+    await checkSnapshot(COW9, open, exp(COW9));
+    assert.ok(other.log.length > 0);
+  } finally {
+    await other.stop();
+  }
+});
+
+test('hostile: a listing that fans out without end stops at its bounds', async () => {
+  faults.reset();
+  const table = await WasmTable.openUrl(`${faults.url}/fanout/${COW9}`, { listing: 'autoindex' });
+  await assert.rejects(table.readJson({ useMetadataTable: false }, true), (e) => {
+    assert.equal(e.code, 'UNSUPPORTED', e.message);
+    assert.match(e.message, /listing/);
+    return true;
+  });
+  assert.ok(faults.log.length <= 5_100, `${faults.log.length} requests`);
+});
+
+test('hostile: a network error names the object without the query', async () => {
+  const closed = await startFaultServer(tables);
+  await closed.stop(); // its port now refuses connections
+  await assert.rejects(WasmTable.openUrl(`${closed.url}/ok/${COW9}?sig=s3cr3t-token`, { listing: 'autoindex', retries: 0 }), (e) => {
+    assert.equal(e.code, 'IO', e.message);
+    assert.match(e.message, /127\.0\.0\.1/);
+    assert.doesNotMatch(e.message, /s3cr3t/);
+    return true;
+  });
+});
+
+// A zip of one deflated entry `t/f` of 1000 bytes that declares `declared` bytes.
+function zipDeclaring(declared) {
+  const data = deflateRawSync(Buffer.alloc(1000, 97));
+  const name = Buffer.from('t/f');
+  const local = Buffer.alloc(30);
+  local.writeUInt32LE(0x04034b50, 0);
+  local.writeUInt16LE(20, 4);
+  local.writeUInt16LE(8, 8); // deflate
+  local.writeUInt32LE(crc32(Buffer.alloc(1000, 97)), 14);
+  local.writeUInt32LE(data.length, 18);
+  local.writeUInt32LE(declared, 22);
+  local.writeUInt16LE(name.length, 26);
+  const central = Buffer.alloc(46);
+  central.writeUInt32LE(0x02014b50, 0);
+  central.writeUInt16LE(20, 4);
+  central.writeUInt16LE(20, 6);
+  central.writeUInt16LE(8, 10);
+  local.copy(central, 16, 14, 26); // crc and sizes
+  central.writeUInt16LE(name.length, 28);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(1, 8);
+  end.writeUInt16LE(1, 10);
+  end.writeUInt32LE(46 + name.length, 12);
+  end.writeUInt32LE(30 + name.length + data.length, 16);
+  return Buffer.concat([local, name, data, central, name, end]);
+}
+
+test('hostile: a zip declaring a 4 GiB entry is an error before allocating, not an abort', async () => {
+  await assert.rejects(WasmTable.openZip(zipDeclaring(0xfffffffe), 'huge.zip'), (e) => {
+    assert.equal(e.code, 'UNSUPPORTED', e.message);
+    assert.match(e.message, /512 MiB/);
+    return true;
+  });
+  // The same zip declaring its true size opens as far as the table (it holds none).
+  await assert.rejects(WasmTable.openZip(zipDeclaring(1000), 'small.zip'), (e) => e.code === 'NOT_FOUND');
 });
 
 test('stream(): one Arrow IPC stream per batch, then undefined', async () => {

@@ -12,8 +12,14 @@ use futures::channel::oneshot;
 
 use crate::error::{HudiError, Result};
 
-/// Largest body accepted from a server that ignored `Range` (sliced locally).
+/// Largest body accepted from a server that ignored `Range` (sliced locally), counted while
+/// reading when the server sends no length.
 pub const RANGE_IGNORED_LIMIT: u64 = 32 * 1024 * 1024;
+/// Largest object read whole (instants, properties, commit metadata, history files),
+/// counted while reading.
+pub const MAX_WHOLE_OBJECT_BYTES: u64 = 256 * 1024 * 1024;
+/// Redirects followed for one request.
+pub const MAX_REDIRECTS: u32 = 10;
 pub const DEFAULT_CONCURRENCY: usize = 8;
 pub const DEFAULT_RETRIES: u32 = 3;
 const BACKOFF_BASE: Duration = Duration::from_millis(100);
@@ -25,8 +31,19 @@ pub struct Request {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: Option<Bytes>,
-    /// A ranged GET: a transport may skip reading a 200 body larger than this.
-    pub skip_full_body_over: Option<u64>,
+    /// How much of an answer's body a transport reads (see [`Request::body_limit`]).
+    pub limit: Option<BodyLimit>,
+    /// `headers` carry the table's credentials: a redirect to another origin is refused
+    /// rather than followed with them (see [`Client::send`]).
+    pub credentials: bool,
+}
+
+/// Most body bytes read from an answer: a `206` is the range asked for, anything else (a
+/// server that ignored `Range`, an error page) the other bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyLimit {
+    pub partial: u64,
+    pub other: u64,
 }
 
 impl Request {
@@ -36,7 +53,8 @@ impl Request {
             url: url.into(),
             headers: Vec::new(),
             body: None,
-            skip_full_body_over: None,
+            limit: None,
+            credentials: false,
         }
     }
 
@@ -45,16 +63,22 @@ impl Request {
         self
     }
 
-    /// Whether a transport should leave this answer's body unread: a whole-object 200 larger
-    /// than [`Request::skip_full_body_over`] (headers keyed in lower case).
-    pub fn skips_body(&self, status: u16, headers: &HashMap<String, String>) -> bool {
-        status == 200
-            && self.skip_full_body_over.is_some_and(|limit| {
-                headers
-                    .get("content-length")
-                    .and_then(|l| l.parse::<u64>().ok())
-                    .is_some_and(|l| l > limit)
-            })
+    /// Most body bytes a transport reads for an answer of `status`. A transport stops at
+    /// the first byte past it (or before reading, when `Content-Length` says so; headers
+    /// keyed in lower case) and answers [`Response::over_limit`] with no body.
+    pub fn body_limit(&self, status: u16) -> Option<u64> {
+        self.limit
+            .map(|l| if status == 206 { l.partial } else { l.other })
+    }
+
+    /// Whether a `Content-Length` already says the body is over [`Request::body_limit`].
+    pub fn declared_over_limit(&self, status: u16, headers: &HashMap<String, String>) -> bool {
+        self.body_limit(status).is_some_and(|limit| {
+            headers
+                .get("content-length")
+                .and_then(|l| l.trim().parse::<u64>().ok())
+                .is_some_and(|l| l > limit)
+        })
     }
 }
 
@@ -64,8 +88,8 @@ pub struct Response {
     /// Lower-case names.
     pub headers: HashMap<String, String>,
     pub body: Bytes,
-    /// The transport did not read the body (see [`Request::skip_full_body_over`]).
-    pub body_skipped: bool,
+    /// The body was over [`Request::body_limit`]: not read (or not past the limit), empty.
+    pub over_limit: bool,
 }
 
 impl Response {
@@ -81,8 +105,9 @@ pub struct TransportError {
     pub aborted: bool,
 }
 
-/// Carries one HTTP request. Implementations read the whole body, and stop their request
-/// when the returned future is dropped.
+/// Carries one HTTP request. Implementations read the body up to [`Request::body_limit`],
+/// stop their request when the returned future is dropped, and follow no redirect of a
+/// request with [`Request::credentials`] ([`Client`] decides which to follow).
 #[async_trait]
 pub trait Transport: Send + Sync + std::fmt::Debug {
     async fn send(&self, request: Request) -> std::result::Result<Response, TransportError>;
@@ -212,9 +237,30 @@ impl Client {
         &self.transport
     }
 
-    /// Sends `request`, retrying 408/429/5xx answers and network errors. The last answer
-    /// (whatever its status) or the last network error comes back.
+    /// Sends `request`, retrying 408/429/5xx answers and network errors and following
+    /// redirects of `GET`/`HEAD`. The last answer (whatever its status) or the last network
+    /// error comes back. A redirect to another origin is refused when the request carries
+    /// the table's credentials (custom headers, Basic auth): they must not reach another
+    /// host, and dropping them would read a different (public) object than the one asked.
     pub async fn send(&self, request: Request) -> std::result::Result<Response, TransportError> {
+        let mut request = request;
+        for _ in 0..=MAX_REDIRECTS {
+            let r = self.send_retrying(&request).await?;
+            let Some(next) = redirect_target(&request, &r)? else {
+                return Ok(r);
+            };
+            request.url = next;
+        }
+        Err(TransportError {
+            detail: format!("more than {MAX_REDIRECTS} redirects"),
+            aborted: false,
+        })
+    }
+
+    async fn send_retrying(
+        &self,
+        request: &Request,
+    ) -> std::result::Result<Response, TransportError> {
         let mut attempt = 0;
         loop {
             let outcome = {
@@ -236,7 +282,64 @@ impl Client {
     }
 }
 
+/// Where a redirect answer sends `request`, when it is one to follow.
+fn redirect_target(
+    request: &Request,
+    r: &Response,
+) -> std::result::Result<Option<String>, TransportError> {
+    let follows =
+        matches!(r.status, 301 | 302 | 303 | 307 | 308) && matches!(request.method, "GET" | "HEAD");
+    let Some(location) = r.header("location").filter(|_| follows) else {
+        return Ok(None);
+    };
+    let refuse = |detail: String| TransportError {
+        detail,
+        aborted: false,
+    };
+    let from = url::Url::parse(&request.url).map_err(|e| refuse(format!("request URL: {e}")))?;
+    let to = from
+        .join(location)
+        .map_err(|e| refuse(format!("bad redirect Location: {e}")))?;
+    if !matches!(to.scheme(), "http" | "https") {
+        return Err(refuse(format!(
+            "redirect to a {:?} URL not followed",
+            to.scheme()
+        )));
+    }
+    if request.credentials && to.origin() != from.origin() {
+        return Err(refuse(format!(
+            "redirect to another origin ({}) not followed: the table's headers would go with it",
+            to.origin().ascii_serialization()
+        )));
+    }
+    Ok(Some(to.to_string()))
+}
+
 // Answers → the engine's errors, naming the object without secrets.
+
+/// `text` with every URL in it redacted (see [`redact`]): transports' messages may quote
+/// the URL, with a presigned query or credentials.
+pub fn strip_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let start = rest[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |i| i + 1);
+        let end = at
+            + rest[at..]
+                .find(|c: char| c.is_whitespace() || matches!(c, ')' | '"' | '\'' | '<' | '>'))
+                .unwrap_or(rest.len() - at);
+        out.push_str(&rest[..start]);
+        match url::Url::parse(&rest[start..end]) {
+            Ok(u) => out.push_str(&redact(&u)),
+            Err(_) => out.push_str("<url>"),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
 
 /// `https://user:pass@host/p?q#f` → `https://host/p` (for messages).
 pub fn redact(url: &url::Url) -> String {
@@ -313,6 +416,41 @@ mod tests {
         assert_eq!(backoff(30, None), BACKOFF_MAX);
         assert_eq!(backoff(0, Some("2")), Duration::from_secs(2));
         assert_eq!(backoff(0, Some("3600")), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn messages_lose_queries_and_credentials() {
+        let text =
+            "error sending request for url (https://u:pw@h.example/t/f?X-Amz-Signature=abc): reset";
+        assert_eq!(
+            strip_urls(text),
+            "error sending request for url (https://h.example/t/f): reset"
+        );
+        assert_eq!(strip_urls("no url here"), "no url here");
+        assert_eq!(strip_urls("bad http://[::1?x"), "bad <url>");
+    }
+
+    #[test]
+    fn redirects_with_credentials_stay_in_their_origin() {
+        let answer = |location: &str| Response {
+            status: 302,
+            headers: HashMap::from([("location".to_string(), location.to_string())]),
+            ..Default::default()
+        };
+        let mut r = Request::new("GET", "http://127.0.0.1:8000/t/a?tok=1");
+        r.credentials = true;
+        let same = redirect_target(&r, &answer("/t/b")).unwrap();
+        assert_eq!(same.as_deref(), Some("http://127.0.0.1:8000/t/b"));
+        let e = redirect_target(&r, &answer("http://127.0.0.1:9000/x?sig=2")).unwrap_err();
+        assert!(e.detail.contains("http://127.0.0.1:9000") && !e.detail.contains("sig"));
+        assert!(redirect_target(&r, &answer("file:///etc/passwd")).is_err());
+        r.credentials = false;
+        assert!(redirect_target(&r, &answer("http://other/x"))
+            .unwrap()
+            .is_some());
+        // A PUT's redirect is its answer, not followed.
+        let put = Request::new("PUT", "http://127.0.0.1:8000/t/a");
+        assert!(redirect_target(&put, &answer("/t/b")).unwrap().is_none());
     }
 
     #[test]

@@ -9,8 +9,11 @@
 //! - retries with exponential backoff on 408/429/5xx and network errors (bounded; honours a
 //!   short `Retry-After`), and a limit on requests in flight;
 //! - servers that ignore `Range` (answer 200 with the whole body): bodies up to
-//!   [`RANGE_IGNORED_LIMIT`] are sliced locally and noted in the answer's warnings; larger
-//!   ones are an `Unsupported` error naming the object, never a silent multi-GB download;
+//!   [`RANGE_IGNORED_LIMIT`] (counted while reading) are sliced locally and noted in the
+//!   answer's warnings; larger ones are an `Unsupported` error naming the object, never a
+//!   silent multi-GB download; a `206` is read no further than the bytes asked for;
+//! - redirects followed by [`Client`], never to another origin with the table's headers;
+//!   object paths that would leave the base are refused before a URL is built;
 //! - errors name the object by its location without query strings or credentials (403 →
 //!   `AccessDenied`, 404 → `NotFound`);
 //! - listing (see [`super::listing`]): S3 `ListObjectsV2`, JSON autoindex, or the manifest;
@@ -81,6 +84,8 @@ pub struct HttpStorage {
     /// `None` until looked for; `Some(None)` when the table has none.
     manifest: futures::lock::Mutex<Option<Option<Arc<Manifest>>>>,
     presigned: Mutex<HashMap<(String, String), String>>,
+    /// What the listings running now have spent (see [`list::Spent`]).
+    listing_spent: Mutex<std::sync::Weak<list::Spent>>,
 }
 
 fn encode_path(path: &str) -> String {
@@ -99,6 +104,7 @@ impl HttpStorage {
             listing: Mutex::new(options.listing),
             manifest: futures::lock::Mutex::new(None),
             presigned: Mutex::new(HashMap::new()),
+            listing_spent: Mutex::new(std::sync::Weak::new()),
         }
     }
 
@@ -193,7 +199,10 @@ impl HttpStorage {
         }
     }
 
+    /// The URL of `path`, refused (`CORRUPT`) when the path would leave the root: a second
+    /// line behind the checks on paths from table content, as requests carry the headers.
     async fn url(&self, method: &'static str, path: &str) -> Result<String> {
+        super::path::within_table(path.trim_start_matches('/'), &self.location())?;
         match &self.target {
             Target::Url { base, query, .. } => {
                 let mut u = format!("{base}{}", encode_path(path.trim_start_matches('/')));
@@ -227,19 +236,22 @@ impl HttpStorage {
         }
     }
 
-    /// One request for `path`; a presigned URL that was refused is asked for anew once
-    /// (it may have expired).
-    /// `GET` with `Range: bytes=<spec>`; a server that ignores the range answers 200 with the
-    /// whole object, whose body is left unread above [`RANGE_IGNORED_LIMIT`].
-    async fn get_ranged(&self, path: &str, spec: &str) -> Result<Response> {
+    /// `GET` with `Range: bytes=<spec>` for `len` bytes; a `206` body is read up to `len`, a
+    /// server that ignores the range (a whole-object 200) up to [`RANGE_IGNORED_LIMIT`].
+    async fn get_ranged(&self, path: &str, spec: &str, len: u64) -> Result<Response> {
         self.send("GET", path, |r| {
             let mut r = r.header("Range", format!("bytes={spec}"));
-            r.skip_full_body_over = Some(RANGE_IGNORED_LIMIT);
+            r.limit = Some(BodyLimit {
+                partial: len,
+                other: RANGE_IGNORED_LIMIT,
+            });
             r
         })
         .await
     }
 
+    /// One request for `path`; a presigned URL that was refused is asked for anew once
+    /// (it may have expired).
     async fn send(
         &self,
         method: &'static str,
@@ -267,25 +279,33 @@ impl HttpStorage {
         let url = self.url(method, path).await?;
         let mut req = build(Request::new(method, url));
         req.headers.extend(self.headers.iter().cloned());
+        req.credentials = !self.headers.is_empty();
         self.client
             .send(req)
             .await
             .map_err(|e| transport_error(&self.object(path), e))
     }
 
+    /// `UNSUPPORTED`: `what` of `path` is over `limit` bytes.
+    fn over_limit(&self, path: &str, what: &str, limit: u64) -> HudiError {
+        HudiError::unsupported_in(
+            format!("{what} over {} MiB", limit >> 20),
+            self.object(path),
+        )
+    }
+
     /// A ranged `GET` answered with the whole object: `range` sliced from it, and a warning.
     fn range_ignored(&self, path: &str, r: Response, range: ByteRange) -> Result<Fetched> {
-        if r.body_skipped || r.body.len() as u64 > RANGE_IGNORED_LIMIT {
-            return Err(HudiError::unsupported_in(
-                format!(
-                    "a server that ignores Range requests, for an object over {} MiB",
-                    RANGE_IGNORED_LIMIT >> 20
-                ),
-                self.object(path),
+        if r.over_limit {
+            return Err(self.over_limit(
+                path,
+                "a server that ignores Range requests, for an object",
+                RANGE_IGNORED_LIMIT,
             ));
         }
         let len = r.body.len() as u64;
         let wanted = range.within(len);
+        // Both ends are within the body held in memory, so they fit a usize.
         let mut fetched = Fetched::one(
             r.body.slice(wanted.start as usize..wanted.end as usize),
             Some(len),
@@ -297,17 +317,30 @@ impl HttpStorage {
         Ok(fetched)
     }
 
+    /// A `206` whose body ran past the `want` bytes asked for.
+    fn partial_over(&self, path: &str, r: &Response, want: u64) -> Result<()> {
+        if !r.over_limit {
+            return Ok(());
+        }
+        Err(HudiError::io(
+            self.object(path),
+            format!("a 206 answer longer than the {want} bytes asked for"),
+        ))
+    }
+
     // ---- reads (one range per request)
 
     async fn read_bounded(&self, path: &str, range: Range<u64>) -> Result<Fetched> {
         if range.start >= range.end {
             return Ok(Fetched::one(Bytes::new(), None));
         }
+        let want = range.end - range.start;
         let r = self
-            .get_ranged(path, &format!("{}-{}", range.start, range.end - 1))
+            .get_ranged(path, &format!("{}-{}", range.start, range.end - 1), want)
             .await?;
         match r.status {
             206 => {
+                self.partial_over(path, &r, want)?;
                 let start = r
                     .header("content-range")
                     .and_then(parse_content_range)
@@ -319,13 +352,7 @@ impl HttpStorage {
                         format!("asked for bytes from {}, got from {start}", range.start),
                     ));
                 }
-                let want = (range.end - range.start) as usize;
-                let body = if r.body.len() > want {
-                    r.body.slice(..want)
-                } else {
-                    r.body
-                };
-                Ok(Fetched::one(body, None))
+                Ok(Fetched::one(r.body, None))
             }
             200 => self.range_ignored(path, r, ByteRange::Bounded(range)),
             416 => Ok(Fetched::one(Bytes::new(), None)),
@@ -334,7 +361,18 @@ impl HttpStorage {
     }
 
     async fn read_whole(&self, path: &str) -> Result<Fetched> {
-        let r = self.send("GET", path, |r| r).await?;
+        let r = self
+            .send("GET", path, |mut r| {
+                r.limit = Some(BodyLimit {
+                    partial: MAX_WHOLE_OBJECT_BYTES,
+                    other: MAX_WHOLE_OBJECT_BYTES,
+                });
+                r
+            })
+            .await?;
+        if r.over_limit {
+            return Err(self.over_limit(path, "reading whole an object", MAX_WHOLE_OBJECT_BYTES));
+        }
         match r.status {
             200 | 203 => {
                 let len = r.body.len() as u64;
@@ -351,9 +389,10 @@ impl HttpStorage {
                 Some(self.head(path).await?.size),
             ));
         }
-        let r = self.get_ranged(path, &format!("-{n}")).await?;
+        let r = self.get_ranged(path, &format!("-{n}"), n).await?;
         match r.status {
             206 => {
+                self.partial_over(path, &r, n)?;
                 let total = r
                     .header("content-range")
                     .and_then(parse_content_range)
@@ -376,16 +415,37 @@ impl HttpStorage {
                 Ok(Fetched::one(r.body, Some(total)))
             }
             200 => self.range_ignored(path, r, ByteRange::Suffix(n)),
-            // An empty object has no suffix to give.
-            416 => Ok(Fetched::one(
-                Bytes::new(),
-                Some(self.head(path).await?.size),
-            )),
+            // Only an empty object has no suffix to give (`Content-Range: bytes */0`, or a
+            // HEAD saying so); a 416 for anything else is the server's error.
+            416 => {
+                let size = match r.header("content-range").and_then(unsatisfied_size) {
+                    Some(size) => size,
+                    None => self.head(path).await?.size,
+                };
+                if size != 0 {
+                    return Err(HudiError::io(
+                        self.object(path),
+                        format!("HTTP 416 for the last {n} bytes of a {size}-byte object"),
+                    ));
+                }
+                Ok(Fetched::one(Bytes::new(), Some(0)))
+            }
             _ => Err(status_error(&self.object(path), &r)),
         }
     }
 
     // ---- listing
+}
+
+/// The size in a 416's `Content-Range: bytes */<size>`.
+fn unsatisfied_size(v: &str) -> Option<u64> {
+    v.trim()
+        .strip_prefix("bytes")?
+        .trim()
+        .strip_prefix("*/")?
+        .trim()
+        .parse()
+        .ok()
 }
 
 #[async_trait]
@@ -470,10 +530,11 @@ impl Storage for HttpStorage {
             }
         }
         let s3 = mode == ListingMode::S3 || matches!(self.target, Target::Presigned { .. });
+        let budget = list::Budget::new(self.object(prefix), &self.listing_spent);
         if s3 {
-            self.list_s3(prefix, recursive).await
+            self.list_s3(prefix, recursive, &budget).await
         } else {
-            self.list_autoindex(prefix, recursive).await
+            self.list_autoindex(prefix, recursive, &budget).await
         }
     }
 
