@@ -97,6 +97,7 @@ pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
     let meta_start = tail.len() - 8 - meta_len as usize;
     let metadata = ParquetMetaDataReader::decode_metadata(&tail[meta_start..tail.len() - 8])
         .map_err(|e| parquet_err(path, e))?;
+    check_column_chunks(&metadata, size - meta_len - 8, path)?;
     let metadata = ArrowReaderMetadata::try_new(
         Arc::new(without_bloom_filters(metadata)),
         ArrowReaderOptions::new(),
@@ -110,6 +111,33 @@ pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
         size,
         tail,
     })
+}
+
+/// Refuses a footer whose column chunks do not lie between the file's start and the footer
+/// (`data_end`): the `parquet` crate asserts on negative offsets and readers slice by them.
+pub fn check_column_chunks(metadata: &ParquetMetaData, data_end: u64, path: &str) -> Result<()> {
+    for (g, group) in metadata.row_groups().iter().enumerate() {
+        for c in group.columns() {
+            let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+            let len = c.compressed_size();
+            let end = u64::try_from(start)
+                .ok()
+                .zip(u64::try_from(len).ok())
+                .and_then(|(s, l)| s.checked_add(l))
+                .filter(|e| *e <= data_end && c.data_page_offset() >= 0);
+            if end.is_none() {
+                return Err(HudiError::corrupt(
+                    path,
+                    format!(
+                        "column chunk {} of row group {g} at offset {start}, {len} bytes, lies \
+                         outside the file's {data_end} data bytes",
+                        c.column_path()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Hudi writes its record-key bloom filter (hundreds of KB) into the footer's key-value
