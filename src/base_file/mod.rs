@@ -289,3 +289,6 @@ pub fn stream_row_groups(
     let path = path.to_string();
     Ok(stream.map_err(move |e| parquet_err(&path, e)).boxed())
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,117 @@
+//! Damaged copies of a fixture's base file: footers whose column chunks leave the file.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parquet::file::metadata::{
+    ColumnChunkMetaDataBuilder, ParquetMetaData, ParquetMetaDataReader, ParquetMetaDataWriter,
+};
+
+use super::*;
+use crate::log_file::data::decode_parquet_block;
+use crate::storage::memory::MemoryStorage;
+
+const PATH: &str = "p/base.parquet";
+
+/// `sample_table/mor/parquet/v6_simplekeygen_hivestyle_no_metafields`, one row group.
+fn fixture() -> Bytes {
+    Bytes::from_static(include_bytes!(
+        "../../tests/fuzz/corpus/parquet_footer/v6_base.parquet"
+    ))
+}
+
+/// The fixture with its footer rewritten after `damage` changed every column chunk.
+fn damaged(damage: impl Fn(ColumnChunkMetaDataBuilder) -> ColumnChunkMetaDataBuilder) -> Bytes {
+    let file = fixture();
+    let meta_len = u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().unwrap());
+    let data_end = file.len() - 8 - meta_len as usize;
+    let metadata = ParquetMetaDataReader::decode_metadata(&file[data_end..file.len() - 8]).unwrap();
+    let groups = metadata
+        .row_groups()
+        .iter()
+        .map(|g| {
+            let columns = g
+                .columns()
+                .iter()
+                .map(|c| damage(c.clone().into_builder()).build().unwrap())
+                .collect();
+            g.clone()
+                .into_builder()
+                .set_column_metadata(columns)
+                .build()
+                .unwrap()
+        })
+        .collect();
+    let metadata: ParquetMetaData = metadata.into_builder().set_row_groups(groups).build();
+    let mut out = file[..data_end].to_vec();
+    ParquetMetaDataWriter::new(&mut out, &metadata)
+        .finish()
+        .unwrap();
+    out.into()
+}
+
+fn read(bytes: Bytes) -> Result<()> {
+    let storage = MemoryStorage::new();
+    storage.insert(PATH, bytes, None);
+    let storage: Arc<dyn Storage> = Arc::new(storage);
+    let footer = futures::executor::block_on(read_footer(storage.as_ref(), PATH))?;
+    let groups = matching_row_groups(&footer, None);
+    let stream = stream_row_groups(storage, PATH, footer, groups, None, 1024)?;
+    futures::executor::block_on(stream.try_collect::<Vec<_>>()).map(drop)
+}
+
+fn assert_corrupt(r: Result<()>, needle: &str) {
+    match r {
+        Err(e @ HudiError::Corrupt { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains(PATH) && msg.contains(needle), "{msg}");
+        }
+        other => panic!("expected CORRUPT, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_fixture_reads() {
+    read(fixture()).unwrap();
+    decode_parquet_block(fixture(), PATH).unwrap();
+}
+
+#[test]
+fn column_chunks_outside_the_file_are_corrupt_not_panics() {
+    type Damage = fn(ColumnChunkMetaDataBuilder) -> ColumnChunkMetaDataBuilder;
+    let cases: [(&str, Damage); 6] = [
+        ("data page before the file", |c| {
+            c.set_dictionary_page_offset(None).set_data_page_offset(-5)
+        }),
+        ("dictionary page before the file", |c| {
+            c.set_dictionary_page_offset(Some(-1))
+        }),
+        ("negative length", |c| c.set_total_compressed_size(-100)),
+        ("past the end", |c| c.set_total_compressed_size(1 << 40)),
+        ("starting past the end", |c| {
+            c.set_dictionary_page_offset(None)
+                .set_data_page_offset(i64::MAX - 10)
+        }),
+        ("into the footer", |c| c.set_total_compressed_size(8000)),
+    ];
+    for (what, damage) in cases {
+        let bytes = damaged(damage);
+        assert_corrupt(read(bytes.clone()), "outside the file");
+        // The same file as a log file's Parquet data block.
+        assert_corrupt(
+            decode_parquet_block(bytes, PATH).map(drop),
+            "outside the file",
+        );
+        eprintln!("{what}: CORRUPT");
+    }
+}
+
+#[test]
+fn footer_longer_than_the_file_is_corrupt() {
+    let mut bytes = fixture().to_vec();
+    let n = bytes.len();
+    bytes[n - 8..n - 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_corrupt(read(bytes.clone().into()), "exceeds file size");
+    let e = decode_parquet_block(bytes.into(), PATH).unwrap_err();
+    assert!(e.to_string().contains(PATH), "{e}");
+}
