@@ -565,7 +565,12 @@ fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], text: bool) -> Vec<u8> {
 fn mutate_once(rng: &mut Rng, v: &mut Vec<u8>, seeds: &[Vec<u8>], text: bool) {
     let len = v.len();
     let at = rng.below(len + 1);
-    match rng.below(11) {
+    // Binary formats locate parts by offset: favour mutations that keep the length.
+    let op = match rng.below(15) {
+        n @ 11.. if !text => [0, 1, 5, 6][n - 11],
+        n => n % 11,
+    };
+    match op {
         0 if len > 0 => v[at.min(len - 1)] ^= 1 << rng.below(8),
         1 if len > 0 => v[at.min(len - 1)] = rng.next() as u8,
         2 => {
