@@ -929,3 +929,42 @@ fn fuzz_for_seconds() {
     }
     assert_eq!(total, 0, "findings above");
 }
+
+/// The harness itself: each kind of finding is reported.
+#[test]
+fn harness_reports_each_kind_of_finding() {
+    quiet_panics();
+    let cases: [(Parse, &str); 4] = [
+        (|_| panic!("boom"), "panic at"),
+        (
+            |_| {
+                std::thread::sleep(SLOW + Duration::from_millis(50));
+                Ok(())
+            },
+            "slow",
+        ),
+        (
+            |_| {
+                std::hint::black_box(vec![0u8; 300 << 20]);
+                Ok(())
+            },
+            "allocated 300 MiB",
+        ),
+        (
+            |_| Err(HudiError::corrupt("elsewhere", "x")),
+            "error without the file name",
+        ),
+    ];
+    for (parse, kind) in cases {
+        let target = Target {
+            name: "self-test",
+            parse,
+            text: false,
+        };
+        let (finding, _) = execute(&target, b"x");
+        assert!(
+            finding.as_deref().is_some_and(|f| f.starts_with(kind)),
+            "{finding:?}"
+        );
+    }
+}
