@@ -106,90 +106,99 @@ type Parse = fn(&[u8]) -> Result<()>;
 struct Target {
     name: &'static str,
     parse: Parse,
-    /// Text formats get token mutations; binary ones length-field mutations.
-    text: bool,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// Length-field and marker mutations, mostly keeping the length.
+    Binary,
+    /// As binary, half of them in the last quarter, where the footer is.
+    Footer,
+    /// Token mutations.
+    Text,
 }
 
 const TARGETS: &[Target] = &[
     Target {
         name: "log_avro",
         parse: log_file,
-        text: false,
+        kind: Kind::Binary,
     },
     Target {
         name: "log_delete",
         parse: log_file,
-        text: false,
+        kind: Kind::Binary,
     },
     Target {
         name: "log_parquet",
         parse: log_file,
-        text: false,
+        kind: Kind::Binary,
     },
     Target {
         name: "log_hfile",
         parse: hfile_log_file,
-        text: false,
+        kind: Kind::Binary,
     },
     Target {
         name: "log_command",
         parse: log_file,
-        text: false,
+        kind: Kind::Binary,
     },
     Target {
         name: "archive",
         parse: archive,
-        text: false,
+        kind: Kind::Binary,
     },
     Target {
         name: "hfile",
         parse: hfile_unchecked,
-        text: false,
+        kind: Kind::Binary,
     },
     Target {
         name: "mdt_record",
         parse: mdt_record,
-        text: false,
+        kind: Kind::Binary,
     },
     Target {
         name: "avro_datum",
         parse: avro_datum,
-        text: false,
+        kind: Kind::Binary,
     },
     Target {
         name: "instant",
         parse: instant,
-        text: false,
+        kind: Kind::Binary,
     },
     Target {
         name: "commit_json",
         parse: commit_json,
-        text: true,
+        kind: Kind::Text,
     },
     Target {
         name: "hoodie_properties",
         parse: hoodie_properties,
-        text: true,
+        kind: Kind::Text,
     },
     Target {
         name: "manifest",
         parse: manifest,
-        text: true,
+        kind: Kind::Text,
     },
     Target {
         name: "s3_list",
         parse: s3_list,
-        text: true,
+        kind: Kind::Text,
     },
     Target {
         name: "autoindex",
         parse: autoindex,
-        text: true,
+        kind: Kind::Text,
     },
     Target {
         name: "parquet_footer",
         parse: parquet_footer,
-        text: false,
+        kind: Kind::Footer,
     },
 ];
 
@@ -554,17 +563,21 @@ const TEXT_TOKENS: &[&str] = &[
     "\"partitionToWriteStats\":{",
 ];
 
-fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], text: bool) -> Vec<u8> {
+fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], kind: Kind) -> Vec<u8> {
     let mut v = seeds[rng.below(seeds.len())].clone();
     for _ in 0..1 + rng.below(6) {
-        mutate_once(rng, &mut v, seeds, text);
+        mutate_once(rng, &mut v, seeds, kind);
     }
     v
 }
 
-fn mutate_once(rng: &mut Rng, v: &mut Vec<u8>, seeds: &[Vec<u8>], text: bool) {
+fn mutate_once(rng: &mut Rng, v: &mut Vec<u8>, seeds: &[Vec<u8>], kind: Kind) {
     let len = v.len();
-    let at = rng.below(len + 1);
+    let text = kind == Kind::Text;
+    let at = match kind {
+        Kind::Footer if rng.below(2) == 0 => len - rng.below(len / 4 + 1),
+        _ => rng.below(len + 1),
+    };
     // Binary formats locate parts by offset: favour mutations that keep the length.
     let op = match rng.below(15) {
         n @ 11.. if !text => [0, 1, 5, 6][n - 11],
@@ -775,7 +788,7 @@ fn run_target(
         // The seeds themselves first: real files must parse.
         let input = match seeds.get(report.executions as usize) {
             Some(s) => s.clone(),
-            None => mutate(&mut rng, &seeds, target.text),
+            None => mutate(&mut rng, &seeds, target.kind),
         };
         // Saved before running, so an abort or hang leaves it behind.
         std::fs::write(&current, &input).unwrap();
@@ -959,7 +972,7 @@ fn harness_reports_each_kind_of_finding() {
         let target = Target {
             name: "self-test",
             parse,
-            text: false,
+            kind: Kind::Binary,
         };
         let (finding, _) = execute(&target, b"x");
         assert!(
