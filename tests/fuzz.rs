@@ -768,7 +768,13 @@ fn run_target(
 ) -> Report {
     quiet_panics();
     let seeds = seeds(target.name);
-    let dir = work_dir().join(target.name);
+    // The smoke pass may run while a long run does: apart.
+    let pass = if iterations.is_some() {
+        "smoke"
+    } else {
+        "long"
+    };
+    let dir = work_dir().join(pass).join(target.name);
     std::fs::create_dir_all(&dir).unwrap();
     let current = dir.join("current");
     let progress = Arc::new(AtomicU64::new(0));

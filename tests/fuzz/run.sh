@@ -4,8 +4,8 @@
 #   tests/fuzz/run.sh [SECONDS_PER_TARGET]
 # Environment: HUDI_EDGE_FUZZ_TARGETS=hfile,log_avro (a subset), HUDI_EDGE_FUZZ_SEED=N
 # (another sequence), HUDI_EDGE_FUZZ_VERBOSE=1 (the commonest typed errors per target).
-# Findings are saved under $CARGO_TARGET_DIR/tmp/fuzz/<target>/finding-N.bin; the input
-# being parsed when the process aborted or hung is <target>/current.
+# Findings are saved under $CARGO_TARGET_DIR/tmp/fuzz/long/<target>/finding-N.bin; the
+# input being parsed when the process aborted or hung is <target>/current.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export HUDI_EDGE_FUZZ_SECONDS="${1:-60}"
