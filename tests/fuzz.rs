@@ -744,8 +744,8 @@ fn execute(target: &Target, input: &[u8]) -> (Option<String>, Option<String>) {
                 first_line(&e.to_string())
             ))
         }
-        _ if elapsed > SLOW => Some(format!("slow: {} ms", elapsed.as_millis())),
         _ if peak > WILD_BYTES => Some(format!("allocated {} MiB", peak >> 20)),
+        _ if elapsed > SLOW => Some(format!("slow: {} ms", elapsed.as_millis())),
         _ => None,
     };
     let error = match result {
@@ -947,6 +947,46 @@ fn fuzz_for_seconds() {
         total += report.findings.len();
     }
     assert_eq!(total, 0, "findings above");
+}
+
+/// Every input a fuzz run found (tests/fuzz/regressions/<target>/) now gets a typed error,
+/// quickly and within the memory bound.
+#[test]
+fn regressions_answer_typed_errors() {
+    quiet_panics();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz/regressions");
+    let mut seen = 0;
+    for t in TARGETS {
+        for input in read_dir_files(&dir.join(t.name)) {
+            let (finding, error) = execute(t, &input);
+            assert_eq!(finding, None, "{}", t.name);
+            assert!(
+                error.is_some_and(|e| e.contains(" is corrupt: ")),
+                "{}",
+                t.name
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen > 0);
+}
+
+/// Runs the inputs named by `HUDI_EDGE_FUZZ_REPLAY` (`target=file,…`) once each, with timing.
+#[test]
+#[ignore = "replays saved inputs"]
+fn replay() {
+    quiet_panics();
+    let list = std::env::var("HUDI_EDGE_FUZZ_REPLAY").unwrap_or_default();
+    for item in list.split(',').filter(|s| !s.is_empty()) {
+        let (name, file) = item.split_once('=').expect("target=file");
+        let input = std::fs::read(file).expect("input");
+        let start = Instant::now();
+        let (finding, error) = execute(target(name), &input);
+        println!(
+            "{name} {file}: {finding:?} {error:?} in {:?}",
+            start.elapsed()
+        );
+    }
 }
 
 /// The harness itself: each kind of finding is reported.

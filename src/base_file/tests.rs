@@ -115,3 +115,25 @@ fn footer_longer_than_the_file_is_corrupt() {
     let e = decode_parquet_block(bytes.into(), PATH).unwrap_err();
     assert!(e.to_string().contains(PATH), "{e}");
 }
+
+/// An unknown footer field holding 2³¹-1 bools in nine bytes: the `parquet` crate skips
+/// it element by element, consuming nothing (seconds per such field).
+#[test]
+fn footer_with_a_huge_bool_list_is_corrupt_at_once() {
+    let file = fixture();
+    let meta_len = u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().unwrap());
+    let data_end = file.len() - 8 - meta_len as usize;
+    let mut out = file[..file.len() - 9].to_vec(); // up to the footer's stop byte
+                                                   // Field 100 (explicit id), a list of i32::MAX bools; then the stop byte again.
+    out.extend([0x09, 0xc8, 0x01, 0xf1, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00]);
+    out.extend((out.len() as u32 - data_end as u32).to_le_bytes());
+    out.extend(b"PAR1");
+    let bytes = Bytes::from(out);
+    let start = std::time::Instant::now();
+    assert_corrupt(read(bytes.clone()), "collection of bools");
+    assert_corrupt(
+        decode_parquet_block(bytes, PATH).map(drop),
+        "collection of bools",
+    );
+    assert!(start.elapsed().as_millis() < 500);
+}

@@ -4,9 +4,7 @@
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
-};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::avro::decode::AvroToArrow;
 use crate::error::{malformed, HudiError, Result};
@@ -93,11 +91,7 @@ pub fn decode_avro_block(
 /// Decodes the Parquet file embedded in a Parquet data block.
 pub fn decode_parquet_block(content: Bytes, path: &str) -> Result<Vec<RecordBatch>> {
     const WHAT: &str = "bad Parquet data block";
-    let metadata = ArrowReaderMetadata::load(&content, ArrowReaderOptions::new())
-        .map_err(|e| HudiError::corrupt_by(path, WHAT, e))?;
-    // The footer's own length and 8-byte tail were checked by `load`.
-    let data_end = content.len() as u64 - 8;
-    crate::base_file::check_column_chunks(metadata.metadata(), data_end, path)?;
+    let metadata = crate::base_file::footer_in_memory(&content, path)?;
     let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(content, metadata)
         .build()
         .map_err(|e| HudiError::corrupt_by(path, WHAT, e))?;
