@@ -131,12 +131,19 @@ fn decode_footer(footer: &[u8], data_end: u64, path: &str) -> Result<ParquetMeta
     Ok(metadata)
 }
 
-/// The footer of a Parquet file held in memory (a log file's Parquet data block).
+/// The footer of a Parquet file held in memory (a log file's Parquet data block), its
+/// column chunks' pages walked.
 pub fn footer_in_memory(file: &Bytes, path: &str) -> Result<ArrowReaderMetadata> {
     let size = file.len() as u64;
     let meta_len = footer_len(file, size, path)?;
     let data_end = size - meta_len - 8;
     let metadata = decode_footer(&file[data_end as usize..file.len() - 8], data_end, path)?;
+    // Every chunk lies within the data (checked above): their pages are walked here, as
+    // the crate reads this file without our reader.
+    for c in metadata.row_groups().iter().flat_map(|g| g.columns()) {
+        let (start, len) = c.byte_range();
+        check_chunk(&file[start as usize..(start + len) as usize], path)?;
+    }
     ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new())
         .map_err(|e| parquet_err(path, e))
 }
@@ -198,12 +205,38 @@ fn without_bloom_filters(metadata: ParquetMetaData) -> ParquetMetaData {
 struct StorageReader {
     file: RangedFile<Arc<dyn Storage>>,
     metadata: Arc<ParquetMetaData>,
+    path: String,
+}
+
+impl StorageReader {
+    /// Page headers of whole column chunks are walked before the crate decodes them.
+    fn checked(&self, range: &Range<u64>, bytes: &Bytes) -> Result<()> {
+        let whole_chunk = self.metadata.row_groups().iter().any(|g| {
+            g.columns().iter().any(|c| {
+                let (start, len) = c.byte_range();
+                range.start == start && range.end == start + len
+            })
+        });
+        match whole_chunk {
+            true => check_chunk(bytes, &self.path),
+            false => Ok(()),
+        }
+    }
+}
+
+/// A column chunk's page headers, walked as [`thrift::check_pages`] does.
+fn check_chunk(chunk: &[u8], path: &str) -> Result<()> {
+    thrift::check_pages(chunk).map_err(|e| HudiError::corrupt(path, format!("bad page: {e}")))
 }
 
 impl AsyncFileReader for StorageReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
         async move {
-            let b = self.file.read_one(range, Purpose::ColumnChunk).await;
+            let b = self
+                .file
+                .read_one(range.clone(), Purpose::ColumnChunk)
+                .await;
+            let b = b.and_then(|b| self.checked(&range, &b).map(|()| b));
             b.map_err(|e| ParquetError::External(Box::new(e)))
         }
         .boxed()
@@ -215,6 +248,10 @@ impl AsyncFileReader for StorageReader {
     ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
         async move {
             let b = self.file.read(&ranges, Purpose::ColumnChunk).await;
+            let b = b.and_then(|b| {
+                let checked = ranges.iter().zip(&b).map(|(r, b)| self.checked(r, b));
+                checked.collect::<Result<()>>().map(|()| b)
+            });
             b.map_err(|e| ParquetError::External(Box::new(e)))
         }
         .boxed()
@@ -307,6 +344,7 @@ pub fn stream_row_groups(
     let reader = StorageReader {
         file: file.with_gap(COALESCE_GAP),
         metadata: footer.parquet().clone(),
+        path: path.to_string(),
     };
     let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
         .with_projection(mask)

@@ -1,7 +1,8 @@
-//! A walk over a footer's Thrift compact encoding before the `parquet` crate decodes it.
-//! The crate skips unknown fields taking list and map elements of type bool as zero bytes,
-//! so a few bytes declaring 2³¹ of them loop for seconds each. Parquet footers hold no bool
-//! collections: they are refused, and every collection must fit the bytes that remain.
+//! A walk over the Thrift compact encoding of footers and page headers before the `parquet`
+//! crate decodes them. The crate skips unknown fields taking list and map elements of type
+//! bool as zero bytes, so a few bytes declaring 2³¹ of them loop for seconds each. Parquet
+//! structures hold no bool collections: they are refused, and every collection must fit
+//! the bytes that remain.
 
 /// Nesting deeper than the crate's own skip limit is refused too.
 const MAX_DEPTH: u32 = 64;
@@ -16,6 +17,25 @@ pub fn check_footer(footer: &[u8]) -> Result<(), String> {
         pos: 0,
     }
     .value(12, MAX_DEPTH, false)
+}
+
+/// Checks every page header of a column chunk, following each header's
+/// `compressed_page_size` (field 3) to the next.
+pub fn check_pages(chunk: &[u8]) -> Result<(), String> {
+    let mut pos = 0;
+    while pos < chunk.len() {
+        let mut walk = Walk {
+            buf: &chunk[pos..],
+            pos: 0,
+        };
+        let size = walk.structure(MAX_DEPTH)?;
+        let next = size
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| (pos + walk.pos).checked_add(n))
+            .filter(|end| *end <= chunk.len());
+        pos = next.ok_or_else(|| format!("page at {pos} of the column chunk runs past it"))?;
+    }
+    Ok(())
 }
 
 struct Walk<'a> {
@@ -78,6 +98,25 @@ impl Walk<'_> {
         Ok(())
     }
 
+    /// A struct's fields up to its stop byte; the value of field 3 when it is an i32.
+    fn structure(&mut self, depth: u32) -> Result<Option<i64>, String> {
+        let (mut id, mut field3) = (0i64, None);
+        loop {
+            let header = self.byte()?;
+            if header == 0 {
+                return Ok(field3);
+            }
+            id = match header >> 4 {
+                0 => zigzag(self.varint()?),
+                delta => id + i64::from(delta),
+            };
+            match header & 0x0f {
+                5 if id == 3 => field3 = Some(zigzag(self.varint()?)),
+                ty => self.value(ty, depth - 1, false)?,
+            }
+        }
+    }
+
     fn value(&mut self, ty: u8, depth: u32, in_collection: bool) -> Result<(), String> {
         if depth == 0 {
             return Err("Thrift structure nested too deep".into());
@@ -111,21 +150,16 @@ impl Walk<'_> {
                     self.elements(n, &[kv >> 4, kv & 0x0f], depth)?
                 }
             }
-            12 => loop {
-                let header = self.byte()?;
-                if header == 0 {
-                    break;
-                }
-                if header >> 4 == 0 {
-                    self.varint()?; // the field id, when not a delta
-                }
-                self.value(header & 0x0f, depth - 1, false)?
-            },
+            12 => drop(self.structure(depth)?),
             13 => self.skip(16)?,
             other => return Err(format!("unknown Thrift type {other}")),
         }
         Ok(())
     }
+}
+
+fn zigzag(v: u64) -> i64 {
+    (v >> 1) as i64 ^ -((v & 1) as i64)
 }
 
 #[cfg(test)]
@@ -147,5 +181,16 @@ mod tests {
         assert!(check_footer(&deep).unwrap_err().contains("too deep"));
         // Field 1 i32 = 3, field 2 an empty list, stop.
         check_footer(&[0x15, 0x06, 0x19, 0x00, 0x00]).unwrap();
+    }
+
+    #[test]
+    fn pages_follow_their_compressed_size() {
+        // Fields 1-3 (type, sizes 2 and 2), stop, two bytes of page; twice.
+        let page = [0x15, 0x00, 0x15, 0x04, 0x15, 0x04, 0x00, 0xaa, 0xbb];
+        check_pages(&[page, page].concat()).unwrap();
+        assert!(check_pages(&page[..8]).unwrap_err().contains("runs past"));
+        let mut bools = vec![0x15, 0x00, 0x15, 0x04, 0x15, 0x04];
+        bools.extend([0x09, 0xc8, 0x01, 0xf1, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00]);
+        assert!(check_pages(&bools).unwrap_err().contains("bools"));
     }
 }
