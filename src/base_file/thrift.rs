@@ -20,16 +20,30 @@ pub fn check_footer(footer: &[u8]) -> Result<(), String> {
 }
 
 /// Checks every page header of a column chunk, following each header's
-/// `compressed_page_size` (field 3) to the next.
+/// `compressed_page_size` to the next. A dictionary-encoded data page must follow a
+/// dictionary page (the crate panics otherwise).
 pub fn check_pages(chunk: &[u8]) -> Result<(), String> {
-    let mut pos = 0;
+    // `PageHeader` fields: 1 type, 3 compressed_page_size, 5 and 8 the v1 and v2 data
+    // page headers, whose fields 2 and 4 are the encoding.
+    const DICTIONARY_PAGE: i64 = 2;
+    const DICTIONARY_ENCODINGS: [i64; 2] = [2, 8];
+    let (mut pos, mut dictionary) = (0, false);
     while pos < chunk.len() {
         let mut walk = Walk {
             buf: &chunk[pos..],
             pos: 0,
         };
-        let size = walk.structure(MAX_DEPTH)?;
-        let next = size
+        let mut ints = Vec::new();
+        walk.structure(MAX_DEPTH, Some(&mut ints), 0)?;
+        let int = |key| ints.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+        dictionary |= int((0, 1)) == Some(DICTIONARY_PAGE);
+        let encoding = int((5, 2)).or(int((8, 4)));
+        if encoding.is_some_and(|e| DICTIONARY_ENCODINGS.contains(&e)) && !dictionary {
+            return Err(format!(
+                "page at {pos} is dictionary-encoded without a dictionary"
+            ));
+        }
+        let next = int((0, 3))
             .and_then(|n| usize::try_from(n).ok())
             .and_then(|n| (pos + walk.pos).checked_add(n))
             .filter(|end| *end <= chunk.len());
@@ -37,6 +51,8 @@ pub fn check_pages(chunk: &[u8]) -> Result<(), String> {
     }
     Ok(())
 }
+
+type Ints = Vec<((i64, i64), i64)>;
 
 struct Walk<'a> {
     buf: &'a [u8],
@@ -98,21 +114,28 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// A struct's fields up to its stop byte; the value of field 3 when it is an i32.
-    fn structure(&mut self, depth: u32) -> Result<Option<i64>, String> {
-        let (mut id, mut field3) = (0i64, None);
+    /// A struct's fields up to its stop byte. With `ints`, its i32 fields and those of
+    /// the structs in it are collected by (outer field id or 0, field id).
+    fn structure(
+        &mut self,
+        depth: u32,
+        mut ints: Option<&mut Ints>,
+        outer: i64,
+    ) -> Result<(), String> {
+        let mut id = 0i64;
         loop {
             let header = self.byte()?;
             if header == 0 {
-                return Ok(field3);
+                return Ok(());
             }
             id = match header >> 4 {
                 0 => zigzag(self.varint()?),
                 delta => id + i64::from(delta),
             };
-            match header & 0x0f {
-                5 if id == 3 => field3 = Some(zigzag(self.varint()?)),
-                ty => self.value(ty, depth - 1, false)?,
+            match (header & 0x0f, ints.as_deref_mut()) {
+                (5, Some(ints)) => ints.push(((outer, id), zigzag(self.varint()?))),
+                (12, Some(ints)) if outer == 0 => self.structure(depth - 1, Some(ints), id)?,
+                (ty, _) => self.value(ty, depth - 1, false)?,
             }
         }
     }
@@ -150,7 +173,7 @@ impl Walk<'_> {
                     self.elements(n, &[kv >> 4, kv & 0x0f], depth)?
                 }
             }
-            12 => drop(self.structure(depth)?),
+            12 => self.structure(depth, None, 0)?,
             13 => self.skip(16)?,
             other => return Err(format!("unknown Thrift type {other}")),
         }
@@ -192,5 +215,15 @@ mod tests {
         let mut bools = vec![0x15, 0x00, 0x15, 0x04, 0x15, 0x04];
         bools.extend([0x09, 0xc8, 0x01, 0xf1, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00]);
         assert!(check_pages(&bools).unwrap_err().contains("bools"));
+        // A v1 data page (type 0) whose header (field 5) says RLE_DICTIONARY (8).
+        let dict = [
+            0x15, 0x00, 0x15, 0x04, 0x15, 0x00, 0x2c, 0x15, 0x02, 0x15, 0x10, 0x00, 0x00,
+        ];
+        assert!(check_pages(&dict)
+            .unwrap_err()
+            .contains("without a dictionary"));
+        // After a dictionary page (type 2) it reads.
+        let first = [0x15, 0x04, 0x15, 0x00, 0x15, 0x00, 0x00];
+        check_pages(&[&first[..], &dict].concat()).unwrap();
     }
 }
