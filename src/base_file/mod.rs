@@ -209,7 +209,8 @@ struct StorageReader {
 }
 
 impl StorageReader {
-    /// Page headers of whole column chunks are walked before the crate decodes them.
+    /// Page headers of whole column chunks are walked before the crate decodes them (a
+    /// read without a page index asks for whole chunks only).
     fn checked(&self, range: &Range<u64>, bytes: &Bytes) -> Result<()> {
         let whole_chunk = self.metadata.row_groups().iter().any(|g| {
             g.columns().iter().any(|c| {
@@ -217,9 +218,10 @@ impl StorageReader {
                 range.start == start && range.end == start + len
             })
         });
-        match whole_chunk {
-            true => check_chunk(bytes, &self.path),
-            false => Ok(()),
+        if whole_chunk {
+            check_chunk(bytes, &self.path)
+        } else {
+            Ok(())
         }
     }
 }
