@@ -24,6 +24,8 @@ use crate::expr::stats::{may_match, ColumnStats, StatsSource};
 use crate::expr::Expr;
 use crate::storage::{Purpose, RangedFile, Storage};
 
+mod thrift;
+
 /// Bytes read speculatively from the end of a file to get its footer in one request.
 pub const FOOTER_PREFETCH: u64 = 64 * 1024;
 /// Ranges closer than this are fetched as one request.
@@ -71,7 +73,30 @@ fn parquet_err(path: &str, e: ParquetError) -> HudiError {
 pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
     let purpose = Purpose::Footer;
     let mut file = RangedFile::open_tail(storage, path, FOOTER_PREFETCH, None, purpose).await?;
-    let (size, tail) = (file.size(), file.held().1);
+    let size = file.size();
+    let meta_len = footer_len(file.held().1, size, path)?;
+    file.hold_from(size - meta_len - 8, purpose).await?;
+    let tail = file.held().1.clone();
+    let meta_start = tail.len() - 8 - meta_len as usize;
+    let footer = &tail[meta_start..tail.len() - 8];
+    let metadata = decode_footer(footer, size - meta_len - 8, path)?;
+    let metadata = ArrowReaderMetadata::try_new(
+        Arc::new(without_bloom_filters(metadata)),
+        ArrowReaderOptions::new(),
+    )
+    .map_err(|e| parquet_err(path, e))?;
+    // Keep the tail only when it holds column data too (small files); a footer alone is
+    // already decoded, and a session keeps the footers of every file it read.
+    let tail = if meta_start > 0 { tail } else { Bytes::new() };
+    Ok(Footer {
+        metadata,
+        size,
+        tail,
+    })
+}
+
+/// The footer's length, from the last 8 bytes of `tail`, checked against the file's `size`.
+fn footer_len(tail: &[u8], size: u64, path: &str) -> Result<u64> {
     if size < 12 || tail.len() < 8 {
         return Err(HudiError::corrupt(
             path,
@@ -92,24 +117,62 @@ pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
             format!("footer length {meta_len} exceeds file size {size}"),
         ));
     }
-    file.hold_from(size - meta_len - 8, purpose).await?;
-    let tail = file.held().1.clone();
-    let meta_start = tail.len() - 8 - meta_len as usize;
-    let metadata = ParquetMetaDataReader::decode_metadata(&tail[meta_start..tail.len() - 8])
-        .map_err(|e| parquet_err(path, e))?;
-    let metadata = ArrowReaderMetadata::try_new(
-        Arc::new(without_bloom_filters(metadata)),
-        ArrowReaderOptions::new(),
-    )
-    .map_err(|e| parquet_err(path, e))?;
-    // Keep the tail only when it holds column data too (small files); a footer alone is
-    // already decoded, and a session keeps the footers of every file it read.
-    let tail = if meta_start > 0 { tail } else { Bytes::new() };
-    Ok(Footer {
-        metadata,
-        size,
-        tail,
-    })
+    Ok(meta_len)
+}
+
+/// Decodes footer bytes (without the length and magic) once [`thrift::check_footer`]
+/// passed, and checks the column chunks against the `data_end` the footer starts at.
+fn decode_footer(footer: &[u8], data_end: u64, path: &str) -> Result<ParquetMetaData> {
+    thrift::check_footer(footer)
+        .map_err(|e| HudiError::corrupt(path, format!("bad footer: {e}")))?;
+    let metadata =
+        ParquetMetaDataReader::decode_metadata(footer).map_err(|e| parquet_err(path, e))?;
+    check_column_chunks(&metadata, data_end, path)?;
+    Ok(metadata)
+}
+
+/// The footer of a Parquet file held in memory (a log file's Parquet data block), its
+/// column chunks' pages walked.
+pub fn footer_in_memory(file: &Bytes, path: &str) -> Result<ArrowReaderMetadata> {
+    let size = file.len() as u64;
+    let meta_len = footer_len(file, size, path)?;
+    let data_end = size - meta_len - 8;
+    let metadata = decode_footer(&file[data_end as usize..file.len() - 8], data_end, path)?;
+    // Every chunk lies within the data (checked above): their pages are walked here, as
+    // the crate reads this file without our reader.
+    for c in metadata.row_groups().iter().flat_map(|g| g.columns()) {
+        let (start, len) = c.byte_range();
+        check_chunk(&file[start as usize..(start + len) as usize], path)?;
+    }
+    ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new())
+        .map_err(|e| parquet_err(path, e))
+}
+
+/// Refuses a footer whose column chunks do not lie between the file's start and the footer
+/// (`data_end`): the `parquet` crate asserts on negative offsets and readers slice by them.
+fn check_column_chunks(metadata: &ParquetMetaData, data_end: u64, path: &str) -> Result<()> {
+    for (g, group) in metadata.row_groups().iter().enumerate() {
+        for c in group.columns() {
+            let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+            let len = c.compressed_size();
+            let end = u64::try_from(start)
+                .ok()
+                .zip(u64::try_from(len).ok())
+                .and_then(|(s, l)| s.checked_add(l))
+                .filter(|e| *e <= data_end && c.data_page_offset() >= 0);
+            if end.is_none() {
+                return Err(HudiError::corrupt(
+                    path,
+                    format!(
+                        "column chunk {} of row group {g} at offset {start}, {len} bytes, lies \
+                         outside the file's {data_end} data bytes",
+                        c.column_path()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Hudi writes its record-key bloom filter (hundreds of KB) into the footer's key-value
@@ -142,12 +205,40 @@ fn without_bloom_filters(metadata: ParquetMetaData) -> ParquetMetaData {
 struct StorageReader {
     file: RangedFile<Arc<dyn Storage>>,
     metadata: Arc<ParquetMetaData>,
+    path: String,
+}
+
+impl StorageReader {
+    /// Page headers of whole column chunks are walked before the crate decodes them (a
+    /// read without a page index asks for whole chunks only).
+    fn checked(&self, range: &Range<u64>, bytes: &Bytes) -> Result<()> {
+        let whole_chunk = self.metadata.row_groups().iter().any(|g| {
+            g.columns().iter().any(|c| {
+                let (start, len) = c.byte_range();
+                range.start == start && range.end == start + len
+            })
+        });
+        if whole_chunk {
+            check_chunk(bytes, &self.path)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// A column chunk's page headers, walked as [`thrift::check_pages`] does.
+fn check_chunk(chunk: &[u8], path: &str) -> Result<()> {
+    thrift::check_pages(chunk).map_err(|e| HudiError::corrupt(path, format!("bad page: {e}")))
 }
 
 impl AsyncFileReader for StorageReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
         async move {
-            let b = self.file.read_one(range, Purpose::ColumnChunk).await;
+            let b = self
+                .file
+                .read_one(range.clone(), Purpose::ColumnChunk)
+                .await;
+            let b = b.and_then(|b| self.checked(&range, &b).map(|()| b));
             b.map_err(|e| ParquetError::External(Box::new(e)))
         }
         .boxed()
@@ -159,6 +250,10 @@ impl AsyncFileReader for StorageReader {
     ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
         async move {
             let b = self.file.read(&ranges, Purpose::ColumnChunk).await;
+            let b = b.and_then(|b| {
+                let checked = ranges.iter().zip(&b).map(|(r, b)| self.checked(r, b));
+                checked.collect::<Result<()>>().map(|()| b)
+            });
             b.map_err(|e| ParquetError::External(Box::new(e)))
         }
         .boxed()
@@ -251,6 +346,7 @@ pub fn stream_row_groups(
     let reader = StorageReader {
         file: file.with_gap(COALESCE_GAP),
         metadata: footer.parquet().clone(),
+        path: path.to_string(),
     };
     let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
         .with_projection(mask)
@@ -261,3 +357,6 @@ pub fn stream_row_groups(
     let path = path.to_string();
     Ok(stream.map_err(move |e| parquet_err(&path, e)).boxed())
 }
+
+#[cfg(test)]
+mod tests;

@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 pub fn parse(text: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut logical = String::new();
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
+    for line in text.lines() {
         let trimmed = line.trim_start();
         if logical.is_empty()
             && (trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with('!'))
@@ -27,7 +26,6 @@ pub fn parse(text: &str) -> BTreeMap<String, String> {
         let (k, v) = split_entry(&logical);
         out.insert(unescape(&k), unescape(&v));
     }
-    let _ = lines.next();
     out
 }
 

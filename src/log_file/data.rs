@@ -91,8 +91,9 @@ pub fn decode_avro_block(
 /// Decodes the Parquet file embedded in a Parquet data block.
 pub fn decode_parquet_block(content: Bytes, path: &str) -> Result<Vec<RecordBatch>> {
     const WHAT: &str = "bad Parquet data block";
-    let reader = ParquetRecordBatchReaderBuilder::try_new(content)
-        .and_then(|b| b.build())
+    let metadata = crate::base_file::footer_in_memory(&content, path)?;
+    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(content, metadata)
+        .build()
         .map_err(|e| HudiError::corrupt_by(path, WHAT, e))?;
     reader
         .map(|b| b.map_err(|e| HudiError::corrupt_by(path, WHAT, e)))

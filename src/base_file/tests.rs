@@ -1,0 +1,189 @@
+//! Damaged copies of a fixture's base file: footers whose column chunks leave the file.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parquet::file::metadata::{
+    ColumnChunkMetaData, ColumnChunkMetaDataBuilder, ParquetMetaData, ParquetMetaDataReader,
+    ParquetMetaDataWriter,
+};
+
+use super::*;
+use crate::log_file::data::decode_parquet_block;
+use crate::storage::memory::MemoryStorage;
+
+const PATH: &str = "p/base.parquet";
+
+/// `sample_table/mor/parquet/v6_simplekeygen_hivestyle_no_metafields`, one row group.
+fn fixture() -> Bytes {
+    Bytes::from_static(include_bytes!(
+        "../../tests/fuzz/corpus/parquet_footer/v6_base.parquet"
+    ))
+}
+
+/// The fixture with its footer rewritten after `damage` changed every column chunk.
+fn damaged(damage: impl Fn(ColumnChunkMetaDataBuilder) -> ColumnChunkMetaDataBuilder) -> Bytes {
+    let file = fixture();
+    rewritten(file.to_vec(), |c| damage(c.clone().into_builder()))
+}
+
+/// Where the fixture's footer starts, and the footer.
+fn fixture_footer() -> (usize, ParquetMetaData) {
+    let file = fixture();
+    let meta_len = u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().unwrap());
+    let data_end = file.len() - 8 - meta_len as usize;
+    let metadata = ParquetMetaDataReader::decode_metadata(&file[data_end..file.len() - 8]).unwrap();
+    (data_end, metadata)
+}
+
+/// `file` (the fixture, its data grown or not) with the fixture's footer, each column
+/// chunk's metadata rewritten by `damage`.
+fn rewritten(
+    file: Vec<u8>,
+    damage: impl Fn(&ColumnChunkMetaData) -> ColumnChunkMetaDataBuilder,
+) -> Bytes {
+    let (data_end, metadata) = fixture_footer();
+    let data_end = data_end + file.len() - fixture().len();
+    let groups = metadata
+        .row_groups()
+        .iter()
+        .map(|g| {
+            let columns = g
+                .columns()
+                .iter()
+                .map(|c| damage(c).build().unwrap())
+                .collect();
+            g.clone()
+                .into_builder()
+                .set_column_metadata(columns)
+                .build()
+                .unwrap()
+        })
+        .collect();
+    let metadata: ParquetMetaData = metadata.into_builder().set_row_groups(groups).build();
+    let mut out = file[..data_end].to_vec();
+    ParquetMetaDataWriter::new(&mut out, &metadata)
+        .finish()
+        .unwrap();
+    out.into()
+}
+
+fn read(bytes: Bytes) -> Result<()> {
+    let storage = MemoryStorage::new();
+    storage.insert(PATH, bytes, None);
+    let storage: Arc<dyn Storage> = Arc::new(storage);
+    let footer = futures::executor::block_on(read_footer(storage.as_ref(), PATH))?;
+    let groups = matching_row_groups(&footer, None);
+    let stream = stream_row_groups(storage, PATH, footer, groups, None, 1024)?;
+    futures::executor::block_on(stream.try_collect::<Vec<_>>()).map(drop)
+}
+
+fn assert_corrupt(r: Result<()>, needle: &str) {
+    match r {
+        Err(e @ HudiError::Corrupt { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains(PATH) && msg.contains(needle), "{msg}");
+        }
+        other => panic!("expected CORRUPT, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_fixture_reads() {
+    read(fixture()).unwrap();
+    decode_parquet_block(fixture(), PATH).unwrap();
+}
+
+#[test]
+fn column_chunks_outside_the_file_are_corrupt_not_panics() {
+    type Damage = fn(ColumnChunkMetaDataBuilder) -> ColumnChunkMetaDataBuilder;
+    let cases: [(&str, Damage); 6] = [
+        ("data page before the file", |c| {
+            c.set_dictionary_page_offset(None).set_data_page_offset(-5)
+        }),
+        ("dictionary page before the file", |c| {
+            c.set_dictionary_page_offset(Some(-1))
+        }),
+        ("negative length", |c| c.set_total_compressed_size(-100)),
+        ("past the end", |c| c.set_total_compressed_size(1 << 40)),
+        ("starting past the end", |c| {
+            c.set_dictionary_page_offset(None)
+                .set_data_page_offset(i64::MAX - 10)
+        }),
+        ("into the footer", |c| c.set_total_compressed_size(8000)),
+    ];
+    for (what, damage) in cases {
+        let bytes = damaged(damage);
+        assert_corrupt(read(bytes.clone()), "outside the file");
+        // The same file as a log file's Parquet data block.
+        assert_corrupt(
+            decode_parquet_block(bytes, PATH).map(drop),
+            "outside the file",
+        );
+        eprintln!("{what}: CORRUPT");
+    }
+}
+
+#[test]
+fn footer_longer_than_the_file_is_corrupt() {
+    let mut bytes = fixture().to_vec();
+    let n = bytes.len();
+    bytes[n - 8..n - 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_corrupt(read(bytes.clone().into()), "exceeds file size");
+    let e = decode_parquet_block(bytes.into(), PATH).unwrap_err();
+    assert!(e.to_string().contains(PATH), "{e}");
+}
+
+/// An unknown footer field holding 2³¹-1 bools in nine bytes: the `parquet` crate skips
+/// it element by element, consuming nothing (seconds per such field).
+#[test]
+fn footer_with_a_huge_bool_list_is_corrupt_at_once() {
+    let file = fixture();
+    let (data_end, _) = fixture_footer();
+    // Up to the footer's stop byte, the field, the stop byte again.
+    let mut out = file[..file.len() - 9].to_vec();
+    out.extend(BOOLS);
+    out.push(0);
+    out.extend((out.len() as u32 - data_end as u32).to_le_bytes());
+    out.extend(b"PAR1");
+    assert_corrupt_at_once(out.into());
+}
+
+/// Field 100 (explicit id), a list of i32::MAX bools.
+const BOOLS: [u8; 9] = [0x09, 0xc8, 0x01, 0xf1, 0xff, 0xff, 0xff, 0xff, 0x07];
+
+fn assert_corrupt_at_once(bytes: Bytes) {
+    let start = std::time::Instant::now();
+    assert_corrupt(read(bytes.clone()), "collection of bools");
+    let block = decode_parquet_block(bytes, PATH).map(drop);
+    assert_corrupt(block, "collection of bools");
+    assert!(start.elapsed().as_millis() < 500);
+}
+
+/// The first page header of the first column chunk with an unknown field of 2³¹-1 bools
+/// first (found by reasoning from the footer finding: page headers share the crate's skip).
+#[test]
+fn page_header_with_a_huge_bool_list_is_corrupt_at_once() {
+    let file = fixture();
+    let (_, metadata) = fixture_footer();
+    let first = metadata
+        .row_group(0)
+        .columns()
+        .iter()
+        .map(|c| c.byte_range().0)
+        .min()
+        .unwrap();
+    let mut data = file[..first as usize].to_vec();
+    data.extend(BOOLS);
+    data.extend(&file[first as usize..]);
+    let n = BOOLS.len() as i64;
+    let bytes = rewritten(data, |c| {
+        let shift = |o: i64| if o > first as i64 { o + n } else { o };
+        let b = c.clone().into_builder();
+        let grown = c.byte_range().0 == first;
+        b.set_data_page_offset(shift(c.data_page_offset()))
+            .set_dictionary_page_offset(c.dictionary_page_offset().map(shift))
+            .set_total_compressed_size(c.compressed_size() + if grown { n } else { 0 })
+    });
+    assert_corrupt_at_once(bytes);
+}

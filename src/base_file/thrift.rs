@@ -1,0 +1,229 @@
+//! A walk over the Thrift compact encoding of footers and page headers before the `parquet`
+//! crate decodes them. The crate skips unknown fields taking list and map elements of type
+//! bool as zero bytes, so a few bytes declaring 2³¹ of them loop for seconds each. Parquet
+//! structures hold no bool collections: they are refused, and every collection must fit
+//! the bytes that remain.
+
+/// Nesting deeper than the crate's own skip limit is refused too.
+const MAX_DEPTH: u32 = 64;
+
+const BOOL_TRUE: u8 = 1;
+const BOOL_FALSE: u8 = 2;
+
+/// Checks that `footer` is one well-formed compact-protocol struct.
+pub fn check_footer(footer: &[u8]) -> Result<(), String> {
+    Walk {
+        buf: footer,
+        pos: 0,
+    }
+    .value(12, MAX_DEPTH, false)
+}
+
+/// Checks every page header of a column chunk, following each header's
+/// `compressed_page_size` to the next. A dictionary-encoded data page must follow a
+/// dictionary page (the crate panics otherwise).
+pub fn check_pages(chunk: &[u8]) -> Result<(), String> {
+    // `PageHeader` fields: 1 type, 3 compressed_page_size, 5 and 8 the v1 and v2 data
+    // page headers, whose fields 2 and 4 are the encoding.
+    const DICTIONARY_PAGE: i64 = 2;
+    const DICTIONARY_ENCODINGS: [i64; 2] = [2, 8];
+    let (mut pos, mut dictionary) = (0, false);
+    while pos < chunk.len() {
+        let mut walk = Walk {
+            buf: &chunk[pos..],
+            pos: 0,
+        };
+        let mut ints = Vec::new();
+        walk.structure(MAX_DEPTH, Some(&mut ints), 0)?;
+        let int = |key| ints.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+        dictionary |= int((0, 1)) == Some(DICTIONARY_PAGE);
+        let encoding = int((5, 2)).or(int((8, 4)));
+        if encoding.is_some_and(|e| DICTIONARY_ENCODINGS.contains(&e)) && !dictionary {
+            return Err(format!(
+                "page at {pos} is dictionary-encoded without a dictionary"
+            ));
+        }
+        let next = int((0, 3))
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| (pos + walk.pos).checked_add(n))
+            .filter(|end| *end <= chunk.len());
+        pos = next.ok_or_else(|| format!("page at {pos} of the column chunk runs past it"))?;
+    }
+    Ok(())
+}
+
+type Ints = Vec<((i64, i64), i64)>;
+
+struct Walk<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl Walk<'_> {
+    fn left(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    fn skip(&mut self, n: u64) -> Result<(), String> {
+        let n = usize::try_from(n).ok().filter(|n| *n <= self.left());
+        let n = n.ok_or("Thrift field runs past the footer")?;
+        self.pos += n;
+        Ok(())
+    }
+
+    fn byte(&mut self) -> Result<u8, String> {
+        let b = *self
+            .buf
+            .get(self.pos)
+            .ok_or("Thrift field runs past the footer")?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn varint(&mut self) -> Result<u64, String> {
+        let mut v = 0u64;
+        for shift in (0..70).step_by(7) {
+            let b = self.byte()?;
+            v |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("Thrift varint longer than 10 bytes".into())
+    }
+
+    /// A collection of `n` elements of type `ty`: at least one byte each.
+    fn elements(&mut self, n: u64, types: &[u8], depth: u32) -> Result<(), String> {
+        if n == 0 {
+            return Ok(());
+        }
+        if types.iter().any(|t| matches!(*t, BOOL_TRUE | BOOL_FALSE)) {
+            return Err("Thrift collection of bools (none in a Parquet footer)".into());
+        }
+        if n > self.left() as u64 {
+            return Err(format!(
+                "Thrift collection of {n} elements in {} bytes",
+                self.left()
+            ));
+        }
+        for _ in 0..n {
+            for &t in types {
+                self.value(t, depth - 1, true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A struct's fields up to its stop byte. With `ints`, its i32 fields and those of
+    /// the structs in it are collected by (outer field id or 0, field id).
+    fn structure(
+        &mut self,
+        depth: u32,
+        mut ints: Option<&mut Ints>,
+        outer: i64,
+    ) -> Result<(), String> {
+        let mut id = 0i64;
+        loop {
+            let header = self.byte()?;
+            if header == 0 {
+                return Ok(());
+            }
+            id = match header >> 4 {
+                0 => zigzag(self.varint()?),
+                delta => id + i64::from(delta),
+            };
+            match (header & 0x0f, ints.as_deref_mut()) {
+                (5, Some(ints)) => ints.push(((outer, id), zigzag(self.varint()?))),
+                (12, Some(ints)) if outer == 0 => self.structure(depth - 1, Some(ints), id)?,
+                (ty, _) => self.value(ty, depth - 1, false)?,
+            }
+        }
+    }
+
+    fn value(&mut self, ty: u8, depth: u32, in_collection: bool) -> Result<(), String> {
+        if depth == 0 {
+            return Err("Thrift structure nested too deep".into());
+        }
+        match ty {
+            // A bool field is all in its header; in a collection it is one byte.
+            BOOL_TRUE | BOOL_FALSE => {
+                if in_collection {
+                    self.byte()?;
+                }
+            }
+            3 => self.skip(1)?,
+            4..=6 => drop(self.varint()?),
+            7 => self.skip(8)?,
+            8 => {
+                let n = self.varint()?;
+                self.skip(n)?
+            }
+            9 | 10 => {
+                let header = self.byte()?;
+                let n = match header >> 4 {
+                    15 => self.varint()?,
+                    n => u64::from(n),
+                };
+                self.elements(n, &[header & 0x0f], depth)?
+            }
+            11 => {
+                let n = self.varint()?;
+                if n > 0 {
+                    let kv = self.byte()?;
+                    self.elements(n, &[kv >> 4, kv & 0x0f], depth)?
+                }
+            }
+            12 => self.structure(depth, None, 0)?,
+            13 => self.skip(16)?,
+            other => return Err(format!("unknown Thrift type {other}")),
+        }
+        Ok(())
+    }
+}
+
+fn zigzag(v: u64) -> i64 {
+    (v >> 1) as i64 ^ -((v & 1) as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bool_collections_and_counts_past_the_bytes_are_refused() {
+        // Field 1, a list of 2³¹-1 bools: six bytes.
+        let bools = [0x19, 0xf1, 0xff, 0xff, 0xff, 0x07, 0x00];
+        assert!(check_footer(&bools).unwrap_err().contains("bools"));
+        // Field 1, a list of 200 i32 in three bytes.
+        let long = [0x19, 0xf5, 0xc8, 0x01, 0x00];
+        assert!(check_footer(&long).unwrap_err().contains("200 elements"));
+        // A map of 100 bool→bool entries.
+        let map = [0x1b, 0x64, 0x11, 0x00];
+        assert!(check_footer(&map).unwrap_err().contains("bools"));
+        let deep = [0x1c; 100];
+        assert!(check_footer(&deep).unwrap_err().contains("too deep"));
+        // Field 1 i32 = 3, field 2 an empty list, stop.
+        check_footer(&[0x15, 0x06, 0x19, 0x00, 0x00]).unwrap();
+    }
+
+    #[test]
+    fn pages_follow_their_compressed_size() {
+        // Fields 1-3 (type, sizes 2 and 2), stop, two bytes of page; twice.
+        let page = [0x15, 0x00, 0x15, 0x04, 0x15, 0x04, 0x00, 0xaa, 0xbb];
+        check_pages(&[page, page].concat()).unwrap();
+        assert!(check_pages(&page[..8]).unwrap_err().contains("runs past"));
+        let mut bools = vec![0x15, 0x00, 0x15, 0x04, 0x15, 0x04];
+        bools.extend([0x09, 0xc8, 0x01, 0xf1, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00]);
+        assert!(check_pages(&bools).unwrap_err().contains("bools"));
+        // A v1 data page (type 0) whose header (field 5) says RLE_DICTIONARY (8).
+        let dict = [
+            0x15, 0x00, 0x15, 0x04, 0x15, 0x00, 0x2c, 0x15, 0x02, 0x15, 0x10, 0x00, 0x00,
+        ];
+        assert!(check_pages(&dict)
+            .unwrap_err()
+            .contains("without a dictionary"));
+        // After a dictionary page (type 2) it reads.
+        let first = [0x15, 0x04, 0x15, 0x00, 0x15, 0x00, 0x00];
+        check_pages(&[&first[..], &dict].concat()).unwrap();
+    }
+}
