@@ -137,7 +137,8 @@ impl Scanner {
 
     /// Adds fetched bytes starting at file offset `start` (clamped to the file size).
     pub fn feed(&mut self, start: u64, bytes: Bytes) {
-        let room = self.size.saturating_sub(start) as usize;
+        // On wasm32 more than 4 GiB of room is still more than any chunk: saturate, never wrap.
+        let room = usize::try_from(self.size.saturating_sub(start)).unwrap_or(usize::MAX);
         let bytes = if bytes.len() > room {
             bytes.slice(..room)
         } else {
