@@ -11,26 +11,14 @@ pub(super) struct ListDecoder {
 
 impl ListDecoder {
     pub(super) fn decode(&mut self, buf: &mut &[u8]) -> Result<()> {
-        let mut count = *self.offsets.last().unwrap_or(&0) as usize;
-        loop {
-            let n = read_block(buf)?;
-            if n == 0 {
-                break;
-            }
-            check_count(n, buf)?;
-            for _ in 0..n {
-                self.item.decode(buf)?;
-            }
-            count += n;
-        }
-        self.offsets.push(offset(count)?);
-        self.nulls.append_non_null();
-        Ok(())
+        let item = &mut self.item;
+        decode_entries(&mut self.offsets, &mut self.nulls, buf, |buf| {
+            item.decode(buf)
+        })
     }
 
     pub(super) fn push_null(&mut self) {
-        self.offsets.push(*self.offsets.last().unwrap_or(&0));
-        self.nulls.append_null();
+        push_null_entry(&mut self.offsets, &mut self.nulls);
     }
 
     pub(super) fn finish(&mut self) -> Result<ArrayRef> {
@@ -73,27 +61,15 @@ impl MapDecoder {
     }
 
     pub(super) fn decode(&mut self, buf: &mut &[u8]) -> Result<()> {
-        let mut count = *self.offsets.last().unwrap_or(&0) as usize;
-        loop {
-            let n = read_block(buf)?;
-            if n == 0 {
-                break;
-            }
-            check_count(n, buf)?;
-            for _ in 0..n {
-                self.keys.push(read_bytes(buf)?);
-                self.value.decode(buf)?;
-            }
-            count += n;
-        }
-        self.offsets.push(offset(count)?);
-        self.nulls.append_non_null();
-        Ok(())
+        let (keys, value) = (&mut self.keys, &mut self.value);
+        decode_entries(&mut self.offsets, &mut self.nulls, buf, |buf| {
+            keys.push(read_bytes(buf)?);
+            value.decode(buf)
+        })
     }
 
     pub(super) fn push_null(&mut self) {
-        self.offsets.push(*self.offsets.last().unwrap_or(&0));
-        self.nulls.append_null();
+        push_null_entry(&mut self.offsets, &mut self.nulls);
     }
 
     pub(super) fn finish(&mut self) -> Result<ArrayRef> {
@@ -117,6 +93,35 @@ impl MapDecoder {
 }
 
 /// Item count of the next array/map block; a negative count is followed by a byte size.
+/// One array or map value: its blocks of entries, then its end offset.
+fn decode_entries(
+    offsets: &mut Vec<i32>,
+    nulls: &mut NullBufferBuilder,
+    buf: &mut &[u8],
+    mut entry: impl FnMut(&mut &[u8]) -> Result<()>,
+) -> Result<()> {
+    let mut count = *offsets.last().unwrap_or(&0) as usize;
+    loop {
+        let n = read_block(buf)?;
+        if n == 0 {
+            break;
+        }
+        check_count(n, buf)?;
+        for _ in 0..n {
+            entry(buf)?;
+        }
+        count += n;
+    }
+    offsets.push(offset(count)?);
+    nulls.append_non_null();
+    Ok(())
+}
+
+fn push_null_entry(offsets: &mut Vec<i32>, nulls: &mut NullBufferBuilder) {
+    offsets.push(*offsets.last().unwrap_or(&0));
+    nulls.append_null();
+}
+
 pub(super) fn read_block(buf: &mut &[u8]) -> Result<usize> {
     crate::avro::binary::read_block_count(buf)
 }
