@@ -286,8 +286,8 @@ async fn run(cli: Cli) -> Result<()> {
                 let w = |e: std::io::Error| HudiError::io("<stdout>", e);
                 writeln!(
                     out,
-                    "{:<17}  {:<17}  {:<13}  {:<10}  {}",
-                    "requested", "completed", "action", "state", "note"
+                    "{:<17}  {:<17}  {:<13}  {:<10}  note",
+                    "requested", "completed", "action", "state"
                 )
                 .map_err(w)?;
                 for i in &timeline.instants {

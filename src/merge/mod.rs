@@ -297,10 +297,13 @@ pub async fn merged_slice_stream(
     };
     let (partition, config) = (slice.partition.clone(), config.clone());
     enum Phase {
-        Base(LogRecordBuffer, BoxStream<'static, Result<RecordBatch>>),
+        Base(
+            Box<LogRecordBuffer>,
+            BoxStream<'static, Result<RecordBatch>>,
+        ),
         Rest(std::vec::IntoIter<RecordBatch>),
     }
-    let merged = futures::stream::unfold(Some(Phase::Base(buffer, base)), move |phase| {
+    let merged = futures::stream::unfold(Some(Phase::Base(Box::new(buffer), base)), move |phase| {
         let (partition, config, schema) = (partition.clone(), config.clone(), schema.clone());
         async move {
             match phase? {

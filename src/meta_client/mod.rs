@@ -307,8 +307,7 @@ impl MetaClient {
         }
         let Some(clean) = timeline
             .completed()
-            .filter(|i| i.action == action::CLEAN && !i.archived)
-            .last()
+            .rfind(|i| i.action == action::CLEAN && !i.archived)
         else {
             return Ok(());
         };
