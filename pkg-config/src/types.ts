@@ -7,9 +7,9 @@ export interface Progress {
   requests: number;
   /** Bytes received. */
   bytes: number;
-  /** Data files (base and log) read completely. */
+  /** File slices (a base file and its log files) read completely. */
   filesDone: number;
-  /** Data files the operation will read (0 until planning is done). */
+  /** File slices the operation will read (0 until planning is done). */
   filesTotal: number;
 }
 
