@@ -2,6 +2,7 @@
 //! small files, is the whole file), row groups pruned by statistics, then only the
 //! projected column chunks, with adjacent ranges coalesced and fetched concurrently.
 
+use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -205,20 +206,31 @@ fn without_bloom_filters(metadata: ParquetMetaData) -> ParquetMetaData {
 struct StorageReader {
     file: RangedFile<Arc<dyn Storage>>,
     metadata: Arc<ParquetMetaData>,
+    /// Every column chunk's byte range, to know a whole-chunk read in O(1).
+    chunks: HashSet<(u64, u64)>,
     path: String,
 }
 
 impl StorageReader {
+    fn new(file: RangedFile<Arc<dyn Storage>>, metadata: Arc<ParquetMetaData>, path: &str) -> Self {
+        let chunks = metadata
+            .row_groups()
+            .iter()
+            .flat_map(|g| g.columns().iter().map(|c| c.byte_range()))
+            .map(|(start, len)| (start, start.saturating_add(len)))
+            .collect();
+        StorageReader {
+            file,
+            metadata,
+            chunks,
+            path: path.to_string(),
+        }
+    }
+
     /// Page headers of whole column chunks are walked before the crate decodes them (a
     /// read without a page index asks for whole chunks only).
     fn checked(&self, range: &Range<u64>, bytes: &Bytes) -> Result<()> {
-        let whole_chunk = self.metadata.row_groups().iter().any(|g| {
-            g.columns().iter().any(|c| {
-                let (start, len) = c.byte_range();
-                range.start == start && range.end == start + len
-            })
-        });
-        if whole_chunk {
+        if self.chunks.contains(&(range.start, range.end)) {
             check_chunk(bytes, &self.path)
         } else {
             Ok(())
@@ -343,11 +355,7 @@ pub fn stream_row_groups(
         }
     };
     let file = RangedFile::holding(Some(storage), path, footer.size, footer.tail.clone());
-    let reader = StorageReader {
-        file: file.with_gap(COALESCE_GAP),
-        metadata: footer.parquet().clone(),
-        path: path.to_string(),
-    };
+    let reader = StorageReader::new(file.with_gap(COALESCE_GAP), footer.parquet().clone(), path);
     let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
         .with_projection(mask)
         .with_row_groups(row_groups)

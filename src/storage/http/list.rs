@@ -37,7 +37,7 @@ impl Budget {
 
     fn over(&self, what: String) -> HudiError {
         HudiError::unsupported_in(
-            format!("{what}; write a listing manifest (hudi-edge manifest)"),
+            format!("{what}; write a listing manifest (.hoodie/hudi-edge-manifest.json)"),
             self.what.clone(),
         )
     }
