@@ -10,7 +10,7 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Fits<A, B> = [A] extends [B] ? true : false;
 
 export type WireMatchesApi = [
-  Same<Wire.Progress, Api.Progress>,
+  Same<Wire.ScanProgress, Api.Progress>,
   Same<Wire.Instant, Api.Instant>,
   Same<Wire.IoSnapshot, Api.IoStats>,
   Same<Wire.TableInfo, Api.TableInfo>,

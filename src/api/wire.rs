@@ -84,26 +84,8 @@ pub struct InstantContent {
 /// storage worked around): the core's own snapshot.
 pub use crate::storage::{IoSnapshot, PurposeIo};
 
-/// What a long operation has cost so far (`onProgress`).
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
-pub struct Progress {
-    pub requests: u64,
-    pub bytes: u64,
-    pub files_done: usize,
-    pub files_total: usize,
-}
-
-impl From<crate::read::ScanProgress> for Progress {
-    fn from(p: crate::read::ScanProgress) -> Self {
-        Progress {
-            requests: p.requests,
-            bytes: p.bytes,
-            files_done: p.files_done,
-            files_total: p.files_total,
-        }
-    }
-}
+/// What a long operation has cost so far (`onProgress`): the read driver's own.
+pub use crate::read::ScanProgress as Progress;
 
 /// An error: its stable code, message and the object it concerns.
 #[derive(Debug, Clone, Serialize)]

@@ -21,7 +21,13 @@ use crate::storage::IoSnapshot;
 
 /// How far a scan got: requests and bytes since its plan started (the plan's own included),
 /// and file slices read of those planned.
+/// Crosses to JS as it is (`onProgress`; camelCase on wasm).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    derive(tsify_next::Tsify),
+    serde(rename_all = "camelCase")
+)]
 pub struct ScanProgress {
     pub requests: u64,
     pub bytes: u64,

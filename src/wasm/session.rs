@@ -75,7 +75,7 @@ impl OnProgress {
     }
 
     fn scanned(&self, scan: &Scan) {
-        self.report(scan.progress().into());
+        self.report(scan.progress());
     }
 }
 
