@@ -163,13 +163,20 @@ test(`request log: open + snapshot of ${V9}`, async () => {
       await table.readArrow(read);
       const again = table.io();
       const httpRequests = httpLog ? readFileSync(httpLog, 'utf8').split('\n').length - logBefore : via.startsWith('fault') ? faults.log.length : undefined;
+      table.free();
+      // Round trips are phases with a request in flight: two independent chains that happen
+      // not to overlap add one. A structural extra phase shows in every run, so the fewer of
+      // two cold runs is what is bounded.
+      const second = await WasmTable.openUrl(url, opts);
+      await second.readArrow(read);
+      const roundTrips = Math.min(total.roundTrips, second.io().roundTrips);
+      second.free();
       report[`${via}, planned by ${planner}`] = {
         planner,
         open: { requests: opened.requests, round_trips: opened.roundTrips, bytes: opened.bytes },
-        open_and_snapshot: { requests: total.requests, round_trips: total.roundTrips, bytes: total.bytes, http_requests_seen_by_server: httpRequests },
+        open_and_snapshot: { requests: total.requests, round_trips: roundTrips, bytes: total.bytes, http_requests_seen_by_server: httpRequests },
         repeat: { requests: again.requests - total.requests, gets: again.gets - total.gets },
       };
-      table.free();
     }
   }
   console.log(`open+snapshot cost: ${JSON.stringify(report, null, 1)}`);
