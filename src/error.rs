@@ -50,6 +50,9 @@ pub enum HudiError {
     Unsupported { what: String, path: Option<String> },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// Rows handed to a write that do not fit the table (named row and column).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
     #[error("precondition failed for {path}: {detail}")]
     Conflict { path: String, detail: String },
     #[error("aborted: {0}")]
@@ -78,6 +81,7 @@ impl HudiError {
             HudiError::Corrupt { .. } => "CORRUPT",
             HudiError::Unsupported { .. } => "UNSUPPORTED",
             HudiError::InvalidArgument(_) => "INVALID_ARGUMENT",
+            HudiError::InvalidInput(_) => "INVALID_INPUT",
             HudiError::Conflict { .. } => "CONFLICT",
             HudiError::Aborted(_) => "ABORTED",
             HudiError::Io { .. } => "IO",
@@ -121,6 +125,10 @@ impl HudiError {
 
     pub fn invalid(msg: impl fmt::Display) -> Self {
         HudiError::InvalidArgument(msg.to_string())
+    }
+
+    pub fn invalid_input(msg: impl fmt::Display) -> Self {
+        HudiError::InvalidInput(msg.to_string())
     }
 
     pub fn io(path: impl Into<String>, detail: impl fmt::Display) -> Self {

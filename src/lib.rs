@@ -72,6 +72,7 @@ pub mod storage;
 pub mod table;
 pub mod timeline;
 pub mod value;
+pub mod write;
 
 #[cfg(all(
     not(target_arch = "wasm32"),

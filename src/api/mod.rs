@@ -4,6 +4,7 @@
 //! imports this module.
 
 pub mod commit;
+pub mod input;
 pub mod options;
 pub mod output;
 /// The factory needs the HTTP stores (S3 goes through them); every face enables them.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::api::input::{decode_rows, InputFormat};
 use crate::api::output;
 use crate::api::wire;
 use crate::api::{storage_for, Host, RemoteOptions};
@@ -108,6 +109,24 @@ enum Command {
     },
     /// Metadata of one instant.
     Commit { table: String, instant: String },
+    /// Commit rows as one upsert, insert or delete (table versions 8 and 9).
+    Write {
+        table: String,
+        #[arg(long, default_value = "upsert")]
+        operation: String,
+        /// Rows to write (`-` = stdin).
+        #[arg(long, value_name = "FILE")]
+        input: String,
+        /// jsonl, csv, parquet or arrow; by default from the file's extension (jsonl otherwise).
+        #[arg(long)]
+        input_format: Option<String>,
+        /// A Hudi write config `KEY=VALUE` (repeatable), e.g. `hoodie.index.type=GLOBAL_SIMPLE`.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// Print what was committed as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write `.hoodie/hudi-edge-manifest.json`: every file of the table with its size, so
     /// hosts without a list API (static sites, CDNs, nginx) can serve it. Rewrite it after
     /// each commit.
@@ -387,6 +406,58 @@ async fn run(cli: Cli) -> Result<()> {
                 instant: i.into(),
                 content,
             })
+        }
+        Command::Write {
+            table,
+            operation,
+            input,
+            input_format,
+            options,
+            json,
+        } => {
+            let operation = crate::write::Operation::parse(&operation)?;
+            let format = match input_format {
+                Some(f) => InputFormat::parse(&f)?,
+                None => InputFormat::of_path(&input),
+            };
+            let mut write_options = crate::write::WriteOptions::new(operation);
+            for kv in options {
+                let (k, v) = kv.split_once('=').ok_or_else(|| {
+                    HudiError::invalid(format!("--option {kv:?} is not KEY=VALUE"))
+                })?;
+                write_options.options.insert(k.trim().to_string(), v.trim().to_string());
+            }
+            let bytes = if input == "-" {
+                let mut buf = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+                    .map_err(|e| HudiError::io("<stdin>", e))?;
+                buf
+            } else {
+                std::fs::read(&input).map_err(|e| HudiError::io(&input, e))?
+            };
+            let t = open(&table).await?;
+            let schema = t
+                .client()
+                .table_schema(&t.timeline().visibility_as_of(None))
+                .await?;
+            let batches = decode_rows(bytes.into(), format, &schema, &input)?;
+            let result = t.write(&batches, &write_options).await?;
+            if json {
+                print_json(&result)
+            } else {
+                println!(
+                    "{} {} {}: {} inserted, {} updated, {} deleted ({} deletes of missing keys), {} files",
+                    result.action,
+                    result.instant,
+                    result.completion_time,
+                    result.records.inserted,
+                    result.records.updated,
+                    result.records.deleted,
+                    result.records.delete_missing,
+                    result.files_written.len()
+                );
+                Ok(())
+            }
         }
         Command::Manifest { table, output } => {
             let storage = storage_at(&table)?;

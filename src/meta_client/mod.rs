@@ -209,12 +209,14 @@ impl MetaClient {
         Ok(footer)
     }
 
-    /// The table schema visible at `visibility` (Hudi's `TableSchemaResolver`): the newest
-    /// visible commit's writer schema, else the schema the table was created with; with the
-    /// meta columns when they are populated. Every column is nullable.
-    pub async fn table_schema(&self, visibility: &Visibility) -> Result<SchemaRef> {
+    /// The writer schema (Avro JSON, without meta fields) visible at `visibility`, and the
+    /// file it came from: the newest visible commit's, else the one the table was created
+    /// with (Hudi's `TableSchemaResolver`).
+    pub async fn table_avro_schema(
+        &self,
+        visibility: &Visibility,
+    ) -> Result<Option<(String, String)>> {
         let timeline = self.timeline();
-        let mut data: Option<Schema> = None;
         for instant in timeline
             .completed_writes()
             .rev()
@@ -227,18 +229,22 @@ impl MetaClient {
                 } else {
                     instant.file.clone()
                 };
-                data = Some(crate::schema::arrow_schema_from_avro_text(text, &origin)?);
-                break;
+                return Ok(Some((text.to_string(), origin)));
             }
         }
-        let data = match data {
-            Some(d) => d,
-            None => match self.config.property("hoodie.table.create.schema") {
-                Some(text) if !text.trim().is_empty() => {
-                    crate::schema::arrow_schema_from_avro_text(text, PROPERTIES_FILE)?
-                }
-                _ => Schema::empty(),
-            },
+        Ok(self
+            .config
+            .property("hoodie.table.create.schema")
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| (t.to_string(), PROPERTIES_FILE.to_string())))
+    }
+
+    /// The table schema visible at `visibility` as Arrow: [`Self::table_avro_schema`], with
+    /// the meta columns when they are populated. Every column is nullable.
+    pub async fn table_schema(&self, visibility: &Visibility) -> Result<SchemaRef> {
+        let data = match self.table_avro_schema(visibility).await? {
+            Some((text, origin)) => crate::schema::arrow_schema_from_avro_text(&text, &origin)?,
+            None => Schema::empty(),
         };
         Ok(if self.config.populate_meta_fields {
             align::nullable(&crate::schema::with_meta_columns(&data))

@@ -100,6 +100,19 @@ impl Table {
         Scan::new(self.client.clone(), plan, options)
     }
 
+    /// Commits `batches` as one upsert, insert or delete ([`crate::write`]).
+    pub async fn write(
+        &self,
+        batches: &[arrow_array::RecordBatch],
+        options: &crate::write::WriteOptions,
+    ) -> Result<crate::write::WriteResult> {
+        let context = crate::write::Ctx {
+            client: &self.client,
+            metadata: &self.metadata,
+        };
+        crate::write::write(&context, batches, options).await
+    }
+
     /// Plans and reads every row.
     pub async fn read(&self, options: &ReadOptions) -> Result<ReadResult> {
         let plan = Arc::new(self.plan(options).await?);

@@ -1,0 +1,125 @@
+//! Rows handed to a write, decoded into Arrow against the table's schema: JSON lines (the
+//! value encoding `read --format jsonl` prints), CSV with a header, Parquet, Arrow IPC.
+
+use std::io::Cursor;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use bytes::Bytes;
+
+use crate::error::{HudiError, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    Jsonl,
+    Csv,
+    Parquet,
+    Arrow,
+}
+
+impl InputFormat {
+    pub fn parse(s: &str) -> Result<InputFormat> {
+        match s.to_ascii_lowercase().as_str() {
+            "jsonl" | "json" | "ndjson" => Ok(InputFormat::Jsonl),
+            "csv" => Ok(InputFormat::Csv),
+            "parquet" => Ok(InputFormat::Parquet),
+            "arrow" | "ipc" | "arrows" => Ok(InputFormat::Arrow),
+            other => Err(HudiError::invalid(format!(
+                "unknown input format {other:?} (jsonl, csv, parquet, arrow)"
+            ))),
+        }
+    }
+
+    /// From a file name's extension; JSON lines otherwise.
+    pub fn of_path(path: &str) -> InputFormat {
+        let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+        match ext.as_str() {
+            "csv" => InputFormat::Csv,
+            "parquet" => InputFormat::Parquet,
+            "arrow" | "arrows" | "ipc" | "feather" => InputFormat::Arrow,
+            _ => InputFormat::Jsonl,
+        }
+    }
+}
+
+/// Decodes `bytes`; `schema` (the table's, meta columns included) types JSON and CSV
+/// values. Parquet and Arrow carry their own types (checked when the write aligns them).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn decode_rows(bytes: Bytes, format: InputFormat, schema: &SchemaRef, source: &str) -> Result<Vec<RecordBatch>> {
+    let bad = |e: &dyn std::fmt::Display| HudiError::invalid_input(format!("{source}: {e}"));
+    let schema = &offset_time_zones(schema);
+    match format {
+        InputFormat::Jsonl => {
+            let reader = arrow_json::ReaderBuilder::new(schema.clone())
+                .with_strict_mode(true)
+                .build(Cursor::new(bytes))
+                .map_err(|e| bad(&e))?;
+            reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| bad(&e))
+        }
+        InputFormat::Csv => {
+            let header = csv_header(&bytes);
+            let fields: Vec<_> = header
+                .iter()
+                .map(|name| {
+                    schema
+                        .field_with_name(name)
+                        .cloned()
+                        .map_err(|_| bad(&format!("column {name:?} is not in the table's schema")))
+                })
+                .collect::<Result<_>>()?;
+            let reader = arrow_csv::ReaderBuilder::new(Arc::new(arrow_schema::Schema::new(fields)))
+                .with_header(true)
+                .build(Cursor::new(bytes))
+                .map_err(|e| bad(&e))?;
+            reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| bad(&e))
+        }
+        InputFormat::Parquet => {
+            let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+                .and_then(|b| b.build())
+                .map_err(|e| bad(&e))?;
+            reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| bad(&e))
+        }
+        InputFormat::Arrow => decode_arrow_ipc(&bytes).map_err(|e| bad(&e)),
+    }
+}
+
+/// The JSON and CSV decoders know offsets, not zone names (no tz database): `UTC` as
+/// `+00:00`; the write converts back to the table's type.
+#[cfg(not(target_arch = "wasm32"))]
+fn offset_time_zones(schema: &SchemaRef) -> SchemaRef {
+    use arrow_schema::{DataType, Field};
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Timestamp(unit, Some(tz)) if tz.eq_ignore_ascii_case("UTC") => f
+                .as_ref()
+                .clone()
+                .with_data_type(DataType::Timestamp(*unit, Some("+00:00".into()))),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(arrow_schema::Schema::new(fields))
+}
+
+/// Arrow IPC, file or stream format (what apache-arrow's `tableToIPC` makes).
+pub fn decode_arrow_ipc(bytes: &[u8]) -> std::result::Result<Vec<RecordBatch>, String> {
+    if bytes.starts_with(b"ARROW1") {
+        let reader = arrow_ipc::reader::FileReader::try_new(Cursor::new(bytes), None).map_err(|e| e.to_string())?;
+        reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| e.to_string())
+    } else {
+        let reader = arrow_ipc::reader::StreamReader::try_new(Cursor::new(bytes), None).map_err(|e| e.to_string())?;
+        reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn csv_header(bytes: &[u8]) -> Vec<String> {
+    let line = bytes.split(|b| *b == b'\n').next().unwrap_or(&[]);
+    String::from_utf8_lossy(line)
+        .trim_end_matches('\r')
+        .split(',')
+        .map(|s| s.trim().trim_matches('"').to_string())
+        .collect()
+}

@@ -1,0 +1,532 @@
+//! One commit: what changes in which file group, the files that carry it, and the requests
+//! that publish it in Hudi's order (docs: hudi-format §10.3–§10.5).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, StringArray};
+use arrow_schema::SchemaRef;
+use bytes::Bytes;
+
+use super::files::{self, MetaFields};
+use super::{Ctx, KeyedRows, Operation, RecordCounts, Tagged};
+use crate::config::TableType;
+use crate::error::{malformed_by, HudiError, Result};
+use crate::file_group::FileSlice;
+use crate::log_file::delete::DeleteRecord;
+use crate::merge::ordering::{compare_keys, key_of};
+use crate::merge::MergeRule;
+use crate::read::{ReadOptions, Scan};
+use crate::schema::{FILE_NAME, RECORD_KEY};
+use crate::storage::{join, PutMode, Storage};
+use crate::timeline::{CommitMetadata, WriteStat};
+use crate::value::Value;
+
+/// Whether the metadata-table writer is wired in (tables with one are refused until then).
+pub const MDT_WRITER_READY: bool = false;
+
+/// Changes to one existing file group.
+#[derive(Debug, Default)]
+pub(crate) struct GroupChange {
+    /// (key, partition path the record keeps, input row).
+    pub updates: Vec<(String, String, usize)>,
+    /// (key, partition path).
+    pub deletes: Vec<(String, String)>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct ChangePlan {
+    pub groups: BTreeMap<(String, String), GroupChange>,
+    /// Rows to insert, by partition: (key, partition, input row).
+    pub inserts: BTreeMap<String, Vec<(String, String, usize)>>,
+}
+
+pub(crate) fn plan_changes(
+    rows: &KeyedRows,
+    tagged: &Tagged,
+    operation: Operation,
+    update_partition_path: bool,
+    counts: &mut RecordCounts,
+) -> ChangePlan {
+    let mut plan = ChangePlan::default();
+    for (key, partition, row) in &rows.rows {
+        let location = tagged.locations.get(key);
+        match (operation, location) {
+            (Operation::Delete, Some(at)) => plan
+                .groups
+                .entry(at.clone())
+                .or_default()
+                .deletes
+                .push((key.clone(), at.0.clone())),
+            (Operation::Delete, None) => counts.delete_missing += 1,
+            (_, Some(at)) if at.0 == *partition || !update_partition_path => plan
+                .groups
+                .entry(at.clone())
+                .or_default()
+                .updates
+                .push((key.clone(), at.0.clone(), *row)),
+            (_, Some(at)) => {
+                // The key moves partition: deleted where it was, inserted where it goes.
+                plan.groups
+                    .entry(at.clone())
+                    .or_default()
+                    .deletes
+                    .push((key.clone(), at.0.clone()));
+                plan.inserts
+                    .entry(partition.clone())
+                    .or_default()
+                    .push((key.clone(), partition.clone(), *row));
+            }
+            (_, None) => plan
+                .inserts
+                .entry(partition.clone())
+                .or_default()
+                .push((key.clone(), partition.clone(), *row)),
+        }
+    }
+    plan
+}
+
+pub(crate) struct Inputs<'a> {
+    pub input: &'a RecordBatch,
+    pub avro_schema: &'a str,
+    pub plan: ChangePlan,
+    pub operation: Operation,
+    pub rule: MergeRule,
+    /// The snapshot the tagging read (latest slices, read schema).
+    pub snapshot: Arc<crate::read::Plan>,
+}
+
+pub(crate) struct Outcome {
+    pub instant: String,
+    pub completion_time: String,
+    pub action: String,
+    pub inserted: u64,
+    pub updated: u64,
+    pub deleted: u64,
+    pub delete_missing: u64,
+    pub files_written: Vec<String>,
+    pub mdt_partitions: Vec<String>,
+}
+
+/// A file to write and its write stat.
+struct NewFile {
+    path: String,
+    bytes: Bytes,
+    stat: WriteStat,
+    marker: &'static str,
+}
+
+pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcome> {
+    let client = table.client;
+    let config = client.config();
+    let storage: &Arc<dyn Storage> = client.storage();
+    let timeline = client.timeline();
+    let mor = config.table_type == TableType::MergeOnRead;
+    let action = if mor { "deltacommit" } else { "commit" };
+
+    let latest_time = timeline
+        .instants
+        .iter()
+        .flat_map(|i| std::iter::once(i.requested_time.as_str()).chain(i.completion_time.as_deref()))
+        .max_by(|a, b| crate::timeline::compare_instant_times(a, b))
+        .map(str::to_string);
+    let instant = files::instant_time_after(files::now_ms(), config, latest_time.as_deref());
+
+    let tagged_plan = inputs.snapshot.clone();
+    let read_schema = tagged_plan.read_schema.clone();
+    let avro_with_meta = super::avro_rows::with_meta_fields(inputs.avro_schema)?;
+    let mut counts = Outcome {
+        instant: instant.clone(),
+        completion_time: String::new(),
+        action: action.to_string(),
+        inserted: 0,
+        updated: 0,
+        deleted: 0,
+        delete_missing: 0,
+        files_written: Vec::new(),
+        mdt_partitions: Vec::new(),
+    };
+
+    // Every file's bytes are built before the first request that changes storage.
+    let mut new_files: Vec<NewFile> = Vec::new();
+    let mut file_index = 0usize;
+    let slices = slices_of(&tagged_plan.file_slices);
+    for ((partition, file_id), change) in &inputs.plan.groups {
+        let slice = slices.get(&(partition.clone(), file_id.clone())).ok_or_else(|| {
+            HudiError::corrupt(partition.clone(), format!("file group {file_id} vanished while writing"))
+        })?;
+        let file = if mor {
+            log_file(&inputs, &instant, file_index, slice, change, &read_schema, &avro_with_meta)?
+        } else {
+            let rows = slice_rows(table, &tagged_plan, slice).await?;
+            rewrite_base_file(&inputs, &instant, file_index, slice, change, &read_schema, rows, config)?
+        };
+        counts.updated += file.stat.num_update_writes.unwrap_or(0) as u64;
+        counts.deleted += file.stat.num_deletes.unwrap_or(0) as u64;
+        counts.delete_missing += change.deletes.len() as u64 - file.stat.num_deletes.unwrap_or(0) as u64;
+        new_files.push(file);
+        file_index += 1;
+    }
+    for (partition, rows) in &inputs.plan.inserts {
+        let file_id = files::new_file_id()?;
+        let name = files::base_file_name(&file_id, &instant);
+        let batch = files::with_meta(
+            inputs.input,
+            rows,
+            &MetaFields {
+                instant: &instant,
+                file_index,
+                file_name: &name,
+            },
+            &read_schema,
+        )?;
+        let bytes = base_file_bytes(&batch, &avro_with_meta, config)?;
+        let n = rows.len() as i64;
+        counts.inserted += n as u64;
+        new_files.push(NewFile {
+            path: join(partition, &name),
+            stat: WriteStat {
+                file_id: Some(file_id),
+                path: Some(join(partition, &name)),
+                prev_commit: Some("null".into()),
+                num_writes: Some(n),
+                num_inserts: Some(n),
+                num_update_writes: Some(0),
+                num_deletes: Some(0),
+                total_write_bytes: Some(bytes.len() as i64),
+                total_write_errors: Some(0),
+                partition_path: Some(partition.clone()),
+                file_size_in_bytes: Some(bytes.len() as i64),
+                ..WriteStat::default()
+            },
+            bytes,
+            marker: "CREATE",
+        });
+        file_index += 1;
+    }
+    if new_files.is_empty() {
+        return Err(HudiError::invalid_input(format!(
+            "nothing to write: every one of the {} deletes names a key the table does not hold",
+            counts.delete_missing
+        )));
+    }
+    let touched_partitions: BTreeSet<String> = new_files
+        .iter()
+        .filter_map(|f| f.stat.partition_path.clone())
+        .collect();
+    let new_partitions: Vec<&String> = touched_partitions
+        .iter()
+        .filter(|p| !tagged_plan.file_slices.iter().any(|s| &s.partition == *p))
+        .collect();
+
+    let mut metadata = CommitMetadata {
+        partition_to_write_stats: Some(BTreeMap::new()),
+        compacted: Some(false),
+        extra_metadata: Some(BTreeMap::from([(
+            "schema".to_string(),
+            Some(inputs.avro_schema.to_string()),
+        )])),
+        operation_type: Some(inputs.operation.java_name().to_string()),
+        ..CommitMetadata::default()
+    };
+    for f in &new_files {
+        let partition = f.stat.partition_path.clone().unwrap_or_default();
+        if let Some(m) = metadata.partition_to_write_stats.as_mut() {
+            m.entry(partition).or_insert_with(|| Some(Vec::new())).get_or_insert_with(Vec::new).push(f.stat.clone());
+        }
+    }
+
+    // Publish, in Hudi's order.
+    let timeline_dir = &config.timeline_dir;
+    let requested = join(timeline_dir, &format!("{instant}.{action}.requested"));
+    let inflight = if mor {
+        join(timeline_dir, &format!("{instant}.deltacommit.inflight"))
+    } else {
+        join(timeline_dir, &format!("{instant}.inflight"))
+    };
+    storage.put(&requested, Bytes::new(), PutMode::Create).await?;
+    storage
+        .put(&inflight, Bytes::from(encode_commit_metadata(&metadata)?), PutMode::Create)
+        .await?;
+    let marker_dir = format!(".hoodie/.temp/{instant}");
+    for f in &new_files {
+        let marker = format!("{marker_dir}/{}.marker.{}", f.path, f.marker);
+        storage.put(&marker, Bytes::new(), PutMode::Create).await?;
+    }
+    for p in &new_partitions {
+        let path = join(p, ".hoodie_partition_metadata");
+        match storage
+            .put(&path, Bytes::from(files::partition_metadata(&instant, p)), PutMode::Create)
+            .await
+        {
+            Ok(_) | Err(HudiError::Conflict { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    futures::future::try_join_all(
+        new_files
+            .iter()
+            .map(|f| storage.put(&f.path, f.bytes.clone(), PutMode::Create)),
+    )
+    .await?;
+
+    let now = files::now_ms();
+    let completion = files::instant_time_after(now, config, Some(&instant).map(|i| i.as_str()).max(latest_time.as_deref()));
+    let completed = join(timeline_dir, &format!("{instant}_{completion}.{action}"));
+    storage
+        .put(&completed, Bytes::from(encode_commit_metadata(&metadata)?), PutMode::Create)
+        .await?;
+    // Markers are bookkeeping for rollbacks; a failure to clean them is not a failed commit.
+    for f in &new_files {
+        let marker = format!("{marker_dir}/{}.marker.{}", f.path, f.marker);
+        let _ = storage.delete(&marker).await;
+    }
+    counts.completion_time = completion;
+    counts.files_written = new_files.into_iter().map(|f| f.path).collect();
+    Ok(counts)
+}
+
+fn slices_of(slices: &[FileSlice]) -> HashMap<(String, String), &FileSlice> {
+    slices
+        .iter()
+        .map(|s| ((s.partition.clone(), s.file_id.clone()), s))
+        .collect()
+}
+
+/// Every row of a slice as of the snapshot, with meta columns.
+async fn slice_rows(table: &Ctx<'_>, plan: &crate::read::Plan, slice: &FileSlice) -> Result<Vec<RecordBatch>> {
+    let mut one = plan.clone();
+    one.file_slices = vec![slice.clone()];
+    one.filter = None;
+    one.output_schema = one.read_schema.clone();
+    let mut scan = Scan::new(table.client.clone(), Arc::new(one), &ReadOptions::default());
+    scan.collect().await
+}
+
+/// MOR: a log file with the updates (Avro data block) and deletes (delete block).
+fn log_file(
+    inputs: &Inputs<'_>,
+    instant: &str,
+    file_index: usize,
+    slice: &FileSlice,
+    change: &GroupChange,
+    read_schema: &SchemaRef,
+    avro_with_meta: &str,
+) -> Result<NewFile> {
+    let name = files::log_file_name(&slice.file_id, instant, 1);
+    let path = join(&slice.partition, &name);
+    let mut bytes = Vec::new();
+    if !change.updates.is_empty() {
+        let batch = files::with_meta(
+            inputs.input,
+            &change.updates,
+            &MetaFields {
+                instant,
+                file_index,
+                file_name: &slice.file_id,
+            },
+            read_schema,
+        )?;
+        let schema = apache_avro::Schema::parse_str(avro_with_meta)
+            .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
+        let records = super::avro_rows::encode_rows(&schema, &batch)?;
+        bytes.extend(crate::log_file::writer::avro_data_block(
+            instant,
+            avro_with_meta,
+            records.iter().map(Vec::as_slice),
+        )?);
+    }
+    if !change.deletes.is_empty() {
+        let records: Vec<DeleteRecord> = change
+            .deletes
+            .iter()
+            .map(|(k, p)| DeleteRecord {
+                record_key: Some(k.clone()),
+                partition_path: Some(p.clone()),
+                // No ordering value: the delete applies by commit time (as Spark SQL's).
+                ordering: Value::Int(0),
+            })
+            .collect();
+        bytes.extend(crate::log_file::writer::delete_block(instant, Some(avro_with_meta), &records)?);
+    }
+    let size = bytes.len() as i64;
+    let updates = change.updates.len() as i64;
+    let deletes = change.deletes.len() as i64;
+    Ok(NewFile {
+        path: path.clone(),
+        bytes: Bytes::from(bytes),
+        stat: WriteStat {
+            file_id: Some(slice.file_id.clone()),
+            path: Some(path),
+            prev_commit: Some(slice.base_instant.clone()),
+            num_writes: Some(updates + deletes),
+            num_deletes: Some(deletes),
+            num_update_writes: Some(updates),
+            num_inserts: Some(0),
+            total_write_bytes: Some(size),
+            total_write_errors: Some(0),
+            partition_path: Some(slice.partition.clone()),
+            total_log_records: Some(updates + deletes),
+            total_log_blocks: Some((updates > 0) as i64 + (deletes > 0) as i64),
+            file_size_in_bytes: Some(size),
+            log_version: Some(1),
+            log_offset: Some(0),
+            base_file: Some(slice.base_file.as_ref().map(|b| b.name.clone()).unwrap_or_default()),
+            log_files: Some(vec![name]),
+            ..WriteStat::default()
+        },
+        marker: "APPEND",
+    })
+}
+
+/// COW: the file group's rows merged with the changes, as a new base file of the same group.
+#[allow(clippy::too_many_arguments)]
+fn rewrite_base_file(
+    inputs: &Inputs<'_>,
+    instant: &str,
+    file_index: usize,
+    slice: &FileSlice,
+    change: &GroupChange,
+    read_schema: &SchemaRef,
+    existing: Vec<RecordBatch>,
+    config: &crate::config::TableConfig,
+) -> Result<NewFile> {
+    let name = files::base_file_name(&slice.file_id, instant);
+    let path = join(&slice.partition, &name);
+    let old = arrow_select::concat::concat_batches(read_schema, &existing).map_err(malformed_by)?;
+    let deletes: BTreeSet<&str> = change.deletes.iter().map(|(k, _)| k.as_str()).collect();
+    let mut updates: HashMap<&str, &(String, String, usize)> =
+        change.updates.iter().map(|u| (u.0.as_str(), u)).collect();
+    let keys = old
+        .column_by_name(RECORD_KEY)
+        .ok_or_else(|| HudiError::corrupt(path.clone(), "no record key column"))?;
+    let keys = arrow_cast::cast(keys, &arrow_schema::DataType::Utf8).map_err(malformed_by)?;
+    let keys = keys
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .ok_or_else(|| HudiError::corrupt(path.clone(), "record keys are not strings"))?;
+
+    let ordering_old: Vec<_> = config
+        .ordering_fields
+        .iter()
+        .filter_map(|f| old.column_by_name(f).cloned())
+        .collect();
+    let ordering_new: Vec<_> = config
+        .ordering_fields
+        .iter()
+        .filter_map(|f| inputs.input.column_by_name(f).cloned())
+        .collect();
+    let by_event_time = inputs.rule == MergeRule::EventTime
+        && ordering_old.len() == config.ordering_fields.len()
+        && ordering_new.len() == config.ordering_fields.len();
+
+    let mut kept: Vec<u32> = Vec::new();
+    let mut replaced: Vec<(String, String, usize)> = Vec::new();
+    let (mut num_deletes, mut num_updates) = (0i64, 0i64);
+    for row in 0..old.num_rows() {
+        let key = keys.value(row);
+        if deletes.contains(key) {
+            num_deletes += 1;
+            continue;
+        }
+        if let Some(update) = updates.remove(key) {
+            num_updates += 1;
+            let incoming_loses = by_event_time
+                && compare_keys(&key_of(&ordering_new, update.2), &key_of(&ordering_old, row))
+                    .is_some_and(|o| o.is_lt());
+            if !incoming_loses {
+                replaced.push(update.clone());
+                continue;
+            }
+        }
+        kept.push(row as u32);
+    }
+    // Keys tagged here but not in the rows (a stale index): written as updates all the same.
+    for update in updates.into_values() {
+        replaced.push(update.clone());
+    }
+    let kept_rows = arrow_select::take::take_record_batch(&old, &arrow_array::UInt32Array::from(kept))
+        .map_err(malformed_by)?;
+    let kept_rows = set_column(&kept_rows, FILE_NAME, &name)?;
+    let new_rows = files::with_meta(
+        inputs.input,
+        &replaced,
+        &MetaFields {
+            instant,
+            file_index,
+            file_name: &name,
+        },
+        read_schema,
+    )?;
+    let batch = arrow_select::concat::concat_batches(read_schema, &[kept_rows, new_rows]).map_err(malformed_by)?;
+    let avro_with_meta = super::avro_rows::with_meta_fields(inputs.avro_schema)?;
+    let bytes = base_file_bytes(&batch, &avro_with_meta, config)?;
+    let size = bytes.len() as i64;
+    Ok(NewFile {
+        path: path.clone(),
+        stat: WriteStat {
+            file_id: Some(slice.file_id.clone()),
+            path: Some(path),
+            prev_commit: Some(slice.base_instant.clone()),
+            num_writes: Some(batch.num_rows() as i64),
+            num_deletes: Some(num_deletes),
+            num_update_writes: Some(num_updates),
+            num_inserts: Some(0),
+            total_write_bytes: Some(size),
+            total_write_errors: Some(0),
+            partition_path: Some(slice.partition.clone()),
+            file_size_in_bytes: Some(size),
+            ..WriteStat::default()
+        },
+        bytes,
+        marker: "MERGE",
+    })
+}
+
+fn set_column(batch: &RecordBatch, column: &str, value: &str) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    let Some((i, _)) = schema.column_with_name(column) else {
+        return Ok(batch.clone());
+    };
+    let mut columns = batch.columns().to_vec();
+    columns[i] = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(value, batch.num_rows())));
+    RecordBatch::try_new(schema, columns).map_err(malformed_by)
+}
+
+/// A Parquet base file with Hudi's footer keys.
+fn base_file_bytes(batch: &RecordBatch, avro_with_meta: &str, config: &crate::config::TableConfig) -> Result<Bytes> {
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::metadata::KeyValue;
+    use parquet::file::properties::WriterProperties;
+    let keys = batch
+        .column_by_name(RECORD_KEY)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned());
+    let (min, max) = keys
+        .map(|k| {
+            let min = k.iter().flatten().min().map(str::to_string);
+            let max = k.iter().flatten().max().map(str::to_string);
+            (min, max)
+        })
+        .unwrap_or((None, None));
+    let mut kv = vec![KeyValue::new("parquet.avro.schema".into(), avro_with_meta.to_string())];
+    if let (Some(min), Some(max)) = (min, max) {
+        kv.push(KeyValue::new("hoodie_min_record_key".into(), min));
+        kv.push(KeyValue::new("hoodie_max_record_key".into(), max));
+    }
+    let _ = config;
+    let props = WriterProperties::builder()
+        .set_key_value_metadata(Some(kv))
+        .set_compression(parquet::basic::Compression::SNAPPY)
+        .build();
+    let mut out = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).map_err(malformed_by)?;
+    writer.write(batch).map_err(malformed_by)?;
+    writer.close().map_err(malformed_by)?;
+    Ok(Bytes::from(out))
+}
+
+/// Commit metadata as the instant file holds it.
+fn encode_commit_metadata(meta: &CommitMetadata) -> Result<Vec<u8>> {
+    serde_json::to_vec_pretty(meta).map_err(|e| HudiError::invalid(format!("commit metadata: {e}")))
+}

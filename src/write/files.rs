@@ -1,0 +1,119 @@
+//! The bytes of what a commit writes: rows with their meta fields, base files, log files,
+//! partition metadata, instant times.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt32Array};
+use arrow_schema::SchemaRef;
+use chrono::{DateTime, Local, NaiveDateTime, Utc};
+
+use crate::config::{TableConfig, TimelineTimezone};
+use crate::error::{malformed_by, HudiError, Result};
+use crate::schema::{COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY};
+
+/// The write token in file names (`<task partition>-<stage>-<attempt>` in Spark); one task.
+pub const WRITE_TOKEN: &str = "0-0-0";
+
+/// A new file group id as Java makes them: a random UUID and the file index `-0`.
+pub fn new_file_id() -> Result<String> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).map_err(|e| HudiError::io("random source", e))?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Ok(format!(
+        "{}-{}-{}-{}-{}-0",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    ))
+}
+
+pub fn base_file_name(file_id: &str, instant: &str) -> String {
+    format!("{file_id}_{WRITE_TOKEN}_{instant}.parquet")
+}
+
+pub fn log_file_name(file_id: &str, instant: &str, version: u32) -> String {
+    format!(".{file_id}_{instant}.log.{version}_{WRITE_TOKEN}")
+}
+
+/// Meta fields for rows of one file, in front of the data columns: the table's read schema.
+pub struct MetaFields<'a> {
+    pub instant: &'a str,
+    /// Distinguishes files of one commit in the sequence numbers.
+    pub file_index: usize,
+    pub file_name: &'a str,
+}
+
+/// `rows` of `input` (data columns) with meta fields, as `schema` (meta + data columns).
+pub fn with_meta(
+    input: &RecordBatch,
+    rows: &[(String, String, usize)],
+    meta: &MetaFields<'_>,
+    schema: &SchemaRef,
+) -> Result<RecordBatch> {
+    let indices = UInt32Array::from_iter_values(rows.iter().map(|(_, _, r)| *r as u32));
+    let n = rows.len();
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+    for field in schema.fields() {
+        let column: ArrayRef = match field.name().as_str() {
+            COMMIT_TIME => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(meta.instant, n))),
+            COMMIT_SEQNO => Arc::new(StringArray::from_iter_values(
+                (0..n).map(|i| format!("{}_{}_{}", meta.instant, meta.file_index, i)),
+            )),
+            RECORD_KEY => Arc::new(StringArray::from_iter_values(rows.iter().map(|(k, _, _)| k.as_str()))),
+            PARTITION_PATH => Arc::new(StringArray::from_iter_values(rows.iter().map(|(_, p, _)| p.as_str()))),
+            FILE_NAME => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(meta.file_name, n))),
+            name => {
+                let column = input.column_by_name(name).ok_or_else(|| {
+                    HudiError::invalid_input(format!("column {name:?} is missing"))
+                })?;
+                arrow_select::take::take(column.as_ref(), &indices, None).map_err(malformed_by)?
+            }
+        };
+        columns.push(column);
+    }
+    RecordBatch::try_new(schema.clone(), columns).map_err(malformed_by)
+}
+
+/// `.hoodie_partition_metadata` of a new partition (Java `HoodiePartitionMetadata`, a
+/// properties file).
+pub fn partition_metadata(instant: &str, partition: &str) -> Vec<u8> {
+    let depth = if partition.is_empty() { 0 } else { partition.split('/').count() };
+    let now = Utc::now().format("%a %b %d %H:%M:%S UTC %Y");
+    format!("#partition metadata\n#{now}\ncommitTime={instant}\npartitionDepth={depth}\n").into_bytes()
+}
+
+/// An instant time (`yyyyMMddHHmmssSSS`, in the table's time-line zone) later than `after`.
+pub fn instant_time_after(now_ms: i64, config: &TableConfig, after: Option<&str>) -> String {
+    let format = |ms: i64| -> String {
+        let utc = DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default();
+        match config.timezone {
+            TimelineTimezone::Utc => utc.format("%Y%m%d%H%M%S%3f").to_string(),
+            TimelineTimezone::Local => utc.with_timezone(&Local).format("%Y%m%d%H%M%S%3f").to_string(),
+        }
+    };
+    let candidate = format(now_ms);
+    match after {
+        Some(floor) if crate::timeline::compare_instant_times(&candidate, floor).is_le() => {
+            // Clock behind the timeline: one millisecond past the latest time.
+            let padded = format!("{floor:0<17}");
+            match NaiveDateTime::parse_from_str(&padded[..17], "%Y%m%d%H%M%S%3f") {
+                Ok(t) => {
+                    let next = t + chrono::Duration::milliseconds(1);
+                    next.format("%Y%m%d%H%M%S%3f").to_string()
+                }
+                Err(_) => format!("{}1", &padded[..16]),
+            }
+        }
+        _ => candidate,
+    }
+}
+
+/// The current time in epoch milliseconds.
+pub fn now_ms() -> i64 {
+    Utc::now().timestamp_millis()
+}
+

@@ -1,0 +1,314 @@
+//! Writing: small upserts, inserts and deletes committed as Apache Hudi commits (docs:
+//! hudi-format §10). Copy-On-Write rewrites the touched file groups' base files;
+//! Merge-On-Read appends a log file (Avro data block and/or delete block) to the latest
+//! slice. Inserts go to new file groups with Parquet base files. Table versions 8 and 9.
+//!
+//! The order of requests is what keeps every reader safe (§10.3): the requested and
+//! inflight instants, markers, data files, the metadata table's delta commit, and last the
+//! completed instant, written create-if-absent: the single commit point. Everything before
+//! it is invisible to readers (they only trust completed instants), and bad input or a
+//! table this writer cannot keep consistent is refused before the first request that
+//! changes storage.
+
+pub mod avro_rows;
+mod commit;
+mod files;
+mod input;
+pub mod key;
+mod tag;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use serde::Serialize;
+
+use crate::config::{BaseFileFormat, TableType};
+use crate::error::{HudiError, Result};
+use crate::merge::MergeRule;
+use crate::meta_client::MetaClient;
+use crate::metadata::{MetadataCache, MetadataTable};
+use crate::storage::IoSnapshot;
+
+pub use input::align_input;
+pub use key::KeyGen;
+
+/// What a write does with its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Operation {
+    /// Updates keys that exist, inserts the rest.
+    Upsert,
+    /// Inserts every row; a key that exists is updated (Hudi's default `insert` with
+    /// de-duplication and an index).
+    Insert,
+    /// Deletes the keys; a key nowhere is counted, not an error.
+    Delete,
+}
+
+impl Operation {
+    pub fn parse(s: &str) -> Result<Operation> {
+        match s.to_ascii_lowercase().as_str() {
+            "upsert" => Ok(Operation::Upsert),
+            "insert" => Ok(Operation::Insert),
+            "delete" => Ok(Operation::Delete),
+            other => Err(HudiError::invalid(format!(
+                "unknown write operation {other:?} (upsert, insert, delete)"
+            ))),
+        }
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Operation::Upsert => "upsert",
+            Operation::Insert => "insert",
+            Operation::Delete => "delete",
+        }
+    }
+
+    /// `operationType` in the commit metadata (Java's `WriteOperationType`).
+    pub fn java_name(&self) -> &'static str {
+        match self {
+            Operation::Upsert => "UPSERT",
+            Operation::Insert => "INSERT",
+            Operation::Delete => "DELETE",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    pub operation: Operation,
+    /// Hudi write configs by their Java names (`hoodie.*`); the ones this writer reads are
+    /// listed in the README.
+    pub options: BTreeMap<String, String>,
+}
+
+impl WriteOptions {
+    pub fn new(operation: Operation) -> WriteOptions {
+        WriteOptions {
+            operation,
+            options: BTreeMap::new(),
+        }
+    }
+
+    fn flag(&self, key: &str) -> Option<bool> {
+        self.options
+            .get(key)
+            .map(|v| v.trim().eq_ignore_ascii_case("true"))
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RecordCounts {
+    pub inserted: u64,
+    pub updated: u64,
+    pub deleted: u64,
+    /// Deletes of keys the table does not hold (no-ops).
+    pub delete_missing: u64,
+    /// Input rows dropped because another row of the batch had the same key and won.
+    pub deduplicated: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MetadataTableWrite {
+    /// Metadata-table partitions that got records in this commit.
+    pub partitions: Vec<String>,
+}
+
+/// What one write committed.
+#[derive(Debug, Clone, Serialize)]
+pub struct WriteResult {
+    pub instant: String,
+    pub completion_time: String,
+    pub action: String,
+    pub operation: String,
+    pub records: RecordCounts,
+    /// Data files written, relative to the base path.
+    pub files_written: Vec<String>,
+    pub metadata_table: MetadataTableWrite,
+    pub io: IoSnapshot,
+}
+
+/// Metadata-table partitions this writer keeps in step with the data.
+pub const MAINTAINED_MDT_PARTITIONS: &[&str] = &[
+    crate::metadata::table::FILES,
+    crate::metadata::table::COLUMN_STATS,
+    crate::metadata::table::PARTITION_STATS,
+    crate::metadata::table::RECORD_INDEX,
+];
+
+/// Refuses, before any request that changes storage, tables this writer cannot write
+/// exactly as Hudi would (hudi-format §10.1).
+pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
+    let config = table.client.config();
+    let refuse = |what: String| Err(HudiError::unsupported_in(what, ".hoodie/hoodie.properties"));
+    if !matches!(config.version, 8 | 9) {
+        return refuse(format!(
+            "writing table version {} (this writer commits to versions 8 and 9)",
+            config.version
+        ));
+    }
+    if config.timeline_layout_version != 2 {
+        return refuse(format!(
+            "writing a table with timeline layout {}",
+            config.timeline_layout_version
+        ));
+    }
+    if config.base_file_format != BaseFileFormat::Parquet
+        || config
+            .property("hoodie.table.base.file.format")
+            .is_some_and(|f| !f.eq_ignore_ascii_case("parquet"))
+    {
+        return refuse("writing base files other than Parquet".into());
+    }
+    if !config.populate_meta_fields {
+        return refuse(
+            "writing a table without meta fields (hoodie.populate.meta.fields=false)".into(),
+        );
+    }
+    if config.cdc_enabled {
+        return refuse("writing a table with change data capture on (hoodie.table.cdc.enabled)".into());
+    }
+    match MergeRule::of(config)? {
+        MergeRule::EventTime | MergeRule::CommitTime => {}
+        MergeRule::LegacyOverwrite => return refuse("writing with the v6 overwrite payload".into()),
+    }
+    if config
+        .property("hoodie.table.log.file.format")
+        .is_some_and(|f| !f.eq_ignore_ascii_case("avro"))
+        && config.table_type == TableType::MergeOnRead
+    {
+        return refuse("log blocks other than Avro".into());
+    }
+    if !config.metadata_partitions_inflight.is_empty() {
+        return refuse(format!(
+            "writing while metadata-table partitions are being built ({})",
+            config.metadata_partitions_inflight.join(", ")
+        ));
+    }
+    if let Some(unknown) = config
+        .metadata_partitions
+        .iter()
+        .find(|p| !MAINTAINED_MDT_PARTITIONS.contains(&p.as_str()))
+    {
+        return refuse(format!(
+            "writing a table whose metadata table has the {unknown} partition \
+             (this writer keeps files, column_stats, partition_stats and record_index in step; \
+             any other index would go stale)"
+        ));
+    }
+    if !config.metadata_partitions.is_empty() && !commit::MDT_WRITER_READY {
+        return refuse("writing a table with a metadata table (not yet maintained)".into());
+    }
+    if let Some(index) = config
+        .property("hoodie.index.type")
+        .or(config.property("hoodie.table.index.type"))
+    {
+        if index.to_ascii_uppercase().contains("BUCKET") {
+            return refuse(format!("writing a table with a {index} index (bucket file ids)"));
+        }
+    }
+    KeyGen::of(config)?;
+    Ok(())
+}
+
+/// Writes `batches` into the table as one commit.
+pub async fn write(table: &Ctx<'_>, batches: &[RecordBatch], options: &WriteOptions) -> Result<WriteResult> {
+    check_writable(table)?;
+    let client = table.client;
+    let config = client.config().clone();
+    let visibility = client.timeline().visibility_as_of(None);
+    let (avro_schema, schema_origin) = client
+        .table_avro_schema(&visibility)
+        .await?
+        .ok_or_else(|| HudiError::unsupported_in("writing a table with no schema yet", ".hoodie"))?;
+    let data_schema = crate::schema::arrow_schema_from_avro_text(&avro_schema, &schema_origin)?;
+    let keygen = KeyGen::of(&config)?;
+    let rule = MergeRule::of(&config)?;
+
+    // Input: aligned to the table schema, keyed, de-duplicated (before any request that
+    // changes storage).
+    let input = input::align_input(batches, &data_schema, &config, options.operation)?;
+    let rows = input::keyed_rows(&input, &keygen, &config, rule)?;
+    let mut counts = RecordCounts {
+        deduplicated: rows.deduplicated,
+        ..RecordCounts::default()
+    };
+
+    let started = client.io();
+    let global = tag::is_global(&config, options);
+    let tagged = tag::tag(table, &rows, global).await?;
+    tag::check_pending_clustering(table, &tagged).await?;
+
+    let update_partition = options
+        .flag("hoodie.record.index.update.partition.path")
+        .or(options.flag("hoodie.bloom.index.update.partition.path"))
+        .unwrap_or(false);
+    let plan = commit::plan_changes(&rows, &tagged, options.operation, update_partition, &mut counts);
+    let outcome = commit::commit(
+        table,
+        commit::Inputs {
+            input: &input,
+            avro_schema: &avro_schema,
+            plan,
+            operation: options.operation,
+            rule,
+            snapshot: tagged
+                .plan
+                .clone()
+                .ok_or_else(|| HudiError::invalid("tagging produced no snapshot"))?,
+        },
+    )
+    .await?;
+    counts.inserted = outcome.inserted;
+    counts.updated = outcome.updated;
+    counts.deleted = outcome.deleted;
+    counts.delete_missing += outcome.delete_missing;
+    Ok(WriteResult {
+        instant: outcome.instant,
+        completion_time: outcome.completion_time,
+        action: outcome.action,
+        operation: options.operation.as_str().to_string(),
+        records: counts,
+        files_written: outcome.files_written,
+        metadata_table: MetadataTableWrite {
+            partitions: outcome.mdt_partitions,
+        },
+        io: client.io().since(&started),
+    })
+}
+
+/// What a write reads the table through (the same handles [`crate::table::Table`] holds).
+pub struct Ctx<'a> {
+    pub client: &'a Arc<MetaClient>,
+    pub metadata: &'a MetadataCache,
+}
+
+impl Ctx<'_> {
+    async fn plan(&self, options: &crate::read::ReadOptions) -> Result<crate::read::Plan> {
+        crate::read::plan(self.client, self.metadata, options).await
+    }
+
+    async fn metadata_table(&self, prefetch: &[&str]) -> Result<Arc<MetadataTable>> {
+        self.metadata.get(self.client, prefetch).await
+    }
+}
+
+/// Rows of the input by record key, after de-duplication.
+#[derive(Debug)]
+pub(crate) struct KeyedRows {
+    /// (record key, partition path, row in the aligned input).
+    pub rows: Vec<(String, String, usize)>,
+    pub deduplicated: u64,
+}
+
+/// Where tagging found each key: (partition, file id) by record key.
+#[derive(Debug, Default)]
+pub(crate) struct Tagged {
+    pub locations: HashMap<String, (String, String)>,
+    /// The latest slice of each file group that holds an incoming key.
+    pub slices: BTreeMap<(String, String), crate::file_group::FileSlice>,
+    /// The snapshot plan the slices came from (read schema, visibility).
+    pub plan: Option<Arc<crate::read::Plan>>,
+}

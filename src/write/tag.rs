@@ -1,0 +1,239 @@
+//! Tagging (docs: hudi-format §10.2): which file group holds each incoming key. The
+//! metadata table's `record_index` answers directly when the table has it; otherwise the
+//! latest slices of the touched partitions are read for their keys, after the base files'
+//! footer key ranges have ruled most of them out. Reads go through the snapshot reader, so
+//! log files (updates and deletes) count exactly as every reader sees them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use futures::stream::{self, StreamExt, TryStreamExt};
+
+use super::{Ctx, KeyedRows, Tagged, WriteOptions};
+use crate::config::TableConfig;
+use crate::error::{HudiError, Result};
+use crate::file_group::FileSlice;
+use crate::metadata::records::MetadataPayload;
+use crate::metadata::table::RECORD_INDEX;
+use crate::metadata::Lookup;
+use crate::read::{Plan, ReadOptions, Scan};
+use crate::schema::RECORD_KEY;
+
+/// Whether keys are unique across partitions: Hudi's record index is global; the simple
+/// and bloom indexes are not unless asked (`hoodie.index.type=GLOBAL_*`).
+pub(crate) fn is_global(config: &TableConfig, options: &WriteOptions) -> bool {
+    match options.options.get("hoodie.index.type").map(|s| s.to_ascii_uppercase()) {
+        Some(t) if t.starts_with("GLOBAL_") || t == "RECORD_INDEX" => true,
+        Some(_) => false,
+        None => has_record_index(config),
+    }
+}
+
+fn has_record_index(config: &TableConfig) -> bool {
+    config.metadata_partitions.iter().any(|p| p == RECORD_INDEX)
+}
+
+pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Result<Tagged> {
+    let options = ReadOptions {
+        columns: Some(vec![RECORD_KEY.to_string()]),
+        data_skipping: false,
+        ..ReadOptions::default()
+    };
+    let plan = Arc::new(table.plan(&options).await?);
+    let mut tagged = Tagged::default();
+    let slices: BTreeMap<(String, String), &FileSlice> = plan
+        .file_slices
+        .iter()
+        .map(|s| ((s.partition.clone(), s.file_id.clone()), s))
+        .collect();
+    let wanted_partitions: BTreeSet<&str> = rows.rows.iter().map(|(_, p, _)| p.as_str()).collect();
+
+    if has_record_index(table.client.config()) {
+        let keys: Vec<String> = rows.rows.iter().map(|(k, _, _)| k.clone()).collect();
+        let mdt = table.metadata_table(&[]).await?;
+        let found = mdt.lookup(RECORD_INDEX, Lookup::Keys(&keys)).await?;
+        if let Some(problem) = found.problems.first() {
+            return Err(HudiError::corrupt(".hoodie/metadata/record_index", problem.clone()));
+        }
+        for (key, payload) in found.values {
+            let MetadataPayload::RecordIndex(entry) = payload else {
+                continue;
+            };
+            let at = (entry.partition.clone(), entry.file_id.clone());
+            let Some(slice) = slices.get(&at) else {
+                return Err(HudiError::corrupt(
+                    ".hoodie/metadata/record_index",
+                    format!(
+                        "key {key:?} is indexed in file group {} of partition {:?}, which the table's latest snapshot does not have",
+                        entry.file_id, entry.partition
+                    ),
+                ));
+            };
+            tagged.slices.insert(at.clone(), (*slice).clone());
+            tagged.locations.insert(key, at);
+        }
+    } else {
+        let by_partition = keys_by_partition(rows);
+        let candidates: Vec<&FileSlice> = plan
+            .file_slices
+            .iter()
+            .filter(|s| global || wanted_partitions.contains(s.partition.as_str()))
+            .collect();
+        let client = table.client.clone();
+        let mut keep = Vec::new();
+        for slice in candidates {
+            if may_hold_keys(&client, slice, &by_partition, global).await? {
+                keep.push(slice.clone());
+            }
+        }
+        let wanted: BTreeSet<&str> = rows.rows.iter().map(|(k, _, _)| k.as_str()).collect();
+        let found: Vec<(FileSlice, Vec<String>)> = stream::iter(keep)
+            .map(|slice| {
+                let plan = plan.clone();
+                let client = client.clone();
+                async move {
+                    let keys = slice_keys(client, &plan, &slice).await?;
+                    Ok::<_, HudiError>((slice, keys))
+                }
+            })
+            .buffer_unordered(8)
+            .try_collect()
+            .await?;
+        for (slice, keys) in found {
+            let at = (slice.partition.clone(), slice.file_id.clone());
+            let mut used = false;
+            for key in keys.into_iter().filter(|k| wanted.contains(k.as_str())) {
+                if let Some(previous) = tagged.locations.insert(key.clone(), at.clone()) {
+                    if global && previous != at {
+                        return Err(HudiError::corrupt(
+                            slice.base_path().unwrap_or_default(),
+                            format!("key {key:?} is in two file groups ({} and {})", previous.1, at.1),
+                        ));
+                    }
+                }
+                used = true;
+            }
+            if used {
+                tagged.slices.insert(at, slice);
+            }
+        }
+        // A non-global index matches a key only in the row's own partition.
+        if !global {
+            let partition_of: BTreeMap<&str, &str> =
+                rows.rows.iter().map(|(k, p, _)| (k.as_str(), p.as_str())).collect();
+            tagged
+                .locations
+                .retain(|k, (p, _)| partition_of.get(k.as_str()) == Some(&p.as_str()));
+        }
+    }
+    tagged.plan = Some(plan);
+    Ok(tagged)
+}
+
+fn keys_by_partition(rows: &KeyedRows) -> BTreeMap<&str, Vec<&str>> {
+    let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (k, p, _) in &rows.rows {
+        out.entry(p.as_str()).or_default().push(k.as_str());
+    }
+    for keys in out.values_mut() {
+        keys.sort_unstable();
+    }
+    out
+}
+
+/// Whether a slice can hold any of the keys: a base file alone is ruled out by its footer's
+/// min/max record keys; slices with log files are always read.
+async fn may_hold_keys(
+    client: &Arc<crate::meta_client::MetaClient>,
+    slice: &FileSlice,
+    by_partition: &BTreeMap<&str, Vec<&str>>,
+    global: bool,
+) -> Result<bool> {
+    let Some(path) = slice.base_path() else {
+        return Ok(true);
+    };
+    if !slice.log_files.is_empty() {
+        return Ok(true);
+    }
+    let footer = client.footer(&path).await?;
+    let (Some(min), Some(max)) = (
+        footer.key_value("hoodie_min_record_key"),
+        footer.key_value("hoodie_max_record_key"),
+    ) else {
+        return Ok(true);
+    };
+    let in_range = |keys: &Vec<&str>| {
+        let start = keys.partition_point(|k| *k < min);
+        keys.get(start).is_some_and(|k| *k <= max)
+    };
+    Ok(if global {
+        by_partition.values().any(in_range)
+    } else {
+        by_partition.get(slice.partition.as_str()).is_some_and(in_range)
+    })
+}
+
+/// The record keys a slice holds as of the snapshot (merged with its log files).
+async fn slice_keys(
+    client: Arc<crate::meta_client::MetaClient>,
+    plan: &Plan,
+    slice: &FileSlice,
+) -> Result<Vec<String>> {
+    let mut one = plan.clone();
+    one.file_slices = vec![slice.clone()];
+    one.filter = None;
+    let options = ReadOptions {
+        columns: Some(vec![RECORD_KEY.to_string()]),
+        ..ReadOptions::default()
+    };
+    let mut scan = Scan::new(client, Arc::new(one), &options);
+    let mut keys = Vec::new();
+    while let Some(batch) = scan.next().await {
+        let batch = batch?;
+        let column = batch
+            .column_by_name(RECORD_KEY)
+            .ok_or_else(|| HudiError::corrupt(slice.base_path().unwrap_or_default(), "no record key column"))?;
+        let strings = arrow_cast::cast(column, &arrow_schema::DataType::Utf8)
+            .map_err(crate::error::malformed_by)?;
+        let strings = strings.as_string::<i32>();
+        keys.extend(strings.iter().flatten().map(str::to_string));
+    }
+    Ok(keys)
+}
+
+/// File groups under a pending clustering plan are not written (`CONFLICT` naming the plan).
+pub(crate) async fn check_pending_clustering(table: &Ctx<'_>, tagged: &Tagged) -> Result<()> {
+    let client = table.client;
+    let timeline = client.timeline();
+    for instant in timeline.pending() {
+        let action = instant.requested_action();
+        if action != crate::timeline::action::CLUSTERING && action != crate::timeline::action::REPLACE_COMMIT {
+            continue;
+        }
+        let Some(plan) = client.instant_plan(instant).await? else {
+            continue;
+        };
+        let groups = plan
+            .pointer("/clusteringPlan/inputGroups")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten();
+        for group in groups {
+            for slice in group.get("slices").and_then(serde_json::Value::as_array).into_iter().flatten() {
+                let file_id = slice.get("fileId").and_then(serde_json::Value::as_str).unwrap_or("");
+                let partition = slice.get("partitionPath").and_then(serde_json::Value::as_str).unwrap_or("");
+                if tagged.slices.contains_key(&(partition.to_string(), file_id.to_string())) {
+                    return Err(HudiError::Conflict {
+                        path: instant.requested_file.clone().unwrap_or_else(|| instant.file.clone()),
+                        detail: format!(
+                            "file group {file_id} in partition {partition:?} is being clustered by pending instant {}",
+                            instant.requested_time
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
