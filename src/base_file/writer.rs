@@ -2,6 +2,12 @@
 //! the table's Avro schema (what Spark and Java Hudi readers expect), with the footer keys a
 //! Java writer leaves (hudi-format §4.4): the Avro schema, `writer.model.name`, and with a
 //! bloom filter the filter, its type code and the min/max record key.
+//!
+//! Known differences from a parquet-avro file: lists are written in Parquet's 3-level form
+//! (`list` / element) where parquet-avro writes the legacy 2-level one (`repeated group
+//! array`), and maps lack the legacy `MAP_KEY_VALUE` annotation; readers take both. arrow-rs
+//! declares float and double statistics in `IEEE_754_TOTAL_ORDER`, which readers predating
+//! it (parquet-mr 1.13, pyarrow) ignore: those columns lose row-group pruning there.
 
 use std::sync::Arc;
 
@@ -172,7 +178,8 @@ pub fn write_base_file(batch: &RecordBatch, spec: &BaseFileSpec) -> Result<Writt
         .set_data_page_size_limit(spec.page_bytes.max(1))
         .set_dictionary_page_size_limit(spec.page_bytes.max(1))
         .set_statistics_enabled(EnabledStatistics::Page)
-        // Exact bounds: they become `hoodie_*_record_key`-like ranges in column_stats.
+        // Exact bounds (arrow-rs truncates to 64 bytes by default): column_stats and
+        // readers' pruning take them as the true min/max, as parquet-mr's are.
         .set_statistics_truncate_length(None)
         .set_key_value_metadata(Some(footer))
         .build();
@@ -254,8 +261,12 @@ fn check_against_avro(avro: &Json, batch: &RecordBatch) -> Result<()> {
         )));
     }
     for (field, avro_field) in schema.fields().iter().zip(fields) {
-        let DataType::Decimal128(precision, _) = field.data_type() else {
-            continue;
+        let precision = match field.data_type() {
+            DataType::Decimal32(p, _)
+            | DataType::Decimal64(p, _)
+            | DataType::Decimal128(p, _)
+            | DataType::Decimal256(p, _) => p,
+            _ => continue,
         };
         let ty = non_null_branch(avro_field.get("type"));
         let size = ty
@@ -287,7 +298,7 @@ fn non_null_branch(ty: Option<&Json>) -> Option<&Json> {
 fn decimal_bytes(precision: u8) -> usize {
     let max = 10u128.saturating_pow(precision.min(38) as u32) - 1;
     (1..=16usize)
-        .find(|n| (1u128 << (8 * n - 1)) - 1 >= max)
+        .find(|n| (1u128 << (8 * n - 1)) > max)
         .unwrap_or(16)
 }
 
