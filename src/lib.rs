@@ -61,6 +61,7 @@ pub mod error;
 pub mod expr;
 pub mod file_group;
 pub mod hfile;
+pub mod index;
 pub mod keygen;
 pub mod log_file;
 pub mod merge;

@@ -26,6 +26,7 @@ use crate::expr::Expr;
 use crate::storage::{Purpose, RangedFile, Storage};
 
 mod thrift;
+pub mod writer;
 
 /// Bytes read speculatively from the end of a file to get its footer in one request.
 pub const FOOTER_PREFETCH: u64 = 64 * 1024;
