@@ -20,6 +20,7 @@ use crate::read::{ReadOptions, Scan};
 use crate::schema::{FILE_NAME, RECORD_KEY};
 use crate::storage::{join, PutMode, Storage};
 use crate::timeline::{CommitMetadata, WriteStat};
+use crate::base_file::writer::{BaseFileSpec, ColumnRange, WrittenBaseFile};
 use crate::value::Value;
 
 /// Whether the metadata-table writer is wired in (tables with one are refused until then).
@@ -93,6 +94,7 @@ pub(crate) struct Inputs<'a> {
     pub plan: ChangePlan,
     pub operation: Operation,
     pub rule: MergeRule,
+    pub base_file: BaseFileSpec,
     /// The snapshot the tagging read (latest slices, read schema).
     pub snapshot: Arc<crate::read::Plan>,
 }
@@ -115,6 +117,8 @@ struct NewFile {
     bytes: Bytes,
     stat: WriteStat,
     marker: &'static str,
+    /// Column ranges of the rows written (the metadata table's column stats).
+    columns: Vec<ColumnRange>,
 }
 
 pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcome> {
@@ -181,7 +185,8 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
             },
             &read_schema,
         )?;
-        let bytes = base_file_bytes(&batch, &avro_with_meta, config)?;
+        let written = base_file_bytes(&batch, &avro_with_meta, &inputs.base_file)?;
+        let bytes = written.bytes;
         let n = rows.len() as i64;
         counts.inserted += n as u64;
         new_files.push(NewFile {
@@ -202,6 +207,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
             },
             bytes,
             marker: "CREATE",
+            columns: written.columns,
         });
         file_index += 1;
     }
@@ -377,6 +383,7 @@ fn log_file(
             ..WriteStat::default()
         },
         marker: "APPEND",
+        columns: Vec::new(),
     })
 }
 
@@ -461,7 +468,8 @@ fn rewrite_base_file(
     )?;
     let batch = arrow_select::concat::concat_batches(read_schema, &[kept_rows, new_rows]).map_err(malformed_by)?;
     let avro_with_meta = super::avro_rows::with_meta_fields(inputs.avro_schema)?;
-    let bytes = base_file_bytes(&batch, &avro_with_meta, config)?;
+    let written = base_file_bytes(&batch, &avro_with_meta, &inputs.base_file)?;
+    let bytes = written.bytes;
     let size = bytes.len() as i64;
     Ok(NewFile {
         path: path.clone(),
@@ -481,6 +489,7 @@ fn rewrite_base_file(
         },
         bytes,
         marker: "MERGE",
+        columns: written.columns,
     })
 }
 
@@ -494,36 +503,52 @@ fn set_column(batch: &RecordBatch, column: &str, value: &str) -> Result<RecordBa
     RecordBatch::try_new(schema, columns).map_err(malformed_by)
 }
 
-/// A Parquet base file with Hudi's footer keys.
-fn base_file_bytes(batch: &RecordBatch, avro_with_meta: &str, config: &crate::config::TableConfig) -> Result<Bytes> {
-    use parquet::arrow::ArrowWriter;
-    use parquet::file::metadata::KeyValue;
-    use parquet::file::properties::WriterProperties;
-    let keys = batch
-        .column_by_name(RECORD_KEY)
-        .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned());
-    let (min, max) = keys
-        .map(|k| {
-            let min = k.iter().flatten().min().map(str::to_string);
-            let max = k.iter().flatten().max().map(str::to_string);
-            (min, max)
-        })
-        .unwrap_or((None, None));
-    let mut kv = vec![KeyValue::new("parquet.avro.schema".into(), avro_with_meta.to_string())];
-    if let (Some(min), Some(max)) = (min, max) {
-        kv.push(KeyValue::new("hoodie_min_record_key".into(), min));
-        kv.push(KeyValue::new("hoodie_max_record_key".into(), max));
+/// A Parquet base file with Hudi's footer keys (min/max record key, bloom filter).
+fn base_file_bytes(batch: &RecordBatch, avro_with_meta: &str, spec: &BaseFileSpec) -> Result<WrittenBaseFile> {
+    let mut spec = spec.clone();
+    spec.avro_schema = avro_with_meta.to_string();
+    crate::base_file::writer::write_base_file(batch, &spec)
+}
+
+/// Base files as the table and write configs ask: codec and bloom filter settings by
+/// their Java names, Java's defaults otherwise.
+pub(crate) fn base_file_spec(
+    config: &crate::config::TableConfig,
+    options: &BTreeMap<String, String>,
+) -> Result<BaseFileSpec> {
+    let get = |k: &str| {
+        options
+            .get(k)
+            .map(String::as_str)
+            .or(config.property(k))
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    };
+    let number = |k: &str| -> Result<Option<f64>> {
+        get(k)
+            .map(|v| v.parse::<f64>().map_err(|_| HudiError::invalid(format!("{k}={v} is not a number"))))
+            .transpose()
+    };
+    let mut spec = BaseFileSpec::new(String::new());
+    if let Some(codec) = get("hoodie.parquet.compression.codec") {
+        spec.compression = codec.to_string();
     }
-    let _ = config;
-    let props = WriterProperties::builder()
-        .set_key_value_metadata(Some(kv))
-        .set_compression(parquet::basic::Compression::SNAPPY)
-        .build();
-    let mut out = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).map_err(malformed_by)?;
-    writer.write(batch).map_err(malformed_by)?;
-    writer.close().map_err(malformed_by)?;
-    Ok(Bytes::from(out))
+    let mut bloom = crate::base_file::writer::BloomSpec::default();
+    if let Some(kind) = get("hoodie.bloom.index.filter.type") {
+        bloom.kind = crate::index::BloomType::from_code(kind)
+            .ok_or_else(|| HudiError::invalid(format!("hoodie.bloom.index.filter.type={kind}")))?;
+    }
+    if let Some(n) = number("hoodie.index.bloom.num_entries")? {
+        bloom.num_entries = n as usize;
+    }
+    if let Some(p) = number("hoodie.index.bloom.fpp")? {
+        bloom.fpp = p;
+    }
+    if let Some(n) = number("hoodie.bloom.index.filter.dynamic.max.entries")? {
+        bloom.max_entries = n as usize;
+    }
+    spec.bloom = Some(bloom);
+    Ok(spec)
 }
 
 /// Commit metadata as the instant file holds it.

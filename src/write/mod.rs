@@ -254,6 +254,7 @@ pub async fn write(table: &Ctx<'_>, batches: &[RecordBatch], options: &WriteOpti
             plan,
             operation: options.operation,
             rule,
+            base_file: commit::base_file_spec(&config, &options.options)?,
             snapshot: tagged
                 .plan
                 .clone()

@@ -136,14 +136,12 @@ fn keys_by_partition(rows: &KeyedRows) -> BTreeMap<&str, Vec<&str>> {
     for (k, p, _) in &rows.rows {
         out.entry(p.as_str()).or_default().push(k.as_str());
     }
-    for keys in out.values_mut() {
-        keys.sort_unstable();
-    }
     out
 }
 
 /// Whether a slice can hold any of the keys: a base file alone is ruled out by its footer's
-/// min/max record keys; slices with log files are always read.
+/// min/max record keys and bloom filter (Hudi's bloom index); slices with log files are
+/// always read.
 async fn may_hold_keys(
     client: &Arc<crate::meta_client::MetaClient>,
     slice: &FileSlice,
@@ -163,14 +161,25 @@ async fn may_hold_keys(
     ) else {
         return Ok(true);
     };
-    let in_range = |keys: &Vec<&str>| {
-        let start = keys.partition_point(|k| *k < min);
-        keys.get(start).is_some_and(|k| *k <= max)
+    let bloom = match footer.key_value(crate::index::bloom::FOOTER_KEY) {
+        Some(text) => Some(crate::index::BloomFilter::from_footer(
+            text,
+            footer.key_value(crate::index::bloom::TYPE_CODE_KEY),
+            &path,
+        )?),
+        None => None,
     };
+    // Java compares keys as UTF-16 strings; the ranges are checked the same way.
+    let candidate = |k: &&str| {
+        let after_min = k.encode_utf16().cmp(min.encode_utf16()).is_ge();
+        let before_max = k.encode_utf16().cmp(max.encode_utf16()).is_le();
+        after_min && before_max && bloom.as_ref().is_none_or(|b| b.might_contain(k))
+    };
+    let any = |keys: &Vec<&str>| keys.iter().any(candidate);
     Ok(if global {
-        by_partition.values().any(in_range)
+        by_partition.values().any(any)
     } else {
-        by_partition.get(slice.partition.as_str()).is_some_and(in_range)
+        by_partition.get(slice.partition.as_str()).is_some_and(any)
     })
 }
 

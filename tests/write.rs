@@ -1,0 +1,317 @@
+//! Writes into copies of the Apache Hudi-written fixtures, checked by two readers: after an
+//! upsert (updates, inserts, duplicate keys in one batch, a new partition) and a delete
+//! (an existing and a missing key), this engine's snapshot equals the expected rows, PyPI
+//! `hudi` (hudi-rs) returns the same rows field for field, time travel to the commit before
+//! returns the old rows in both, and an incremental query returns exactly the batch.
+//! Apache Hudi Spark reads the same tables in `tests/write/spark_check.sh` (recorded).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use hudi_edge::api::input::{decode_rows, InputFormat};
+use hudi_edge::api::output::{rows_as_json, rows_as_json_with, JsonStyle};
+use hudi_edge::read::{QueryType, ReadOptions};
+use hudi_edge::storage::local::LocalStorage;
+use hudi_edge::write::{Operation, WriteOptions, WriteResult};
+use hudi_edge::Table;
+use serde_json::{Map, Value};
+
+async fn open(dir: &Path) -> Table {
+    Table::open(Arc::new(LocalStorage::new(dir))).await.expect("open")
+}
+
+/// Rows of a read in the oracle encoding, each as sorted-key JSON text, sorted.
+async fn our_rows(dir: &Path, options: ReadOptions) -> Vec<String> {
+    let table = open(dir).await;
+    let result = table.read(&options).await.expect("read");
+    let mut rows: Vec<String> = result
+        .batches
+        .iter()
+        .flat_map(|b| rows_as_json_with(b, JsonStyle::ORACLE))
+        .map(|m| sorted_json(&Value::Object(m)))
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn sorted_json(v: &Value) -> String {
+    // serde_json keeps insertion order here; a BTreeMap round trip sorts keys.
+    let sorted: std::collections::BTreeMap<String, Value> =
+        serde_json::from_value(v.clone()).expect("object");
+    serde_json::to_string(&sorted).unwrap()
+}
+
+fn python() -> PathBuf {
+    let cache = std::env::var("HUDI_EDGE_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/hudi-edge"));
+    let p = cache.join("venv/bin/python");
+    assert!(p.exists(), "{} missing: run .ci/setup (PyPI hudi is the oracle)", p.display());
+    p
+}
+
+/// The same read through hudi-rs.
+fn hudi_rs_rows(dir: &Path, args: &[&str]) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/write/hudi_rs_rows.py");
+    let out = Command::new(python())
+        .arg(script)
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "hudi-rs failed on {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut rows: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| sorted_json(&serde_json::from_str(l).unwrap()))
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn data_only(rows: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let mut m: Map<String, Value> = serde_json::from_str(r).unwrap();
+            m.retain(|k, _| !k.starts_with("_hoodie_"));
+            sorted_json(&Value::Object(m))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Rows as `read --format jsonl` prints them, data columns only: the write's input form.
+async fn input_rows(dir: &Path) -> Vec<Map<String, Value>> {
+    let table = open(dir).await;
+    let result = table.read(&ReadOptions::default()).await.expect("read");
+    let mut rows: Vec<Map<String, Value>> = result
+        .batches
+        .iter()
+        .flat_map(rows_as_json)
+        .map(|mut m| {
+            m.retain(|k, _| !k.starts_with("_hoodie_"));
+            m
+        })
+        .collect();
+    rows.sort_by_key(|m| Value::Object(m.clone()).to_string());
+    rows
+}
+
+async fn write(dir: &Path, rows: &[Map<String, Value>], operation: Operation) -> WriteResult {
+    let table = open(dir).await;
+    let schema = table
+        .client()
+        .table_schema(&table.timeline().visibility_as_of(None))
+        .await
+        .unwrap();
+    let text: String = rows
+        .iter()
+        .map(|r| Value::Object(r.clone()).to_string() + "\n")
+        .collect();
+    let batches = decode_rows(text.into(), InputFormat::Jsonl, &schema, "input").expect("decode");
+    table
+        .write(&batches, &WriteOptions::new(operation))
+        .await
+        .unwrap_or_else(|e| panic!("write into {}: {e}", dir.display()))
+}
+
+/// What the test changes: a string column outside key, partition and ordering fields.
+fn editable(table: &Table, row: &Map<String, Value>) -> Option<String> {
+    let c = table.config();
+    row.iter()
+        .find(|(k, v)| {
+            v.is_string()
+                && !c.record_key_fields.contains(k)
+                && !c.partition_fields.contains(k)
+                && !c.ordering_fields.contains(k)
+        })
+        .map(|(k, _)| k.clone())
+}
+
+fn bump(row: &mut Map<String, Value>, field: &str, by: i64) {
+    if let Some(Value::Number(n)) = row.get(field) {
+        if let Some(i) = n.as_i64() {
+            row.insert(field.to_string(), Value::from(i + by));
+        }
+    }
+}
+
+async fn latest(dir: &Path) -> (String, String) {
+    let table = open(dir).await;
+    let i = table
+        .timeline()
+        .latest_completed_write()
+        .cloned()
+        .expect("a commit");
+    (i.requested_time, i.completion_time.unwrap_or_default())
+}
+
+/// Upsert, then delete, each checked against the model and hudi-rs.
+async fn round_trip(fixture: &str, test: &str) {
+    let dir = common::table_copy(fixture, "write", test);
+    let table = open(&dir).await;
+    let config = table.config().clone();
+    let rows = input_rows(&dir).await;
+    assert!(rows.len() >= 3, "{fixture}: too few rows to test with");
+    let edit = editable(&table, &rows[0]).expect("a string column to edit");
+    let ordering = config.ordering_fields.first().cloned();
+    let before = our_rows(&dir, ReadOptions::default()).await;
+    assert_eq!(hudi_rs_rows(&dir, &[]), before, "{fixture}: hudi-rs disagrees before any write");
+    let (before_instant, before_completion) = latest(&dir).await;
+
+    // Upsert: two updates, two new keys (one given twice: the higher ordering value wins).
+    let mut batch = Vec::new();
+    for (i, r) in rows.iter().take(2).enumerate() {
+        let mut u = r.clone();
+        u.insert(edit.clone(), Value::from(format!("edited-{i}")));
+        if let Some(o) = &ordering {
+            bump(&mut u, o, 1);
+        }
+        batch.push(u);
+    }
+    let new_key = |base: &Map<String, Value>, tag: &str| {
+        let mut n = base.clone();
+        for f in &config.record_key_fields {
+            n.insert(f.clone(), Value::from(format!("NEW-{tag}")));
+        }
+        n
+    };
+    let mut winner = new_key(&rows[1], "A");
+    winner.insert(edit.clone(), Value::from("winner"));
+    let mut loser = new_key(&rows[1], "A");
+    loser.insert(edit.clone(), Value::from("loser"));
+    if let Some(o) = &ordering {
+        bump(&mut winner, o, 5);
+    }
+    let fresh = new_key(&rows[2], "B");
+    let by_event_time = ordering.is_some();
+    if by_event_time {
+        batch.extend([winner.clone(), loser.clone(), fresh.clone()]);
+    } else {
+        batch.extend([loser.clone(), winner.clone(), fresh.clone()]);
+    }
+    let result = write(&dir, &batch, Operation::Upsert).await;
+    assert_eq!(
+        (result.records.updated, result.records.inserted, result.records.deduplicated),
+        (2, 2, 1),
+        "{fixture}: {result:?}"
+    );
+
+    let mut model: Vec<Map<String, Value>> = rows[2..].to_vec();
+    model.extend(batch[..2].iter().cloned());
+    model.extend([winner.clone(), fresh.clone()]);
+    let after = our_rows(&dir, ReadOptions::default()).await;
+    let expected_data = data_only(&our_model(&dir, &model).await);
+    assert_eq!(data_only(&after), expected_data, "{fixture}: snapshot after the upsert");
+    assert_eq!(hudi_rs_rows(&dir, &[]), after, "{fixture}: hudi-rs after the upsert");
+
+    // Time travel to the commit before, in both readers.
+    let old = our_rows(
+        &dir,
+        ReadOptions {
+            as_of: Some(before_instant.clone()),
+            ..ReadOptions::default()
+        },
+    )
+    .await;
+    assert_eq!(old, before, "{fixture}: time travel to {before_instant}");
+    assert_eq!(
+        hudi_rs_rows(&dir, &["--as-of", &before_instant]),
+        before,
+        "{fixture}: hudi-rs time travel"
+    );
+
+    // Incremental from the previous commit: exactly the batch (after pre-combining).
+    let changed = our_rows(
+        &dir,
+        ReadOptions {
+            query: QueryType::Incremental,
+            start: Some(before_completion.clone()),
+            ..ReadOptions::default()
+        },
+    )
+    .await;
+    let mut batch_rows = batch[..2].to_vec();
+    batch_rows.extend([winner, fresh]);
+    assert_eq!(
+        data_only(&changed),
+        data_only(&our_model(&dir, &batch_rows).await),
+        "{fixture}: incremental since {before_completion}"
+    );
+    for r in &changed {
+        assert!(r.contains(&result.instant), "{fixture}: commit time of {r}");
+    }
+
+    // Delete: one key that exists, one that does not.
+    let victim = rows[2].clone();
+    let mut missing = rows[2].clone();
+    for f in &config.record_key_fields {
+        missing.insert(f.clone(), Value::from("NO-SUCH-KEY"));
+    }
+    let result = write(&dir, &[victim.clone(), missing], Operation::Delete).await;
+    assert_eq!(
+        (result.records.deleted, result.records.delete_missing),
+        (1, 1),
+        "{fixture}: {result:?}"
+    );
+    let after_delete = our_rows(&dir, ReadOptions::default()).await;
+    let victim_data = data_only(&our_model(&dir, &[victim]).await);
+    let remaining = data_only(&after_delete);
+    assert!(!remaining.contains(&victim_data[0]), "{fixture}: deleted row still there");
+    assert_eq!(remaining.len(), expected_data.len() - 1, "{fixture}: rows after the delete");
+    assert_eq!(hudi_rs_rows(&dir, &[]), after_delete, "{fixture}: hudi-rs after the delete");
+}
+
+/// Model rows (input encoding) in the oracle encoding, by decoding them as a write would.
+async fn our_model(dir: &Path, rows: &[Map<String, Value>]) -> Vec<String> {
+    let table = open(dir).await;
+    let schema = table
+        .client()
+        .table_schema(&table.timeline().visibility_as_of(None))
+        .await
+        .unwrap();
+    let text: String = rows
+        .iter()
+        .map(|r| Value::Object(r.clone()).to_string() + "\n")
+        .collect();
+    let batches = decode_rows(text.into(), InputFormat::Jsonl, &schema, "model").unwrap();
+    let mut out: Vec<String> = batches
+        .iter()
+        .flat_map(|b| rows_as_json_with(b, JsonStyle::ORACLE))
+        .map(|m| sorted_json(&Value::Object(m)))
+        .collect();
+    out.sort();
+    out
+}
+
+macro_rules! round_trips {
+    ($($name:ident => $fixture:literal),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                round_trip($fixture, stringify!($name)).await;
+            }
+        )*
+    };
+}
+
+round_trips! {
+    cow_v9_simple => "sample_table/cow/v9_txns_simple_nometa",
+    mor_v9_simple => "sample_table/mor/avro/v9_txns_simple_nometa",
+    cow_v9_complex => "sample_table/cow/v9_txns_complex_nometa",
+    mor_v9_complex => "sample_table/mor/avro/v9_txns_complex_nometa",
+    cow_v9_nonpartitioned => "sample_table/cow/v9_txns_nonpart_nometa",
+    mor_v9_nonpartitioned => "sample_table/mor/avro/v9_txns_nonpart_nometa",
+    cow_v8_simple => "sample_table/cow/v8_simplekeygen_nonhivestyle",
+    cow_v8_nonpartitioned => "sample_table/cow/v8_nonpartitioned",
+}
