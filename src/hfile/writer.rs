@@ -148,7 +148,10 @@ pub fn write_hfile_with(
         "hfile.CREATE_TIME_TS",
         opts.create_time_ms.to_be_bytes().to_vec(),
     );
-    info.put("hfile.AVG_VALUE_LEN", avg(value_total).to_be_bytes().to_vec());
+    info.put(
+        "hfile.AVG_VALUE_LEN",
+        avg(value_total).to_be_bytes().to_vec(),
+    );
     if !info.contains("KEY_VALUE_VERSION") {
         info.put("KEY_VALUE_VERSION", 1i32.to_be_bytes().to_vec());
     }

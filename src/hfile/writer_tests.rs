@@ -47,7 +47,10 @@ fn round_trips_through_the_reader() {
             assert_eq!((&c.key[..], &c.value[..]), (&k[..], &v[..]));
         }
         let mid = &cells[n / 2];
-        assert_eq!(block_on(r.get(&mid.0)).unwrap().as_deref(), Some(&mid.1[..]));
+        assert_eq!(
+            block_on(r.get(&mid.0)).unwrap().as_deref(),
+            Some(&mid.1[..])
+        );
         assert_eq!(block_on(r.get(b"key-")).unwrap(), None);
         assert_eq!(block_on(r.get(b"zzz")).unwrap(), None);
         if n >= 500 {
@@ -154,8 +157,16 @@ fn reencodes_fixture_log_block_hfiles() {
                         let (a, b) = (read(ours), &orig);
                         let (ta, tb) = (a.trailer(), b.trailer());
                         assert_eq!(
-                            (ta.uncompressed_data_index_size, ta.data_index_count, ta.entry_count),
-                            (tb.uncompressed_data_index_size, tb.data_index_count, tb.entry_count)
+                            (
+                                ta.uncompressed_data_index_size,
+                                ta.data_index_count,
+                                ta.entry_count
+                            ),
+                            (
+                                tb.uncompressed_data_index_size,
+                                tb.data_index_count,
+                                tb.entry_count
+                            )
                         );
                         assert_eq!(
                             (ta.comparator_class_name.as_str(), ta.compression_codec),
@@ -219,7 +230,11 @@ fn blank_index_offsets(p: &mut [u8]) {
         let (extra, len) = if first >= -112 {
             (0, first as usize)
         } else {
-            let n = if first < -120 { -(first as i32 + 120) } else { -(first as i32 + 112) } as usize;
+            let n = if first < -120 {
+                -(first as i32 + 120)
+            } else {
+                -(first as i32 + 112)
+            } as usize;
             let len = p[at + 13..at + 13 + n]
                 .iter()
                 .fold(0usize, |acc, &b| (acc << 8) | b as usize);

@@ -105,7 +105,9 @@ impl RecordEncoder {
                 D::Rec(vec![("isDeleted", D::Bool(si.is_deleted))]),
             ),
             P::BloomFilter(_) => {
-                return Err(HudiError::unsupported("writing bloom filter metadata records"))
+                return Err(HudiError::unsupported(
+                    "writing bloom filter metadata records",
+                ))
             }
         };
         let record = D::Rec(vec![
@@ -314,11 +316,11 @@ impl RecordEncoder {
                             let v = default_datum(f.default.as_ref())
                                 .or(nullable.then_some(D::Null))
                                 .ok_or_else(|| {
-                                HudiError::invalid(format!(
-                                    "metadata record field {} has no value and no default",
-                                    f.name
-                                ))
-                            })?;
+                                    HudiError::invalid(format!(
+                                        "metadata record field {} has no value and no default",
+                                        f.name
+                                    ))
+                                })?;
                             self.write(&f.schema, &v, out)?;
                         }
                     }
@@ -517,10 +519,14 @@ fn sign_extend(b: &[u8], size: usize) -> Option<Vec<u8>> {
 fn rescale(unscaled: i128, from: i32, to: i32) -> Result<i128> {
     let overflow = || HudiError::invalid("decimal bound does not fit the DecimalWrapper scale");
     if to >= from {
-        let f = 10i128.checked_pow((to - from) as u32).ok_or_else(overflow)?;
+        let f = 10i128
+            .checked_pow((to - from) as u32)
+            .ok_or_else(overflow)?;
         unscaled.checked_mul(f).ok_or_else(overflow)
     } else {
-        let f = 10i128.checked_pow((from - to) as u32).ok_or_else(overflow)?;
+        let f = 10i128
+            .checked_pow((from - to) as u32)
+            .ok_or_else(overflow)?;
         if unscaled % f != 0 {
             return Err(overflow());
         }

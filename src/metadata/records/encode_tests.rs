@@ -23,7 +23,11 @@ fn fixture_cells() -> Vec<(String, String, Vec<u8>, String)> {
         };
         for (_, path) in ts::mdt_hfiles(&root) {
             let bytes = bytes::Bytes::from(std::fs::read(&path).unwrap());
-            push(None, HFileReader::from_bytes(bytes, "b").unwrap(), path.display().to_string());
+            push(
+                None,
+                HFileReader::from_bytes(bytes, "b").unwrap(),
+                path.display().to_string(),
+            );
         }
         for (_, path) in ts::mdt_log_files(&root) {
             let log = std::fs::read(&path).unwrap();
@@ -46,7 +50,10 @@ fn reencodes_every_fixture_record() {
     let mut base_differ = 0;
     for (schema, key, value, src) in fixture_cells() {
         let (dec, enc) = encoders.entry(schema.clone()).or_insert_with(|| {
-            (RecordDecoder::new(&schema, "f").unwrap(), RecordEncoder::new(&schema).unwrap())
+            (
+                RecordDecoder::new(&schema, "f").unwrap(),
+                RecordEncoder::new(&schema).unwrap(),
+            )
         });
         let record = dec.decode(&key, &value).unwrap();
         let kind = match &record.payload {
@@ -75,7 +82,13 @@ fn reencodes_every_fixture_record() {
         eprintln!("{f}");
     }
     assert!(failures.is_empty(), "{} records differ", failures.len());
-    for kind in ["all_partitions", "files", "column_stats", "partition_stats", "record_index"] {
+    for kind in [
+        "all_partitions",
+        "files",
+        "column_stats",
+        "partition_stats",
+        "record_index",
+    ] {
         assert!(by_type.get(kind).is_some_and(|c| c.1 > 0), "{kind}");
     }
 }

@@ -18,10 +18,10 @@ use crate::error::{HudiError, Result};
 use crate::hfile::{Cell, HFileReader};
 use crate::value::Value;
 
+pub mod encode;
 #[cfg(test)]
 mod encode_tests;
 mod payload;
-pub mod encode;
 
 pub use encode::RecordEncoder;
 
