@@ -13,6 +13,9 @@ use super::{ColumnStats, FilesEntry, MetadataPayload, RecordIndexEntry};
 use crate::error::{HudiError, Result};
 use crate::value::Value;
 
+/// A V2 `valueType`: ordinal and additional info (e.g. `"15,2"`).
+type ValueTypeInfo = (i32, Option<String>);
+
 /// Hudi `ValueType` ordinals (column stats V2 `valueType.typeOrdinal`).
 pub mod value_type {
     pub const NULL: i32 = 1;
@@ -157,7 +160,7 @@ impl RecordEncoder {
     }
 
     /// A bound as its wrapper union branch, and the V2 value type it implies.
-    fn bound(&self, v: Option<&Value>, v2: bool) -> Result<(D, Option<(i32, Option<String>)>)> {
+    fn bound(&self, v: Option<&Value>, v2: bool) -> Result<(D, Option<ValueTypeInfo>)> {
         use value_type as T;
         let Some(v) = v else {
             return Ok((D::Null, None));
