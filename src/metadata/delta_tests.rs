@@ -242,7 +242,12 @@ fn appended_delta_reads_back() {
             other => panic!("{k}: {other:?}"),
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    // Kept on request, for a one-off check with another reader.
+    if std::env::var_os("HUDI_EDGE_KEEP_DELTA").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    } else {
+        eprintln!("kept {}", dir.display());
+    }
 }
 
 #[test]
