@@ -18,6 +18,9 @@ mod index;
 mod proto;
 mod reader;
 mod trailer;
+pub mod writer;
+#[cfg(test)]
+mod writer_tests;
 
 #[cfg(test)]
 pub(crate) mod test_support;
@@ -29,3 +32,4 @@ pub use data::Cell;
 pub use file_info::FileInfo;
 pub use reader::{HFileReader, OpenOptions};
 pub use trailer::{Trailer, TRAILER_SIZE};
+pub use writer::{write_hfile, write_hfile_with, ChecksumKind, HFileWriteOptions};

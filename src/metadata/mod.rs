@@ -9,6 +9,7 @@
 //! [`skipping`] turns its indexes into pruning decisions, with [`stats`] converting
 //! statistics to typed Arrow arrays.
 
+pub mod delta;
 pub mod keys;
 mod log_blocks;
 pub mod lookup;
@@ -21,6 +22,8 @@ pub mod table;
 
 #[cfg(test)]
 mod damage_tests;
+#[cfg(test)]
+mod delta_tests;
 #[cfg(test)]
 mod tests;
 

@@ -282,6 +282,45 @@ impl MetadataTable {
         Ok(slices)
     }
 
+    /// Every file of an MDT partition directory, committed or not (a writer picks log
+    /// versions that do not collide with any of them).
+    pub async fn list_partition(&self, partition: &str) -> Result<Vec<ObjectMeta>> {
+        self.storage.list(&mdt_path(partition), false).await
+    }
+
+    /// The `HoodieMetadataRecord` writer schema the table's MDT files use: the newest
+    /// HFILE_DATA block's `SCHEMA` header in the `files` partition, else its base file's
+    /// file info (a writer must reuse it exactly, docs §10.4).
+    pub async fn record_schema(&self) -> Result<String> {
+        let shards = self.shards(FILES).await?;
+        for slice in shards.iter() {
+            for l in slice.log_files.iter().rev() {
+                let blocks = self
+                    .log(mdt_path(&join(&slice.partition, &l.name)), l.size)
+                    .await?;
+                for b in blocks.iter().rev() {
+                    if let Content::HFile {
+                        schema: Some(s), ..
+                    } = &b.content
+                    {
+                        return Ok(s.clone());
+                    }
+                }
+            }
+            if let Some(b) = &slice.base_file {
+                let path = mdt_path(&join(&slice.partition, &b.name));
+                let (reader, _) = self.base(&path, b.size).await?;
+                if let Some(s) = reader.file_info().schema() {
+                    return Ok(s.to_string());
+                }
+            }
+        }
+        Err(HudiError::corrupt(
+            join(METADATA_DIR, FILES),
+            "no metadata record schema in any file",
+        ))
+    }
+
     /// One shard's records for `lookup`: the base file's, then each valid log block's.
     async fn slice_records(&self, slice: &FileSlice, lookup: Lookup<'_>) -> Result<Records> {
         let base = async {

@@ -18,11 +18,16 @@ use crate::error::{HudiError, Result};
 use crate::hfile::{Cell, HFileReader};
 use crate::value::Value;
 
-/// One file (type 2) or partition (type 1) of a `files` record.
+pub mod encode;
+#[cfg(test)]
+mod encode_tests;
 mod payload;
+
+pub use encode::RecordEncoder;
 
 use payload::{kind, Ctx};
 
+/// One file (type 2) or partition (type 1) of a `files` record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilesEntry {
     pub name: String,
