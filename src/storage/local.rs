@@ -152,8 +152,17 @@ fn create_atomically(full: &Path, data: &[u8]) -> std::io::Result<bool> {
         Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
         // File systems without hard links: exclusive create still decides the race, though
         // a reader may then see the file before its bytes.
-        Err(e) if matches!(e.kind(), ErrorKind::Unsupported | ErrorKind::PermissionDenied) => {
-            match fs::OpenOptions::new().write(true).create_new(true).open(full) {
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::Unsupported | ErrorKind::PermissionDenied
+            ) =>
+        {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(full)
+            {
                 Ok(mut f) => f.write_all(data).and_then(|()| f.sync_all()).map(|()| true),
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
                 Err(e) => Err(e),
@@ -308,7 +317,8 @@ mod tests {
     }
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("hudi-edge-local-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("hudi-edge-local-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir
@@ -327,8 +337,7 @@ mod tests {
                     std::thread::spawn(move || {
                         barrier.wait();
                         let data = Bytes::from(format!("writer {i}").repeat(1000));
-                        futures::executor::block_on(s.put(&path, data, PutMode::Create))
-                            .map(|_| i)
+                        futures::executor::block_on(s.put(&path, data, PutMode::Create)).map(|_| i)
                     })
                 })
                 .collect();
@@ -342,7 +351,10 @@ mod tests {
             }
             // The file is the winner's, whole.
             let got = fs::read(dir.join(&path)).unwrap();
-            assert_eq!(got, format!("writer {}", winners[0]).repeat(1000).into_bytes());
+            assert_eq!(
+                got,
+                format!("writer {}", winners[0]).repeat(1000).into_bytes()
+            );
         }
         // No temporary file is left behind.
         let left: Vec<_> = fs::read_dir(dir.join(".hoodie/timeline"))
@@ -360,22 +372,49 @@ mod tests {
         let dir = scratch("update");
         let s = LocalStorage::new(&dir);
         futures::executor::block_on(async {
-            let a = s.put("lock.json", Bytes::from_static(b"{\"a\":1}"), PutMode::Create).await.unwrap();
-            assert_eq!(a.etag, Some(format!("\"{}\"", crate::storage::md5_hex(b"{\"a\":1}"))));
+            let a = s
+                .put(
+                    "lock.json",
+                    Bytes::from_static(b"{\"a\":1}"),
+                    PutMode::Create,
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                a.etag,
+                Some(format!("\"{}\"", crate::storage::md5_hex(b"{\"a\":1}")))
+            );
             assert_eq!(s.head("lock.json").await.unwrap().etag, a.etag);
             // Same length, same instant: still another ETag.
             let b = s
-                .put("lock.json", Bytes::from_static(b"{\"a\":2}"), PutMode::UpdateIfMatch(a.etag.clone().unwrap()))
+                .put(
+                    "lock.json",
+                    Bytes::from_static(b"{\"a\":2}"),
+                    PutMode::UpdateIfMatch(a.etag.clone().unwrap()),
+                )
                 .await
                 .unwrap();
             assert_ne!(a.etag, b.etag);
             let stale = s
-                .put("lock.json", Bytes::from_static(b"{\"a\":3}"), PutMode::UpdateIfMatch(a.etag.unwrap()))
+                .put(
+                    "lock.json",
+                    Bytes::from_static(b"{\"a\":3}"),
+                    PutMode::UpdateIfMatch(a.etag.unwrap()),
+                )
                 .await;
             assert_eq!(stale.unwrap_err().code(), "CONFLICT");
-            let gone = s.put("nothing", Bytes::new(), PutMode::UpdateIfMatch("\"x\"".into())).await;
+            let gone = s
+                .put(
+                    "nothing",
+                    Bytes::new(),
+                    PutMode::UpdateIfMatch("\"x\"".into()),
+                )
+                .await;
             assert_eq!(gone.unwrap_err().code(), "CONFLICT");
-            assert_eq!(&s.get("lock.json", Purpose::Other).await.unwrap()[..], b"{\"a\":2}");
+            assert_eq!(
+                &s.get("lock.json", Purpose::Other).await.unwrap()[..],
+                b"{\"a\":2}"
+            );
         });
         let _ = fs::remove_dir_all(dir);
     }

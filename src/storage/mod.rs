@@ -24,6 +24,7 @@ pub mod fetch;
 #[cfg(feature = "http")]
 pub mod http;
 mod instrumented;
+pub mod js_failure;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod latency;
 pub mod listing;
@@ -377,7 +378,9 @@ mod tests {
         };
         futures::executor::block_on(async {
             let ours = Bytes::from_static(b"ours");
-            let m = confirm_own_write(&s, "t/x.commit", &ours, conflict()).await.unwrap();
+            let m = confirm_own_write(&s, "t/x.commit", &ours, conflict())
+                .await
+                .unwrap();
             assert_eq!(m.size, 4);
             for (path, data) in [
                 ("t/x.commit", &b"them"[..]),
@@ -390,7 +393,13 @@ mod tests {
             }
             // Other errors pass through untouched.
             let io = HudiError::io("x", "boom");
-            assert_eq!(confirm_own_write(&s, "t/x.commit", &ours, io).await.unwrap_err().code(), "IO");
+            assert_eq!(
+                confirm_own_write(&s, "t/x.commit", &ours, io)
+                    .await
+                    .unwrap_err()
+                    .code(),
+                "IO"
+            );
         });
     }
 

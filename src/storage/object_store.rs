@@ -328,7 +328,11 @@ impl Storage for ObjectStoreStorage {
         let conditional = !matches!(mode, object_store::PutMode::Overwrite);
         let r = match self
             .store
-            .put_opts(&self.key(path)?, PutPayload::from(data.clone()), mode.into())
+            .put_opts(
+                &self.key(path)?,
+                PutPayload::from(data.clone()),
+                mode.into(),
+            )
             .await
         {
             Ok(r) => r,

@@ -131,7 +131,10 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
 }
 
 fn bad(at: &str, what: impl std::fmt::Display) -> HudiError {
-    HudiError::invalid(format!("cannot encode {}: {what}", if at.is_empty() { "record" } else { at }))
+    HudiError::invalid(format!(
+        "cannot encode {}: {what}",
+        if at.is_empty() { "record" } else { at }
+    ))
 }
 
 /// Named types seen so far (a later mention by name refers to them).
@@ -213,7 +216,9 @@ fn write_datum<'s>(
             Ok(())
         }
         "long" => {
-            let n = v.as_i64().ok_or_else(|| bad(at, format!("{v} is not a long")))?;
+            let n = v
+                .as_i64()
+                .ok_or_else(|| bad(at, format!("{v} is not a long")))?;
             write_long(out, n);
             Ok(())
         }
@@ -255,7 +260,9 @@ fn write_datum<'s>(
         }
         "array" => {
             let items = v.as_array().ok_or_else(|| bad(at, "not an array"))?;
-            let item_schema = schema.get("items").ok_or_else(|| bad(at, "array without items"))?;
+            let item_schema = schema
+                .get("items")
+                .ok_or_else(|| bad(at, "array without items"))?;
             if !items.is_empty() {
                 write_long(out, items.len() as i64);
                 for (i, item) in items.iter().enumerate() {
@@ -267,7 +274,9 @@ fn write_datum<'s>(
         }
         "map" => {
             let entries = v.as_object().ok_or_else(|| bad(at, "not a map"))?;
-            let value_schema = schema.get("values").ok_or_else(|| bad(at, "map without values"))?;
+            let value_schema = schema
+                .get("values")
+                .ok_or_else(|| bad(at, "map without values"))?;
             if !entries.is_empty() {
                 write_long(out, entries.len() as i64);
                 for (k, item) in entries {
@@ -326,13 +335,24 @@ fn commit_json_v6(meta: &CommitMetadata, replace: bool) -> Result<Value> {
         parts.insert(p.clone(), Value::Array(list));
     }
     top.insert("partitionToWriteStats".into(), Value::Object(parts));
-    top.insert("compacted".into(), Value::Bool(meta.compacted.unwrap_or(false)));
-    top.insert("extraMetadata".into(), to_value(&meta.extra_metadata.clone().unwrap_or_default())?);
+    top.insert(
+        "compacted".into(),
+        Value::Bool(meta.compacted.unwrap_or(false)),
+    );
+    top.insert(
+        "extraMetadata".into(),
+        to_value(&meta.extra_metadata.clone().unwrap_or_default())?,
+    );
     top.insert("operationType".into(), to_value(&meta.operation_type)?);
     if replace || meta.partition_to_replace_file_ids.is_some() {
         top.insert(
             "partitionToReplaceFileIds".into(),
-            to_value(&meta.partition_to_replace_file_ids.clone().unwrap_or_default())?,
+            to_value(
+                &meta
+                    .partition_to_replace_file_ids
+                    .clone()
+                    .unwrap_or_default(),
+            )?,
         );
     }
     for (k, v) in &meta.other {
@@ -359,11 +379,23 @@ fn write_stat_json_v6(s: &WriteStat) -> Result<Value> {
     o.insert("tempPath".into(), text(&s.temp_path));
     o.insert("partitionPath".into(), text(&s.partition_path));
     o.insert("totalLogRecords".into(), long(s.total_log_records));
-    o.insert("totalLogFilesCompacted".into(), long(s.total_log_files_compacted));
-    o.insert("totalLogSizeCompacted".into(), long(s.total_log_size_compacted));
-    o.insert("totalUpdatedRecordsCompacted".into(), long(s.total_updated_records_compacted));
+    o.insert(
+        "totalLogFilesCompacted".into(),
+        long(s.total_log_files_compacted),
+    );
+    o.insert(
+        "totalLogSizeCompacted".into(),
+        long(s.total_log_size_compacted),
+    );
+    o.insert(
+        "totalUpdatedRecordsCompacted".into(),
+        long(s.total_updated_records_compacted),
+    );
     o.insert("totalLogBlocks".into(), long(s.total_log_blocks));
-    o.insert("totalCorruptLogBlock".into(), long(s.total_corrupt_log_block));
+    o.insert(
+        "totalCorruptLogBlock".into(),
+        long(s.total_corrupt_log_block),
+    );
     o.insert("totalRollbackBlocks".into(), long(s.total_rollback_blocks));
     o.insert("fileSizeInBytes".into(), long(s.file_size_in_bytes));
     o.insert("minEventTime".into(), boxed(s.min_event_time));
@@ -399,7 +431,10 @@ fn write_stat_json_v6(s: &WriteStat) -> Result<Value> {
         o.insert("logVersion".into(), long(s.log_version));
         o.insert("logOffset".into(), long(s.log_offset));
         o.insert("baseFile".into(), text(&s.base_file));
-        o.insert("logFiles".into(), to_value(&s.log_files.clone().unwrap_or_default())?);
+        o.insert(
+            "logFiles".into(),
+            to_value(&s.log_files.clone().unwrap_or_default())?,
+        );
     }
     for (k, v) in &s.other {
         o.entry(k.clone()).or_insert_with(|| v.clone());

@@ -41,12 +41,20 @@ struct LostAnswers {
 impl Transport for LostAnswers {
     async fn send(&self, r: Request) -> std::result::Result<Response, TransportError> {
         let key = r.url.clone();
-        let header = |n: &str| r.headers.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        let header = |n: &str| {
+            r.headers
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+        };
         let mut objects = self.objects.lock().unwrap();
         let etag = |b: &Bytes| format!("\"{}\"", crate::storage::md5_hex(b));
         let answer = |status: u16, headers: Vec<(&str, String)>, body: Bytes| Response {
             status,
-            headers: headers.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            headers: headers
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
             body,
             over_limit: false,
         };
@@ -74,7 +82,11 @@ impl Transport for LostAnswers {
                 Some(b) => answer(
                     200,
                     vec![("etag", etag(b)), ("content-length", b.len().to_string())],
-                    if r.method == "GET" { b.clone() } else { Bytes::new() },
+                    if r.method == "GET" {
+                        b.clone()
+                    } else {
+                        Bytes::new()
+                    },
                 ),
                 None => answer(404, vec![], Bytes::new()),
             },
@@ -88,16 +100,26 @@ impl Transport for LostAnswers {
 #[test]
 fn a_retried_conditional_put_that_landed_is_not_a_conflict() {
     let t = Arc::new(LostAnswers::default());
-    let s = HttpStorage::for_url(t.clone(), "http://h.example/t/", None, HttpOptions::default())
-        .unwrap();
+    let s = HttpStorage::for_url(
+        t.clone(),
+        "http://h.example/t/",
+        None,
+        HttpOptions::default(),
+    )
+    .unwrap();
     let lose = || *t.lose_next_put.lock().unwrap() = true;
     futures::executor::block_on(async {
         let ours = Bytes::from_static(b"commit");
         lose();
-        let m = s.put("x.commit", ours.clone(), PutMode::Create).await.unwrap();
+        let m = s
+            .put("x.commit", ours.clone(), PutMode::Create)
+            .await
+            .unwrap();
         assert_eq!(m.size, 6);
         // Someone else's bytes there: a real conflict.
-        let e = s.put("x.commit", Bytes::from_static(b"theirs"), PutMode::Create).await;
+        let e = s
+            .put("x.commit", Bytes::from_static(b"theirs"), PutMode::Create)
+            .await;
         assert_eq!(e.unwrap_err().code(), "CONFLICT");
         // An empty file cannot be told from another writer's.
         lose();
@@ -107,10 +129,18 @@ fn a_retried_conditional_put_that_landed_is_not_a_conflict() {
         let etag = s.head("x.commit").await.unwrap().etag.unwrap();
         lose();
         let next = Bytes::from_static(b"commit2");
-        s.put("x.commit", next.clone(), PutMode::UpdateIfMatch(etag.clone()))
-            .await
-            .unwrap();
-        let e = s.put("x.commit", Bytes::from_static(b"commit3"), PutMode::UpdateIfMatch(etag));
+        s.put(
+            "x.commit",
+            next.clone(),
+            PutMode::UpdateIfMatch(etag.clone()),
+        )
+        .await
+        .unwrap();
+        let e = s.put(
+            "x.commit",
+            Bytes::from_static(b"commit3"),
+            PutMode::UpdateIfMatch(etag),
+        );
         assert_eq!(e.await.unwrap_err().code(), "CONFLICT");
     });
 }

@@ -122,7 +122,11 @@ fn typed_instants_lose_nothing() {
                 InstantSchema::RequestedReplaceMetadata => continue,
             };
             assert_eq!(bytes.len(), ours.len(), "{t}/{name}");
-            assert_eq!(decode_instant_file(&ours, &name).unwrap(), json, "{t}/{name}");
+            assert_eq!(
+                decode_instant_file(&ours, &name).unwrap(),
+                json,
+                "{t}/{name}"
+            );
             assert_eq!(values(&bytes), values(&ours), "{t}/{name}");
         }
     }
@@ -131,7 +135,8 @@ fn typed_instants_lose_nothing() {
 
 #[test]
 fn rollback_fixture_content() {
-    let root = crate::hfile::test_support::table("sample_table/mor/avro/v9_nonpartitioned_rollback");
+    let root =
+        crate::hfile::test_support::table("sample_table/mor/avro/v9_nonpartitioned_rollback");
     let files = timeline_files(&root, ".hoodie/timeline");
     let get = |suffix: &str| &files.iter().find(|(n, _)| n.ends_with(suffix)).unwrap().1;
     assert!(get(".rollback.inflight").is_empty());
@@ -141,7 +146,10 @@ fn rollback_fixture_content() {
     let done = get(".rollback");
     let done = RollbackMetadata::from_json(decode_instant_file(done, "m").unwrap(), "m").unwrap();
     assert_eq!(done.commits_rollback.len(), 1);
-    assert_eq!(done.instants_rollback[0].commit_time, done.commits_rollback[0]);
+    assert_eq!(
+        done.instants_rollback[0].commit_time,
+        done.commits_rollback[0]
+    );
 }
 
 /// v6 commits are Java's pretty-printed JSON: byte for byte for the 0.14 writer's files.
@@ -198,26 +206,98 @@ fn file_names() {
     let t = "20260307162434124";
     let c = Some("20260307162438653");
     let cases = [
-        (action::COMMIT, State::Requested, None, "20260307162434124.commit.requested"),
-        (action::COMMIT, State::Inflight, None, "20260307162434124.inflight"),
-        (action::COMMIT, State::Completed, c, "20260307162434124_20260307162438653.commit"),
-        (action::DELTA_COMMIT, State::Requested, None, "20260307162434124.deltacommit.requested"),
-        (action::DELTA_COMMIT, State::Inflight, None, "20260307162434124.deltacommit.inflight"),
-        (action::DELTA_COMMIT, State::Completed, c, "20260307162434124_20260307162438653.deltacommit"),
-        (action::ROLLBACK, State::Requested, None, "20260307162434124.rollback.requested"),
-        (action::ROLLBACK, State::Inflight, None, "20260307162434124.rollback.inflight"),
-        (action::ROLLBACK, State::Completed, c, "20260307162434124_20260307162438653.rollback"),
-        (action::COMPACTION, State::Completed, c, "20260307162434124_20260307162438653.commit"),
-        (action::CLUSTERING, State::Completed, c, "20260307162434124_20260307162438653.replacecommit"),
-        (action::DELTA_COMMIT, State::Completed, None, "20260307162434124.deltacommit"),
-        (action::COMMIT, State::Completed, None, "20260307162434124.commit"),
+        (
+            action::COMMIT,
+            State::Requested,
+            None,
+            "20260307162434124.commit.requested",
+        ),
+        (
+            action::COMMIT,
+            State::Inflight,
+            None,
+            "20260307162434124.inflight",
+        ),
+        (
+            action::COMMIT,
+            State::Completed,
+            c,
+            "20260307162434124_20260307162438653.commit",
+        ),
+        (
+            action::DELTA_COMMIT,
+            State::Requested,
+            None,
+            "20260307162434124.deltacommit.requested",
+        ),
+        (
+            action::DELTA_COMMIT,
+            State::Inflight,
+            None,
+            "20260307162434124.deltacommit.inflight",
+        ),
+        (
+            action::DELTA_COMMIT,
+            State::Completed,
+            c,
+            "20260307162434124_20260307162438653.deltacommit",
+        ),
+        (
+            action::ROLLBACK,
+            State::Requested,
+            None,
+            "20260307162434124.rollback.requested",
+        ),
+        (
+            action::ROLLBACK,
+            State::Inflight,
+            None,
+            "20260307162434124.rollback.inflight",
+        ),
+        (
+            action::ROLLBACK,
+            State::Completed,
+            c,
+            "20260307162434124_20260307162438653.rollback",
+        ),
+        (
+            action::COMPACTION,
+            State::Completed,
+            c,
+            "20260307162434124_20260307162438653.commit",
+        ),
+        (
+            action::CLUSTERING,
+            State::Completed,
+            c,
+            "20260307162434124_20260307162438653.replacecommit",
+        ),
+        (
+            action::DELTA_COMMIT,
+            State::Completed,
+            None,
+            "20260307162434124.deltacommit",
+        ),
+        (
+            action::COMMIT,
+            State::Completed,
+            None,
+            "20260307162434124.commit",
+        ),
     ];
     for (a, s, c, want) in cases {
         let name = instant_file_name(t, a, s, c);
         assert_eq!(name, want);
         let p = parse_instant_file_name(&name).unwrap();
         assert_eq!((p.state, p.completion_time.as_deref()), (s, c), "{name}");
-        assert_eq!(p.action, if s == State::Completed { action::completed_as(a) } else { a });
+        assert_eq!(
+            p.action,
+            if s == State::Completed {
+                action::completed_as(a)
+            } else {
+                a
+            }
+        );
     }
 }
 
@@ -231,9 +311,18 @@ fn instant_times() {
         "20260307162434124"
     );
     // Not ahead of the timeline: one past the greatest time on it.
-    assert_eq!(new_instant_time(ms, utc, &["20260307162434124"]).unwrap(), "20260307162434125");
-    assert_eq!(new_instant_time(ms, utc, &["20260307235959999"]).unwrap(), "20260308000000000");
-    assert_eq!(new_instant_time(ms, utc, &["20260307162440"]).unwrap(), "20260307162441000");
+    assert_eq!(
+        new_instant_time(ms, utc, &["20260307162434124"]).unwrap(),
+        "20260307162434125"
+    );
+    assert_eq!(
+        new_instant_time(ms, utc, &["20260307235959999"]).unwrap(),
+        "20260308000000000"
+    );
+    assert_eq!(
+        new_instant_time(ms, utc, &["20260307162440"]).unwrap(),
+        "20260307162441000"
+    );
     // MDT-style suffixed times sort above their first 17 digits.
     assert_eq!(
         new_instant_time(ms, utc, &["20260307162434124001"]).unwrap(),
@@ -249,7 +338,10 @@ fn instant_times() {
             .to_string()
     );
     for bad in ["x", "2026", "", "9999123123595999a"] {
-        assert_eq!(new_instant_time(ms, utc, &[bad]).unwrap_err().code(), "INVALID_ARGUMENT");
+        assert_eq!(
+            new_instant_time(ms, utc, &[bad]).unwrap_err().code(),
+            "INVALID_ARGUMENT"
+        );
     }
     assert!(new_instant_time(ms, utc, &["99999999999999999"]).is_err());
     assert!(new_instant_time(i64::MAX, utc, &[]).is_err());
@@ -270,7 +362,13 @@ fn bad_values_are_errors_not_panics() {
         }
     }
     // Required fields without defaults.
-    let e = encode_avro_instant(InstantSchema::RollbackMetadata, &serde_json::json!({})).unwrap_err();
+    let e =
+        encode_avro_instant(InstantSchema::RollbackMetadata, &serde_json::json!({})).unwrap_err();
     assert_eq!(e.code(), "INVALID_ARGUMENT");
-    assert_eq!(encode_commit_metadata(&CommitMetadata::default(), 5).unwrap_err().code(), "UNSUPPORTED");
+    assert_eq!(
+        encode_commit_metadata(&CommitMetadata::default(), 5)
+            .unwrap_err()
+            .code(),
+        "UNSUPPORTED"
+    );
 }
