@@ -23,6 +23,20 @@ impl LocalStorage {
         LocalStorage { root: root.into() }
     }
 
+    /// `head`, without a future: conditional updates call it under a lock.
+    fn head_now(&self, path: &str) -> Result<ObjectMeta> {
+        let full = self.full(path)?;
+        let md = fs::metadata(&full).map_err(|e| map_err(path, e))?;
+        if md.is_dir() {
+            return Err(HudiError::NotFound {
+                path: path.to_string(),
+            });
+        }
+        let mut meta = meta_of(path, &md);
+        meta.etag = Some(etag_of(&full, &md).map_err(|e| map_err(path, e))?);
+        Ok(meta)
+    }
+
     /// The file of `path`, refused (`CORRUPT`) when the path would leave the root: a second
     /// line behind the checks on paths from table content.
     fn full(&self, path: &str) -> Result<PathBuf> {
@@ -54,8 +68,107 @@ fn meta_of(path: &str, md: &fs::Metadata) -> ObjectMeta {
         path: path.to_string(),
         size: md.len(),
         last_modified_ms: modified.map(|d| d.as_millis() as i64),
-        etag: modified.map(|d| format!("\"{:x}-{:x}\"", d.as_nanos(), md.len())),
+        // Listings give none: an ETag costs a read (see `etag_of`); `head` and `put` give it.
+        etag: None,
         is_dir: md.is_dir(),
+    }
+}
+
+/// Files up to this size get a content ETag (the conditional-update targets: locks,
+/// properties, instants); larger ones a stamp.
+const HASHED_ETAG_MAX: u64 = 1 << 20;
+
+/// The ETag of a file: the MD5 of its bytes (as S3 gives for a single-part upload), so
+/// `UpdateIfMatch` compares content, not a timestamp that a coarse file-system clock can
+/// repeat. Past [`HASHED_ETAG_MAX`] bytes it is `W/"<mtime ns>-<len>-<inode>"`: every put
+/// makes a new inode by renaming, so only an inode reused within one clock tick at the same
+/// length could repeat it.
+fn etag_of(full: &Path, md: &fs::Metadata) -> std::io::Result<String> {
+    if md.len() <= HASHED_ETAG_MAX {
+        return Ok(format!("\"{}\"", super::md5_hex(&fs::read(full)?)));
+    }
+    use std::os::unix::fs::MetadataExt;
+    let nanos = md
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Ok(format!("W/\"{nanos:x}-{:x}-{:x}\"", md.len(), md.ino()))
+}
+
+/// Conditional updates of this process one at a time: check-then-rename is not atomic by
+/// itself. Other processes are not covered (std has no file lock below Rust 1.89).
+static UPDATE_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A temporary name beside the target, unique per put (process, counter, clock), so two puts
+/// into one directory never share one; a dot name no Hudi reader takes for a table file.
+fn temp_path(full: &Path) -> PathBuf {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let name = format!(".hudi-edge.tmp.{}.{n}.{nanos}", std::process::id());
+    full.with_file_name(name)
+}
+
+/// Writes `data` to a new temporary file beside `full` (flushed to disk), returning its path.
+fn write_temp(full: &Path, data: &[u8]) -> std::io::Result<PathBuf> {
+    let tmp = temp_path(full);
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| {
+            f.write_all(data)?;
+            f.sync_all()
+        });
+    match written {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Readers never see a half-written file: write a temporary sibling, then rename over.
+fn write_atomically(full: &Path, data: &[u8]) -> std::io::Result<()> {
+    let tmp = write_temp(full, data)?;
+    fs::rename(&tmp, full).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
+}
+
+/// Creates `full` holding `data` only if absent, atomically against other creators (also in
+/// other processes): the complete temporary file is hard-linked to the name, which fails
+/// when the name exists. `Ok(false)`: it existed.
+fn create_atomically(full: &Path, data: &[u8]) -> std::io::Result<bool> {
+    let tmp = write_temp(full, data)?;
+    let linked = fs::hard_link(&tmp, full);
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+        // File systems without hard links: exclusive create still decides the race, though
+        // a reader may then see the file before its bytes.
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::Unsupported | ErrorKind::PermissionDenied
+            ) =>
+        {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(full)
+            {
+                Ok(mut f) => f.write_all(data).and_then(|()| f.sync_all()).map(|()| true),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -118,13 +231,7 @@ impl Storage for LocalStorage {
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
-        let md = fs::metadata(self.full(path)?).map_err(|e| map_err(path, e))?;
-        if md.is_dir() {
-            return Err(HudiError::NotFound {
-                path: path.to_string(),
-            });
-        }
-        Ok(meta_of(path, &md))
+        self.head_now(path)
     }
 
     async fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>> {
@@ -150,40 +257,31 @@ impl Storage for LocalStorage {
         if let Some(parent) = full.parent() {
             fs::create_dir_all(parent).map_err(|e| map_err(path, e))?;
         }
+        let conflict = |detail: &str| HudiError::Conflict {
+            path: path.into(),
+            detail: detail.into(),
+        };
         match &mode {
             PutMode::Create => {
-                let mut f = fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&full)
-                    .map_err(|e| {
-                        if e.kind() == ErrorKind::AlreadyExists {
-                            HudiError::Conflict {
-                                path: path.into(),
-                                detail: "object already exists".into(),
-                            }
-                        } else {
-                            map_err(path, e)
-                        }
-                    })?;
-                f.write_all(&data).map_err(|e| map_err(path, e))?;
+                if !create_atomically(&full, &data).map_err(|e| map_err(path, e))? {
+                    return Err(conflict("object already exists"));
+                }
             }
             PutMode::UpdateIfMatch(want) => {
-                let current = self.head(path).await.map_err(|_| HudiError::Conflict {
-                    path: path.into(),
-                    detail: "object is gone".into(),
-                })?;
+                let _one_at_a_time = UPDATE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+                let current = match self.head_now(path) {
+                    Ok(m) => m,
+                    Err(HudiError::NotFound { .. }) => return Err(conflict("object is gone")),
+                    Err(e) => return Err(e),
+                };
                 if current.etag.as_deref() != Some(want.as_str()) {
-                    return Err(HudiError::Conflict {
-                        path: path.into(),
-                        detail: "etag changed".into(),
-                    });
+                    return Err(conflict("etag changed"));
                 }
                 write_atomically(&full, &data).map_err(|e| map_err(path, e))?;
             }
             PutMode::Overwrite => write_atomically(&full, &data).map_err(|e| map_err(path, e))?,
         }
-        self.head(path).await
+        self.head_now(path)
     }
 
     async fn delete(&self, path: &str) -> Result<()> {
@@ -193,13 +291,6 @@ impl Storage for LocalStorage {
             Err(e) => Err(map_err(path, e)),
         }
     }
-}
-
-/// Readers never see a half-written file: write a sibling, then rename over.
-fn write_atomically(full: &Path, data: &[u8]) -> std::io::Result<()> {
-    let tmp = full.with_extension(format!("tmp-{}", std::process::id()));
-    fs::write(&tmp, data)?;
-    fs::rename(&tmp, full)
 }
 
 #[cfg(test)]
@@ -223,5 +314,116 @@ mod tests {
             assert_eq!(s.list("..", true).await.unwrap_err().code(), "CORRUPT");
         });
         let _ = fs::remove_dir_all(dir);
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("hudi-edge-local-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn concurrent_creators_one_wins() {
+        let dir = scratch("create");
+        let s = std::sync::Arc::new(LocalStorage::new(&dir));
+        for round in 0..20 {
+            let path = format!(".hoodie/timeline/{round}_1.commit");
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    let (s, path, barrier) = (s.clone(), path.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        let data = Bytes::from(format!("writer {i}").repeat(1000));
+                        futures::executor::block_on(s.put(&path, data, PutMode::Create)).map(|_| i)
+                    })
+                })
+                .collect();
+            let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+            assert_eq!(winners.len(), 1, "{results:?}");
+            for r in &results {
+                if let Err(e) = r {
+                    assert_eq!(e.code(), "CONFLICT");
+                }
+            }
+            // The file is the winner's, whole.
+            let got = fs::read(dir.join(&path)).unwrap();
+            assert_eq!(
+                got,
+                format!("writer {}", winners[0]).repeat(1000).into_bytes()
+            );
+        }
+        // No temporary file is left behind.
+        let left: Vec<_> = fs::read_dir(dir.join(".hoodie/timeline"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("tmp"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn conditional_updates_compare_content() {
+        let dir = scratch("update");
+        let s = LocalStorage::new(&dir);
+        futures::executor::block_on(async {
+            let a = s
+                .put(
+                    "lock.json",
+                    Bytes::from_static(b"{\"a\":1}"),
+                    PutMode::Create,
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                a.etag,
+                Some(format!("\"{}\"", crate::storage::md5_hex(b"{\"a\":1}")))
+            );
+            assert_eq!(s.head("lock.json").await.unwrap().etag, a.etag);
+            // Same length, same instant: still another ETag.
+            let b = s
+                .put(
+                    "lock.json",
+                    Bytes::from_static(b"{\"a\":2}"),
+                    PutMode::UpdateIfMatch(a.etag.clone().unwrap()),
+                )
+                .await
+                .unwrap();
+            assert_ne!(a.etag, b.etag);
+            let stale = s
+                .put(
+                    "lock.json",
+                    Bytes::from_static(b"{\"a\":3}"),
+                    PutMode::UpdateIfMatch(a.etag.unwrap()),
+                )
+                .await;
+            assert_eq!(stale.unwrap_err().code(), "CONFLICT");
+            let gone = s
+                .put(
+                    "nothing",
+                    Bytes::new(),
+                    PutMode::UpdateIfMatch("\"x\"".into()),
+                )
+                .await;
+            assert_eq!(gone.unwrap_err().code(), "CONFLICT");
+            assert_eq!(
+                &s.get("lock.json", Purpose::Other).await.unwrap()[..],
+                b"{\"a\":2}"
+            );
+        });
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn temp_names_are_unique() {
+        let p = Path::new("/t/.hoodie/timeline/x.commit");
+        let names: std::collections::HashSet<_> = (0..1000).map(|_| temp_path(p)).collect();
+        assert_eq!(names.len(), 1000);
+        assert!(names.iter().all(|n| n.parent() == p.parent()));
     }
 }

@@ -63,12 +63,17 @@ impl MemoryStorage {
 
     fn stored(&self, path: &str) -> Result<Stored> {
         self.lock()
-            .get(path)
+            .get(key(path))
             .cloned()
             .ok_or_else(|| HudiError::NotFound {
                 path: path.to_string(),
             })
     }
+}
+
+/// Paths are keys without a leading `/`, however they are asked for.
+fn key(path: &str) -> &str {
+    path.trim_start_matches('/')
 }
 
 fn meta(path: &str, s: &Stored) -> ObjectMeta {
@@ -163,27 +168,18 @@ impl Storage for MemoryStorage {
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
         let etag = self.new_etag();
+        let conflict = |detail: &str| HudiError::Conflict {
+            path: path.into(),
+            detail: detail.into(),
+        };
+        // The condition is checked and the object stored under one lock: exact.
         let mut objects = self.lock();
-        let existing = objects.get(path);
-        match (&mode, existing) {
-            (PutMode::Create, Some(_)) => {
-                return Err(HudiError::Conflict {
-                    path: path.into(),
-                    detail: "object already exists".into(),
-                })
-            }
+        match (&mode, objects.get(key(path))) {
+            (PutMode::Create, Some(_)) => return Err(conflict("object already exists")),
             (PutMode::UpdateIfMatch(want), Some(s)) if &s.etag != want => {
-                return Err(HudiError::Conflict {
-                    path: path.into(),
-                    detail: "etag changed".into(),
-                })
+                return Err(conflict("etag changed"))
             }
-            (PutMode::UpdateIfMatch(_), None) => {
-                return Err(HudiError::Conflict {
-                    path: path.into(),
-                    detail: "object is gone".into(),
-                })
-            }
+            (PutMode::UpdateIfMatch(_), None) => return Err(conflict("object is gone")),
             _ => {}
         }
         let stored = Stored {
@@ -192,12 +188,12 @@ impl Storage for MemoryStorage {
             last_modified_ms: None,
         };
         let m = meta(path, &stored);
-        objects.insert(path.to_string(), stored);
+        objects.insert(key(path).to_string(), stored);
         Ok(m)
     }
 
     async fn delete(&self, path: &str) -> Result<()> {
-        self.lock().remove(path);
+        self.lock().remove(key(path));
         Ok(())
     }
 }
@@ -279,6 +275,64 @@ impl MemoryStorage {
             storage.insert(rel, data, modified);
         }
         Ok(storage)
+    }
+}
+
+#[cfg(test)]
+mod put_tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[test]
+    fn conditional_puts_are_exact() {
+        let s = Arc::new(MemoryStorage::new());
+        let winners: usize = (0..8)
+            .map(|i| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    futures::executor::block_on(s.put(
+                        "/t/x.commit",
+                        Bytes::from(vec![i]),
+                        PutMode::Create,
+                    ))
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| match h.join().unwrap() {
+                Ok(_) => 1,
+                Err(e) => {
+                    assert_eq!(e.code(), "CONFLICT");
+                    0
+                }
+            })
+            .sum();
+        assert_eq!(winners, 1);
+        futures::executor::block_on(async {
+            // One object, however the path is spelled.
+            assert_eq!(s.paths(), ["t/x.commit"]);
+            let e = s.put("t/x.commit", Bytes::new(), PutMode::Create).await;
+            assert_eq!(e.unwrap_err().code(), "CONFLICT");
+            let etag = s.head("/t/x.commit").await.unwrap().etag.unwrap();
+            let next = s.put(
+                "t/x.commit",
+                Bytes::from_static(b"b"),
+                PutMode::UpdateIfMatch(etag.clone()),
+            );
+            let next = next.await.unwrap().etag.unwrap();
+            assert_ne!(next, etag);
+            let stale = s.put(
+                "t/x.commit",
+                Bytes::from_static(b"c"),
+                PutMode::UpdateIfMatch(etag),
+            );
+            assert_eq!(stale.await.unwrap_err().code(), "CONFLICT");
+            let gone = s.put("t/y", Bytes::new(), PutMode::UpdateIfMatch(next));
+            assert_eq!(gone.await.unwrap_err().code(), "CONFLICT");
+            s.delete("/t/x.commit").await.unwrap();
+            assert!(s.paths().is_empty());
+        });
     }
 }
 

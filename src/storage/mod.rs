@@ -24,6 +24,7 @@ pub mod fetch;
 #[cfg(feature = "http")]
 pub mod http;
 mod instrumented;
+pub mod js_failure;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod latency;
 pub mod listing;
@@ -309,6 +310,47 @@ async fn read_with_size(
     Ok(fetched)
 }
 
+/// Lower-case hex MD5 of `data`: S3's ETag of a single-part upload, and the local store's.
+pub fn md5_hex(data: &[u8]) -> String {
+    use md5::{Digest, Md5};
+    Md5::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A conditional put was refused (412 / "already exists"). The store's client retries, so an
+/// earlier attempt of this same put may have landed and the refusal be about our own object:
+/// when the object now holds exactly `data`, the put succeeded (its ETag, when it is the MD5
+/// of our bytes, saves the read). Empty payloads are never claimed this way: two writers'
+/// empty files (`.requested` instants) cannot be told apart, and a false success there would
+/// hand one instant time to two writers, where a false conflict only costs a new one.
+#[cfg(feature = "http")]
+pub(crate) async fn confirm_own_write<S: Storage + ?Sized>(
+    store: &S,
+    path: &str,
+    data: &Bytes,
+    refusal: HudiError,
+) -> Result<ObjectMeta> {
+    if !matches!(refusal, HudiError::Conflict { .. }) || data.is_empty() {
+        return Err(refusal);
+    }
+    let Ok(meta) = store.head(path).await else {
+        return Err(refusal);
+    };
+    if meta.size != data.len() as u64 {
+        return Err(refusal);
+    }
+    let etag = meta.etag.as_deref().map(|e| e.trim_matches('"'));
+    if etag == Some(md5_hex(data).as_str()) {
+        return Ok(meta);
+    }
+    match store.read(path, &[ByteRange::Whole], Purpose::Other).await {
+        Ok(f) if f.parts.first() == Some(data) => Ok(meta),
+        _ => Err(refusal),
+    }
+}
+
 /// Joins a directory and a name into a storage path.
 pub fn join(dir: &str, name: &str) -> String {
     let dir = dir.trim_end_matches('/');
@@ -322,6 +364,44 @@ pub fn join(dir: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::Purpose;
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn a_refused_put_of_our_own_bytes_is_a_success() {
+        use super::*;
+        let s = memory::MemoryStorage::new();
+        s.insert("t/x.commit", &b"ours"[..], None);
+        s.insert("t/x.requested", &b""[..], None);
+        let conflict = || HudiError::Conflict {
+            path: "x".into(),
+            detail: "HTTP 412".into(),
+        };
+        futures::executor::block_on(async {
+            let ours = Bytes::from_static(b"ours");
+            let m = confirm_own_write(&s, "t/x.commit", &ours, conflict())
+                .await
+                .unwrap();
+            assert_eq!(m.size, 4);
+            for (path, data) in [
+                ("t/x.commit", &b"them"[..]),
+                ("t/x.commit", &b"ours!"[..]),
+                ("t/x.requested", &b""[..]),
+                ("t/absent", &b"ours"[..]),
+            ] {
+                let e = confirm_own_write(&s, path, &Bytes::from(data), conflict()).await;
+                assert_eq!(e.unwrap_err().code(), "CONFLICT", "{path}");
+            }
+            // Other errors pass through untouched.
+            let io = HudiError::io("x", "boom");
+            assert_eq!(
+                confirm_own_write(&s, "t/x.commit", &ours, io)
+                    .await
+                    .unwrap_err()
+                    .code(),
+                "IO"
+            );
+        });
+    }
 
     #[test]
     fn purpose_names_are_their_serialized_form() {

@@ -325,11 +325,24 @@ impl Storage for ObjectStoreStorage {
                 version: None,
             }),
         };
-        let r = self
+        let conditional = !matches!(mode, object_store::PutMode::Overwrite);
+        let r = match self
             .store
-            .put_opts(&self.key(path)?, PutPayload::from(data), mode.into())
+            .put_opts(
+                &self.key(path)?,
+                PutPayload::from(data.clone()),
+                mode.into(),
+            )
             .await
-            .map_err(|e| map_err(&object, e))?;
+        {
+            Ok(r) => r,
+            // object_store retries 5xx (and 409 for If-Match) inside: a refusal may be about
+            // our own earlier attempt.
+            Err(e) if conditional => {
+                return super::confirm_own_write(self, path, &data, map_err(&object, e)).await
+            }
+            Err(e) => return Err(map_err(&object, e)),
+        };
         Ok(ObjectMeta {
             path: path.to_string(),
             size,

@@ -2,8 +2,7 @@
 //! replace metadata, plans. All are decoded to JSON values first, so both encodings share
 //! one typed view.
 
-use std::collections::BTreeMap;
-
+use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{HudiError, Result};
@@ -35,7 +34,13 @@ pub fn decode_instant_file(bytes: &[u8], path: &str) -> Result<serde_json::Value
     ))
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// Ordered like the file: Java writes maps in its hash order, and a re-encoded instant keeps it.
+pub type OrderedMap<V> = IndexMap<String, V>;
+
+/// `HoodieWriteStat` (and v6's `HoodieDeltaWriteStat`): every field Java writes, so that
+/// decoding and re-encoding an instant loses nothing. Keys Java adds that are not modelled
+/// (e.g. v6 `recordsStats`) are kept in `other`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct WriteStat {
     pub file_id: Option<String>,
@@ -50,6 +55,7 @@ pub struct WriteStat {
     pub partition_path: Option<String>,
     pub total_log_records: Option<i64>,
     pub total_log_files: Option<i64>,
+    pub total_updated_records_compacted: Option<i64>,
     pub total_log_blocks: Option<i64>,
     pub total_corrupt_log_block: Option<i64>,
     pub total_rollback_blocks: Option<i64>,
@@ -58,6 +64,27 @@ pub struct WriteStat {
     pub log_offset: Option<i64>,
     pub base_file: Option<String>,
     pub log_files: Option<Vec<String>>,
+    pub cdc_stats: Option<OrderedMap<i64>>,
+    pub prev_base_file: Option<String>,
+    pub min_event_time: Option<i64>,
+    pub max_event_time: Option<i64>,
+    pub runtime_stats: Option<RuntimeStats>,
+    pub total_log_files_compacted: Option<i64>,
+    pub total_log_read_time_ms: Option<i64>,
+    pub total_log_size_compacted: Option<i64>,
+    pub temp_path: Option<String>,
+    pub num_updates: Option<i64>,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `HoodieRuntimeStats` (milliseconds).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RuntimeStats {
+    pub total_scan_time: Option<i64>,
+    pub total_create_time: Option<i64>,
+    pub total_upsert_time: Option<i64>,
 }
 
 impl WriteStat {
@@ -70,14 +97,18 @@ impl WriteStat {
 }
 
 /// `HoodieCommitMetadata` / `HoodieReplaceCommitMetadata`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CommitMetadata {
-    pub partition_to_write_stats: Option<BTreeMap<String, Option<Vec<WriteStat>>>>,
-    pub partition_to_replace_file_ids: Option<BTreeMap<String, Option<Vec<String>>>>,
+    pub partition_to_write_stats: Option<OrderedMap<Option<Vec<WriteStat>>>>,
+    pub partition_to_replace_file_ids: Option<OrderedMap<Option<Vec<String>>>>,
     pub compacted: Option<bool>,
-    pub extra_metadata: Option<BTreeMap<String, Option<String>>>,
+    pub extra_metadata: Option<OrderedMap<Option<String>>>,
+    /// Avro only (`["int","null"]`, default 1); v6 JSON has none.
+    pub version: Option<i32>,
     pub operation_type: Option<String>,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, serde_json::Value>,
 }
 
 impl CommitMetadata {
@@ -152,6 +183,73 @@ pub struct WriteTotals {
     pub num_update_writes: i64,
     pub num_deletes: i64,
     pub bytes_written: i64,
+}
+
+/// `HoodieInstantInfo`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InstantInfo {
+    pub commit_time: String,
+    pub action: String,
+}
+
+/// `HoodieRollbackPlan` (the content of `<t>.rollback.requested`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RollbackPlan {
+    pub instant_to_rollback: Option<InstantInfo>,
+    /// Capitalised in the Avro schema.
+    #[serde(rename = "RollbackRequests")]
+    pub rollback_requests: Option<Vec<RollbackRequest>>,
+    pub version: Option<i32>,
+}
+
+/// `HoodieRollbackRequest`: what to delete in one file group.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RollbackRequest {
+    pub partition_path: String,
+    pub file_id: Option<String>,
+    pub latest_base_instant: Option<String>,
+    pub files_to_be_deleted: Vec<String>,
+    pub log_blocks_to_be_deleted: Option<OrderedMap<i64>>,
+}
+
+/// `HoodieRollbackMetadata` (the content of a completed rollback).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RollbackMetadata {
+    pub start_rollback_time: String,
+    pub time_taken_in_millis: i64,
+    pub total_files_deleted: i32,
+    pub commits_rollback: Vec<String>,
+    pub partition_metadata: OrderedMap<RollbackPartitionMetadata>,
+    pub version: Option<i32>,
+    pub instants_rollback: Vec<InstantInfo>,
+}
+
+/// `HoodieRollbackPartitionMetadata`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RollbackPartitionMetadata {
+    pub partition_path: String,
+    pub success_delete_files: Vec<String>,
+    pub failed_delete_files: Vec<String>,
+    pub rollback_log_files: Option<OrderedMap<i64>>,
+    pub log_files_from_failed_commit: Option<OrderedMap<i64>>,
+}
+
+impl RollbackPlan {
+    pub fn from_json(v: serde_json::Value, path: &str) -> Result<Self> {
+        serde_json::from_value(v).map_err(|e| HudiError::corrupt_by(path, "not a rollback plan", e))
+    }
+}
+
+impl RollbackMetadata {
+    pub fn from_json(v: serde_json::Value, path: &str) -> Result<Self> {
+        serde_json::from_value(v)
+            .map_err(|e| HudiError::corrupt_by(path, "not rollback metadata", e))
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod history;
 pub mod instant;
 pub mod metadata;
 pub mod time;
+pub mod write;
 
 use std::collections::{BTreeMap, HashMap};
 

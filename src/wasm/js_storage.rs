@@ -10,6 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::error::{HudiError, Result};
+use crate::storage::js_failure::JsFailure;
 use crate::storage::{
     read_each, ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage,
 };
@@ -30,28 +31,32 @@ impl JsStorage {
     }
 }
 
-fn js_error(path: &str, e: JsValue) -> HudiError {
-    let code = Reflect::get(&e, &"code".into())
-        .ok()
-        .and_then(|c| c.as_string())
-        .unwrap_or_default();
-    let message = Reflect::get(&e, &"message".into())
-        .ok()
-        .and_then(|m| m.as_string())
-        .unwrap_or_else(|| format!("{e:?}"));
-    match code.as_str() {
-        "ENOENT" | "NOT_FOUND" => HudiError::NotFound { path: path.into() },
-        "EACCES" | "ACCESS_DENIED" => HudiError::AccessDenied {
-            path: path.into(),
-            detail: message,
-        },
-        "CONFLICT" => HudiError::Conflict {
-            path: path.into(),
-            detail: message,
-        },
-        "ABORTED" => HudiError::Aborted(message),
-        _ => HudiError::io(path, message),
+/// The fields of a JS error (or answer) that tell what failed; see [`JsFailure`].
+fn failure_of(e: &JsValue) -> JsFailure {
+    let get = |o: &JsValue, k: &str| {
+        Reflect::get(o, &k.into())
+            .ok()
+            .filter(|v| !v.is_undefined())
+    };
+    let text = |k: &str| get(e, k).and_then(|v| v.as_string());
+    let number = |o: &JsValue, k: &str| get(o, k).and_then(|v| v.as_f64());
+    let status = number(e, "status")
+        .or_else(|| number(e, "statusCode"))
+        .or_else(|| get(e, "$metadata").and_then(|m| number(&m, "httpStatusCode")));
+    JsFailure {
+        code: text("code").or_else(|| text("Code")),
+        name: text("name"),
+        status,
+        conflict: get(e, "conflict")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false),
+        message: text("message")
+            .unwrap_or_else(|| e.as_string().unwrap_or_else(|| format!("{e:?}"))),
     }
+}
+
+fn js_error(path: &str, e: JsValue) -> HudiError {
+    failure_of(&e).to_error(path, false)
 }
 
 /// Aborts its controller when dropped before `done`: the request's future was dropped.
@@ -202,10 +207,24 @@ impl Storage for JsStorage {
             &mode_js,
         );
         let p = path.to_string();
-        call(&self.object, "put", args, path, move |v| {
+        let conditional = mode != PutMode::Overwrite;
+        let answer = call(&self.object, "put", args, path, move |v| {
+            // An answer may report the refusal instead of throwing it.
+            let f = failure_of(&v);
+            if f.is_refusal() {
+                return Err(f.to_error(&p, true));
+            }
             Ok(meta_of(&v, &p))
         })
-        .await
+        .await;
+        match answer {
+            // A thrown "not found" on a conditional put: the object to update is gone.
+            Err(HudiError::NotFound { path }) if conditional => Err(HudiError::Conflict {
+                path,
+                detail: "object is gone".into(),
+            }),
+            other => other,
+        }
     }
 
     async fn delete(&self, path: &str) -> Result<()> {

@@ -552,7 +552,12 @@ impl Storage for HttpStorage {
             })
             .await?;
         if !(200..300).contains(&r.status) {
-            return Err(status_error(&self.object(path), &r));
+            let refusal = status_error(&self.object(path), &r);
+            if mode == PutMode::Overwrite {
+                return Err(refusal);
+            }
+            // The client retries 5xx and network errors: the 412 may be about our own object.
+            return super::confirm_own_write(self, path, &data, refusal).await;
         }
         Ok(ObjectMeta {
             path: path.to_string(),
