@@ -19,6 +19,7 @@ use crate::merge::MergeRule;
 use crate::read::{ReadOptions, Scan};
 use crate::schema::{FILE_NAME, RECORD_KEY};
 use crate::storage::{join, PutMode, Storage};
+use crate::timeline::metadata::OrderedMap;
 use crate::timeline::{CommitMetadata, WriteStat};
 use crate::base_file::writer::{BaseFileSpec, ColumnRange, WrittenBaseFile};
 use crate::value::Value;
@@ -129,13 +130,13 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     let mor = config.table_type == TableType::MergeOnRead;
     let action = if mor { "deltacommit" } else { "commit" };
 
-    let latest_time = timeline
+    // Later than every time on the timeline (requested and completed).
+    let mut floor: Vec<&str> = timeline
         .instants
         .iter()
         .flat_map(|i| std::iter::once(i.requested_time.as_str()).chain(i.completion_time.as_deref()))
-        .max_by(|a, b| crate::timeline::compare_instant_times(a, b))
-        .map(str::to_string);
-    let instant = files::instant_time_after(files::now_ms(), config, latest_time.as_deref());
+        .collect();
+    let instant = crate::timeline::write::new_instant_time(files::now_ms(), config.timezone, &floor)?;
 
     let tagged_plan = inputs.snapshot.clone();
     let read_schema = tagged_plan.read_schema.clone();
@@ -227,9 +228,9 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
         .collect();
 
     let mut metadata = CommitMetadata {
-        partition_to_write_stats: Some(BTreeMap::new()),
+        partition_to_write_stats: Some(OrderedMap::new()),
         compacted: Some(false),
-        extra_metadata: Some(BTreeMap::from([(
+        extra_metadata: Some(OrderedMap::from([(
             "schema".to_string(),
             Some(inputs.avro_schema.to_string()),
         )])),
@@ -253,7 +254,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     };
     storage.put(&requested, Bytes::new(), PutMode::Create).await?;
     storage
-        .put(&inflight, Bytes::from(encode_commit_metadata(&metadata)?), PutMode::Create)
+        .put(&inflight, Bytes::from(crate::timeline::write::encode_commit_metadata(&metadata, config.version)?), PutMode::Create)
         .await?;
     let marker_dir = format!(".hoodie/.temp/{instant}");
     for f in &new_files {
@@ -277,11 +278,11 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     )
     .await?;
 
-    let now = files::now_ms();
-    let completion = files::instant_time_after(now, config, Some(&instant).map(|i| i.as_str()).max(latest_time.as_deref()));
+    floor.push(&instant);
+    let completion = crate::timeline::write::new_instant_time(files::now_ms(), config.timezone, &floor)?;
     let completed = join(timeline_dir, &format!("{instant}_{completion}.{action}"));
     storage
-        .put(&completed, Bytes::from(encode_commit_metadata(&metadata)?), PutMode::Create)
+        .put(&completed, Bytes::from(crate::timeline::write::encode_commit_metadata(&metadata, config.version)?), PutMode::Create)
         .await?;
     // Markers are bookkeeping for rollbacks; a failure to clean them is not a failed commit.
     for f in &new_files {
@@ -551,7 +552,3 @@ pub(crate) fn base_file_spec(
     Ok(spec)
 }
 
-/// Commit metadata as the instant file holds it.
-fn encode_commit_metadata(meta: &CommitMetadata) -> Result<Vec<u8>> {
-    serde_json::to_vec_pretty(meta).map_err(|e| HudiError::invalid(format!("commit metadata: {e}")))
-}

@@ -5,9 +5,8 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt32Array};
 use arrow_schema::SchemaRef;
-use chrono::{DateTime, Local, NaiveDateTime, Utc};
+use chrono::Utc;
 
-use crate::config::{TableConfig, TimelineTimezone};
 use crate::error::{malformed_by, HudiError, Result};
 use crate::schema::{COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY};
 
@@ -84,32 +83,6 @@ pub fn partition_metadata(instant: &str, partition: &str) -> Vec<u8> {
     let depth = if partition.is_empty() { 0 } else { partition.split('/').count() };
     let now = Utc::now().format("%a %b %d %H:%M:%S UTC %Y");
     format!("#partition metadata\n#{now}\ncommitTime={instant}\npartitionDepth={depth}\n").into_bytes()
-}
-
-/// An instant time (`yyyyMMddHHmmssSSS`, in the table's time-line zone) later than `after`.
-pub fn instant_time_after(now_ms: i64, config: &TableConfig, after: Option<&str>) -> String {
-    let format = |ms: i64| -> String {
-        let utc = DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default();
-        match config.timezone {
-            TimelineTimezone::Utc => utc.format("%Y%m%d%H%M%S%3f").to_string(),
-            TimelineTimezone::Local => utc.with_timezone(&Local).format("%Y%m%d%H%M%S%3f").to_string(),
-        }
-    };
-    let candidate = format(now_ms);
-    match after {
-        Some(floor) if crate::timeline::compare_instant_times(&candidate, floor).is_le() => {
-            // Clock behind the timeline: one millisecond past the latest time.
-            let padded = format!("{floor:0<17}");
-            match NaiveDateTime::parse_from_str(&padded[..17], "%Y%m%d%H%M%S%3f") {
-                Ok(t) => {
-                    let next = t + chrono::Duration::milliseconds(1);
-                    next.format("%Y%m%d%H%M%S%3f").to_string()
-                }
-                Err(_) => format!("{}1", &padded[..16]),
-            }
-        }
-        _ => candidate,
-    }
 }
 
 /// The current time in epoch milliseconds.
