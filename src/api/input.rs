@@ -46,7 +46,12 @@ impl InputFormat {
 /// Decodes `bytes`; `schema` (the table's, meta columns included) types JSON and CSV
 /// values. Parquet and Arrow carry their own types (checked when the write aligns them).
 #[cfg(not(target_arch = "wasm32"))]
-pub fn decode_rows(bytes: Bytes, format: InputFormat, schema: &SchemaRef, source: &str) -> Result<Vec<RecordBatch>> {
+pub fn decode_rows(
+    bytes: Bytes,
+    format: InputFormat,
+    schema: &SchemaRef,
+    source: &str,
+) -> Result<Vec<RecordBatch>> {
     let bad = |e: &dyn std::fmt::Display| HudiError::invalid_input(format!("{source}: {e}"));
     let schema = &offset_time_zones(schema);
     match format {
@@ -55,7 +60,9 @@ pub fn decode_rows(bytes: Bytes, format: InputFormat, schema: &SchemaRef, source
                 .with_strict_mode(true)
                 .build(Cursor::new(bytes))
                 .map_err(|e| bad(&e))?;
-            reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| bad(&e))
+            reader
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| bad(&e))
         }
         InputFormat::Csv => {
             let header = csv_header(&bytes);
@@ -72,13 +79,18 @@ pub fn decode_rows(bytes: Bytes, format: InputFormat, schema: &SchemaRef, source
                 .with_header(true)
                 .build(Cursor::new(bytes))
                 .map_err(|e| bad(&e))?;
-            reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| bad(&e))
+            reader
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| bad(&e))
         }
         InputFormat::Parquet => {
-            let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
-                .and_then(|b| b.build())
-                .map_err(|e| bad(&e))?;
-            reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| bad(&e))
+            let reader =
+                parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+                    .and_then(|b| b.build())
+                    .map_err(|e| bad(&e))?;
+            reader
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| bad(&e))
         }
         InputFormat::Arrow => decode_arrow_ipc(&bytes).map_err(|e| bad(&e)),
     }
@@ -106,11 +118,17 @@ fn offset_time_zones(schema: &SchemaRef) -> SchemaRef {
 /// Arrow IPC, file or stream format (what apache-arrow's `tableToIPC` makes).
 pub fn decode_arrow_ipc(bytes: &[u8]) -> std::result::Result<Vec<RecordBatch>, String> {
     if bytes.starts_with(b"ARROW1") {
-        let reader = arrow_ipc::reader::FileReader::try_new(Cursor::new(bytes), None).map_err(|e| e.to_string())?;
-        reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| e.to_string())
+        let reader = arrow_ipc::reader::FileReader::try_new(Cursor::new(bytes), None)
+            .map_err(|e| e.to_string())?;
+        reader
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())
     } else {
-        let reader = arrow_ipc::reader::StreamReader::try_new(Cursor::new(bytes), None).map_err(|e| e.to_string())?;
-        reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| e.to_string())
+        let reader = arrow_ipc::reader::StreamReader::try_new(Cursor::new(bytes), None)
+            .map_err(|e| e.to_string())?;
+        reader
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -425,7 +425,9 @@ async fn run(cli: Cli) -> Result<()> {
                 let (k, v) = kv.split_once('=').ok_or_else(|| {
                     HudiError::invalid(format!("--option {kv:?} is not KEY=VALUE"))
                 })?;
-                write_options.options.insert(k.trim().to_string(), v.trim().to_string());
+                write_options
+                    .options
+                    .insert(k.trim().to_string(), v.trim().to_string());
             }
             let bytes = if input == "-" {
                 let mut buf = Vec::new();

@@ -155,6 +155,19 @@ impl MetadataTable {
         &self.orphans
     }
 
+    /// Every requested and completion time on the metadata table's timeline (a new data
+    /// instant must be later than all of them).
+    pub fn timeline_times(&self) -> Vec<String> {
+        self.mdt
+            .timeline()
+            .instants
+            .iter()
+            .flat_map(|i| {
+                std::iter::once(i.requested_time.clone()).chain(i.completion_time.clone())
+            })
+            .collect()
+    }
+
     /// The latest valid metadata instant (requested time).
     pub fn latest_instant(&self) -> Option<String> {
         self.visibility.instants().max().map(str::to_string)

@@ -38,7 +38,9 @@ pub fn with_meta_fields(data_schema: &str) -> Result<String> {
 /// Encodes every row of `batch` (columns by name) as an Avro binary datum of `schema`.
 pub fn encode_rows(schema: &AvroSchema, batch: &RecordBatch) -> Result<Vec<Vec<u8>>> {
     let AvroSchema::Record(record) = schema else {
-        return Err(HudiError::invalid("the writer schema is not an Avro record"));
+        return Err(HudiError::invalid(
+            "the writer schema is not an Avro record",
+        ));
     };
     let columns: Vec<Option<&dyn Array>> = record
         .fields
@@ -53,10 +55,14 @@ pub fn encode_rows(schema: &AvroSchema, batch: &RecordBatch) -> Result<Vec<Vec<u
         let mut fields = Vec::with_capacity(record.fields.len());
         for (field, column) in record.fields.iter().zip(&columns) {
             let v = match column {
-                Some(c) => to_avro(&field.schema, *c, row)
-                    .map_err(|e| HudiError::invalid_input(format!("row {row}, column {:?}: {e}", field.name)))?,
+                Some(c) => to_avro(&field.schema, *c, row).map_err(|e| {
+                    HudiError::invalid_input(format!("row {row}, column {:?}: {e}", field.name))
+                })?,
                 None => null_for(&field.schema).ok_or_else(|| {
-                    HudiError::invalid_input(format!("row {row}: column {:?} is missing and not nullable", field.name))
+                    HudiError::invalid_input(format!(
+                        "row {row}: column {:?} is missing and not nullable",
+                        field.name
+                    ))
                 })?,
             };
             fields.push((field.name.clone(), v));
@@ -71,17 +77,25 @@ pub fn encode_rows(schema: &AvroSchema, batch: &RecordBatch) -> Result<Vec<Vec<u
 
 fn null_for(schema: &AvroSchema) -> Option<AvroValue> {
     match schema {
-        AvroSchema::Union(u) => null_branch(u).map(|i| AvroValue::Union(i as u32, Box::new(AvroValue::Null))),
+        AvroSchema::Union(u) => {
+            null_branch(u).map(|i| AvroValue::Union(i as u32, Box::new(AvroValue::Null)))
+        }
         AvroSchema::Null => Some(AvroValue::Null),
         _ => None,
     }
 }
 
 fn null_branch(u: &UnionSchema) -> Option<usize> {
-    u.variants().iter().position(|s| matches!(s, AvroSchema::Null))
+    u.variants()
+        .iter()
+        .position(|s| matches!(s, AvroSchema::Null))
 }
 
-fn to_avro(schema: &AvroSchema, array: &dyn Array, row: usize) -> std::result::Result<AvroValue, String> {
+fn to_avro(
+    schema: &AvroSchema,
+    array: &dyn Array,
+    row: usize,
+) -> std::result::Result<AvroValue, String> {
     if let AvroSchema::Union(u) = schema {
         if array.is_null(row) {
             return null_for(schema).ok_or_else(|| "null in a non-nullable field".to_string());
@@ -92,15 +106,26 @@ fn to_avro(schema: &AvroSchema, array: &dyn Array, row: usize) -> std::result::R
             .enumerate()
             .find(|(_, s)| !matches!(s, AvroSchema::Null))
             .ok_or("a union with no non-null branch")?;
-        return Ok(AvroValue::Union(i as u32, Box::new(to_avro(inner, array, row)?)));
+        return Ok(AvroValue::Union(
+            i as u32,
+            Box::new(to_avro(inner, array, row)?),
+        ));
     }
     if array.is_null(row) {
         return Err("null in a non-nullable field".into());
     }
-    let wrong = || format!("an Arrow {} value for Avro {:?}", array.data_type(), schema_name(schema));
+    let wrong = || {
+        format!(
+            "an Arrow {} value for Avro {:?}",
+            array.data_type(),
+            schema_name(schema)
+        )
+    };
     Ok(match schema {
         AvroSchema::Null => AvroValue::Null,
-        AvroSchema::Boolean => AvroValue::Boolean(array.as_boolean_opt().ok_or_else(wrong)?.value(row)),
+        AvroSchema::Boolean => {
+            AvroValue::Boolean(array.as_boolean_opt().ok_or_else(wrong)?.value(row))
+        }
         AvroSchema::Int => AvroValue::Int(int_of(array, row).ok_or_else(wrong)? as i32),
         AvroSchema::Long => AvroValue::Long(int_of(array, row).ok_or_else(wrong)?),
         AvroSchema::Float => AvroValue::Float(match array.data_type() {
@@ -112,10 +137,16 @@ fn to_avro(schema: &AvroSchema, array: &dyn Array, row: usize) -> std::result::R
             DataType::Float32 => array.as_primitive::<Float32Type>().value(row) as f64,
             _ => return Err(wrong()),
         }),
-        AvroSchema::String | AvroSchema::Uuid(_) => AvroValue::String(string_of(array, row).ok_or_else(wrong)?),
+        AvroSchema::String | AvroSchema::Uuid(_) => {
+            AvroValue::String(string_of(array, row).ok_or_else(wrong)?)
+        }
         AvroSchema::Enum(e) => {
             let s = string_of(array, row).ok_or_else(wrong)?;
-            let i = e.symbols.iter().position(|x| *x == s).ok_or_else(|| format!("{s:?} is not a symbol of the enum"))?;
+            let i = e
+                .symbols
+                .iter()
+                .position(|x| *x == s)
+                .ok_or_else(|| format!("{s:?} is not a symbol of the enum"))?;
             AvroValue::Enum(i as u32, s)
         }
         AvroSchema::Bytes => AvroValue::Bytes(bytes_of(array, row).ok_or_else(wrong)?),
@@ -128,17 +159,23 @@ fn to_avro(schema: &AvroSchema, array: &dyn Array, row: usize) -> std::result::R
         }
         AvroSchema::Decimal(d) => {
             let (unscaled, scale) = match array.data_type() {
-                DataType::Decimal128(_, s) => (array.as_primitive::<Decimal128Type>().value(row), *s),
+                DataType::Decimal128(_, s) => {
+                    (array.as_primitive::<Decimal128Type>().value(row), *s)
+                }
                 _ => return Err(wrong()),
             };
             if scale as usize != d.scale {
-                return Err(format!("decimal scale {scale} where the table has {}", d.scale));
+                return Err(format!(
+                    "decimal scale {scale} where the table has {}",
+                    d.scale
+                ));
             }
             let size = match &d.inner {
                 apache_avro::schema::InnerDecimalSchema::Fixed(f) => Some(f.size),
                 apache_avro::schema::InnerDecimalSchema::Bytes => None,
             };
-            let bytes = decimal_bytes(unscaled, size).ok_or("decimal too wide for its fixed size")?;
+            let bytes =
+                decimal_bytes(unscaled, size).ok_or("decimal too wide for its fixed size")?;
             AvroValue::Decimal(apache_avro::Decimal::from(bytes))
         }
         AvroSchema::Date => AvroValue::Date(match array.data_type() {
@@ -162,11 +199,15 @@ fn to_avro(schema: &AvroSchema, array: &dyn Array, row: usize) -> std::result::R
             }
         }
         AvroSchema::TimeMillis => AvroValue::TimeMillis(match array.data_type() {
-            DataType::Time32(TimeUnit::Millisecond) => array.as_primitive::<Time32MillisecondType>().value(row),
+            DataType::Time32(TimeUnit::Millisecond) => {
+                array.as_primitive::<Time32MillisecondType>().value(row)
+            }
             _ => return Err(wrong()),
         }),
         AvroSchema::TimeMicros => AvroValue::TimeMicros(match array.data_type() {
-            DataType::Time64(TimeUnit::Microsecond) => array.as_primitive::<Time64MicrosecondType>().value(row),
+            DataType::Time64(TimeUnit::Microsecond) => {
+                array.as_primitive::<Time64MicrosecondType>().value(row)
+            }
             _ => return Err(wrong()),
         }),
         AvroSchema::Record(r) => {
@@ -175,7 +216,9 @@ fn to_avro(schema: &AvroSchema, array: &dyn Array, row: usize) -> std::result::R
             for f in &r.fields {
                 let v = match s.column_by_name(&f.name) {
                     Some(c) => to_avro(&f.schema, c.as_ref(), row)?,
-                    None => null_for(&f.schema).ok_or_else(|| format!("missing field {:?}", f.name))?,
+                    None => {
+                        null_for(&f.schema).ok_or_else(|| format!("missing field {:?}", f.name))?
+                    }
                 };
                 fields.push((f.name.clone(), v));
             }
@@ -242,9 +285,18 @@ fn bytes_of(array: &dyn Array, row: usize) -> Option<Vec<u8>> {
 
 fn timestamp_as(array: &dyn Array, row: usize, unit: TimeUnit) -> Option<i64> {
     let (v, from) = match array.data_type() {
-        DataType::Timestamp(TimeUnit::Second, _) => (array.as_primitive::<TimestampSecondType>().value(row), 1_000_000),
-        DataType::Timestamp(TimeUnit::Millisecond, _) => (array.as_primitive::<TimestampMillisecondType>().value(row), 1_000),
-        DataType::Timestamp(TimeUnit::Microsecond, _) => (array.as_primitive::<TimestampMicrosecondType>().value(row), 1),
+        DataType::Timestamp(TimeUnit::Second, _) => (
+            array.as_primitive::<TimestampSecondType>().value(row),
+            1_000_000,
+        ),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => (
+            array.as_primitive::<TimestampMillisecondType>().value(row),
+            1_000,
+        ),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => (
+            array.as_primitive::<TimestampMicrosecondType>().value(row),
+            1,
+        ),
         _ => return None,
     };
     let micros = v.checked_mul(from)?;
@@ -280,16 +332,37 @@ mod tests {
 
     #[test]
     fn meta_fields_go_first() {
-        let s = with_meta_fields(r#"{"type":"record","name":"r","fields":[{"name":"a","type":"int"}]}"#).unwrap();
+        let s = with_meta_fields(
+            r#"{"type":"record","name":"r","fields":[{"name":"a","type":"int"}]}"#,
+        )
+        .unwrap();
         let v: serde_json::Value = serde_json::from_str(&s).unwrap();
-        let names: Vec<&str> = v["fields"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name", "a"]);
+        let names: Vec<&str> = v["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "_hoodie_commit_time",
+                "_hoodie_commit_seqno",
+                "_hoodie_record_key",
+                "_hoodie_partition_path",
+                "_hoodie_file_name",
+                "a"
+            ]
+        );
     }
 
     #[test]
     fn decimals_sign_extend() {
         assert_eq!(decimal_bytes(-1, Some(3)).unwrap(), vec![0xff, 0xff, 0xff]);
-        assert_eq!(decimal_bytes(125000, Some(7)).unwrap(), vec![0, 0, 0, 0, 0x01, 0xe8, 0x48]);
+        assert_eq!(
+            decimal_bytes(125000, Some(7)).unwrap(),
+            vec![0, 0, 0, 0, 0x01, 0xe8, 0x48]
+        );
         assert!(decimal_bytes(i64::MAX as i128, Some(2)).is_none());
     }
 }

@@ -10,22 +10,20 @@ use bytes::Bytes;
 
 use super::files::{self, MetaFields};
 use super::{Ctx, KeyedRows, Operation, RecordCounts, Tagged};
+use crate::base_file::writer::{BaseFileSpec, ColumnRange, WrittenBaseFile};
 use crate::config::TableType;
 use crate::error::{malformed_by, HudiError, Result};
 use crate::file_group::FileSlice;
 use crate::log_file::delete::DeleteRecord;
 use crate::merge::ordering::{compare_keys, key_of};
 use crate::merge::MergeRule;
+use crate::metadata::delta::RecordIndexChange;
 use crate::read::{ReadOptions, Scan};
 use crate::schema::{FILE_NAME, RECORD_KEY};
 use crate::storage::{join, PutMode, Storage};
 use crate::timeline::metadata::OrderedMap;
 use crate::timeline::{CommitMetadata, WriteStat};
-use crate::base_file::writer::{BaseFileSpec, ColumnRange, WrittenBaseFile};
 use crate::value::Value;
-
-/// Whether the metadata-table writer is wired in (tables with one are refused until then).
-pub const MDT_WRITER_READY: bool = false;
 
 /// Changes to one existing file group.
 #[derive(Debug, Default)]
@@ -41,6 +39,8 @@ pub(crate) struct ChangePlan {
     pub groups: BTreeMap<(String, String), GroupChange>,
     /// Rows to insert, by partition: (key, partition, input row).
     pub inserts: BTreeMap<String, Vec<(String, String, usize)>>,
+    /// Keys that move partition (deleted where they were, inserted where they go).
+    pub moved: BTreeSet<String>,
 }
 
 pub(crate) fn plan_changes(
@@ -69,21 +69,23 @@ pub(crate) fn plan_changes(
                 .push((key.clone(), at.0.clone(), *row)),
             (_, Some(at)) => {
                 // The key moves partition: deleted where it was, inserted where it goes.
+                plan.moved.insert(key.clone());
                 plan.groups
                     .entry(at.clone())
                     .or_default()
                     .deletes
                     .push((key.clone(), at.0.clone()));
-                plan.inserts
-                    .entry(partition.clone())
-                    .or_default()
-                    .push((key.clone(), partition.clone(), *row));
+                plan.inserts.entry(partition.clone()).or_default().push((
+                    key.clone(),
+                    partition.clone(),
+                    *row,
+                ));
             }
-            (_, None) => plan
-                .inserts
-                .entry(partition.clone())
-                .or_default()
-                .push((key.clone(), partition.clone(), *row)),
+            (_, None) => plan.inserts.entry(partition.clone()).or_default().push((
+                key.clone(),
+                partition.clone(),
+                *row,
+            )),
         }
     }
     plan
@@ -130,13 +132,23 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     let mor = config.table_type == TableType::MergeOnRead;
     let action = if mor { "deltacommit" } else { "commit" };
 
-    // Later than every time on the timeline (requested and completed).
+    let mdt = if config.metadata_partitions.is_empty() {
+        None
+    } else {
+        Some(table.metadata_table(&[]).await?)
+    };
+    let mdt_times = mdt.as_ref().map(|m| m.timeline_times()).unwrap_or_default();
+    // Later than every time on both timelines (requested and completed).
     let mut floor: Vec<&str> = timeline
         .instants
         .iter()
-        .flat_map(|i| std::iter::once(i.requested_time.as_str()).chain(i.completion_time.as_deref()))
+        .flat_map(|i| {
+            std::iter::once(i.requested_time.as_str()).chain(i.completion_time.as_deref())
+        })
+        .chain(mdt_times.iter().map(String::as_str))
         .collect();
-    let instant = crate::timeline::write::new_instant_time(files::now_ms(), config.timezone, &floor)?;
+    let instant =
+        crate::timeline::write::new_instant_time(files::now_ms(), config.timezone, &floor)?;
 
     let tagged_plan = inputs.snapshot.clone();
     let read_schema = tagged_plan.read_schema.clone();
@@ -158,23 +170,70 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     let mut file_index = 0usize;
     let slices = slices_of(&tagged_plan.file_slices);
     for ((partition, file_id), change) in &inputs.plan.groups {
-        let slice = slices.get(&(partition.clone(), file_id.clone())).ok_or_else(|| {
-            HudiError::corrupt(partition.clone(), format!("file group {file_id} vanished while writing"))
-        })?;
+        let slice = slices
+            .get(&(partition.clone(), file_id.clone()))
+            .ok_or_else(|| {
+                HudiError::corrupt(
+                    partition.clone(),
+                    format!("file group {file_id} vanished while writing"),
+                )
+            })?;
         let file = if mor {
-            log_file(&inputs, &instant, file_index, slice, change, &read_schema, &avro_with_meta)?
+            log_file(
+                &inputs,
+                &instant,
+                file_index,
+                slice,
+                change,
+                &read_schema,
+                &avro_with_meta,
+            )?
         } else {
             let rows = slice_rows(table, &tagged_plan, slice).await?;
-            rewrite_base_file(&inputs, &instant, file_index, slice, change, &read_schema, rows, config)?
+            rewrite_base_file(
+                &inputs,
+                &instant,
+                file_index,
+                slice,
+                change,
+                &read_schema,
+                rows,
+                config,
+            )?
         };
         counts.updated += file.stat.num_update_writes.unwrap_or(0) as u64;
         counts.deleted += file.stat.num_deletes.unwrap_or(0) as u64;
-        counts.delete_missing += change.deletes.len() as u64 - file.stat.num_deletes.unwrap_or(0) as u64;
+        counts.delete_missing +=
+            change.deletes.len() as u64 - file.stat.num_deletes.unwrap_or(0) as u64;
         new_files.push(file);
         file_index += 1;
     }
+    let mut record_index: Vec<RecordIndexChange> = Vec::new();
+    for ((partition, file_id), change) in &inputs.plan.groups {
+        for (key, p) in change
+            .deletes
+            .iter()
+            .filter(|(k, _)| !inputs.plan.moved.contains(k))
+        {
+            record_index.push(RecordIndexChange {
+                record_key: key.clone(),
+                partition: p.clone(),
+                file_id: file_id.clone(),
+                instant: instant.clone(),
+                deleted: true,
+            });
+        }
+        let _ = partition;
+    }
     for (partition, rows) in &inputs.plan.inserts {
         let file_id = files::new_file_id()?;
+        record_index.extend(rows.iter().map(|(key, p, _)| RecordIndexChange {
+            record_key: key.clone(),
+            partition: p.clone(),
+            file_id: file_id.clone(),
+            instant: instant.clone(),
+            deleted: false,
+        }));
         let name = files::base_file_name(&file_id, &instant);
         let batch = files::with_meta(
             inputs.input,
@@ -240,9 +299,51 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     for f in &new_files {
         let partition = f.stat.partition_path.clone().unwrap_or_default();
         if let Some(m) = metadata.partition_to_write_stats.as_mut() {
-            m.entry(partition).or_insert_with(|| Some(Vec::new())).get_or_insert_with(Vec::new).push(f.stat.clone());
+            m.entry(partition)
+                .or_insert_with(|| Some(Vec::new()))
+                .get_or_insert_with(Vec::new)
+                .push(f.stat.clone());
         }
     }
+
+    let delta = match &mdt {
+        None => None,
+        Some(mdt) => {
+            let indexed = super::mdt::indexed_columns(storage.as_ref(), config).await?;
+            let names: Vec<(String, String)> = new_files
+                .iter()
+                .map(|f| {
+                    let (p, n) = f.path.rsplit_once('/').unwrap_or(("", &f.path));
+                    (p.to_string(), n.to_string())
+                })
+                .collect();
+            let entries: Vec<super::mdt::FileEntry<'_>> = new_files
+                .iter()
+                .zip(&names)
+                .map(|(f, (p, n))| super::mdt::FileEntry {
+                    partition: p,
+                    file_name: n,
+                    size: f.bytes.len() as u64,
+                    columns: &f.columns,
+                })
+                .collect();
+            Some(
+                super::mdt::build(
+                    mdt,
+                    config,
+                    &instant,
+                    &entries,
+                    record_index,
+                    indexed.as_deref(),
+                )
+                .await?,
+            )
+        }
+    };
+    counts.mdt_partitions = delta
+        .as_ref()
+        .map(|d| d.partitions.clone())
+        .unwrap_or_default();
 
     // Publish, in Hudi's order.
     let timeline_dir = &config.timeline_dir;
@@ -252,9 +353,18 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     } else {
         join(timeline_dir, &format!("{instant}.inflight"))
     };
-    storage.put(&requested, Bytes::new(), PutMode::Create).await?;
     storage
-        .put(&inflight, Bytes::from(crate::timeline::write::encode_commit_metadata(&metadata, config.version)?), PutMode::Create)
+        .put(&requested, Bytes::new(), PutMode::Create)
+        .await?;
+    storage
+        .put(
+            &inflight,
+            Bytes::from(crate::timeline::write::encode_commit_metadata(
+                &metadata,
+                config.version,
+            )?),
+            PutMode::Create,
+        )
         .await?;
     let marker_dir = format!(".hoodie/.temp/{instant}");
     for f in &new_files {
@@ -264,7 +374,11 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     for p in &new_partitions {
         let path = join(p, ".hoodie_partition_metadata");
         match storage
-            .put(&path, Bytes::from(files::partition_metadata(&instant, p)), PutMode::Create)
+            .put(
+                &path,
+                Bytes::from(files::partition_metadata(&instant, p)),
+                PutMode::Create,
+            )
             .await
         {
             Ok(_) | Err(HudiError::Conflict { .. }) => {}
@@ -279,10 +393,31 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     .await?;
 
     floor.push(&instant);
-    let completion = crate::timeline::write::new_instant_time(files::now_ms(), config.timezone, &floor)?;
+    // The metadata table's delta commit completes first (§10.4).
+    let mdt_completion = match &delta {
+        Some(delta) => {
+            let c =
+                crate::timeline::write::new_instant_time(files::now_ms(), config.timezone, &floor)?;
+            super::mdt::write(storage.as_ref(), config, delta, &instant, &c).await?;
+            Some(c)
+        }
+        None => None,
+    };
+    if let Some(c) = &mdt_completion {
+        floor.push(c);
+    }
+    let completion =
+        crate::timeline::write::new_instant_time(files::now_ms(), config.timezone, &floor)?;
     let completed = join(timeline_dir, &format!("{instant}_{completion}.{action}"));
     storage
-        .put(&completed, Bytes::from(crate::timeline::write::encode_commit_metadata(&metadata, config.version)?), PutMode::Create)
+        .put(
+            &completed,
+            Bytes::from(crate::timeline::write::encode_commit_metadata(
+                &metadata,
+                config.version,
+            )?),
+            PutMode::Create,
+        )
         .await?;
     // Markers are bookkeeping for rollbacks; a failure to clean them is not a failed commit.
     for f in &new_files {
@@ -302,7 +437,11 @@ fn slices_of(slices: &[FileSlice]) -> HashMap<(String, String), &FileSlice> {
 }
 
 /// Every row of a slice as of the snapshot, with meta columns.
-async fn slice_rows(table: &Ctx<'_>, plan: &crate::read::Plan, slice: &FileSlice) -> Result<Vec<RecordBatch>> {
+async fn slice_rows(
+    table: &Ctx<'_>,
+    plan: &crate::read::Plan,
+    slice: &FileSlice,
+) -> Result<Vec<RecordBatch>> {
     let mut one = plan.clone();
     one.file_slices = vec![slice.clone()];
     one.filter = None;
@@ -324,6 +463,7 @@ fn log_file(
     let name = files::log_file_name(&slice.file_id, instant, 1);
     let path = join(&slice.partition, &name);
     let mut bytes = Vec::new();
+    let mut columns = Vec::new();
     if !change.updates.is_empty() {
         let batch = files::with_meta(
             inputs.input,
@@ -338,6 +478,10 @@ fn log_file(
         let schema = apache_avro::Schema::parse_str(avro_with_meta)
             .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
         let records = super::avro_rows::encode_rows(&schema, &batch)?;
+        // Column stats of the log file's records, as Java's append handle collects them.
+        let mut spec = BaseFileSpec::new(avro_with_meta.to_string());
+        spec.bloom = None;
+        columns = crate::base_file::writer::write_base_file(&batch, &spec)?.columns;
         bytes.extend(crate::log_file::writer::avro_data_block(
             instant,
             avro_with_meta,
@@ -355,7 +499,11 @@ fn log_file(
                 ordering: Value::Int(0),
             })
             .collect();
-        bytes.extend(crate::log_file::writer::delete_block(instant, Some(avro_with_meta), &records)?);
+        bytes.extend(crate::log_file::writer::delete_block(
+            instant,
+            Some(avro_with_meta),
+            &records,
+        )?);
     }
     let size = bytes.len() as i64;
     let updates = change.updates.len() as i64;
@@ -379,12 +527,18 @@ fn log_file(
             file_size_in_bytes: Some(size),
             log_version: Some(1),
             log_offset: Some(0),
-            base_file: Some(slice.base_file.as_ref().map(|b| b.name.clone()).unwrap_or_default()),
+            base_file: Some(
+                slice
+                    .base_file
+                    .as_ref()
+                    .map(|b| b.name.clone())
+                    .unwrap_or_default(),
+            ),
             log_files: Some(vec![name]),
             ..WriteStat::default()
         },
         marker: "APPEND",
-        columns: Vec::new(),
+        columns,
     })
 }
 
@@ -441,8 +595,11 @@ fn rewrite_base_file(
         if let Some(update) = updates.remove(key) {
             num_updates += 1;
             let incoming_loses = by_event_time
-                && compare_keys(&key_of(&ordering_new, update.2), &key_of(&ordering_old, row))
-                    .is_some_and(|o| o.is_lt());
+                && compare_keys(
+                    &key_of(&ordering_new, update.2),
+                    &key_of(&ordering_old, row),
+                )
+                .is_some_and(|o| o.is_lt());
             if !incoming_loses {
                 replaced.push(update.clone());
                 continue;
@@ -454,8 +611,9 @@ fn rewrite_base_file(
     for update in updates.into_values() {
         replaced.push(update.clone());
     }
-    let kept_rows = arrow_select::take::take_record_batch(&old, &arrow_array::UInt32Array::from(kept))
-        .map_err(malformed_by)?;
+    let kept_rows =
+        arrow_select::take::take_record_batch(&old, &arrow_array::UInt32Array::from(kept))
+            .map_err(malformed_by)?;
     let kept_rows = set_column(&kept_rows, FILE_NAME, &name)?;
     let new_rows = files::with_meta(
         inputs.input,
@@ -467,7 +625,8 @@ fn rewrite_base_file(
         },
         read_schema,
     )?;
-    let batch = arrow_select::concat::concat_batches(read_schema, &[kept_rows, new_rows]).map_err(malformed_by)?;
+    let batch = arrow_select::concat::concat_batches(read_schema, &[kept_rows, new_rows])
+        .map_err(malformed_by)?;
     let avro_with_meta = super::avro_rows::with_meta_fields(inputs.avro_schema)?;
     let written = base_file_bytes(&batch, &avro_with_meta, &inputs.base_file)?;
     let bytes = written.bytes;
@@ -500,12 +659,19 @@ fn set_column(batch: &RecordBatch, column: &str, value: &str) -> Result<RecordBa
         return Ok(batch.clone());
     };
     let mut columns = batch.columns().to_vec();
-    columns[i] = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(value, batch.num_rows())));
+    columns[i] = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+        value,
+        batch.num_rows(),
+    )));
     RecordBatch::try_new(schema, columns).map_err(malformed_by)
 }
 
 /// A Parquet base file with Hudi's footer keys (min/max record key, bloom filter).
-fn base_file_bytes(batch: &RecordBatch, avro_with_meta: &str, spec: &BaseFileSpec) -> Result<WrittenBaseFile> {
+fn base_file_bytes(
+    batch: &RecordBatch,
+    avro_with_meta: &str,
+    spec: &BaseFileSpec,
+) -> Result<WrittenBaseFile> {
     let mut spec = spec.clone();
     spec.avro_schema = avro_with_meta.to_string();
     crate::base_file::writer::write_base_file(batch, &spec)
@@ -527,7 +693,10 @@ pub(crate) fn base_file_spec(
     };
     let number = |k: &str| -> Result<Option<f64>> {
         get(k)
-            .map(|v| v.parse::<f64>().map_err(|_| HudiError::invalid(format!("{k}={v} is not a number"))))
+            .map(|v| {
+                v.parse::<f64>()
+                    .map_err(|_| HudiError::invalid(format!("{k}={v} is not a number")))
+            })
             .transpose()
     };
     let mut spec = BaseFileSpec::new(String::new());
@@ -551,4 +720,3 @@ pub(crate) fn base_file_spec(
     spec.bloom = Some(bloom);
     Ok(spec)
 }
-

@@ -58,13 +58,23 @@ pub fn with_meta(
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
     for field in schema.fields() {
         let column: ArrayRef = match field.name().as_str() {
-            COMMIT_TIME => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(meta.instant, n))),
+            COMMIT_TIME => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+                meta.instant,
+                n,
+            ))),
             COMMIT_SEQNO => Arc::new(StringArray::from_iter_values(
                 (0..n).map(|i| format!("{}_{}_{}", meta.instant, meta.file_index, i)),
             )),
-            RECORD_KEY => Arc::new(StringArray::from_iter_values(rows.iter().map(|(k, _, _)| k.as_str()))),
-            PARTITION_PATH => Arc::new(StringArray::from_iter_values(rows.iter().map(|(_, p, _)| p.as_str()))),
-            FILE_NAME => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(meta.file_name, n))),
+            RECORD_KEY => Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|(k, _, _)| k.as_str()),
+            )),
+            PARTITION_PATH => Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|(_, p, _)| p.as_str()),
+            )),
+            FILE_NAME => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+                meta.file_name,
+                n,
+            ))),
             name => {
                 let column = input.column_by_name(name).ok_or_else(|| {
                     HudiError::invalid_input(format!("column {name:?} is missing"))
@@ -80,13 +90,17 @@ pub fn with_meta(
 /// `.hoodie_partition_metadata` of a new partition (Java `HoodiePartitionMetadata`, a
 /// properties file).
 pub fn partition_metadata(instant: &str, partition: &str) -> Vec<u8> {
-    let depth = if partition.is_empty() { 0 } else { partition.split('/').count() };
+    let depth = if partition.is_empty() {
+        0
+    } else {
+        partition.split('/').count()
+    };
     let now = Utc::now().format("%a %b %d %H:%M:%S UTC %Y");
-    format!("#partition metadata\n#{now}\ncommitTime={instant}\npartitionDepth={depth}\n").into_bytes()
+    format!("#partition metadata\n#{now}\ncommitTime={instant}\npartitionDepth={depth}\n")
+        .into_bytes()
 }
 
 /// The current time in epoch milliseconds.
 pub fn now_ms() -> i64 {
     Utc::now().timestamp_millis()
 }
-

@@ -33,19 +33,27 @@ pub fn align_input(
     if batch.num_rows() == 0 {
         return Err(HudiError::invalid_input("no rows to write"));
     }
-    let mut required: Vec<&str> = config.record_key_fields.iter().map(String::as_str).collect();
+    let mut required: Vec<&str> = config
+        .record_key_fields
+        .iter()
+        .map(String::as_str)
+        .collect();
     if config.key_generator != KeyGeneratorType::NonPartition {
         required.extend(config.partition_fields.iter().map(String::as_str));
     }
-    let ordering_needed = operation != Operation::Delete
-        && MergeRule::of(config)? == MergeRule::EventTime;
+    let ordering_needed =
+        operation != Operation::Delete && MergeRule::of(config)? == MergeRule::EventTime;
     if ordering_needed {
         required.extend(config.ordering_fields.iter().map(String::as_str));
     }
     for name in required {
-        let present = batches.iter().all(|b| b.schema().column_with_name(name).is_some());
+        let present = batches
+            .iter()
+            .all(|b| b.schema().column_with_name(name).is_some());
         let column = batch.column_by_name(name).ok_or_else(|| {
-            HudiError::invalid_input(format!("the table has no column {name:?} that its config names"))
+            HudiError::invalid_input(format!(
+                "the table has no column {name:?} that its config names"
+            ))
         })?;
         if !present {
             return Err(HudiError::invalid_input(format!(
@@ -63,11 +71,9 @@ pub fn align_input(
 
 fn align_batch(batch: &RecordBatch, target: &SchemaRef, first_row: usize) -> Result<RecordBatch> {
     let schema = batch.schema();
-    if let Some(unknown) = schema
-        .fields()
-        .iter()
-        .find(|f| target.column_with_name(f.name()).is_none() && !crate::schema::is_meta_column(f.name()))
-    {
+    if let Some(unknown) = schema.fields().iter().find(|f| {
+        target.column_with_name(f.name()).is_none() && !crate::schema::is_meta_column(f.name())
+    }) {
         return Err(HudiError::invalid_input(format!(
             "column {:?} is not in the table's schema",
             unknown.name()
@@ -84,7 +90,8 @@ fn align_batch(batch: &RecordBatch, target: &SchemaRef, first_row: usize) -> Res
                     field.name(),
                     c.data_type(),
                     field.data_type(),
-                    e.map(|(row, why)| format!(" (row {}: {why})", first_row + row)).unwrap_or_default()
+                    e.map(|(row, why)| format!(" (row {}: {why})", first_row + row))
+                        .unwrap_or_default()
                 ))
             })?,
         };
@@ -95,17 +102,28 @@ fn align_batch(batch: &RecordBatch, target: &SchemaRef, first_row: usize) -> Res
 }
 
 /// A lossless conversion, or the first row that does not convert.
-fn convert(column: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, Option<(usize, String)>> {
+fn convert(
+    column: &ArrayRef,
+    to: &DataType,
+) -> std::result::Result<ArrayRef, Option<(usize, String)>> {
     let lossless = matches!(
         (column.data_type(), to),
-        (DataType::Int8 | DataType::Int16, DataType::Int32 | DataType::Int64)
-            | (DataType::Int32, DataType::Int64)
+        (
+            DataType::Int8 | DataType::Int16,
+            DataType::Int32 | DataType::Int64
+        ) | (DataType::Int32, DataType::Int64)
             | (DataType::Float32, DataType::Float64)
             | (DataType::LargeUtf8 | DataType::Utf8View, DataType::Utf8)
-            | (DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_), DataType::Binary)
+            | (
+                DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_),
+                DataType::Binary
+            )
             | (DataType::Timestamp(_, _), DataType::Timestamp(_, _))
             | (DataType::Decimal128(_, _), DataType::Decimal128(_, _))
-            | (DataType::Int64 | DataType::Int32 | DataType::Utf8, DataType::Decimal128(_, _))
+            | (
+                DataType::Int64 | DataType::Int32 | DataType::Utf8,
+                DataType::Decimal128(_, _)
+            )
             | (DataType::Utf8, DataType::Date32 | DataType::Timestamp(_, _))
             | (DataType::Int64, DataType::Int32)
             | (DataType::Struct(_), DataType::Struct(_))
@@ -120,7 +138,8 @@ fn convert(column: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, Op
         safe: true,
         ..Default::default()
     };
-    let cast = arrow_cast::cast_with_options(column, to, &options).map_err(|e| Some((0, e.to_string())))?;
+    let cast = arrow_cast::cast_with_options(column, to, &options)
+        .map_err(|e| Some((0, e.to_string())))?;
     // A value that does not fit turns into a null under safe casting: refuse it by row.
     if let Some(row) = (0..column.len()).find(|&r| column.is_valid(r) && cast.is_null(r)) {
         return Err(Some((row, "value out of range".into())));
@@ -142,7 +161,8 @@ pub(crate) fn keyed_rows(
         .iter()
         .filter_map(|f| input.column_by_name(f).cloned())
         .collect();
-    let by_event_time = rule == MergeRule::EventTime && ordering.len() == config.ordering_fields.len();
+    let by_event_time =
+        rule == MergeRule::EventTime && ordering.len() == config.ordering_fields.len();
     let mut winner: HashMap<String, usize> = HashMap::new();
     let mut rows: Vec<(String, String, usize)> = Vec::with_capacity(input.num_rows());
     let mut deduplicated = 0;

@@ -98,7 +98,10 @@ impl KeyGen {
                 ))),
             };
         }
-        if values.iter().all(|v| v.as_deref().is_none_or(str::is_empty)) {
+        if values
+            .iter()
+            .all(|v| v.as_deref().is_none_or(str::is_empty))
+        {
             return Err(HudiError::invalid_input(format!(
                 "row {row}: every record key field ({}) is null or empty",
                 self.record_fields.join(", ")
@@ -229,22 +232,23 @@ pub fn escape_path_name(s: &str) -> String {
     for c in s.chars() {
         let escape = matches!(
             c,
-            '\u{1}'..='\u{1f}'
-                | '"'
-                | '#'
-                | '%'
-                | '\''
-                | '*'
-                | '/'
-                | ':'
-                | '='
-                | '?'
-                | '\\'
-                | '\u{7f}'
-                | '{'
-                | '['
-                | ']'
-                | '^'
+            '\u{1}'
+                ..='\u{1f}'
+                    | '"'
+                    | '#'
+                    | '%'
+                    | '\''
+                    | '*'
+                    | '/'
+                    | ':'
+                    | '='
+                    | '?'
+                    | '\\'
+                    | '\u{7f}'
+                    | '{'
+                    | '['
+                    | ']'
+                    | '^'
         );
         if escape {
             out.push_str(&format!("%{:02X}", c as u32));
@@ -263,8 +267,8 @@ impl TimestampPartitioning {
             "EPOCHMILLISECONDS" => TimestampInput::EpochMillis,
             "UNIX_TIMESTAMP" => TimestampInput::UnixSeconds,
             "SCALAR" => {
-                let unit = prop("hoodie.keygen.timebased.timestamp.scalar.time.unit")
-                    .unwrap_or("SECONDS");
+                let unit =
+                    prop("hoodie.keygen.timebased.timestamp.scalar.time.unit").unwrap_or("SECONDS");
                 let unit_micros = match unit.to_ascii_uppercase().as_str() {
                     "NANOSECONDS" => 0,
                     "MICROSECONDS" => 1,
@@ -317,32 +321,37 @@ impl TimestampPartitioning {
 
     fn format(&self, batch: &RecordBatch, field: &str, row: usize) -> Result<Option<String>> {
         let column = batch.column_by_name(field).ok_or_else(|| {
-            HudiError::invalid_input(format!("the input has no column {field:?} (a partition field)"))
+            HudiError::invalid_input(format!(
+                "the input has no column {field:?} (a partition field)"
+            ))
         })?;
         if column.is_null(row) {
             return Ok(None);
         }
-        let bad = |what: &str| {
-            HudiError::invalid_input(format!("row {row}, column {field:?}: {what}"))
-        };
+        let bad =
+            |what: &str| HudiError::invalid_input(format!("row {row}, column {field:?}: {what}"));
         let micros: i64 = match &self.input {
             TimestampInput::DateString { formats } => {
                 let text = value_string(column.as_ref(), row)
                     .map_err(|w| bad(&format!("{w} is not a date string")))?
                     .unwrap_or_default();
-                parse_date_string(&text, formats)
-                    .ok_or_else(|| bad(&format!("{text:?} does not match the table's input date format")))?
+                parse_date_string(&text, formats).ok_or_else(|| {
+                    bad(&format!(
+                        "{text:?} does not match the table's input date format"
+                    ))
+                })?
             }
             input => {
-                let n = integral(column.as_ref(), row)
-                    .ok_or_else(|| bad("not an integral number"))?;
+                let n =
+                    integral(column.as_ref(), row).ok_or_else(|| bad("not an integral number"))?;
                 let factor = match input {
                     TimestampInput::EpochMillis => 1_000,
                     TimestampInput::UnixSeconds => 1_000_000,
                     TimestampInput::Scalar { unit_micros } => *unit_micros,
                     TimestampInput::DateString { .. } => 1,
                 };
-                n.checked_mul(factor).ok_or_else(|| bad("timestamp out of range"))?
+                n.checked_mul(factor)
+                    .ok_or_else(|| bad("timestamp out of range"))?
             }
         };
         let t = DateTime::<Utc>::from_timestamp_micros(micros)
@@ -370,6 +379,15 @@ fn integral(array: &dyn Array, row: usize) -> Option<i64> {
 }
 
 fn parse_date_string(text: &str, formats: &[String]) -> Option<i64> {
+    // Joda (Java's parser here) reads a `Z` offset as UTC; chrono's `%z` wants digits.
+    let zulu;
+    let text = match text.strip_suffix('Z') {
+        Some(rest) if formats.iter().any(|f| f.ends_with("%z") || f.ends_with("%:z")) => {
+            zulu = format!("{rest}+0000");
+            zulu.as_str()
+        }
+        _ => text,
+    };
     for f in formats {
         if let Ok(t) = DateTime::parse_from_str(text, f) {
             return Some(t.timestamp_micros());
@@ -378,7 +396,10 @@ fn parse_date_string(text: &str, formats: &[String]) -> Option<i64> {
             return Some(Utc.from_utc_datetime(&t).timestamp_micros());
         }
         if let Ok(d) = NaiveDate::parse_from_str(text, f) {
-            return Some(Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0)?).timestamp_micros());
+            return Some(
+                Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0)?)
+                    .timestamp_micros(),
+            );
         }
     }
     None
@@ -422,7 +443,9 @@ pub fn java_pattern_to_chrono(pattern: &str) -> Result<String> {
             let end = chars[i + 1..].iter().position(|&x| x == '\'');
             match end {
                 Some(0) => out.push('\''),
-                Some(n) => chars[i + 1..i + 1 + n].iter().for_each(|&x| push_literal(&mut out, x)),
+                Some(n) => chars[i + 1..i + 1 + n]
+                    .iter()
+                    .for_each(|&x| push_literal(&mut out, x)),
                 None => {
                     return Err(HudiError::unsupported(format!(
                         "date format {pattern:?} (unterminated quote)"
@@ -488,7 +511,10 @@ mod tests {
 
     #[test]
     fn java_patterns() {
-        assert_eq!(java_pattern_to_chrono("yyyy/MM/dd/HH").unwrap(), "%Y/%m/%d/%H");
+        assert_eq!(
+            java_pattern_to_chrono("yyyy/MM/dd/HH").unwrap(),
+            "%Y/%m/%d/%H"
+        );
         assert_eq!(
             java_pattern_to_chrono("yyyy-MM-dd'T'HH:mm:ss.SSSZ").unwrap(),
             "%Y-%m-%dT%H:%M:%S.%3f%z"

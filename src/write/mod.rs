@@ -15,6 +15,7 @@ mod commit;
 mod files;
 mod input;
 pub mod key;
+mod mdt;
 mod tag;
 
 use std::collections::{BTreeMap, HashMap};
@@ -168,11 +169,15 @@ pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
         );
     }
     if config.cdc_enabled {
-        return refuse("writing a table with change data capture on (hoodie.table.cdc.enabled)".into());
+        return refuse(
+            "writing a table with change data capture on (hoodie.table.cdc.enabled)".into(),
+        );
     }
     match MergeRule::of(config)? {
         MergeRule::EventTime | MergeRule::CommitTime => {}
-        MergeRule::LegacyOverwrite => return refuse("writing with the v6 overwrite payload".into()),
+        MergeRule::LegacyOverwrite => {
+            return refuse("writing with the v6 overwrite payload".into())
+        }
     }
     if config
         .property("hoodie.table.log.file.format")
@@ -198,15 +203,14 @@ pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
              any other index would go stale)"
         ));
     }
-    if !config.metadata_partitions.is_empty() && !commit::MDT_WRITER_READY {
-        return refuse("writing a table with a metadata table (not yet maintained)".into());
-    }
     if let Some(index) = config
         .property("hoodie.index.type")
         .or(config.property("hoodie.table.index.type"))
     {
         if index.to_ascii_uppercase().contains("BUCKET") {
-            return refuse(format!("writing a table with a {index} index (bucket file ids)"));
+            return refuse(format!(
+                "writing a table with a {index} index (bucket file ids)"
+            ));
         }
     }
     KeyGen::of(config)?;
@@ -214,15 +218,22 @@ pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
 }
 
 /// Writes `batches` into the table as one commit.
-pub async fn write(table: &Ctx<'_>, batches: &[RecordBatch], options: &WriteOptions) -> Result<WriteResult> {
+pub async fn write(
+    table: &Ctx<'_>,
+    batches: &[RecordBatch],
+    options: &WriteOptions,
+) -> Result<WriteResult> {
     check_writable(table)?;
     let client = table.client;
     let config = client.config().clone();
     let visibility = client.timeline().visibility_as_of(None);
-    let (avro_schema, schema_origin) = client
-        .table_avro_schema(&visibility)
-        .await?
-        .ok_or_else(|| HudiError::unsupported_in("writing a table with no schema yet", ".hoodie"))?;
+    let (avro_schema, schema_origin) =
+        client
+            .table_avro_schema(&visibility)
+            .await?
+            .ok_or_else(|| {
+                HudiError::unsupported_in("writing a table with no schema yet", ".hoodie")
+            })?;
     let data_schema = crate::schema::arrow_schema_from_avro_text(&avro_schema, &schema_origin)?;
     let keygen = KeyGen::of(&config)?;
     let rule = MergeRule::of(&config)?;
@@ -245,7 +256,13 @@ pub async fn write(table: &Ctx<'_>, batches: &[RecordBatch], options: &WriteOpti
         .flag("hoodie.record.index.update.partition.path")
         .or(options.flag("hoodie.bloom.index.update.partition.path"))
         .unwrap_or(false);
-    let plan = commit::plan_changes(&rows, &tagged, options.operation, update_partition, &mut counts);
+    let plan = commit::plan_changes(
+        &rows,
+        &tagged,
+        options.operation,
+        update_partition,
+        &mut counts,
+    );
     let outcome = commit::commit(
         table,
         commit::Inputs {

@@ -23,7 +23,11 @@ use crate::schema::RECORD_KEY;
 /// Whether keys are unique across partitions: Hudi's record index is global; the simple
 /// and bloom indexes are not unless asked (`hoodie.index.type=GLOBAL_*`).
 pub(crate) fn is_global(config: &TableConfig, options: &WriteOptions) -> bool {
-    match options.options.get("hoodie.index.type").map(|s| s.to_ascii_uppercase()) {
+    match options
+        .options
+        .get("hoodie.index.type")
+        .map(|s| s.to_ascii_uppercase())
+    {
         Some(t) if t.starts_with("GLOBAL_") || t == "RECORD_INDEX" => true,
         Some(_) => false,
         None => has_record_index(config),
@@ -54,7 +58,10 @@ pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Resu
         let mdt = table.metadata_table(&[]).await?;
         let found = mdt.lookup(RECORD_INDEX, Lookup::Keys(&keys)).await?;
         if let Some(problem) = found.problems.first() {
-            return Err(HudiError::corrupt(".hoodie/metadata/record_index", problem.clone()));
+            return Err(HudiError::corrupt(
+                ".hoodie/metadata/record_index",
+                problem.clone(),
+            ));
         }
         for (key, payload) in found.values {
             let MetadataPayload::RecordIndex(entry) = payload else {
@@ -108,7 +115,10 @@ pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Resu
                     if global && previous != at {
                         return Err(HudiError::corrupt(
                             slice.base_path().unwrap_or_default(),
-                            format!("key {key:?} is in two file groups ({} and {})", previous.1, at.1),
+                            format!(
+                                "key {key:?} is in two file groups ({} and {})",
+                                previous.1, at.1
+                            ),
                         ));
                     }
                 }
@@ -120,8 +130,11 @@ pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Resu
         }
         // A non-global index matches a key only in the row's own partition.
         if !global {
-            let partition_of: BTreeMap<&str, &str> =
-                rows.rows.iter().map(|(k, p, _)| (k.as_str(), p.as_str())).collect();
+            let partition_of: BTreeMap<&str, &str> = rows
+                .rows
+                .iter()
+                .map(|(k, p, _)| (k.as_str(), p.as_str()))
+                .collect();
             tagged
                 .locations
                 .retain(|k, (p, _)| partition_of.get(k.as_str()) == Some(&p.as_str()));
@@ -200,9 +213,12 @@ async fn slice_keys(
     let mut keys = Vec::new();
     while let Some(batch) = scan.next().await {
         let batch = batch?;
-        let column = batch
-            .column_by_name(RECORD_KEY)
-            .ok_or_else(|| HudiError::corrupt(slice.base_path().unwrap_or_default(), "no record key column"))?;
+        let column = batch.column_by_name(RECORD_KEY).ok_or_else(|| {
+            HudiError::corrupt(
+                slice.base_path().unwrap_or_default(),
+                "no record key column",
+            )
+        })?;
         let strings = arrow_cast::cast(column, &arrow_schema::DataType::Utf8)
             .map_err(crate::error::malformed_by)?;
         let strings = strings.as_string::<i32>();
@@ -217,7 +233,9 @@ pub(crate) async fn check_pending_clustering(table: &Ctx<'_>, tagged: &Tagged) -
     let timeline = client.timeline();
     for instant in timeline.pending() {
         let action = instant.requested_action();
-        if action != crate::timeline::action::CLUSTERING && action != crate::timeline::action::REPLACE_COMMIT {
+        if action != crate::timeline::action::CLUSTERING
+            && action != crate::timeline::action::REPLACE_COMMIT
+        {
             continue;
         }
         let Some(plan) = client.instant_plan(instant).await? else {
@@ -229,10 +247,24 @@ pub(crate) async fn check_pending_clustering(table: &Ctx<'_>, tagged: &Tagged) -
             .into_iter()
             .flatten();
         for group in groups {
-            for slice in group.get("slices").and_then(serde_json::Value::as_array).into_iter().flatten() {
-                let file_id = slice.get("fileId").and_then(serde_json::Value::as_str).unwrap_or("");
-                let partition = slice.get("partitionPath").and_then(serde_json::Value::as_str).unwrap_or("");
-                if tagged.slices.contains_key(&(partition.to_string(), file_id.to_string())) {
+            for slice in group
+                .get("slices")
+                .and_then(serde_json::Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let file_id = slice
+                    .get("fileId")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("");
+                let partition = slice
+                    .get("partitionPath")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("");
+                if tagged
+                    .slices
+                    .contains_key(&(partition.to_string(), file_id.to_string()))
+                {
                     return Err(HudiError::Conflict {
                         path: instant.requested_file.clone().unwrap_or_else(|| instant.file.clone()),
                         detail: format!(

@@ -1,0 +1,295 @@
+//! The metadata table's delta commit for one data commit (docs: hudi-format §10.4): the
+//! `files` listing of every file written, column stats of the indexed columns for each of
+//! them, partition stats widened by them, and record-index entries for inserted, moved and
+//! deleted keys. Built before the first request that changes storage; written after the
+//! data files and completed before the data commit.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+
+use crate::base_file::writer::ColumnRange;
+use crate::config::TableConfig;
+use crate::error::{HudiError, Result};
+use crate::metadata::delta::{
+    plan_delta, ColumnRangeInput, DataFileChange, MdtDeltaInput, MdtLogFile, RecordIndexChange,
+};
+use crate::metadata::keys::partition_stats_key;
+use crate::metadata::records::MetadataPayload;
+use crate::metadata::table::{METADATA_DIR, PARTITION_STATS};
+use crate::metadata::{Lookup, MetadataTable};
+use crate::storage::{join, Purpose, PutMode, Storage, StorageExt};
+use crate::timeline::metadata::OrderedMap;
+use crate::timeline::{CommitMetadata, WriteStat};
+use crate::value::Value;
+
+/// A written data file as the metadata table records it.
+pub(crate) struct FileEntry<'a> {
+    pub partition: &'a str,
+    pub file_name: &'a str,
+    pub size: u64,
+    pub columns: &'a [ColumnRange],
+}
+
+/// The delta commit, ready to write.
+pub(crate) struct MdtDelta {
+    pub logs: Vec<MdtLogFile>,
+    pub schema: String,
+    pub partitions: Vec<String>,
+}
+
+/// Columns the table's column-stats index covers (`.hoodie/.index_defs/index.json`), or
+/// `None` for every column.
+pub(crate) async fn indexed_columns(
+    storage: &dyn Storage,
+    config: &TableConfig,
+) -> Result<Option<Vec<String>>> {
+    let path = config
+        .property("hoodie.table.index.defs.path")
+        .unwrap_or(".hoodie/.index_defs/index.json");
+    let bytes = match storage.get(path, Purpose::Other).await {
+        Ok(b) => b,
+        Err(HudiError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let json: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| HudiError::corrupt_by(path, "bad JSON", e))?;
+    Ok(json
+        .pointer("/indexDefinitions/column_stats/sourceFields")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        }))
+}
+
+fn range_input(r: &ColumnRange) -> ColumnRangeInput {
+    ColumnRangeInput {
+        column: r.column.clone(),
+        min: r.min.clone(),
+        max: r.max.clone(),
+        null_count: r.null_count,
+        value_count: r.value_count,
+        total_size: r.total_size,
+        total_uncompressed_size: r.total_uncompressed_size,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn build(
+    mdt: &MetadataTable,
+    config: &TableConfig,
+    instant: &str,
+    files: &[FileEntry<'_>],
+    record_index: Vec<RecordIndexChange>,
+    indexed: Option<&[String]>,
+) -> Result<MdtDelta> {
+    let partitions: Vec<&str> = config
+        .metadata_partitions
+        .iter()
+        .map(String::as_str)
+        .collect();
+    let wanted = |c: &str| indexed.is_none_or(|cols| cols.iter().any(|x| x == c));
+    let changes: Vec<DataFileChange> = files
+        .iter()
+        .map(|f| DataFileChange {
+            partition: f.partition.to_string(),
+            file_name: f.file_name.to_string(),
+            size: f.size,
+            deleted: false,
+            columns: f
+                .columns
+                .iter()
+                .filter(|c| wanted(&c.column))
+                .map(range_input)
+                .collect(),
+        })
+        .collect();
+    let partition_stats = if partitions.contains(&PARTITION_STATS) {
+        widened_partition_stats(mdt, &changes).await?
+    } else {
+        Vec::new()
+    };
+    let input = MdtDeltaInput {
+        instant: instant.to_string(),
+        files: changes,
+        record_index,
+        partition_stats,
+    };
+    let logs = plan_delta(mdt, &input, &partitions, config.timezone).await?;
+    let mut touched: Vec<String> = logs.iter().map(|l| l.partition.clone()).collect();
+    touched.sort();
+    touched.dedup();
+    Ok(MdtDelta {
+        logs,
+        schema: mdt.record_schema().await?,
+        partitions: touched,
+    })
+}
+
+/// Each touched partition's stats widened by the new files' ranges (never narrowed: a
+/// rewritten file's old values may still be in an older slice readers can time-travel to).
+async fn widened_partition_stats(
+    mdt: &MetadataTable,
+    changes: &[DataFileChange],
+) -> Result<Vec<(String, Vec<ColumnRangeInput>)>> {
+    let mut by_partition: BTreeMap<&str, BTreeMap<&str, ColumnRangeInput>> = BTreeMap::new();
+    for f in changes {
+        let columns = by_partition.entry(f.partition.as_str()).or_default();
+        for c in &f.columns {
+            columns
+                .entry(c.column.as_str())
+                .and_modify(|acc| widen(acc, c))
+                .or_insert_with(|| c.clone());
+        }
+    }
+    let keys: Vec<String> = by_partition
+        .iter()
+        .flat_map(|(p, cols)| cols.keys().map(|c| partition_stats_key(c, p)))
+        .collect();
+    let existing = mdt.lookup(PARTITION_STATS, Lookup::Keys(&keys)).await?;
+    let mut out = Vec::new();
+    for (partition, mut columns) in by_partition {
+        for (column, acc) in columns.iter_mut() {
+            if let Some(MetadataPayload::PartitionStats(old)) =
+                existing.values.get(&partition_stats_key(column, partition))
+            {
+                if !old.is_deleted {
+                    widen(
+                        acc,
+                        &ColumnRangeInput {
+                            column: column.to_string(),
+                            min: old.min.clone(),
+                            max: old.max.clone(),
+                            null_count: old.null_count.unwrap_or(0).max(0) as u64,
+                            value_count: old.value_count.unwrap_or(0).max(0) as u64,
+                            total_size: old.total_size.unwrap_or(0).max(0) as u64,
+                            total_uncompressed_size: old.total_uncompressed_size.unwrap_or(0).max(0)
+                                as u64,
+                        },
+                    );
+                }
+            }
+        }
+        out.push((partition.to_string(), columns.into_values().collect()));
+    }
+    Ok(out)
+}
+
+fn widen(acc: &mut ColumnRangeInput, other: &ColumnRangeInput) {
+    let pick = |a: &Option<Value>, b: &Option<Value>, want_less: bool| -> Option<Value> {
+        match (
+            a.as_ref().filter(|v| !matches!(v, Value::Null)),
+            b.as_ref().filter(|v| !matches!(v, Value::Null)),
+        ) {
+            (Some(x), Some(y)) => {
+                let less = y.compare_utf16(x).is_some_and(|o| o.is_lt());
+                let greater = y.compare_utf16(x).is_some_and(|o| o.is_gt());
+                Some(if (want_less && less) || (!want_less && greater) {
+                    y.clone()
+                } else {
+                    x.clone()
+                })
+            }
+            (Some(x), None) => Some(x.clone()),
+            (None, y) => y.cloned(),
+        }
+    };
+    acc.min = pick(&acc.min, &other.min, true);
+    acc.max = pick(&acc.max, &other.max, false);
+    acc.null_count += other.null_count;
+    acc.value_count += other.value_count;
+    acc.total_size += other.total_size;
+    acc.total_uncompressed_size += other.total_uncompressed_size;
+}
+
+/// Writes the delta commit: requested, inflight, log files, completed (`completion`).
+pub(crate) async fn write(
+    storage: &dyn Storage,
+    config: &TableConfig,
+    delta: &MdtDelta,
+    instant: &str,
+    completion: &str,
+) -> Result<()> {
+    let timeline = join(METADATA_DIR, ".hoodie/timeline");
+    let mut stats: OrderedMap<Option<Vec<WriteStat>>> = OrderedMap::new();
+    for log in &delta.logs {
+        let name = log.path.rsplit('/').next().unwrap_or(&log.path).to_string();
+        let size = log.bytes.len() as i64;
+        stats
+            .entry(log.partition.clone())
+            .or_insert_with(|| Some(Vec::new()))
+            .get_or_insert_with(Vec::new)
+            .push(WriteStat {
+                file_id: Some(log.file_id.clone()),
+                path: Some(log.path.clone()),
+                prev_commit: Some(instant.to_string()),
+                num_writes: Some(log.num_records as i64),
+                num_deletes: Some(log.num_deletes as i64),
+                num_update_writes: Some(log.num_records as i64),
+                num_inserts: Some(0),
+                total_write_bytes: Some(size),
+                total_write_errors: Some(0),
+                partition_path: Some(log.partition.clone()),
+                file_size_in_bytes: Some(size),
+                log_version: Some(log.log_version as i64),
+                log_offset: Some(0),
+                base_file: Some(String::new()),
+                log_files: Some(vec![name]),
+                ..WriteStat::default()
+            });
+    }
+    let planned = CommitMetadata {
+        partition_to_write_stats: Some(OrderedMap::new()),
+        compacted: Some(false),
+        extra_metadata: Some(OrderedMap::new()),
+        operation_type: Some("UPSERT_PREPPED".into()),
+        ..CommitMetadata::default()
+    };
+    let done = CommitMetadata {
+        partition_to_write_stats: Some(stats),
+        extra_metadata: Some(OrderedMap::from([(
+            "schema".to_string(),
+            Some(delta.schema.clone()),
+        )])),
+        ..planned.clone()
+    };
+    let encode =
+        |m: &CommitMetadata| crate::timeline::write::encode_commit_metadata(m, config.version);
+    storage
+        .put(
+            &join(&timeline, &format!("{instant}.deltacommit.requested")),
+            Bytes::new(),
+            PutMode::Create,
+        )
+        .await?;
+    storage
+        .put(
+            &join(&timeline, &format!("{instant}.deltacommit.inflight")),
+            Bytes::from(encode(&planned)?),
+            PutMode::Create,
+        )
+        .await?;
+    let paths: Vec<String> = delta
+        .logs
+        .iter()
+        .map(|l| join(METADATA_DIR, &l.path))
+        .collect();
+    futures::future::try_join_all(
+        delta
+            .logs
+            .iter()
+            .zip(&paths)
+            .map(|(log, path)| storage.put(path, Bytes::from(log.bytes.clone()), PutMode::Create)),
+    )
+    .await?;
+    storage
+        .put(
+            &join(&timeline, &format!("{instant}_{completion}.deltacommit")),
+            Bytes::from(encode(&done)?),
+            PutMode::Create,
+        )
+        .await?;
+    Ok(())
+}
