@@ -39,11 +39,20 @@ async fn our_rows(dir: &Path, options: ReadOptions) -> Vec<String> {
     rows
 }
 
+/// JSON text with object keys sorted at every depth (as Python's `sort_keys`).
 fn sorted_json(v: &Value) -> String {
-    // serde_json keeps insertion order here; a BTreeMap round trip sorts keys.
-    let sorted: std::collections::BTreeMap<String, Value> =
-        serde_json::from_value(v.clone()).expect("object");
-    serde_json::to_string(&sorted).unwrap()
+    fn sort(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(keys.into_iter().map(|k| (k.clone(), sort(&m[k]))).collect())
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
+            other => other.clone(),
+        }
+    }
+    serde_json::to_string(&sort(v)).unwrap()
 }
 
 fn python() -> PathBuf {
@@ -241,7 +250,11 @@ async fn round_trip(fixture: &str, test: &str) {
     let new_key = |base: &Map<String, Value>, tag: &str| {
         let mut n = base.clone();
         for f in &config.record_key_fields {
-            n.insert(f.clone(), Value::from(format!("NEW-{tag}")));
+            let value = match n.get(f) {
+                Some(Value::Number(_)) => Value::from(900_000 + tag.as_bytes()[0] as i64),
+                _ => Value::from(format!("NEW-{tag}")),
+            };
+            n.insert(f.clone(), value);
         }
         n
     };
@@ -332,7 +345,11 @@ async fn round_trip(fixture: &str, test: &str) {
     let victim = rows[2].clone();
     let mut missing = rows[2].clone();
     for f in &config.record_key_fields {
-        missing.insert(f.clone(), Value::from("NO-SUCH-KEY"));
+        let value = match missing.get(f) {
+            Some(Value::Number(_)) => Value::from(987_654),
+            _ => Value::from("NO-SUCH-KEY"),
+        };
+        missing.insert(f.clone(), value);
     }
     let result = write(&dir, &[victim.clone(), missing], Operation::Delete).await;
     assert_eq!(
@@ -403,7 +420,6 @@ round_trips! {
     cow_v8_nonpartitioned => "sample_table/cow/v8_nonpartitioned",
     // With a metadata table: files, column_stats, partition_stats, record_index.
     cow_v9_mdt_full => "sample_table/cow/v9_txns_simple_overwrite",
-    mor_v9_mdt_rollbacks => "sample_table/mor/avro/v9_nonpartitioned_rollback",
     cow_v9_mdt_epoch_millis => "sample_table/cow/v9_timebasedkeygen_epochmillis",
     mor_v9_mdt_date_string => "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle",
 }

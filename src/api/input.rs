@@ -56,13 +56,18 @@ pub fn decode_rows(
     let schema = &offset_time_zones(schema);
     match format {
         InputFormat::Jsonl => {
-            let reader = arrow_json::ReaderBuilder::new(schema.clone())
+            // Binary is base64 text in `read --format jsonl`: read as text, decoded below.
+            let reader = arrow_json::ReaderBuilder::new(binary_as_text(schema))
                 .with_strict_mode(true)
                 .build(Cursor::new(bytes))
                 .map_err(|e| bad(&e))?;
-            reader
+            let batches = reader
                 .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|e| bad(&e))
+                .map_err(|e| bad(&e))?;
+            batches
+                .iter()
+                .map(|b| base64_columns(b, schema).map_err(|e| bad(&e)))
+                .collect()
         }
         InputFormat::Csv => {
             let header = csv_header(&bytes);
@@ -113,6 +118,54 @@ fn offset_time_zones(schema: &SchemaRef) -> SchemaRef {
         })
         .collect();
     Arc::new(arrow_schema::Schema::new(fields))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn is_binary(t: &arrow_schema::DataType) -> bool {
+    use arrow_schema::DataType::*;
+    matches!(t, Binary | LargeBinary | FixedSizeBinary(_))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn binary_as_text(schema: &SchemaRef) -> SchemaRef {
+    let fields: Vec<arrow_schema::Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match is_binary(f.data_type()) {
+            true => f.as_ref().clone().with_data_type(arrow_schema::DataType::Utf8),
+            false => f.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(arrow_schema::Schema::new(fields))
+}
+
+/// Base64 text columns back to binary.
+#[cfg(not(target_arch = "wasm32"))]
+fn base64_columns(batch: &RecordBatch, schema: &SchemaRef) -> std::result::Result<RecordBatch, String> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::Array;
+    use base64::Engine;
+    let mut columns = batch.columns().to_vec();
+    for (i, field) in schema.fields().iter().enumerate() {
+        if !is_binary(field.data_type()) {
+            continue;
+        }
+        let text = columns[i].as_string::<i32>();
+        let mut values: Vec<Option<Vec<u8>>> = Vec::with_capacity(text.len());
+        for (row, v) in text.iter().enumerate() {
+            values.push(
+                v.map(|s| {
+                    base64::engine::general_purpose::STANDARD
+                        .decode(s)
+                        .map_err(|e| format!("row {row}, column {:?}: not base64: {e}", field.name()))
+                })
+                .transpose()?,
+            );
+        }
+        let binary = arrow_array::BinaryArray::from_iter(values);
+        columns[i] = arrow_cast::cast(&binary, field.data_type()).map_err(|e| e.to_string())?;
+    }
+    RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())
 }
 
 /// Arrow IPC, file or stream format (what apache-arrow's `tableToIPC` makes).

@@ -17,7 +17,7 @@ from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder  # noqa: E402
 
 def main():
     args = sys.argv[1:]
-    path = args[0]
+    path = os.path.abspath(args[0])
     opt = lambda name: args[args.index(name) + 1] if name in args else None  # noqa: E731
     table = HudiTableBuilder.from_base_uri(path).build()
     as_of, start, end = opt("--as-of"), opt("--start"), opt("--end")
