@@ -423,3 +423,105 @@ round_trips! {
     cow_v9_mdt_epoch_millis => "sample_table/cow/v9_timebasedkeygen_epochmillis",
     mor_v9_mdt_date_string => "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle",
 }
+
+/// A refused write: the error code, and not one request that changes storage.
+async fn refused(dir: &Path, batches: &[arrow_array::RecordBatch], operation: Operation) -> String {
+    let table = open(dir).await;
+    let err = table
+        .write(batches, &WriteOptions::new(operation))
+        .await
+        .expect_err("the write must be refused");
+    let io = table.io();
+    assert_eq!(
+        (io.puts, io.deletes),
+        (0, 0),
+        "{}: {err} after changing storage",
+        dir.display()
+    );
+    err.code().to_string()
+}
+
+fn batch(columns: Vec<(&str, arrow_array::ArrayRef)>) -> arrow_array::RecordBatch {
+    arrow_array::RecordBatch::try_from_iter(columns).unwrap()
+}
+
+#[tokio::test]
+async fn refuses_tables_it_cannot_keep_consistent() {
+    use arrow_array::StringArray;
+    let rows = || {
+        vec![batch(vec![(
+            "txn_id",
+            Arc::new(StringArray::from(vec!["X"])) as arrow_array::ArrayRef,
+        )])]
+    };
+    for (fixture, why) in [
+        ("sample_table/cow/v6_nonpartitioned", "table version 6"),
+        ("sample_table/cow/v9_txns_simple_meta", "secondary index"),
+        (
+            "sample_table/cow/v8_simplekeygen_hivestyle_no_metafields",
+            "no meta fields",
+        ),
+    ] {
+        let dir = common::table_copy(
+            fixture,
+            "write-refused",
+            fixture.rsplit('/').next().unwrap(),
+        );
+        let code = refused(&dir, &rows(), Operation::Upsert).await;
+        assert_eq!(code, "UNSUPPORTED", "{fixture} ({why})");
+    }
+}
+
+#[tokio::test]
+async fn refuses_bad_input_before_writing() {
+    use arrow_array::{ArrayRef, Int64Array, StringArray};
+    let dir = common::table_copy(
+        "sample_table/cow/v9_txns_simple_nometa",
+        "write-refused",
+        "bad_input",
+    );
+    let s = |v: Vec<Option<&str>>| Arc::new(StringArray::from(v)) as ArrayRef;
+    let l = |v: Vec<i64>| Arc::new(Int64Array::from(v)) as ArrayRef;
+    let cases: Vec<(&str, Vec<(&str, ArrayRef)>)> = vec![
+        (
+            "unknown column",
+            vec![
+                ("txn_id", s(vec![Some("A")])),
+                ("region", s(vec![Some("us")])),
+                ("txn_ts", l(vec![1])),
+                ("nope", s(vec![Some("x")])),
+            ],
+        ),
+        (
+            "null key",
+            vec![
+                ("txn_id", s(vec![None])),
+                ("region", s(vec![Some("us")])),
+                ("txn_ts", l(vec![1])),
+            ],
+        ),
+        (
+            "missing ordering field",
+            vec![
+                ("txn_id", s(vec![Some("A")])),
+                ("region", s(vec![Some("us")])),
+            ],
+        ),
+        (
+            "missing partition field",
+            vec![("txn_id", s(vec![Some("A")])), ("txn_ts", l(vec![1]))],
+        ),
+        (
+            "wrong type",
+            vec![
+                ("txn_id", s(vec![Some("A")])),
+                ("region", s(vec![Some("us")])),
+                ("txn_ts", s(vec![Some("soon")])),
+            ],
+        ),
+    ];
+    for (what, columns) in cases {
+        let code = refused(&dir, &[batch(columns)], Operation::Upsert).await;
+        assert_eq!(code, "INVALID_INPUT", "{what}");
+    }
+}

@@ -132,7 +132,10 @@ fn binary_as_text(schema: &SchemaRef) -> SchemaRef {
         .fields()
         .iter()
         .map(|f| match is_binary(f.data_type()) {
-            true => f.as_ref().clone().with_data_type(arrow_schema::DataType::Utf8),
+            true => f
+                .as_ref()
+                .clone()
+                .with_data_type(arrow_schema::DataType::Utf8),
             false => f.as_ref().clone(),
         })
         .collect();
@@ -141,7 +144,10 @@ fn binary_as_text(schema: &SchemaRef) -> SchemaRef {
 
 /// Base64 text columns back to binary.
 #[cfg(not(target_arch = "wasm32"))]
-fn base64_columns(batch: &RecordBatch, schema: &SchemaRef) -> std::result::Result<RecordBatch, String> {
+fn base64_columns(
+    batch: &RecordBatch,
+    schema: &SchemaRef,
+) -> std::result::Result<RecordBatch, String> {
     use arrow_array::cast::AsArray;
     use arrow_array::Array;
     use base64::Engine;
@@ -157,7 +163,9 @@ fn base64_columns(batch: &RecordBatch, schema: &SchemaRef) -> std::result::Resul
                 v.map(|s| {
                     base64::engine::general_purpose::STANDARD
                         .decode(s)
-                        .map_err(|e| format!("row {row}, column {:?}: not base64: {e}", field.name()))
+                        .map_err(|e| {
+                            format!("row {row}, column {:?}: not base64: {e}", field.name())
+                        })
                 })
                 .transpose()?,
             );

@@ -382,7 +382,11 @@ fn parse_date_string(text: &str, formats: &[String]) -> Option<i64> {
     // Joda (Java's parser here) reads a `Z` offset as UTC; chrono's `%z` wants digits.
     let zulu;
     let text = match text.strip_suffix('Z') {
-        Some(rest) if formats.iter().any(|f| f.ends_with("%z") || f.ends_with("%:z")) => {
+        Some(rest)
+            if formats
+                .iter()
+                .any(|f| f.ends_with("%z") || f.ends_with("%:z")) =>
+        {
             zulu = format!("{rest}+0000");
             zulu.as_str()
         }
