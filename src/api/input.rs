@@ -2,10 +2,13 @@
 //! value encoding `read --format jsonl` prints), CSV with a header, Parquet, Arrow IPC.
 
 use std::io::Cursor;
+#[cfg(not(target_arch = "wasm32"))]
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+#[cfg(not(target_arch = "wasm32"))]
 use arrow_schema::SchemaRef;
+#[cfg(not(target_arch = "wasm32"))]
 use bytes::Bytes;
 
 use crate::error::{HudiError, Result};
