@@ -7,6 +7,7 @@ use std::sync::Arc;
 use arrow_array::{RecordBatch, StringArray};
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
+use futures::FutureExt;
 
 use super::files::{self, MetaFields};
 use super::{Ctx, KeyedRows, Operation, RecordCounts, Tagged};
@@ -366,39 +367,64 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
             PutMode::Create,
         )
         .await?;
+    let mdt_instant = delta
+        .as_ref()
+        .map(|d| super::mdt::prepare(config, d, &instant))
+        .transpose()?;
+    // Markers (and new partitions' metadata, and the metadata table's requested instant)
+    // in one round before any data file; then the data files with the metadata table's
+    // inflight instant and log files in the next. Nothing here is visible to readers until
+    // the completed instants.
     let marker_dir = format!(".hoodie/.temp/{instant}");
-    for f in &new_files {
-        let marker = format!("{marker_dir}/{}.marker.{}", f.path, f.marker);
-        storage.put(&marker, Bytes::new(), PutMode::Create).await?;
-    }
-    for p in &new_partitions {
-        let path = join(p, ".hoodie_partition_metadata");
-        match storage
-            .put(
-                &path,
+    let markers: Vec<String> = new_files
+        .iter()
+        .map(|f| format!("{marker_dir}/{}.marker.{}", f.path, f.marker))
+        .collect();
+    let partition_files: Vec<(String, Bytes)> = new_partitions
+        .iter()
+        .map(|p| {
+            (
+                join(p, ".hoodie_partition_metadata"),
                 Bytes::from(files::partition_metadata(&instant, p)),
-                PutMode::Create,
             )
-            .await
-        {
-            Ok(_) | Err(HudiError::Conflict { .. }) => {}
-            Err(e) => return Err(e),
+        })
+        .collect();
+    let marker_puts = markers.iter().map(|m| {
+        storage
+            .put(m, Bytes::new(), PutMode::Create)
+            .map(|r| r.map(drop))
+            .boxed()
+    });
+    let partition_puts = partition_files.iter().map(|(path, bytes)| {
+        async move {
+            // Another writer may have created the partition meanwhile: same content.
+            match storage.put(path, bytes.clone(), PutMode::Create).await {
+                Ok(_) | Err(HudiError::Conflict { .. }) => Ok(()),
+                Err(e) => Err(e),
+            }
         }
-    }
+        .boxed()
+    });
+    let mdt_request = mdt_instant
+        .iter()
+        .map(|m| m.request(storage.as_ref()).boxed());
+    futures::future::try_join_all(marker_puts.chain(partition_puts).chain(mdt_request)).await?;
+    let data_puts = new_files
+        .iter()
+        .map(|f| (f.path.as_str(), f.bytes.clone()))
+        .chain(mdt_instant.iter().flat_map(|m| m.pending_puts()));
     futures::future::try_join_all(
-        new_files
-            .iter()
-            .map(|f| storage.put(&f.path, f.bytes.clone(), PutMode::Create)),
+        data_puts.map(|(path, bytes)| storage.put(path, bytes, PutMode::Create)),
     )
     .await?;
 
     floor.push(&instant);
     // The metadata table's delta commit completes first (§10.4).
-    let mdt_completion = match &delta {
-        Some(delta) => {
+    let mdt_completion = match &mdt_instant {
+        Some(m) => {
             let c =
                 crate::timeline::write::new_instant_time(files::now_ms(), config.timezone, &floor)?;
-            super::mdt::write(storage.as_ref(), config, delta, &instant, &c).await?;
+            m.complete(storage.as_ref(), &c).await?;
             Some(c)
         }
         None => None,
@@ -420,10 +446,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
         )
         .await?;
     // Markers are bookkeeping for rollbacks; a failure to clean them is not a failed commit.
-    for f in &new_files {
-        let marker = format!("{marker_dir}/{}.marker.{}", f.path, f.marker);
-        let _ = storage.delete(&marker).await;
-    }
+    let _ = futures::future::join_all(markers.iter().map(|m| storage.delete(m))).await;
     counts.completion_time = completion;
     counts.files_written = new_files.into_iter().map(|f| f.path).collect();
     Ok(counts)

@@ -204,14 +204,17 @@ fn widen(acc: &mut ColumnRangeInput, other: &ColumnRangeInput) {
     acc.total_uncompressed_size += other.total_uncompressed_size;
 }
 
-/// Writes the delta commit: requested, inflight, log files, completed (`completion`).
-pub(crate) async fn write(
-    storage: &dyn Storage,
-    config: &TableConfig,
-    delta: &MdtDelta,
-    instant: &str,
-    completion: &str,
-) -> Result<()> {
+/// The delta commit's instant files and what they hold.
+pub(crate) struct MdtInstant {
+    requested: String,
+    inflight: (String, Bytes),
+    logs: Vec<(String, Bytes)>,
+    completed_prefix: String,
+    completed: Bytes,
+}
+
+/// Encodes the delta commit for `instant`.
+pub(crate) fn prepare(config: &TableConfig, delta: &MdtDelta, instant: &str) -> Result<MdtInstant> {
     let timeline = join(METADATA_DIR, ".hoodie/timeline");
     let mut stats: OrderedMap<Option<Vec<WriteStat>>> = OrderedMap::new();
     for log in &delta.logs {
@@ -257,39 +260,43 @@ pub(crate) async fn write(
     };
     let encode =
         |m: &CommitMetadata| crate::timeline::write::encode_commit_metadata(m, config.version);
-    storage
-        .put(
-            &join(&timeline, &format!("{instant}.deltacommit.requested")),
-            Bytes::new(),
-            PutMode::Create,
-        )
-        .await?;
-    storage
-        .put(
-            &join(&timeline, &format!("{instant}.deltacommit.inflight")),
+    Ok(MdtInstant {
+        requested: join(&timeline, &format!("{instant}.deltacommit.requested")),
+        inflight: (
+            join(&timeline, &format!("{instant}.deltacommit.inflight")),
             Bytes::from(encode(&planned)?),
-            PutMode::Create,
-        )
-        .await?;
-    let paths: Vec<String> = delta
-        .logs
-        .iter()
-        .map(|l| join(METADATA_DIR, &l.path))
-        .collect();
-    futures::future::try_join_all(
-        delta
+        ),
+        logs: delta
             .logs
             .iter()
-            .zip(&paths)
-            .map(|(log, path)| storage.put(path, Bytes::from(log.bytes.clone()), PutMode::Create)),
-    )
-    .await?;
-    storage
-        .put(
-            &join(&timeline, &format!("{instant}_{completion}.deltacommit")),
-            Bytes::from(encode(&done)?),
-            PutMode::Create,
-        )
-        .await?;
-    Ok(())
+            .map(|l| (join(METADATA_DIR, &l.path), Bytes::from(l.bytes.clone())))
+            .collect(),
+        completed_prefix: join(&timeline, instant),
+        completed: Bytes::from(encode(&done)?),
+    })
+}
+
+impl MdtInstant {
+    /// The requested instant (written with the data commit's markers).
+    pub(crate) async fn request(&self, storage: &dyn Storage) -> Result<()> {
+        storage
+            .put(&self.requested, Bytes::new(), PutMode::Create)
+            .await
+            .map(drop)
+    }
+
+    /// The inflight instant and the log files (written with the data files).
+    pub(crate) fn pending_puts(&self) -> impl Iterator<Item = (&str, Bytes)> {
+        std::iter::once((self.inflight.0.as_str(), self.inflight.1.clone()))
+            .chain(self.logs.iter().map(|(p, b)| (p.as_str(), b.clone())))
+    }
+
+    /// Completes the delta commit at `completion`, before the data commit (§10.4).
+    pub(crate) async fn complete(&self, storage: &dyn Storage, completion: &str) -> Result<()> {
+        let path = format!("{}_{completion}.deltacommit", self.completed_prefix);
+        storage
+            .put(&path, self.completed.clone(), PutMode::Create)
+            .await
+            .map(drop)
+    }
 }

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Apache Hudi Spark 1.1.1 keeps writing a table hudi-edge wrote: an upsert (two updates of
+existing keys, one new key) with the metadata table and the table's own indexes on, then the
+snapshot as JSON lines (the same encoding as read_table.py) on stdout.
+
+    tests/spark/run.sh tests/write/spark_after.py TABLE_PATH > rows.jsonl
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "spark"))
+from hudi_spark import HUDI_1X, get_spark, read_properties, reader, rows_to_json  # noqa: E402
+
+KEYGENS = {
+    "SIMPLE": "org.apache.hudi.keygen.SimpleKeyGenerator",
+    "COMPLEX": "org.apache.hudi.keygen.ComplexKeyGenerator",
+    "NON_PARTITION": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+    "TIMESTAMP": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+}
+
+
+def main():
+    path = os.path.abspath(sys.argv[1])
+    out = os.fdopen(os.dup(1), "w")
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    props = read_properties(path)
+    spark = get_spark(HUDI_1X, app="spark_after", driver_memory="3g")
+    mdt = [p for p in props.get("hoodie.table.metadata.partitions", "").split(",") if p]
+    opts = {
+        "hoodie.table.name": props["hoodie.table.name"],
+        "hoodie.datasource.write.table.type": props["hoodie.table.type"],
+        "hoodie.datasource.write.operation": "upsert",
+        "hoodie.datasource.write.recordkey.field": props["hoodie.table.recordkey.fields"],
+        "hoodie.datasource.write.partitionpath.field": props.get("hoodie.table.partition.fields", ""),
+        "hoodie.datasource.write.precombine.field": props.get("hoodie.table.ordering.fields", ""),
+        "hoodie.datasource.write.hive_style_partitioning": props.get(
+            "hoodie.datasource.write.hive_style_partitioning", "false"),
+        "hoodie.datasource.write.keygenerator.class": KEYGENS[props.get("hoodie.table.keygenerator.type", "SIMPLE")],
+        "hoodie.metadata.enable": str(bool(mdt)).lower(),
+        "hoodie.metadata.record.index.enable": str("record_index" in mdt).lower(),
+        "hoodie.metadata.index.column.stats.enable": str("column_stats" in mdt).lower(),
+        "hoodie.metadata.index.partition.stats.enable": str("partition_stats" in mdt).lower(),
+        "hoodie.compact.inline": "false",
+        "hoodie.clustering.inline": "false",
+        "hoodie.parquet.small.file.limit": "0",
+    }
+    if "record_index" in mdt:
+        opts["hoodie.index.type"] = "RECORD_INDEX"
+    for k, v in props.items():
+        if k.startswith("hoodie.keygen."):
+            opts[k] = v
+    if not props.get("hoodie.table.partition.fields"):
+        opts["hoodie.datasource.write.keygenerator.class"] = KEYGENS["NON_PARTITION"]
+
+    df, _ = reader(spark, path, "snapshot")
+    data_cols = [c for c in df.columns if not c.startswith("_hoodie_")]
+    rows = df.select(*data_cols).orderBy(*data_cols[:1]).limit(3).collect()
+    keys = props["hoodie.table.recordkey.fields"].split(",")
+    edit = next(f.name for f in df.schema.fields
+                if f.name in data_cols and f.dataType.simpleString() == "string"
+                and f.name not in keys and f.name not in opts["hoodie.datasource.write.partitionpath.field"].split(",")
+                and f.name not in opts["hoodie.datasource.write.precombine.field"].split(","))
+    ordering = opts["hoodie.datasource.write.precombine.field"].split(",")[0]
+    changed = []
+    for i, r in enumerate(rows[:2]):
+        d = r.asDict()
+        d[edit] = f"spark-edit-{i}"
+        if ordering and isinstance(d.get(ordering), int):
+            d[ordering] += 10
+        changed.append(d)
+    new = rows[2].asDict()
+    for k in keys:
+        new[k] = "SPARK-NEW" if isinstance(new[k], str) else 800_001
+    changed.append(new)
+    batch = spark.createDataFrame(changed, schema=df.select(*data_cols).schema)
+    batch.write.format("hudi").options(**opts).mode("append").save(path)
+    after, _ = reader(spark, path, "snapshot")
+    rows = rows_to_json(after)
+    for row in rows:
+        out.write(json.dumps(row, sort_keys=True) + "\n")
+    out.flush()
+    report = {"rows": len(rows)}
+    if mdt:
+        report.update(validate(spark, path, after))
+    print(json.dumps(report), file=sys.stderr)
+    if "--report" in sys.argv:
+        with open(sys.argv[sys.argv.index("--report") + 1], "w") as f:
+            json.dump(report, f, indent=1)
+
+
+def validate(spark, path, snapshot):
+    """What Hudi's own metadata-table checks say (the utilities bundle's validator is not
+    served here): the files procedure (metadata table vs storage listing) and the record
+    index against the snapshot's keys and file groups."""
+    spark.sql(f"create table if not exists written using hudi location '{path}'")
+    files = spark.sql("call validate_metadata_table_files(table => 'written', verbose => true)").collect()
+    def bad(row):
+        d = {k.lower(): v for k, v in row.asDict().items()}
+        sizes = [v for k, v in d.items() if "size" in k]
+        return any(v is False for v in d.values()) or len(set(sizes)) > 1
+    mismatched = [r.asDict() for r in files if bad(r)]
+    out = {"files_procedure_rows": len(files), "files_procedure_sample": files[0].asDict() if files else None,
+           "files_mismatches": mismatched[:5]}
+    try:
+        mdt = spark.read.format("hudi").load(path + "/.hoodie/metadata")
+        ri = mdt.where("type = 5").select("key", "recordIndexMetadata").collect()
+        index = {r["key"]: r["recordIndexMetadata"] for r in ri if r["recordIndexMetadata"] is not None}
+        live = {r["_hoodie_record_key"]: r["_hoodie_file_name"] for r in snapshot.select("_hoodie_record_key", "_hoodie_file_name").collect()}
+        missing = sorted(set(live) - set(index))
+        extra = sorted(set(index) - set(live))
+        wrong = [k for k, f in live.items() if k in index and index[k]["fileId"] and not f.startswith(index[k]["fileId"])]
+        out.update({"record_index_entries": len(index), "snapshot_keys": len(live),
+                    "keys_missing_from_index": missing[:5], "index_keys_not_in_snapshot": extra[:5],
+                    "keys_in_other_file_group": wrong[:5]})
+    except Exception as e:  # noqa: BLE001 - report, do not hide
+        out["record_index_check_error"] = str(e)[:500]
+    return out
+
+
+main()
