@@ -188,6 +188,13 @@ fn compare_decimals(x: i128, sx: i8, y: i128, sy: i8) -> Ordering {
     }
 }
 
+/// Java `String.hashCode`: `31·h + c` over UTF-16 code units, wrapping (shard routing in
+/// the metadata table, `HashMap` order in HFile file info).
+pub fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16()
+        .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(u as i32))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -321,7 +321,7 @@ pub(crate) fn java_hash_map_order(keys: &[&str]) -> Vec<usize> {
         cap *= 2;
     }
     let bucket = |k: &str| {
-        let h = crate::metadata::keys::java_string_hash(k) as u32;
+        let h = crate::value::java_string_hash(k) as u32;
         ((h ^ (h >> 16)) as usize) & (cap - 1)
     };
     let mut order: Vec<usize> = (0..keys.len()).collect();

@@ -62,11 +62,7 @@ pub fn bloom_filter_key(partition_path: &str, file_name: &str) -> String {
     hash_id_64(partition_id(partition_path)) + &hash_id_128(file_name)
 }
 
-/// Java `String.hashCode`: `31·h + c` over UTF-16 code units, wrapping.
-pub fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16()
-        .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(u as i32))
-}
+pub use crate::value::java_string_hash;
 
 /// The file group (0-based) holding `key` among `n` file groups, as Java's
 /// `mapRecordKeyToFileGroupIndex`: `abs(abs(hash) % n)`. `n = 0` is treated as 1.

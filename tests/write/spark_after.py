@@ -22,13 +22,9 @@ KEYGENS = {
 }
 
 
-def main():
-    path = os.path.abspath(sys.argv[1])
-    out = os.fdopen(os.dup(1), "w")
-    sys.stdout.flush()
-    os.dup2(2, 1)
-    props = read_properties(path)
-    spark = get_spark(HUDI_1X, app="spark_after", driver_memory="3g")
+def write_options(props: dict) -> dict:
+    """Spark datasource write options for an upsert into the table `props` describes, with
+    its metadata-table indexes on."""
     mdt = [p for p in props.get("hoodie.table.metadata.partitions", "").split(",") if p]
     opts = {
         "hoodie.table.name": props["hoodie.table.name"],
@@ -55,6 +51,18 @@ def main():
             opts[k] = v
     if not props.get("hoodie.table.partition.fields"):
         opts["hoodie.datasource.write.keygenerator.class"] = KEYGENS["NON_PARTITION"]
+    return opts
+
+
+def main():
+    path = os.path.abspath(sys.argv[1])
+    out = os.fdopen(os.dup(1), "w")
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    props = read_properties(path)
+    spark = get_spark(HUDI_1X, app="spark_after", driver_memory="3g")
+    mdt = [p for p in props.get("hoodie.table.metadata.partitions", "").split(",") if p]
+    opts = write_options(props)
 
     df, _ = reader(spark, path, "snapshot")
     data_cols = [c for c in df.columns if not c.startswith("_hoodie_")]
@@ -121,4 +129,5 @@ def validate(spark, path, snapshot):
     return out
 
 
-main()
+if __name__ == "__main__":
+    main()
