@@ -525,3 +525,27 @@ async fn refuses_bad_input_before_writing() {
         assert_eq!(code, "INVALID_INPUT", "{what}");
     }
 }
+
+#[tokio::test]
+async fn deletes_of_missing_keys_commit_nothing() {
+    use arrow_array::{ArrayRef, StringArray};
+    let dir = common::table_copy(
+        "sample_table/mor/avro/v9_txns_simple_nometa",
+        "write-refused",
+        "missing_deletes",
+    );
+    let s = |v: &str| Arc::new(StringArray::from(vec![v])) as ArrayRef;
+    let table = open(&dir).await;
+    let result = table
+        .write(
+            &[batch(vec![("txn_id", s("NOPE")), ("region", s("us"))])],
+            &WriteOptions::new(Operation::Delete),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (result.records.delete_missing, result.action.as_str()),
+        (1, "none")
+    );
+    assert_eq!((table.io().puts, table.io().deletes), (0, 0));
+}

@@ -273,10 +273,10 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
         file_index += 1;
     }
     if new_files.is_empty() {
-        return Err(HudiError::invalid_input(format!(
-            "nothing to write: every one of the {} deletes names a key the table does not hold",
-            counts.delete_missing
-        )));
+        // Only deletes of keys the table does not hold: no-ops, counted, no commit.
+        counts.instant = String::new();
+        counts.action = "none".into();
+        return Ok(counts);
     }
     let touched_partitions: BTreeSet<String> = new_files
         .iter()
