@@ -549,3 +549,76 @@ async fn deletes_of_missing_keys_commit_nothing() {
     );
     assert_eq!((table.io().puts, table.io().deletes), (0, 0));
 }
+
+/// With a global index a key can move partition: Hudi's `update.partition.path` deletes it
+/// where it was and inserts it where it goes; without it the update stays in place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_moves_partition_only_when_asked() {
+    for move_it in [true, false] {
+        let test = if move_it { "moves" } else { "stays" };
+        let dir = common::table_copy(
+            "sample_table/cow/v9_txns_simple_overwrite",
+            "write-move",
+            test,
+        );
+        let rows = input_rows(&dir).await;
+        let mut row = rows[0].clone();
+        let from = row["region"].as_str().unwrap().to_string();
+        let to = rows
+            .iter()
+            .filter_map(|r| r["region"].as_str())
+            .find(|r| *r != from)
+            .unwrap_or("zz")
+            .to_string();
+        row.insert("region".into(), Value::from(to.clone()));
+        if let Some(Value::Number(n)) = row.get("txn_ts") {
+            row.insert("txn_ts".into(), Value::from(n.as_i64().unwrap() + 1));
+        }
+        let table = open(&dir).await;
+        let schema = table
+            .client()
+            .table_schema(&table.timeline().visibility_as_of(None))
+            .await
+            .unwrap();
+        let text = Value::Object(row.clone()).to_string() + "\n";
+        let batches = decode_rows(text.into(), InputFormat::Jsonl, &schema, "input").unwrap();
+        let mut options = WriteOptions::new(Operation::Upsert);
+        if move_it {
+            options.options.insert(
+                "hoodie.record.index.update.partition.path".into(),
+                "true".into(),
+            );
+        }
+        let result = table.write(&batches, &options).await.unwrap();
+        let after = our_rows(&dir, ReadOptions::default()).await;
+        let key = row["txn_id"].as_str().unwrap();
+        let holding: Vec<&String> = after
+            .iter()
+            .filter(|r| r.contains(&format!("\"_hoodie_record_key\":\"{key}\"")))
+            .collect();
+        assert_eq!(holding.len(), 1, "{test}: one row for {key}: {holding:?}");
+        let want = if move_it { &to } else { &from };
+        let hive = format!("\"_hoodie_partition_path\":\"region={want}\"");
+        let plain = format!("\"_hoodie_partition_path\":\"{want}\"");
+        assert!(
+            holding[0].contains(&hive) || holding[0].contains(&plain),
+            "{test}: {} ({result:?})",
+            holding[0]
+        );
+        same_rows(
+            &hudi_rs_rows(&dir, &[]),
+            &after,
+            &format!("{test}: hudi-rs"),
+        );
+        // The record index answers a key lookup with the new location.
+        let by_key = our_rows(
+            &dir,
+            ReadOptions {
+                filters: vec![hudi_edge::expr::parse_filter(&format!("txn_id = '{key}'")).unwrap()],
+                ..ReadOptions::default()
+            },
+        )
+        .await;
+        assert_eq!(by_key, vec![holding[0].clone()], "{test}: lookup by key");
+    }
+}
