@@ -622,3 +622,81 @@ async fn key_moves_partition_only_when_asked() {
         assert_eq!(by_key, vec![holding[0].clone()], "{test}: lookup by key");
     }
 }
+
+/// A file group under a pending clustering plan is not written: `CONFLICT` naming the plan,
+/// nothing written.
+#[tokio::test]
+async fn refuses_file_groups_being_clustered() {
+    use hudi_edge::timeline::write::{encode_avro_instant, InstantSchema};
+    let dir = common::table_copy(
+        "sample_table/cow/v9_txns_simple_nometa",
+        "write-refused",
+        "clustering",
+    );
+    let rows = input_rows(&dir).await;
+    let table = open(&dir).await;
+    // The file group that holds the first row.
+    let view = table.file_system_view(None).await.unwrap();
+    let target = common::oracle_rows(
+        &table.read(&ReadOptions::default()).await.unwrap().batches,
+        &table.config().record_key_fields,
+    )
+    .into_iter()
+    .find(|r| r["txn_id"] == rows[0]["txn_id"])
+    .unwrap();
+    let file_name = target["_hoodie_file_name"].as_str().unwrap();
+    let group = view
+        .groups
+        .iter()
+        .find(|g| file_name.starts_with(&g.file_id))
+        .unwrap();
+    // A clustering plan Spark wrote, pointed at that group, as a new pending instant.
+    let timeline_dir = dir.join(".hoodie/timeline");
+    let requested = std::fs::read_dir(&timeline_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".clustering.requested"))
+        .unwrap();
+    let mut plan = hudi_edge::timeline::metadata::decode_instant_file(
+        &std::fs::read(&requested).unwrap(),
+        "plan",
+    )
+    .unwrap();
+    for group_json in plan["clusteringPlan"]["inputGroups"]
+        .as_array_mut()
+        .unwrap()
+    {
+        for slice in group_json["slices"].as_array_mut().unwrap() {
+            slice["fileId"] = Value::from(group.file_id.clone());
+            slice["partitionPath"] = Value::from(group.partition.clone());
+        }
+    }
+    let bytes = encode_avro_instant(InstantSchema::RequestedReplaceMetadata, &plan).unwrap();
+    std::fs::write(
+        timeline_dir.join("29990101000000000.clustering.requested"),
+        bytes,
+    )
+    .unwrap();
+    let mut update = rows[0].clone();
+    update.insert("txn_ts".into(), Value::from(1_900_000_000_000i64));
+    let table = open(&dir).await;
+    let schema = table
+        .client()
+        .table_schema(&table.timeline().visibility_as_of(None))
+        .await
+        .unwrap();
+    let batches = decode_rows(
+        (Value::Object(update).to_string() + "\n").into(),
+        InputFormat::Jsonl,
+        &schema,
+        "input",
+    )
+    .unwrap();
+    let err = table
+        .write(&batches, &WriteOptions::new(Operation::Upsert))
+        .await
+        .expect_err("clustering pending");
+    assert_eq!(err.code(), "CONFLICT", "{err}");
+    assert!(err.to_string().contains("29990101000000000"), "{err}");
+    assert_eq!((table.io().puts, table.io().deletes), (0, 0));
+}
