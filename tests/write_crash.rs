@@ -31,10 +31,7 @@ fn discard(dir: &Path) {
 }
 
 async fn open_crashing(dir: &Path, fail_from: u64) -> (Table, Arc<CrashAfter>) {
-    let crash = Arc::new(CrashAfter::new(
-        Arc::new(LocalStorage::new(dir)),
-        fail_from,
-    ));
+    let crash = Arc::new(CrashAfter::new(Arc::new(LocalStorage::new(dir)), fail_from));
     let table = Table::open(crash.clone()).await.expect("open");
     (table, crash)
 }
@@ -134,11 +131,18 @@ struct Snapshots {
 async fn reference(fixture: &str, name: &str, hudi: &mut HudiRs) -> (u64, Snapshots) {
     let dir = common::table_copy(fixture, "write_crash", &format!("{name}-clean"));
     let before = our_rows(&dir, ReadOptions::default()).await;
-    same_rows(&hudi.rows(&dir), &before, &format!("{name}: hudi-rs before"));
+    same_rows(
+        &hudi.rows(&dir),
+        &before,
+        &format!("{name}: hudi-rs before"),
+    );
     let batch = upsert_batch(&dir).await;
     let (result, n) = write_crashing(&dir, &batch, NEVER).await;
     let result = result.expect("clean write");
-    assert!(result.rolled_back.is_empty(), "{name}: nothing to roll back");
+    assert!(
+        result.rolled_back.is_empty(),
+        "{name}: nothing to roll back"
+    );
     let after = our_rows(&dir, ReadOptions::default()).await;
     same_rows(&hudi.rows(&dir), &after, &format!("{name}: hudi-rs after"));
     assert_ne!(data_only(&before), data_only(&after));
@@ -217,14 +221,8 @@ async fn crash_every_request(fixture: &str, name: &str, hudi_every: bool) {
         let what = format!("{name}: crash at request {k} of {n}");
         let (result, _) = write_crashing(&dir, &batch, k).await;
         let use_hudi = hudi_every || k % 3 == 0 || k == n;
-        let committed = check_crashed(
-            &dir,
-            &what,
-            &result,
-            &snaps,
-            use_hudi.then_some(&mut hudi),
-        )
-        .await;
+        let committed =
+            check_crashed(&dir, &what, &result, &snaps, use_hudi.then_some(&mut hudi)).await;
         if committed && commit_point.is_none() {
             commit_point = Some(k);
         }
@@ -300,7 +298,11 @@ async fn rollback_survives_crashes() {
     let (result, m) = write_crashing(&dir, &batch, NEVER).await;
     let result = result.expect("recovery");
     assert_eq!(result.rolled_back.len(), 1);
-    assert!(result.rolled_back[0].metadata_table, "{:?}", result.rolled_back);
+    assert!(
+        result.rolled_back[0].metadata_table,
+        "{:?}",
+        result.rolled_back
+    );
     discard(&dir);
     let mut resumed = 0;
     for j in 1..=m {

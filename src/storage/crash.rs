@@ -41,7 +41,10 @@ impl CrashAfter {
     fn admit(&self, path: &str) -> Result<()> {
         let n = self.mutations.fetch_add(1, Ordering::SeqCst) + 1;
         if n >= self.fail_from.load(Ordering::SeqCst) {
-            return Err(HudiError::io(path, format!("crashed at mutating request {n}")));
+            return Err(HudiError::io(
+                path,
+                format!("crashed at mutating request {n}"),
+            ));
         }
         Ok(())
     }

@@ -91,7 +91,9 @@ impl Listing {
     }
 
     fn is_completed(&self, time: &str) -> bool {
-        self.of(time).iter().any(|(p, _)| p.state == State::Completed)
+        self.of(time)
+            .iter()
+            .any(|(p, _)| p.state == State::Completed)
     }
 
     /// Instants with no completed file: (requested time, pending action, has inflight).
@@ -585,8 +587,12 @@ mod tests {
             Some("2024/01/f_1-2-3_9.parquet")
         );
         assert_eq!(
-            resolve(METADATA_DIR, "files", "/x/.hoodie/metadata/files/.files-0000-0_9.log.1_0-1-2")
-                .as_deref(),
+            resolve(
+                METADATA_DIR,
+                "files",
+                "/x/.hoodie/metadata/files/.files-0000-0_9.log.1_0-1-2"
+            )
+            .as_deref(),
             Some(".hoodie/metadata/files/.files-0000-0_9.log.1_0-1-2")
         );
         assert_eq!(resolve("", "p", "/x/.."), None);

@@ -186,7 +186,6 @@ pub async fn editable(table: &Table, row: &Map<String, Value>) -> Option<String>
         .map(|(k, _)| k.clone())
 }
 
-
 /// hudi-rs as one long-running reader (tests/write/hudi_rs_server.py): many tables, one
 /// Python start.
 pub struct HudiRs {
