@@ -326,3 +326,42 @@ async fn rollback_survives_crashes() {
         started.elapsed().as_secs_f64()
     );
 }
+
+/// A failed write without markers (a writer that keeps none, or lost them): the rollback
+/// plans by listing the files that carry the failed instant, as Java's listing strategy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollback_by_listing_without_markers() {
+    for (fixture, name) in [
+        ("sample_table/cow/v9_txns_simple_nometa", "listing_cow"),
+        (
+            "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle",
+            "listing_mor",
+        ),
+    ] {
+        let mut hudi = HudiRs::start();
+        let (n, snaps) = reference(fixture, name, &mut hudi).await;
+        let dir = common::table_copy(fixture, "write_crash", &format!("{name}-nomarkers"));
+        let batch = upsert_batch(&dir).await;
+        // Crash at the commit point: every data file is there.
+        let mut k = n;
+        while write_crashing(&dir, &batch, k).await.0.is_ok() {
+            discard(&dir);
+            common::table_copy(fixture, "write_crash", &format!("{name}-nomarkers"));
+            k -= 1;
+        }
+        let _ = std::fs::remove_dir_all(dir.join(".hoodie/.temp"));
+        let what = format!("{name}: no markers, crash at {k}");
+        check_crashed(
+            &dir,
+            &what,
+            &Err(hudi_edge::HudiError::invalid("x")),
+            &snaps,
+            Some(&mut hudi),
+        )
+        .await;
+        let result = recover(&dir, &what, &batch, &snaps, true, Some(&mut hudi)).await;
+        let rb = &result.rolled_back[0];
+        assert!(!rb.files_deleted.is_empty(), "{what}: {rb:?}");
+        discard(&dir);
+    }
+}

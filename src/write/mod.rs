@@ -253,8 +253,13 @@ pub async fn write(
 
     let started = client.io();
     // Failed writes are rolled back first (Java's default single-writer EAGER policy);
-    // then the timeline and the metadata table are read again.
-    let rolled_back = rollback::rollback_failed_writes(client).await?;
+    // then the timeline and the metadata table are read again. Under LAZY (multi-writer)
+    // a pending instant may be a live writer's: left alone (readers ignore it).
+    let rolled_back = if rollback::lazy(&options.options) {
+        Vec::new()
+    } else {
+        rollback::rollback_failed_writes(client).await?
+    };
     if !rolled_back.is_empty() {
         client.reload_timeline().await?;
         table.metadata.clear();

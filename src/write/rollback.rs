@@ -117,6 +117,18 @@ impl Listing {
     }
 }
 
+/// Whether the write configs ask for the LAZY failed-writes policy (explicitly, or through
+/// a multi-writer concurrency mode, which Java pairs with LAZY): pending instants may then
+/// belong to live writers (Java rolls back only those whose heartbeat expired).
+pub fn lazy(options: &std::collections::BTreeMap<String, String>) -> bool {
+    let is = |k: &str, f: &dyn Fn(&str) -> bool| options.get(k).is_some_and(|v| f(v.trim()));
+    is("hoodie.cleaner.policy.failed.writes", &|v| {
+        v.eq_ignore_ascii_case("LAZY")
+    }) || is("hoodie.write.concurrency.mode", &|v| {
+        !v.eq_ignore_ascii_case("SINGLE_WRITER")
+    })
+}
+
 /// Rolls back every failed write of the table. Returns what was undone (nothing when the
 /// timeline has no pending commit, delta commit or rollback).
 pub(crate) async fn rollback_failed_writes(client: &MetaClient) -> Result<Vec<RolledBack>> {
@@ -596,6 +608,22 @@ mod tests {
             Some(".hoodie/metadata/files/.files-0000-0_9.log.1_0-1-2")
         );
         assert_eq!(resolve("", "p", "/x/.."), None);
+    }
+
+    #[test]
+    fn lazy_policies_leave_pending_instants_alone() {
+        let opts = |k: &str, v: &str| std::collections::BTreeMap::from([(k.into(), v.into())]);
+        assert!(!lazy(&Default::default()));
+        assert!(!lazy(&opts("hoodie.cleaner.policy.failed.writes", "EAGER")));
+        assert!(lazy(&opts("hoodie.cleaner.policy.failed.writes", "lazy")));
+        assert!(lazy(&opts(
+            "hoodie.write.concurrency.mode",
+            "OPTIMISTIC_CONCURRENCY_CONTROL"
+        )));
+        assert!(!lazy(&opts(
+            "hoodie.write.concurrency.mode",
+            "single_writer"
+        )));
     }
 
     #[test]
