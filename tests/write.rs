@@ -6,182 +6,18 @@
 //! Apache Hudi Spark reads the same tables in `tests/write/spark_check.sh` (recorded).
 
 mod common;
+#[path = "write/helpers.rs"]
+mod helpers;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::Arc;
 
+use helpers::*;
 use hudi_edge::api::input::{decode_rows, InputFormat};
-use hudi_edge::api::output::{rows_as_json, rows_as_json_with, JsonStyle};
+use hudi_edge::api::output::{rows_as_json_with, JsonStyle};
 use hudi_edge::read::{QueryType, ReadOptions};
-use hudi_edge::storage::local::LocalStorage;
-use hudi_edge::write::{Operation, WriteOptions, WriteResult};
-use hudi_edge::Table;
+use hudi_edge::write::{Operation, WriteOptions};
 use serde_json::{Map, Value};
-
-async fn open(dir: &Path) -> Table {
-    Table::open(Arc::new(LocalStorage::new(dir)))
-        .await
-        .expect("open")
-}
-
-/// Rows of a read in the oracle encoding, each as sorted-key JSON text, sorted.
-async fn our_rows(dir: &Path, options: ReadOptions) -> Vec<String> {
-    let table = open(dir).await;
-    let result = table.read(&options).await.expect("read");
-    let mut rows: Vec<String> = result
-        .batches
-        .iter()
-        .flat_map(|b| rows_as_json_with(b, JsonStyle::ORACLE))
-        .map(|m| sorted_json(&Value::Object(m)))
-        .collect();
-    rows.sort();
-    rows
-}
-
-/// JSON text with object keys sorted at every depth (as Python's `sort_keys`).
-fn sorted_json(v: &Value) -> String {
-    fn sort(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                Value::Object(keys.into_iter().map(|k| (k.clone(), sort(&m[k]))).collect())
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
-            other => other.clone(),
-        }
-    }
-    serde_json::to_string(&sort(v)).unwrap()
-}
-
-fn python() -> PathBuf {
-    let cache = std::env::var("HUDI_EDGE_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/hudi-edge"));
-    let p = cache.join("venv/bin/python");
-    assert!(
-        p.exists(),
-        "{} missing: run .ci/setup (PyPI hudi is the oracle)",
-        p.display()
-    );
-    p
-}
-
-/// The same read through hudi-rs.
-fn hudi_rs_rows(dir: &Path, args: &[&str]) -> Vec<String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/write/hudi_rs_rows.py");
-    let out = Command::new(python())
-        .arg(script)
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "hudi-rs failed on {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut rows: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| sorted_json(&serde_json::from_str(l).unwrap()))
-        .collect();
-    rows.sort();
-    rows
-}
-
-/// Asserts equal row sets, printing only the rows that differ.
-fn same_rows(left: &[String], right: &[String], what: &str) {
-    let only_left: Vec<&String> = left.iter().filter(|r| !right.contains(r)).collect();
-    let only_right: Vec<&String> = right.iter().filter(|r| !left.contains(r)).collect();
-    assert!(
-        only_left.is_empty() && only_right.is_empty() && left.len() == right.len(),
-        "{what}: {} vs {} rows\nonly in the first:\n{}\nonly in the second:\n{}",
-        left.len(),
-        right.len(),
-        only_left
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        only_right
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-}
-
-fn data_only(rows: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            let mut m: Map<String, Value> = serde_json::from_str(r).unwrap();
-            m.retain(|k, _| !k.starts_with("_hoodie_"));
-            sorted_json(&Value::Object(m))
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// Rows as `read --format jsonl` prints them, data columns only: the write's input form.
-async fn input_rows(dir: &Path) -> Vec<Map<String, Value>> {
-    let table = open(dir).await;
-    let result = table.read(&ReadOptions::default()).await.expect("read");
-    let mut rows: Vec<Map<String, Value>> = result
-        .batches
-        .iter()
-        .flat_map(rows_as_json)
-        .map(|mut m| {
-            m.retain(|k, _| !k.starts_with("_hoodie_"));
-            m
-        })
-        .collect();
-    rows.sort_by_key(|m| Value::Object(m.clone()).to_string());
-    rows
-}
-
-async fn write(dir: &Path, rows: &[Map<String, Value>], operation: Operation) -> WriteResult {
-    let table = open(dir).await;
-    let schema = table
-        .client()
-        .table_schema(&table.timeline().visibility_as_of(None))
-        .await
-        .unwrap();
-    let text: String = rows
-        .iter()
-        .map(|r| Value::Object(r.clone()).to_string() + "\n")
-        .collect();
-    let batches = decode_rows(text.into(), InputFormat::Jsonl, &schema, "input").expect("decode");
-    table
-        .write(&batches, &WriteOptions::new(operation))
-        .await
-        .unwrap_or_else(|e| panic!("write into {}: {e}", dir.display()))
-}
-
-/// What the test changes: a string column outside key, partition and ordering fields.
-async fn editable(table: &Table, row: &Map<String, Value>) -> Option<String> {
-    let c = table.config();
-    let schema = table
-        .client()
-        .table_schema(&table.timeline().visibility_as_of(None))
-        .await
-        .unwrap();
-    row.iter()
-        .find(|(k, v)| {
-            v.is_string()
-                && schema
-                    .field_with_name(k)
-                    .is_ok_and(|f| f.data_type() == &arrow_schema::DataType::Utf8)
-                && !c.record_key_fields.contains(k)
-                && !c.partition_fields.contains(k)
-                && !c.ordering_fields.contains(k)
-        })
-        .map(|(k, _)| k.clone())
-}
 
 fn bump(row: &mut Map<String, Value>, field: &str, by: i64) {
     if let Some(Value::Number(n)) = row.get(field) {

@@ -107,6 +107,14 @@ impl MetaClient {
         lock(&self.timeline).clone()
     }
 
+    /// Lists the active timeline again (after this session changed it, e.g. a rollback).
+    pub async fn reload_timeline(&self) -> Result<Arc<Timeline>> {
+        let listing = self.storage.list(&self.config.timeline_dir, false).await?;
+        let fresh = Arc::new(Timeline::from_listing(&listing, &self.config));
+        *lock(&self.timeline) = fresh.clone();
+        Ok(fresh)
+    }
+
     /// Loads instants archived out of the active timeline (v6 archive, v8+ LSM history),
     /// once.
     pub async fn load_history(&self) -> Result<Arc<Timeline>> {

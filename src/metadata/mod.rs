@@ -54,6 +54,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl MetadataCache {
+    /// Forgets the opened metadata table (its timeline changed); the next `get` reopens it.
+    pub fn clear(&self) {
+        *lock(&self.opened) = None;
+    }
+
     /// The metadata table of `data`; the first open also lists the MDT partitions in
     /// `prefetch`, in the same round trip.
     pub async fn get(&self, data: &MetaClient, prefetch: &[&str]) -> Result<Arc<MetadataTable>> {

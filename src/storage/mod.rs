@@ -19,6 +19,7 @@
 //! object_store, both targets). [`listing`] answers `list` where a host has no list API.
 
 pub mod cache;
+pub mod crash;
 #[cfg(all(target_arch = "wasm32", feature = "http"))]
 pub mod fetch;
 #[cfg(feature = "http")]

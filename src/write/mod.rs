@@ -16,6 +16,7 @@ mod files;
 mod input;
 pub mod key;
 mod mdt;
+pub mod rollback;
 mod tag;
 
 use std::collections::{BTreeMap, HashMap};
@@ -33,6 +34,7 @@ use crate::storage::IoSnapshot;
 
 pub use input::align_input;
 pub use key::KeyGen;
+pub use rollback::RolledBack;
 
 /// What a write does with its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -128,6 +130,8 @@ pub struct WriteResult {
     /// Data files written, relative to the base path.
     pub files_written: Vec<String>,
     pub metadata_table: MetadataTableWrite,
+    /// Failed writes rolled back before this one (Hudi's EAGER policy).
+    pub rolled_back: Vec<RolledBack>,
     pub io: IoSnapshot,
 }
 
@@ -248,6 +252,18 @@ pub async fn write(
     };
 
     let started = client.io();
+    // Failed writes are rolled back first (Java's default single-writer EAGER policy);
+    // then the timeline and the metadata table are read again. Under LAZY (multi-writer)
+    // a pending instant may be a live writer's: left alone (readers ignore it).
+    let rolled_back = if rollback::lazy(&options.options) {
+        Vec::new()
+    } else {
+        rollback::rollback_failed_writes(client).await?
+    };
+    if !rolled_back.is_empty() {
+        client.reload_timeline().await?;
+        table.metadata.clear();
+    }
     let global = tag::is_global(&config, options);
     let tagged = tag::tag(table, &rows, global).await?;
     tag::check_pending_clustering(table, &tagged).await?;
@@ -293,6 +309,7 @@ pub async fn write(
         metadata_table: MetadataTableWrite {
             partitions: outcome.mdt_partitions,
         },
+        rolled_back,
         io: client.io().since(&started),
     })
 }
