@@ -365,3 +365,21 @@ async fn rollback_by_listing_without_markers() {
         discard(&dir);
     }
 }
+
+/// Leaves a crashed write behind for Apache Hudi Spark to roll back (run by hand, see
+/// tests/write/spark_rollback.sh): `HUDI_EDGE_CRASH_DIR=DIR HUDI_EDGE_CRASH_AT=K`.
+#[tokio::test]
+#[ignore]
+async fn leave_a_crashed_write() {
+    let (Some(dir), Some(k)) = (
+        std::env::var_os("HUDI_EDGE_CRASH_DIR"),
+        std::env::var("HUDI_EDGE_CRASH_AT").ok(),
+    ) else {
+        panic!("set HUDI_EDGE_CRASH_DIR (a copy of a table) and HUDI_EDGE_CRASH_AT");
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let batch = upsert_batch(&dir).await;
+    let (result, mutations) = write_crashing(&dir, &batch, k.parse().unwrap()).await;
+    assert!(result.is_err(), "the write should have crashed");
+    println!("crashed after {mutations} mutating requests");
+}
