@@ -14,6 +14,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use super::checksum::crc32c;
+use super::writer::{hadoop_vlong, proto_bytes, proto_varint, varint};
 use super::Codec;
 use crate::error::Result;
 use crate::storage::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
@@ -205,27 +206,6 @@ fn put_block(out: &mut Vec<u8>, magic: &[u8; 8], payload: &[u8], spec: &Spec) ->
     (offset as u64, (out.len() - offset) as u32)
 }
 
-fn hadoop_vlong(out: &mut Vec<u8>, v: i64) {
-    if (-112..=127).contains(&v) {
-        out.push(v as u8);
-        return;
-    }
-    let (mut len, mag) = if v < 0 { (-120i32, !v) } else { (-112i32, v) };
-    let mut tmp = mag;
-    while tmp != 0 {
-        tmp >>= 8;
-        len -= 1;
-    }
-    out.push(len as i8 as u8);
-    let n = if len < -120 {
-        -(len + 120)
-    } else {
-        -(len + 112)
-    };
-    for i in (0..n).rev() {
-        out.push((mag >> (i * 8)) as u8);
-    }
-}
 
 fn root_payload(entries: &[Written], mid_key: bool) -> Vec<u8> {
     let mut p = Vec::new();
@@ -275,24 +255,8 @@ fn cells_payload(cells: &[(Vec<u8>, Vec<u8>)], spec: &Spec) -> Vec<u8> {
     p
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
 
-fn proto_bytes(out: &mut Vec<u8>, field: u64, b: &[u8]) {
-    varint(out, field << 3 | 2);
-    varint(out, b.len() as u64);
-    out.extend_from_slice(b);
-}
 
-fn proto_varint(out: &mut Vec<u8>, field: u64, v: u64) {
-    varint(out, field << 3);
-    varint(out, v);
-}
 
 fn file_info_payload(entries: &[(&str, Vec<u8>)]) -> Vec<u8> {
     let mut msg = Vec::new();

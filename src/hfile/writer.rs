@@ -330,7 +330,7 @@ pub(crate) fn java_hash_map_order(keys: &[&str]) -> Vec<usize> {
 }
 
 /// Hadoop `WritableUtils.writeVLong`.
-fn hadoop_vlong(out: &mut Vec<u8>, v: i64) {
+pub(crate) fn hadoop_vlong(out: &mut Vec<u8>, v: i64) {
     if (-112..=127).contains(&v) {
         out.push(v as u8);
         return;
@@ -352,7 +352,7 @@ fn hadoop_vlong(out: &mut Vec<u8>, v: i64) {
     }
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -360,12 +360,12 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-fn proto_varint(out: &mut Vec<u8>, field: u64, v: u64) {
+pub(crate) fn proto_varint(out: &mut Vec<u8>, field: u64, v: u64) {
     varint(out, field << 3);
     varint(out, v);
 }
 
-fn proto_bytes(out: &mut Vec<u8>, field: u64, b: &[u8]) {
+pub(crate) fn proto_bytes(out: &mut Vec<u8>, field: u64, b: &[u8]) {
     varint(out, (field << 3) | 2);
     varint(out, b.len() as u64);
     out.extend_from_slice(b);
