@@ -536,3 +536,25 @@ async fn refuses_file_groups_being_clustered() {
     assert!(err.to_string().contains("29990101000000000"), "{err}");
     assert_eq!((table.io().puts, table.io().deletes), (0, 0));
 }
+
+#[tokio::test]
+async fn refuses_read_only_storage_before_any_request() {
+    use arrow_array::{ArrayRef, StringArray};
+    // A zip copied into memory: the write would vanish with the handle.
+    let name = "sample_table/cow/v9_txns_simple_nometa";
+    let zip = std::fs::read(common::fixtures_dir().join(format!("tables/{name}.zip"))).unwrap();
+    let storage = hudi_edge::storage::memory::MemoryStorage::from_zip(&zip, name).unwrap();
+    let table = hudi_edge::Table::open(Arc::new(storage)).await.unwrap();
+    let before = table.io();
+    let rows = batch(vec![(
+        "txn_id",
+        Arc::new(StringArray::from(vec!["X"])) as ArrayRef,
+    )]);
+    let err = table
+        .write(&[rows], &WriteOptions::new(Operation::Upsert))
+        .await
+        .expect_err("refused");
+    assert_eq!(err.code(), "UNSUPPORTED", "{err}");
+    assert!(err.to_string().contains("read-only"), "{err}");
+    assert_eq!(table.io().requests, before.requests, "no request");
+}

@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'CORRUPT'
   | 'UNSUPPORTED'
   | 'INVALID_ARGUMENT'
+  | 'INVALID_INPUT'
   | 'CONFLICT'
   | 'ABORTED'
   | 'IO';
@@ -53,6 +54,12 @@ export class InvalidArgumentError extends HudiError {
     super(message, 'INVALID_ARGUMENT', object, options);
   }
 }
+/** Rows handed to `write()` that do not fit the table (the message names the row and column). */
+export class InvalidInputError extends HudiError {
+  constructor(message: string, object?: string, options?: { cause?: unknown }) {
+    super(message, 'INVALID_INPUT', object, options);
+  }
+}
 export class ConflictError extends HudiError {
   constructor(message: string, object?: string, options?: { cause?: unknown }) {
     super(message, 'CONFLICT', object, options);
@@ -75,6 +82,7 @@ const classes: Record<ErrorCode, new (m: string, o?: string, opts?: { cause?: un
   CORRUPT: CorruptError,
   UNSUPPORTED: UnsupportedError,
   INVALID_ARGUMENT: InvalidArgumentError,
+  INVALID_INPUT: InvalidInputError,
   CONFLICT: ConflictError,
   ABORTED: AbortedError,
   IO: IoError,

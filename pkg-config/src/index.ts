@@ -1,4 +1,4 @@
-// hudi-edge: read Apache Hudi tables from browsers, Node and edge workers.
+// hudi-edge: read (and write to) Apache Hudi tables from browsers, Node and edge workers.
 //
 //   import { HudiTable } from 'hudi-edge';
 //   const table = await HudiTable.open('https://example.com/tables/trips/');
@@ -17,6 +17,7 @@ export {
   CorruptError,
   UnsupportedError,
   InvalidArgumentError,
+  InvalidInputError,
   ConflictError,
   AbortedError,
   IoError,

@@ -7,6 +7,13 @@ export interface StorageObject {
   get(path: string, start?: number, end?: number, signal?: AbortSignal): Promise<Uint8Array>;
   head(path: string, signal?: AbortSignal): Promise<ObjectMeta>;
   list(prefix: string, recursive: boolean, signal?: AbortSignal): Promise<ObjectMeta[]>;
+  /** For `write()` (with `delete`; without both, writes are refused as `UNSUPPORTED`).
+   *  `mode` `'create'` must fail when the object exists (throw or answer an error with
+   *  `conflict: true` or `code: 'CONFLICT'`): it is the commit point. `'overwrite'` replaces;
+   *  any other string is an etag the object must still have. */
+  put?(path: string, data: Uint8Array, mode: 'create' | 'overwrite' | string, signal?: AbortSignal): Promise<ObjectMeta | void>;
+  /** Removes an object (a missing one is not an error). */
+  delete?(path: string, signal?: AbortSignal): Promise<void>;
 }
 
 export interface ObjectMeta {

@@ -4,10 +4,10 @@
 // are the engine's too (it takes the `signal` and `onProgress` of each call). This layer maps
 // errors to classes, caches, and defers `close()` until the calls in flight finish.
 
-import { RecordBatchReader, tableFromIPC, type RecordBatch, type Table as ArrowTable } from 'apache-arrow';
+import { RecordBatchReader, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch, type Table as ArrowTable } from 'apache-arrow';
 import { WasmTable } from './wasm/hudi_edge.js';
 import { initWasm } from './wasm-loader.js';
-import { InvalidArgumentError, toHudiError } from './errors.js';
+import { InvalidArgumentError, InvalidInputError, toHudiError } from './errors.js';
 import { BlobStorage, type LocalFile } from './blob-storage.js';
 import type { StorageObject } from './storage-object.js';
 import type {
@@ -22,6 +22,9 @@ import type {
   Row,
   TableInfo,
   TimelineOptions,
+  WriteOptions,
+  WriteResult,
+  WriteRows,
 } from './types.js';
 
 const READ_KEYS = [
@@ -52,6 +55,25 @@ async function engine<T>(work: Promise<T>): Promise<T> {
   } catch (e) {
     throw toHudiError(e);
   }
+}
+
+/** Rows as Arrow IPC bytes: objects through `tableFromJSON` (the engine takes its JS types —
+ *  Float64 numbers, dictionary strings — in the table's types where no value changes). */
+function rowsAsIpc(rows: WriteRows): Uint8Array {
+  if (rows instanceof Uint8Array) return rows;
+  if (Array.isArray(rows)) {
+    if (rows.length === 0) throw new InvalidInputError('invalid input: no rows to write');
+    let table: ArrowTable;
+    try {
+      table = tableFromJSON(rows);
+    } catch (e) {
+      throw new InvalidInputError(`invalid input: rows do not convert to Arrow: ${(e as Error)?.message ?? e}`, undefined, { cause: e });
+    }
+    return tableToIPC(table, 'stream');
+  }
+  // An apache-arrow Table (duck-typed: the caller's copy of apache-arrow may not be ours).
+  if (rows && typeof rows === 'object' && 'schema' in rows && 'batches' in rows) return tableToIPC(rows, 'stream');
+  throw new InvalidArgumentError('write() takes an apache-arrow Table, Arrow IPC bytes or an array of objects');
 }
 
 const WRITE_ACTIONS = new Set(['commit', 'deltacommit', 'replacecommit']);
@@ -238,6 +260,24 @@ export class HudiTable {
       stream.close();
       stream.free();
     }
+  }
+
+  /**
+   * Commits `rows` as one Hudi commit (`upsert`, `insert` or `delete`); afterwards this table
+   * shows it. Needs a storage that can write: S3 (`open('s3://…', { s3 })`, or `presign` for
+   * PUT and DELETE too) or a storage object with `put` and `delete`; tables opened over plain
+   * HTTP(S), from files or a zip are refused (`UnsupportedError`) before any request. Rows that
+   * do not fit the table are an `InvalidInputError`; a concurrent commit is a `ConflictError`.
+   */
+  write(rows: WriteRows, o: WriteOptions): Promise<WriteResult> {
+    return this.#run(async (w) => {
+      const bytes = rowsAsIpc(rows);
+      const result = await w.write(bytes, { operation: o.operation, options: o.options }, o.signal);
+      // The engine reopened the table; what was cached here describes the one before.
+      this.#layout = undefined;
+      this.#history = undefined;
+      return result;
+    });
   }
 
   /** Requests and bytes since the table was opened. */

@@ -277,3 +277,51 @@ export interface Plan {
 }
 
 export type Row = Record<string, unknown>;
+
+export type WriteOperation = 'upsert' | 'insert' | 'delete';
+
+export interface WriteOptions {
+  /** `upsert` updates keys that exist and inserts the rest; `insert` inserts (a key that exists
+   *  is updated); `delete` deletes the keys (only key and partition columns are needed). */
+  operation: WriteOperation;
+  /** Hudi write configs by their Java names (`hoodie.*`), e.g.
+   *  `hoodie.parquet.compression.codec`. */
+  options?: Record<string, string>;
+  /** Aborts the write at its next request. Before the commit point nothing is visible to
+   *  readers; after it, open the table again to see whether the commit landed (a table is not
+   *  refreshed after a failed write). */
+  signal?: AbortSignal;
+}
+
+/** Rows handed to `write()`: an apache-arrow `Table`, Arrow IPC bytes, or plain objects. */
+export type WriteRows = import('apache-arrow').Table | Uint8Array | Row[];
+
+export interface WriteRecords {
+  inserted: number;
+  updated: number;
+  deleted: number;
+  /** Deletes of keys the table does not hold (no-ops). */
+  deleteMissing: number;
+  /** Input rows dropped because another row with the same key won. */
+  deduplicated: number;
+}
+
+export interface MetadataTableWrite {
+  /** Metadata-table partitions that got records in this commit. */
+  partitions: string[];
+}
+
+export interface WriteResult {
+  /** The commit's requested time. */
+  instant: string;
+  completionTime: string;
+  /** `commit` (Copy-On-Write) or `deltacommit` (Merge-On-Read). */
+  action: string;
+  operation: WriteOperation;
+  records: WriteRecords;
+  /** Data files written, relative to the base path. */
+  filesWritten: string[];
+  metadataTable: MetadataTableWrite;
+  /** What the write cost. */
+  io: IoStats;
+}

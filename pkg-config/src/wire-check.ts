@@ -31,6 +31,10 @@ export type WireMatchesApi = [
   // What the package passes in must be what the engine takes.
   Fits<Omit<Api.ReadOptions, keyof Api.Cancellable>, Wire.ReadOptions>,
   Fits<Pick<Api.OpenOptions, 'headers' | 's3' | 'listing' | 'concurrency' | 'retries'>, Wire.RemoteOptions>,
+  Fits<Omit<Api.WriteOptions, 'signal'>, Wire.WriteOptions>,
+  Same<Wire.WriteResult, Api.WriteResult>,
+  Same<Wire.WriteRecords, Api.WriteRecords>,
+  Same<Wire.MetadataTableWrite, Api.MetadataTableWrite>,
 ];
 
-export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

@@ -205,3 +205,182 @@ fn csv_header(bytes: &[u8]) -> Vec<String> {
         .map(|s| s.trim().trim_matches('"').to_string())
         .collect()
 }
+
+/// Rows as JavaScript hands them over (apache-arrow's `tableFromJSON`: numbers as Float64,
+/// strings dictionary-encoded, binary as the base64 text `rows()` gives) in the table's
+/// types where no value changes. Other columns pass as they are: the write checks them.
+pub fn js_types(
+    batches: Vec<RecordBatch>,
+    table: &arrow_schema::Schema,
+) -> Result<Vec<RecordBatch>> {
+    batches
+        .into_iter()
+        .map(|batch| {
+            let schema = batch.schema();
+            let mut fields = Vec::with_capacity(schema.fields().len());
+            let mut columns = Vec::with_capacity(schema.fields().len());
+            for (field, column) in schema.fields().iter().zip(batch.columns()) {
+                let column = match table.field_with_name(field.name()) {
+                    Ok(to) => js_column(column, to.data_type()).map_err(|e| {
+                        HudiError::invalid_input(format!("column {:?}: {e}", field.name()))
+                    })?,
+                    Err(_) => column.clone(),
+                };
+                fields.push(
+                    field
+                        .as_ref()
+                        .clone()
+                        .with_data_type(column.data_type().clone()),
+                );
+                columns.push(column);
+            }
+            let schema = std::sync::Arc::new(arrow_schema::Schema::new(fields));
+            RecordBatch::try_new(schema, columns)
+                .map_err(|e| HudiError::invalid_input(e.to_string()))
+        })
+        .collect()
+}
+
+fn js_column(
+    column: &arrow_array::ArrayRef,
+    to: &arrow_schema::DataType,
+) -> std::result::Result<arrow_array::ArrayRef, String> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Float64Type;
+    use arrow_array::Array;
+    use arrow_schema::DataType::*;
+    let cast = |c: &dyn Array, t: &arrow_schema::DataType| {
+        arrow_cast::cast(c, t).map_err(|e| e.to_string())
+    };
+    let mut column = column.clone();
+    // Dictionaries unpack without changing a value.
+    if let Dictionary(_, value) = column.data_type() {
+        let value = value.as_ref().clone();
+        column = cast(&column, &value)?;
+    }
+    match (column.data_type(), to) {
+        (Float64, Int8 | Int16 | Int32 | Int64) => {
+            // JS numbers are doubles: whole ones in range are the integers meant.
+            let values = column.as_primitive::<Float64Type>();
+            let ints = cast(values, to)?;
+            for row in 0..values.len() {
+                let v = values.value(row);
+                if values.is_valid(row) && (v.fract() != 0.0 || ints.is_null(row)) {
+                    return Err(format!("row {row}: {v} is not a {to} value"));
+                }
+            }
+            Ok(ints)
+        }
+        // What `Math.fround` / a Float32Array does to a JS number.
+        (Float64, Float32) => cast(&column, to),
+        // ISO text and `Date`s (naive milliseconds): no tz database here, so `UTC` is
+        // `+00:00`; the write relabels it. Unparsable text is an error, not a null.
+        (Utf8 | Timestamp(_, _), Timestamp(unit, Some(tz))) if tz.eq_ignore_ascii_case("UTC") => {
+            let options = arrow_cast::CastOptions {
+                safe: false,
+                ..Default::default()
+            };
+            arrow_cast::cast_with_options(
+                &column,
+                &Timestamp(*unit, Some("+00:00".into())),
+                &options,
+            )
+            .map_err(|e| e.to_string())
+        }
+        (Utf8, Binary | LargeBinary) => {
+            use base64::Engine;
+            let text = column.as_string::<i32>();
+            let mut bytes = Vec::with_capacity(text.len());
+            for (row, v) in text.iter().enumerate() {
+                bytes.push(
+                    v.map(|s| base64::engine::general_purpose::STANDARD.decode(s))
+                        .transpose()
+                        .map_err(|e| format!("row {row}: not base64: {e}"))?,
+                );
+            }
+            cast(&arrow_array::BinaryArray::from_iter(bytes), to)
+        }
+        _ => Ok(column),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{
+        Array, ArrayRef, BinaryArray, DictionaryArray, Float64Array, Int64Array, StringArray,
+    };
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
+        RecordBatch::try_from_iter(columns).unwrap()
+    }
+
+    #[test]
+    fn js_types_become_the_tables_where_no_value_changes() {
+        let table = Schema::new(vec![
+            Field::new("id", DataType::Utf8, true),
+            Field::new("n", DataType::Int64, true),
+            Field::new("f", DataType::Float32, true),
+            Field::new("b", DataType::Binary, true),
+        ]);
+        let dict: DictionaryArray<arrow_array::types::Int32Type> =
+            vec!["a", "b", "a"].into_iter().collect();
+        let input = batch(vec![
+            ("id", Arc::new(dict) as ArrayRef),
+            (
+                "n",
+                Arc::new(Float64Array::from(vec![Some(1.0), None, Some(-3e15)])),
+            ),
+            ("f", Arc::new(Float64Array::from(vec![0.5, 1.0, 2.0]))),
+            (
+                "b",
+                Arc::new(StringArray::from(vec![Some("AAE="), None, Some("")])),
+            ),
+            ("other", Arc::new(Float64Array::from(vec![1.5, 2.0, 3.0]))),
+        ]);
+        let out = js_types(vec![input], &table).unwrap().remove(0);
+        let types: Vec<DataType> = out
+            .columns()
+            .iter()
+            .map(|c| c.data_type().clone())
+            .collect();
+        assert_eq!(
+            types,
+            [
+                DataType::Utf8,
+                DataType::Int64,
+                DataType::Float32,
+                DataType::Binary,
+                DataType::Float64
+            ]
+        );
+        let n = out.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(
+            n.iter().collect::<Vec<_>>(),
+            [Some(1), None, Some(-3_000_000_000_000_000)]
+        );
+        let b = out
+            .column(3)
+            .as_any()
+            .downcast_ref::<BinaryArray>()
+            .unwrap();
+        assert_eq!(b.value(0), [0, 1]);
+        assert!(b.is_null(1));
+
+        let bad = |values: Vec<f64>| {
+            let input = batch(vec![(
+                "n",
+                Arc::new(Float64Array::from(values)) as ArrayRef,
+            )]);
+            js_types(vec![input], &table).unwrap_err()
+        };
+        for e in [bad(vec![1.0, 2.5]), bad(vec![1e300]), bad(vec![f64::NAN])] {
+            assert_eq!(e.code(), "INVALID_INPUT");
+            assert!(e.to_string().contains("column \"n\": row"), "{e}");
+        }
+    }
+}

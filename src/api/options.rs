@@ -1,7 +1,10 @@
 //! Read options as the JS package sends them:
 //! `{ query, asOf, start, end, columns, filters: [[col, op, value], ...] | ["col op value"],
-//!    limit, dataSkipping, useMetadataTable, batchSize, concurrency }`.
+//!    limit, dataSkipping, useMetadataTable, batchSize, concurrency }`,
+//! and write options: `{ operation, options: { "hoodie.*": "value" } }`.
 //! Other keys (the package's `signal`, `onProgress`) are ignored.
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -85,9 +88,56 @@ impl ReadOptions {
     }
 }
 
+/// `write()`'s options: the operation and Hudi write configs by their Java names.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(target_arch = "wasm32", derive(tsify_next::Tsify))]
+pub struct WriteOptions {
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(type = "\"upsert\" | \"insert\" | \"delete\"")
+    )]
+    operation: String,
+    #[serde(default)]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(type = "Record<string, string> | undefined")
+    )]
+    options: Option<BTreeMap<String, String>>,
+}
+
+impl WriteOptions {
+    pub fn into_options(self) -> Result<crate::write::WriteOptions> {
+        Ok(crate::write::WriteOptions {
+            operation: crate::write::Operation::parse(&self.operation)?,
+            options: self.options.unwrap_or_default(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_js_write_options() {
+        let parse = |text: &str| {
+            serde_json::from_str::<WriteOptions>(text)
+                .map_err(HudiError::invalid)
+                .and_then(WriteOptions::into_options)
+        };
+        let o = parse(r#"{"operation":"delete","options":{"hoodie.x":"1"},"signal":{}}"#).unwrap();
+        assert_eq!(o.operation, crate::write::Operation::Delete);
+        assert_eq!(o.options["hoodie.x"], "1");
+        assert_eq!(parse(r#"{"operation":"upsert"}"#).unwrap().options.len(), 0);
+        for bad in [
+            r#"{"operation":"merge"}"#,
+            r#"{}"#,
+            r#"{"operation":"insert","options":{"a":1}}"#,
+        ] {
+            assert_eq!(parse(bad).unwrap_err().code(), "INVALID_ARGUMENT", "{bad}");
+        }
+    }
 
     fn read_options_from_json(text: &str) -> Result<read::ReadOptions> {
         serde_json::from_str::<ReadOptions>(text)

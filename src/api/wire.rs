@@ -87,6 +87,72 @@ pub use crate::storage::{IoSnapshot, PurposeIo};
 /// What a long operation has cost so far (`onProgress`): the read driver's own.
 pub use crate::read::ScanProgress as Progress;
 
+/// `write()`: what one write committed.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct WriteResult {
+    /// The commit's requested time.
+    pub instant: String,
+    pub completion_time: String,
+    /// `commit` (Copy-On-Write) or `deltacommit` (Merge-On-Read).
+    pub action: String,
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(type = "\"upsert\" | \"insert\" | \"delete\"")
+    )]
+    pub operation: String,
+    pub records: WriteRecords,
+    /// Data files written, relative to the base path.
+    pub files_written: Vec<String>,
+    pub metadata_table: MetadataTableWrite,
+    /// What the write cost.
+    pub io: IoSnapshot,
+}
+
+/// Rows a write inserted, updated and deleted.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct WriteRecords {
+    pub inserted: u64,
+    pub updated: u64,
+    pub deleted: u64,
+    /// Deletes of keys the table does not hold (no-ops).
+    pub delete_missing: u64,
+    /// Input rows dropped because another row with the same key won.
+    pub deduplicated: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct MetadataTableWrite {
+    /// Metadata-table partitions that got records in this commit.
+    pub partitions: Vec<String>,
+}
+
+impl From<crate::write::WriteResult> for WriteResult {
+    fn from(r: crate::write::WriteResult) -> Self {
+        let c = r.records;
+        WriteResult {
+            instant: r.instant,
+            completion_time: r.completion_time,
+            action: r.action,
+            operation: r.operation,
+            records: WriteRecords {
+                inserted: c.inserted,
+                updated: c.updated,
+                deleted: c.deleted,
+                delete_missing: c.delete_missing,
+                deduplicated: c.deduplicated,
+            },
+            files_written: r.files_written,
+            metadata_table: MetadataTableWrite {
+                partitions: r.metadata_table.partitions,
+            },
+            io: r.io,
+        }
+    }
+}
+
 /// An error: its stable code, message and the object it concerns.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]

@@ -206,7 +206,6 @@ fn put_block(out: &mut Vec<u8>, magic: &[u8; 8], payload: &[u8], spec: &Spec) ->
     (offset as u64, (out.len() - offset) as u32)
 }
 
-
 fn root_payload(entries: &[Written], mid_key: bool) -> Vec<u8> {
     let mut p = Vec::new();
     for e in entries {
@@ -254,9 +253,6 @@ fn cells_payload(cells: &[(Vec<u8>, Vec<u8>)], spec: &Spec) -> Vec<u8> {
     }
     p
 }
-
-
-
 
 fn file_info_payload(entries: &[(&str, Vec<u8>)]) -> Vec<u8> {
     let mut msg = Vec::new();

@@ -51,6 +51,12 @@ impl MetaClient {
         Self::open_counted(storage, io).await
     }
 
+    /// The same table opened again (properties and timeline re-read), on this one's
+    /// storage, session cache and counters: how a handle sees its own writes.
+    pub async fn reopen(&self) -> Result<MetaClient> {
+        Self::open_counted(self.storage.clone(), self.io.clone()).await
+    }
+
     /// Opens a table inside another one's storage (the metadata table), sharing its
     /// counters and session cache instead of stacking a second pair.
     pub(crate) async fn open_nested(parent: &MetaClient, dir: &str) -> Result<MetaClient> {

@@ -20,6 +20,8 @@ pub const MAX_ZIP_TOTAL_BYTES: u64 = 1024 * 1024 * 1024;
 pub struct MemoryStorage {
     objects: Mutex<BTreeMap<String, Stored>>,
     next_etag: Mutex<u64>,
+    /// Reported as not writable (a copy of a zip or of files in memory: writes would vanish).
+    read_only: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -32,6 +34,13 @@ struct Stored {
 impl MemoryStorage {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The same objects, reported as not writable ([`Capabilities::writable`]); `put` still
+    /// works (tests), but `Table::write` refuses.
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
     }
 
     /// Adds an object directly (no conditions, not counted).
@@ -137,7 +146,10 @@ impl Storage for MemoryStorage {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::full()
+        Capabilities {
+            writable: !self.read_only,
+            ..Capabilities::full()
+        }
     }
 
     async fn read(&self, path: &str, ranges: &[ByteRange], _: Purpose) -> Result<Fetched> {
@@ -274,7 +286,7 @@ impl MemoryStorage {
                 .unwrap_or(&path);
             storage.insert(rel, data, modified);
         }
-        Ok(storage)
+        Ok(storage.read_only())
     }
 }
 

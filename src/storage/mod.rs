@@ -149,6 +149,9 @@ pub struct Capabilities {
     /// A listing of the whole tree already in memory (a loaded manifest): listings are
     /// answered from it without a request.
     pub listing: Option<Arc<listing::Manifest>>,
+    /// Writes can land and last: false for plain HTTP(S), a `.zip` and files handed in from
+    /// JS, so a write is refused before its first request.
+    pub writable: bool,
 }
 
 impl Capabilities {
@@ -158,6 +161,7 @@ impl Capabilities {
             suffix_ranges: true,
             lists_dot_files: true,
             listing: None,
+            writable: true,
         }
     }
 }

@@ -29,6 +29,14 @@ impl Table {
         })
     }
 
+    /// The table as it is now (after a write), sharing this handle's cache and counters.
+    pub async fn reopen(&self) -> Result<Table> {
+        Ok(Table {
+            client: Arc::new(self.client.reopen().await?),
+            metadata: MetadataCache::default(),
+        })
+    }
+
     pub fn client(&self) -> &Arc<MetaClient> {
         &self.client
     }

@@ -141,8 +141,11 @@ impl Storage for JsStorage {
     }
 
     fn capabilities(&self) -> Capabilities {
+        let has = |m: &str| Reflect::get(&self.object, &m.into()).is_ok_and(|f| f.is_function());
         Capabilities {
             suffix_ranges: false,
+            // Without `put` (and `delete`, for markers) a write would fail midway.
+            writable: has("put") && has("delete"),
             ..Capabilities::full()
         }
     }

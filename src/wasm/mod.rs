@@ -101,7 +101,9 @@ fn row_value(v: &serde_json::Value) -> JsValue {
 
 #[wasm_bindgen]
 pub struct WasmTable {
-    table: Arc<Table>,
+    /// Replaced after a write (reopened), so later calls see the commit; calls in flight
+    /// keep the table they started with.
+    table: RefCell<Arc<Table>>,
     /// The latest file-system view, shared by `fileGroups()` and `info()`.
     latest: RefCell<Option<Arc<FileSystemView>>>,
 }
@@ -111,7 +113,8 @@ impl WasmTable {
     /// Opens a table from `[path, bytes, mtimeMillis?]` entries (paths relative to the base path).
     #[wasm_bindgen(js_name = openFiles)]
     pub async fn open_files(entries: Array) -> Result<WasmTable, JsValue> {
-        let storage = MemoryStorage::new();
+        // Files copied into memory: a write would vanish with the table handle.
+        let storage = MemoryStorage::new().read_only();
         for entry in entries.iter() {
             let entry = Array::from(&entry);
             let path = entry
@@ -188,9 +191,14 @@ impl WasmTable {
             files_total: 0,
         });
         Ok(WasmTable {
-            table: Arc::new(table),
+            table: RefCell::new(Arc::new(table)),
             latest: RefCell::new(None),
         })
+    }
+
+    /// The table as of now (no borrow is held across an await).
+    fn table(&self) -> Arc<Table> {
+        self.table.borrow().clone()
     }
 
     /// The latest file-system view (computed once).
@@ -198,8 +206,12 @@ impl WasmTable {
         if let Some(v) = self.latest.borrow().clone() {
             return Ok(v);
         }
-        let view = Arc::new(self.table.file_system_view(None).await.map_err(to_js)?);
-        *self.latest.borrow_mut() = Some(view.clone());
+        let table = self.table();
+        let view = Arc::new(table.file_system_view(None).await.map_err(to_js)?);
+        // A write that finished meanwhile made this view stale: hand it out, do not keep it.
+        if Arc::ptr_eq(&table, &self.table()) {
+            *self.latest.borrow_mut() = Some(view.clone());
+        }
         Ok(view)
     }
 
@@ -207,7 +219,7 @@ impl WasmTable {
     #[wasm_bindgen(unchecked_return_type = "TableInfo")]
     pub async fn info(&self, signal: Option<AbortSignal>) -> Result<JsValue, JsValue> {
         let latest = abortable(signal.as_ref(), self.latest()).await?;
-        js_value(&wire::TableInfo::new(self.table.config(), &latest))
+        js_value(&wire::TableInfo::new(self.table().config(), &latest))
     }
 
     /// The instants (`archived: true` loads the archive / LSM history first).
@@ -217,16 +229,17 @@ impl WasmTable {
         archived: bool,
         signal: Option<AbortSignal>,
     ) -> Result<JsValue, JsValue> {
+        let table = self.table();
         let t = if archived {
             abortable(signal.as_ref(), async {
-                self.table.load_history().await.map_err(to_js)
+                table.load_history().await.map_err(to_js)
             })
             .await?
         } else {
-            self.table.timeline()
+            table.timeline()
         };
         js_value(&wire::Timeline {
-            table: self.table.config().name.clone(),
+            table: table.config().name.clone(),
             instants: t.instants.iter().map(wire::Instant::from).collect(),
         })
     }
@@ -238,14 +251,15 @@ impl WasmTable {
         requested_time: String,
         signal: Option<AbortSignal>,
     ) -> Result<JsValue, JsValue> {
+        let table = self.table();
         let detail = abortable(signal.as_ref(), async {
-            let timeline = self.table.load_history().await.map_err(to_js)?;
+            let timeline = table.load_history().await.map_err(to_js)?;
             let instant = timeline.get(&requested_time).ok_or_else(|| {
                 to_js(HudiError::NotFound {
                     path: format!("instant {requested_time}"),
                 })
             })?;
-            let content = self.table.instant_content(instant).await.map_err(to_js)?;
+            let content = table.instant_content(instant).await.map_err(to_js)?;
             Ok(crate::api::commit::CommitDetail::new(
                 instant.into(),
                 Some(content),
@@ -266,7 +280,10 @@ impl WasmTable {
             match as_of {
                 None => self.latest().await,
                 Some(t) => Ok(Arc::new(
-                    self.table.file_system_view(Some(&t)).await.map_err(to_js)?,
+                    self.table()
+                        .file_system_view(Some(&t))
+                        .await
+                        .map_err(to_js)?,
                 )),
             }
         })
@@ -284,7 +301,8 @@ impl WasmTable {
     ) -> Result<JsValue, JsValue> {
         let options = read_options(options)?;
         let progress = OnProgress(on_progress);
-        let work = plan_and_scan(&self.table, &options, &progress);
+        let table = self.table();
+        let work = plan_and_scan(&table, &options, &progress);
         let (plan, _) = abortable(signal.as_ref(), work).await?;
         js_value(&wire::Plan::from(&*plan))
     }
@@ -299,8 +317,9 @@ impl WasmTable {
     ) -> Result<Uint8Array, JsValue> {
         let options = read_options(options)?;
         let progress = OnProgress(on_progress);
+        let table = self.table();
         let (schema, batches) =
-            abortable(signal.as_ref(), read_all(&self.table, &options, &progress)).await?;
+            abortable(signal.as_ref(), read_all(&table, &options, &progress)).await?;
         let bytes = crate::api::output::arrow_ipc_bytes(&schema, &batches).map_err(to_js)?;
         Ok(Uint8Array::from(bytes.as_slice()))
     }
@@ -317,8 +336,9 @@ impl WasmTable {
         use crate::api::output::{rows_as_json_with, JsonStyle};
         let options = read_options(options)?;
         let progress = OnProgress(on_progress);
+        let table = self.table();
         let (_, batches) =
-            abortable(signal.as_ref(), read_all(&self.table, &options, &progress)).await?;
+            abortable(signal.as_ref(), read_all(&table, &options, &progress)).await?;
         let style = if oracle.unwrap_or(false) {
             JsonStyle::ORACLE
         } else {
@@ -342,7 +362,7 @@ impl WasmTable {
     ) -> Result<WasmStream, JsValue> {
         let options = read_options(options)?;
         Ok(WasmStream::new(
-            self.table.clone(),
+            self.table(),
             options,
             signal,
             OnProgress(on_progress),
@@ -353,11 +373,66 @@ impl WasmTable {
     /// and what the storage worked around.
     #[wasm_bindgen(unchecked_return_type = "IoSnapshot")]
     pub fn io(&self) -> Result<JsValue, JsValue> {
-        js_value(&self.table.io())
+        js_value(&self.table().io())
     }
 
     /// What the storage worked around (a server ignoring `Range`, ...).
     pub fn warnings(&self) -> Vec<String> {
-        self.table.io().warnings
+        self.table().io().warnings
     }
+
+    /// Commits `rows` (Arrow IPC, stream or file format) as one upsert, insert or delete.
+    /// JS-typed columns (Float64 numbers, dictionary strings, base64 binary) are taken in the
+    /// table's types where no value changes. Afterwards this handle shows the new commit.
+    /// An abort stops the write at its next request: before the commit point readers never
+    /// see it; once the completed instant was sent, open the table again to see whether it
+    /// landed (this handle is not refreshed after a failed write).
+    #[wasm_bindgen(unchecked_return_type = "WriteResult")]
+    pub async fn write(
+        &self,
+        rows: Uint8Array,
+        #[wasm_bindgen(unchecked_param_type = "WriteOptions")] options: JsValue,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        let options: crate::api::options::WriteOptions = serde_wasm_bindgen::from_value(options)
+            .map_err(|e| to_js(HudiError::invalid(format!("write options: {e}"))))?;
+        let options = options.into_options().map_err(to_js)?;
+        let batches = crate::api::input::decode_arrow_ipc(&rows.to_vec())
+            .map_err(|e| to_js(HudiError::invalid_input(format!("rows (Arrow IPC): {e}"))))?;
+        let table = self.table();
+        let mut result = abortable(signal.as_ref(), async {
+            let batches = js_input(&table, batches).await.map_err(to_js)?;
+            table.write(&batches, &options).await.map_err(to_js)
+        })
+        .await?;
+        // The commit landed: a failed reopen must not turn it into an error.
+        match table.reopen().await {
+            Ok(fresh) => {
+                *self.table.borrow_mut() = Arc::new(fresh);
+                *self.latest.borrow_mut() = None;
+            }
+            Err(e) => result.io.warnings.push(format!(
+                "this handle still shows the table before the write (reopening failed: {e})"
+            )),
+        }
+        js_value(&wire::WriteResult::from(result))
+    }
+}
+
+/// The input in the table's types where JS typed it otherwise ([`crate::api::input::js_types`]).
+/// A read-only storage is refused first, so that no request is made for it.
+async fn js_input(
+    table: &Table,
+    batches: Vec<arrow_array::RecordBatch>,
+) -> crate::error::Result<Vec<arrow_array::RecordBatch>> {
+    if !table.storage().capabilities().writable {
+        return Ok(batches);
+    }
+    let client = table.client();
+    let visibility = client.timeline().visibility_as_of(None);
+    let Some((avro, origin)) = client.table_avro_schema(&visibility).await? else {
+        return Ok(batches);
+    };
+    let schema = crate::schema::arrow_schema_from_avro_text(&avro, &origin)?;
+    crate::api::input::js_types(batches, &schema)
 }

@@ -146,6 +146,14 @@ pub const MAINTAINED_MDT_PARTITIONS: &[&str] = &[
 /// Refuses, before any request that changes storage, tables this writer cannot write
 /// exactly as Hudi would (hudi-format §10.1).
 pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
+    let storage = table.client.storage();
+    if !storage.capabilities().writable {
+        return Err(HudiError::unsupported_in(
+            "writing to a read-only storage (plain HTTP(S), a .zip or files copied into \
+             memory; open the table over S3 or a storage with put and delete)",
+            storage.location(),
+        ));
+    }
     let config = table.client.config();
     let refuse = |what: String| Err(HudiError::unsupported_in(what, ".hoodie/hoodie.properties"));
     if !matches!(config.version, 8 | 9) {

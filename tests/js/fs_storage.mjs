@@ -1,10 +1,11 @@
 // A Storage for the wasm build over node:fs (the JsStorage path, as an application would plug
-// one in); used by the Node tests and the benchmarks.
-import { readFile, stat, readdir, open } from 'node:fs/promises';
-import { join } from 'node:path';
+// one in); used by the Node tests and the benchmarks. `put` / `delete` make tables writable;
+// `fsStorage(root, { readOnly: true })` leaves them out.
+import { readFile, stat, readdir, open, writeFile, mkdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 
-export function fsStorage(root) {
-  return {
+export function fsStorage(root, { readOnly = false } = {}) {
+  const storage = {
     location: `file://${root}`,
     async get(path, start, end) {
       if (start === undefined) return new Uint8Array(await readFile(join(root, path)));
@@ -47,6 +48,22 @@ export function fsStorage(root) {
       };
       await walk(prefix);
       return out;
+    },
+  };
+  if (readOnly) return storage;
+  return {
+    ...storage,
+    // `create` is exclusive (`wx`: EEXIST, which the engine reads as a conflict); there are no
+    // etags here, so an update-if-match is refused as a conflict.
+    async put(path, data, mode) {
+      const file = join(root, path);
+      await mkdir(dirname(file), { recursive: true });
+      if (mode !== 'create' && mode !== 'overwrite') throw Object.assign(new Error(`no etags: ${path}`), { conflict: true });
+      await writeFile(file, data, { flag: mode === 'create' ? 'wx' : 'w' });
+      return { path, size: data.byteLength };
+    },
+    async delete(path) {
+      await rm(join(root, path), { force: true });
     },
   };
 }

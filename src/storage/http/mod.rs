@@ -477,6 +477,8 @@ impl Storage for HttpStorage {
             suffix_ranges: true,
             lists_dot_files,
             listing: manifest,
+            // A plain HTTP(S) server is read-only here; presigned S3 URLs can PUT.
+            writable: matches!(self.target, Target::Presigned { .. }),
         }
     }
 
