@@ -97,10 +97,11 @@ def encode_value(v):
         return bytes(v).hex()
     if isinstance(v, dict):
         return [[encode_value(k), encode_value(x)] for k, x in v.items()]
-    if isinstance(v, (list, tuple)):
-        return [encode_value(x) for x in v]
+    # A struct (pyspark Row) is a tuple too: it must be checked first.
     if hasattr(v, "asDict"):
         return {k: encode_value(x) for k, x in v.asDict(recursive=False).items()}
+    if isinstance(v, (list, tuple)):
+        return [encode_value(x) for x in v]
     return str(v)
 
 

@@ -14,17 +14,21 @@ cargo build -q --bin hudi-edge
 bin=target/debug/hudi-edge
 for t in target/tmp/write/*/; do
   n=$(basename "$t")
+  prev= prev_c= u= u_c=
   [ -f "$t/.hoodie/hoodie.properties" ] || continue
   # The last three completed writes: the one before U, U, D (requested and completion times).
   read -r prev prev_c u u_c < <("$bin" timeline "$t" --json | "$py" -c '
 import json, sys
 i = [x for x in json.load(sys.stdin)["instants"]
      if x["state"] == "completed" and x["action"] in ("commit", "deltacommit", "replacecommit")]
+if len(i) < 3:
+    sys.exit(0)
 p, u = i[-3], i[-2]
 print(p["requestedTime"] if "requestedTime" in p else p["requested_time"],
       p.get("completionTime", p.get("completion_time")),
       u["requestedTime"] if "requestedTime" in u else u["requested_time"],
       u.get("completionTime", u.get("completion_time")))')
+  [ -n "${u:-}" ] || { echo "$n: fewer than three completed writes, skipped"; continue; }
   queries=(snapshot "as_of=$u" "as_of=$prev" "incremental=$prev_c,$u_c")
   tests/spark/run.sh tests/write/spark_queries.py "$t" "${queries[@]}" > "$out/$n.spark.jsonl" 2> "$out/$n.spark.err"
   : > "$out/$n.ours.jsonl"
