@@ -33,6 +33,8 @@ pub(crate) struct GroupChange {
     pub updates: Vec<(String, String, usize)>,
     /// (key, partition path).
     pub deletes: Vec<(String, String)>,
+    /// New keys packed into this (small) file group (Copy-On-Write small-file handling).
+    pub inserts: Vec<(String, String, usize)>,
 }
 
 #[derive(Debug, Default)]
@@ -90,6 +92,83 @@ pub(crate) fn plan_changes(
         }
     }
     plan
+}
+
+/// Copy-On-Write small-file handling, as Java's upsert partitioner does it: new keys first
+/// fill the partition's base files smaller than `hoodie.parquet.small.file.limit` (up to
+/// `hoodie.parquet.max.file.size`, at an estimated record size), smallest first; only the
+/// rest start new file groups. Without it every small commit would add a file group.
+pub(crate) fn pack_small_files(
+    plan: &mut ChangePlan,
+    slices: &[FileSlice],
+    config: &crate::config::TableConfig,
+    options: &BTreeMap<String, String>,
+    average_record_bytes: Option<u64>,
+) -> Result<()> {
+    let number = |k: &str, default: u64| -> Result<u64> {
+        match options.get(k).map(String::as_str).or(config.property(k)) {
+            Some(v) => v
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| HudiError::invalid(format!("{k}={v} is not a number of bytes"))),
+            None => Ok(default),
+        }
+    };
+    let small = number("hoodie.parquet.small.file.limit", 104_857_600)?;
+    let max = number("hoodie.parquet.max.file.size", 125_829_120)?;
+    let record = average_record_bytes
+        .filter(|b| *b > 0)
+        .map(Ok)
+        .unwrap_or_else(|| number("hoodie.copyonwrite.record.size.estimate", 1024))?
+        .max(1);
+    if small == 0 {
+        return Ok(());
+    }
+    for (partition, rows) in plan.inserts.iter_mut() {
+        let mut candidates: Vec<(u64, &FileSlice)> = slices
+            .iter()
+            .filter(|s| &s.partition == partition && s.log_files.is_empty())
+            .filter_map(|s| s.base_file.as_ref().map(|b| (b.size, s)))
+            .filter(|(size, _)| *size < small)
+            .collect();
+        candidates.sort_by_key(|(size, s)| (*size, s.file_id.clone()));
+        for (size, slice) in candidates {
+            if rows.is_empty() {
+                break;
+            }
+            let room = (max.saturating_sub(size) / record) as usize;
+            let take = room.min(rows.len());
+            if take == 0 {
+                continue;
+            }
+            let packed: Vec<_> = rows.drain(..take).collect();
+            plan.groups
+                .entry((partition.clone(), slice.file_id.clone()))
+                .or_default()
+                .inserts
+                .extend(packed);
+        }
+    }
+    plan.inserts.retain(|_, rows| !rows.is_empty());
+    Ok(())
+}
+
+/// Java's record size estimate: bytes per record of the latest commit that wrote enough
+/// (more than 70% of the small-file limit) to judge by; `None` falls back to the
+/// configured estimate.
+pub(crate) async fn average_record_bytes(
+    client: &Arc<crate::meta_client::MetaClient>,
+) -> Result<Option<u64>> {
+    let timeline = client.timeline();
+    for instant in timeline.completed_writes().rev().take(10) {
+        let totals = client.commit_metadata(instant).await?.totals();
+        if totals.bytes_written as f64 > 0.7 * 104_857_600.0 && totals.num_writes > 0 {
+            return Ok(Some(
+                (totals.bytes_written as u64).div_ceil(totals.num_writes as u64),
+            ));
+        }
+    }
+    Ok(None)
 }
 
 pub(crate) struct Inputs<'a> {
@@ -203,6 +282,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
             )?
         };
         counts.updated += file.stat.num_update_writes.unwrap_or(0) as u64;
+        counts.inserted += change.inserts.len() as u64;
         counts.deleted += file.stat.num_deletes.unwrap_or(0) as u64;
         counts.delete_missing +=
             change.deletes.len() as u64 - file.stat.num_deletes.unwrap_or(0) as u64;
@@ -210,7 +290,14 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
         file_index += 1;
     }
     let mut record_index: Vec<RecordIndexChange> = Vec::new();
-    for ((partition, file_id), change) in &inputs.plan.groups {
+    for ((_, file_id), change) in &inputs.plan.groups {
+        record_index.extend(change.inserts.iter().map(|(key, p, _)| RecordIndexChange {
+            record_key: key.clone(),
+            partition: p.clone(),
+            file_id: file_id.clone(),
+            instant: instant.clone(),
+            deleted: false,
+        }));
         for (key, p) in change
             .deletes
             .iter()
@@ -224,7 +311,6 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
                 deleted: true,
             });
         }
-        let _ = partition;
     }
     for (partition, rows) in &inputs.plan.inserts {
         let file_id = files::new_file_id()?;
@@ -634,6 +720,7 @@ fn rewrite_base_file(
     for update in updates.into_values() {
         replaced.push(update.clone());
     }
+    replaced.extend(change.inserts.iter().cloned());
     let kept_rows =
         arrow_select::take::take_record_batch(&old, &arrow_array::UInt32Array::from(kept))
             .map_err(malformed_by)?;
@@ -663,7 +750,7 @@ fn rewrite_base_file(
             num_writes: Some(batch.num_rows() as i64),
             num_deletes: Some(num_deletes),
             num_update_writes: Some(num_updates),
-            num_inserts: Some(0),
+            num_inserts: Some(change.inserts.len() as i64),
             total_write_bytes: Some(size),
             total_write_errors: Some(0),
             partition_path: Some(slice.partition.clone()),

@@ -280,13 +280,22 @@ pub async fn write(
         .flag("hoodie.record.index.update.partition.path")
         .or(options.flag("hoodie.bloom.index.update.partition.path"))
         .unwrap_or(false);
-    let plan = commit::plan_changes(
+    let mut plan = commit::plan_changes(
         &rows,
         &tagged,
         options.operation,
         update_partition,
         &mut counts,
     );
+    if config.table_type == TableType::CopyOnWrite {
+        let slices = tagged
+            .plan
+            .as_ref()
+            .map(|p| p.file_slices.as_slice())
+            .unwrap_or(&[]);
+        let average = commit::average_record_bytes(client).await?;
+        commit::pack_small_files(&mut plan, slices, &config, &options.options, average)?;
+    }
     let outcome = commit::commit(
         table,
         commit::Inputs {
