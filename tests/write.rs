@@ -13,7 +13,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use helpers::*;
-use hudi_edge::api::input::{decode_rows, InputFormat};
 use hudi_edge::api::output::{rows_as_json_with, JsonStyle};
 use hudi_edge::read::{QueryType, ReadOptions};
 use hudi_edge::write::{Operation, WriteOptions};
@@ -214,17 +213,7 @@ async fn round_trip(fixture: &str, test: &str) {
 
 /// Model rows (input encoding) in the oracle encoding, by decoding them as a write would.
 async fn our_model(dir: &Path, rows: &[Map<String, Value>]) -> Vec<String> {
-    let table = open(dir).await;
-    let schema = table
-        .client()
-        .table_schema(&table.timeline().visibility_as_of(None))
-        .await
-        .unwrap();
-    let text: String = rows
-        .iter()
-        .map(|r| Value::Object(r.clone()).to_string() + "\n")
-        .collect();
-    let batches = decode_rows(text.into(), InputFormat::Jsonl, &schema, "model").unwrap();
+    let batches = decode_input(&open(dir).await, rows).await;
     let mut out: Vec<String> = batches
         .iter()
         .flat_map(|b| rows_as_json_with(b, JsonStyle::ORACLE))
@@ -411,13 +400,7 @@ async fn key_moves_partition_only_when_asked() {
             row.insert("txn_ts".into(), Value::from(n.as_i64().unwrap() + 1));
         }
         let table = open(&dir).await;
-        let schema = table
-            .client()
-            .table_schema(&table.timeline().visibility_as_of(None))
-            .await
-            .unwrap();
-        let text = Value::Object(row.clone()).to_string() + "\n";
-        let batches = decode_rows(text.into(), InputFormat::Jsonl, &schema, "input").unwrap();
+        let batches = decode_input(&table, std::slice::from_ref(&row)).await;
         let mut options = WriteOptions::new(Operation::Upsert);
         if move_it {
             options.options.insert(
@@ -516,18 +499,7 @@ async fn refuses_file_groups_being_clustered() {
     let mut update = rows[0].clone();
     update.insert("txn_ts".into(), Value::from(1_900_000_000_000i64));
     let table = open(&dir).await;
-    let schema = table
-        .client()
-        .table_schema(&table.timeline().visibility_as_of(None))
-        .await
-        .unwrap();
-    let batches = decode_rows(
-        (Value::Object(update).to_string() + "\n").into(),
-        InputFormat::Jsonl,
-        &schema,
-        "input",
-    )
-    .unwrap();
+    let batches = decode_input(&table, &[update]).await;
     let err = table
         .write(&batches, &WriteOptions::new(Operation::Upsert))
         .await

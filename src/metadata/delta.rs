@@ -30,17 +30,8 @@ pub const WRITE_TOKEN: &str = "0-0-0";
 
 /// Statistics of one column in one file (or, for partition stats, one partition). Mirrors
 /// `base_file::writer::ColumnRange`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ColumnRangeInput {
-    pub column: String,
-    /// `None` (or `Value::Null`) when the column has no non-null value.
-    pub min: Option<Value>,
-    pub max: Option<Value>,
-    pub null_count: u64,
-    pub value_count: u64,
-    pub total_size: u64,
-    pub total_uncompressed_size: u64,
-}
+/// Column ranges as the base-file writer reports them.
+pub use crate::base_file::writer::ColumnRange as ColumnRangeInput;
 
 /// A data file the instant wrote (or, with `deleted`, removed).
 #[derive(Debug, Clone, PartialEq)]

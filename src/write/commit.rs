@@ -443,15 +443,13 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     storage
         .put(&requested, Bytes::new(), PutMode::Create)
         .await?;
+    // Java writes the inflight with the plan's stats; ours are final already.
+    let encoded = Bytes::from(crate::timeline::write::encode_commit_metadata(
+        &metadata,
+        config.version,
+    )?);
     storage
-        .put(
-            &inflight,
-            Bytes::from(crate::timeline::write::encode_commit_metadata(
-                &metadata,
-                config.version,
-            )?),
-            PutMode::Create,
-        )
+        .put(&inflight, encoded.clone(), PutMode::Create)
         .await?;
     let mdt_instant = delta
         .as_ref()
@@ -521,16 +519,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     let completion =
         crate::timeline::write::new_instant_time(files::now_ms(), config.timezone, &floor)?;
     let completed = join(timeline_dir, &format!("{instant}_{completion}.{action}"));
-    storage
-        .put(
-            &completed,
-            Bytes::from(crate::timeline::write::encode_commit_metadata(
-                &metadata,
-                config.version,
-            )?),
-            PutMode::Create,
-        )
-        .await?;
+    storage.put(&completed, encoded, PutMode::Create).await?;
     // Markers are bookkeeping for rollbacks; a failure to clean them is not a failed commit.
     let _ = futures::future::join_all(markers.iter().map(|m| storage.delete(m))).await;
     counts.completion_time = completion;

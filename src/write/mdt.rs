@@ -64,18 +64,6 @@ pub(crate) async fn indexed_columns(
         }))
 }
 
-fn range_input(r: &ColumnRange) -> ColumnRangeInput {
-    ColumnRangeInput {
-        column: r.column.clone(),
-        min: r.min.clone(),
-        max: r.max.clone(),
-        null_count: r.null_count,
-        value_count: r.value_count,
-        total_size: r.total_size,
-        total_uncompressed_size: r.total_uncompressed_size,
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn build(
     mdt: &MetadataTable,
@@ -102,7 +90,7 @@ pub(crate) async fn build(
                 .columns
                 .iter()
                 .filter(|c| wanted(&c.column))
-                .map(range_input)
+                .cloned()
                 .collect(),
         })
         .collect();

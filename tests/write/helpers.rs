@@ -147,11 +147,12 @@ pub async fn write(dir: &Path, rows: &[Map<String, Value>], operation: Operation
 }
 
 /// Writes `rows` (the write's input form) through an opened table.
-pub async fn write_on(
+/// Rows in the input form (`read --format jsonl`) decoded against the table's schema, as
+/// the CLI decodes them.
+pub async fn decode_input(
     table: &Table,
     rows: &[Map<String, Value>],
-    operation: Operation,
-) -> hudi_edge::Result<WriteResult> {
+) -> Vec<arrow_array::RecordBatch> {
     let schema = table
         .client()
         .table_schema(&table.timeline().visibility_as_of(None))
@@ -161,7 +162,15 @@ pub async fn write_on(
         .iter()
         .map(|r| Value::Object(r.clone()).to_string() + "\n")
         .collect();
-    let batches = decode_rows(text.into(), InputFormat::Jsonl, &schema, "input").expect("decode");
+    decode_rows(text.into(), InputFormat::Jsonl, &schema, "input").expect("decode")
+}
+
+pub async fn write_on(
+    table: &Table,
+    rows: &[Map<String, Value>],
+    operation: Operation,
+) -> hudi_edge::Result<WriteResult> {
+    let batches = decode_input(table, rows).await;
     table.write(&batches, &WriteOptions::new(operation)).await
 }
 
