@@ -283,9 +283,15 @@ pub struct BaseFileBytes {
     pub updates: u64,
 }
 
-/// The new base HFile: every live record, keys ascending, values encoded with the table's
-/// record schema; file info `schema`, `minRecordKey`, `maxRecordKey` as Java writes them.
-pub fn base_file(enc: &RecordEncoder, schema: &str, merged: &MergedSlice) -> Result<BaseFileBytes> {
+/// The new base HFile `name`: every live record, keys ascending, values encoded with the
+/// table's record schema (`_hoodie_file_name` = `name`, as Java fills it); file info
+/// `schema`, `minRecordKey`, `maxRecordKey` as Java writes them.
+pub fn base_file(
+    enc: &RecordEncoder,
+    schema: &str,
+    name: &str,
+    merged: &MergedSlice,
+) -> Result<BaseFileBytes> {
     let mut cells = Vec::with_capacity(merged.records.len());
     let (mut inserts, mut updates) = (0u64, 0u64);
     for (key, payload) in &merged.records {
@@ -297,7 +303,10 @@ pub fn base_file(enc: &RecordEncoder, schema: &str, merged: &MergedSlice) -> Res
         } else {
             inserts += 1;
         }
-        cells.push((key.as_bytes().to_vec(), enc.encode(payload)?));
+        cells.push((
+            key.as_bytes().to_vec(),
+            enc.encode_in_base_file(payload, name)?,
+        ));
     }
     let first = cells.first().map(|(k, _)| k.clone()).unwrap_or_default();
     let last = cells.last().map(|(k, _)| k.clone()).unwrap_or_default();

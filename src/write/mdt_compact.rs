@@ -211,8 +211,8 @@ async fn build(mdt: &MetadataTable, ops: &[Operation], instant: &str) -> Result<
     let mut files = Vec::with_capacity(ops.len());
     let mut stats = Vec::with_capacity(ops.len());
     for (i, (op, m)) in ops.iter().zip(&merged).enumerate() {
-        let file = compact::base_file(&enc, &schema, m)?;
         let name = compact::base_file_name(&op.file_id, &compact::write_token(i), instant);
+        let file = compact::base_file(&enc, &schema, &name, m)?;
         let rel = join(&op.partition, &name);
         stats.push(compact::write_stat(op, &rel, &file, m, read_ms));
         files.push((join(METADATA_DIR, &rel), Bytes::from(file.bytes)));
