@@ -127,6 +127,8 @@ pub struct WriteRecords {
 pub struct MetadataTableWrite {
     /// Metadata-table partitions that got records in this commit.
     pub partitions: Vec<String>,
+    /// The metadata-table compaction instant run before the write, if any.
+    pub compaction: Option<String>,
 }
 
 impl From<crate::write::WriteResult> for WriteResult {
@@ -147,6 +149,7 @@ impl From<crate::write::WriteResult> for WriteResult {
             files_written: r.files_written,
             metadata_table: MetadataTableWrite {
                 partitions: r.metadata_table.partitions,
+                compaction: r.metadata_table.compaction.map(|c| c.instant),
             },
             io: r.io,
         }

@@ -9,6 +9,7 @@
 //! [`skipping`] turns its indexes into pruning decisions, with [`stats`] converting
 //! statistics to typed Arrow arrays.
 
+pub mod compact;
 pub mod delta;
 pub mod keys;
 mod log_blocks;

@@ -334,8 +334,42 @@ impl MetadataTable {
         ))
     }
 
+    /// Every record of one slice merged, for compaction (a record that does not decode or
+    /// merge is an error: a base file must not lose it silently).
+    pub(crate) async fn merge_slice(
+        &self,
+        slice: &FileSlice,
+    ) -> Result<super::compact::MergedSlice> {
+        let mut counts = super::compact::MergedSlice::default();
+        let records = self
+            .slice_records_counted(slice, Lookup::All, Some(&mut counts))
+            .await?;
+        if let Some(p) = records.problems.first() {
+            return Err(HudiError::corrupt(
+                mdt_path(&join(&slice.partition, &slice.file_id)),
+                p.clone(),
+            ));
+        }
+        counts.records = records.values;
+        Ok(counts)
+    }
+
+    /// The timeline of the metadata table itself.
+    pub fn mdt_timeline(&self) -> Arc<crate::timeline::Timeline> {
+        self.mdt.timeline()
+    }
+
     /// One shard's records for `lookup`: the base file's, then each valid log block's.
     async fn slice_records(&self, slice: &FileSlice, lookup: Lookup<'_>) -> Result<Records> {
+        self.slice_records_counted(slice, lookup, None).await
+    }
+
+    async fn slice_records_counted(
+        &self,
+        slice: &FileSlice,
+        lookup: Lookup<'_>,
+        mut counts: Option<&mut super::compact::MergedSlice>,
+    ) -> Result<Records> {
         let base = async {
             match &slice.base_file {
                 Some(b) => self
@@ -355,6 +389,9 @@ impl MetadataTable {
         let mut fold = Fold::default();
         if let Some((reader, decoder)) = base {
             let decoded = decoder.decode_each(&lookup.cells(&reader).await?);
+            if let (Some(c), Ok(d)) = (counts.as_deref_mut(), &decoded) {
+                c.base_keys = d.iter().map(|(k, _)| k.clone()).collect();
+            }
             fold.apply(
                 decoded.map_err(|e| e.in_file(reader.path()))?,
                 reader.path(),
@@ -380,19 +417,29 @@ impl MetadataTable {
             {
                 continue;
             }
+            if let Some(c) = counts.as_deref_mut() {
+                c.log_blocks += 1;
+            }
             match &block.content {
                 Content::HFile { reader, schema } => {
                     let decoder = self.decoder(schema.as_deref(), reader)?;
                     let decoded = decoder.decode_each(&lookup.cells(reader).await?);
+                    if let (Some(c), Ok(d)) = (counts.as_deref_mut(), &decoded) {
+                        c.log_records += d.len() as u64;
+                    }
                     fold.apply(
                         decoded.map_err(|e| e.in_file(reader.path()))?,
                         reader.path(),
                     );
                 }
-                Content::Delete(keys) => keys
-                    .iter()
-                    .filter(|k| lookup.matches(k))
-                    .for_each(|k| fold.delete(k)),
+                Content::Delete(keys) => {
+                    if let Some(c) = counts.as_deref_mut() {
+                        c.log_records += keys.len() as u64;
+                    }
+                    keys.iter()
+                        .filter(|k| lookup.matches(k))
+                        .for_each(|k| fold.delete(k))
+                }
                 Content::Rollback { .. } | Content::Other => {}
             }
         }

@@ -24,6 +24,7 @@ pub enum InstantSchema {
     RequestedReplaceMetadata,
     RollbackPlan,
     RollbackMetadata,
+    CompactionPlan,
 }
 
 impl InstantSchema {
@@ -38,6 +39,7 @@ impl InstantSchema {
             }
             InstantSchema::RollbackPlan => include_str!("schemas/HoodieRollbackPlan.avsc"),
             InstantSchema::RollbackMetadata => include_str!("schemas/HoodieRollbackMetadata.avsc"),
+            InstantSchema::CompactionPlan => include_str!("schemas/HoodieCompactionPlan.avsc"),
         }
     }
 }

@@ -16,6 +16,7 @@ mod files;
 mod input;
 pub mod key;
 mod mdt;
+mod mdt_compact;
 pub mod rollback;
 mod tag;
 
@@ -34,6 +35,7 @@ use crate::storage::IoSnapshot;
 
 pub use input::align_input;
 pub use key::KeyGen;
+pub use mdt_compact::MdtCompaction;
 pub use rollback::RolledBack;
 
 /// What a write does with its rows.
@@ -117,6 +119,8 @@ pub struct RecordCounts {
 pub struct MetadataTableWrite {
     /// Metadata-table partitions that got records in this commit.
     pub partitions: Vec<String>,
+    /// The metadata-table compaction run before the write, if one was due (or pending).
+    pub compaction: Option<MdtCompaction>,
 }
 
 /// What one write committed.
@@ -254,6 +258,7 @@ pub async fn write(
     // changes storage).
     let input = input::align_input(batches, &data_schema, &config, options.operation)?;
     let rows = input::keyed_rows(&input, &keygen, &config, rule)?;
+    mdt_compact::check_options(options)?;
     let mut counts = RecordCounts {
         deduplicated: rows.deduplicated,
         ..RecordCounts::default()
@@ -270,6 +275,12 @@ pub async fn write(
     };
     if !rolled_back.is_empty() {
         client.reload_timeline().await?;
+        table.metadata.clear();
+    }
+    // The metadata table is compacted (or a pending compaction completed) before this
+    // write reads it, as Java's table services run before the write's own MDT update.
+    let compaction = mdt_compact::compact_if_due(table, options).await?;
+    if compaction.is_some() {
         table.metadata.clear();
     }
     let global = tag::is_global(&config, options);
@@ -325,6 +336,7 @@ pub async fn write(
         files_written: outcome.files_written,
         metadata_table: MetadataTableWrite {
             partitions: outcome.mdt_partitions,
+            compaction,
         },
         rolled_back,
         io: client.io().since(&started),

@@ -95,6 +95,20 @@ impl RecordEncoder {
     /// Avro binary of a record holding `payload` (the record key is the HFile row; the Avro
     /// `key` field is written empty, as Hudi does).
     pub fn encode(&self, payload: &MetadataPayload) -> Result<Vec<u8>> {
+        self.encode_with(payload, None)
+    }
+
+    /// [`Self::encode`] for a base file named `file_name`: Java fills `_hoodie_file_name`
+    /// in base-file records (when the schema has the meta fields), the others stay null.
+    pub fn encode_in_base_file(
+        &self,
+        payload: &MetadataPayload,
+        file_name: &str,
+    ) -> Result<Vec<u8>> {
+        self.encode_with(payload, Some(file_name))
+    }
+
+    fn encode_with(&self, payload: &MetadataPayload, file_name: Option<&str>) -> Result<Vec<u8>> {
         use MetadataPayload as P;
         let (ty, field, value) = match payload {
             P::AllPartitions(list) => (1, "filesystemMetadata", files_map(list)),
@@ -113,11 +127,17 @@ impl RecordEncoder {
                 ))
             }
         };
-        let record = D::Rec(vec![
+        let mut fields = vec![
             ("key", D::Str(String::new())),
             ("type", D::Int(ty)),
             (field, value),
-        ]);
+        ];
+        let has_file_name = matches!(&self.schema, Schema::Record(r)
+            if r.fields.iter().any(|f| f.name == "_hoodie_file_name"));
+        if let (Some(name), true) = (file_name, has_file_name) {
+            fields.push(("_hoodie_file_name", D::Str(name.to_string())));
+        }
+        let record = D::Rec(fields);
         let mut out = Vec::new();
         self.write(&self.schema, &record, &mut out)?;
         Ok(out)

@@ -1,0 +1,407 @@
+//! Metadata-table compaction as Hudi 1.x runs it at the start of a write (docs: hudi-format
+//! §3.6, §8.2): once the MDT has `hoodie.metadata.compact.max.delta.commits` delta commits
+//! since its last compaction, each file group's latest slice (base HFile + log files) is
+//! merged into a new base HFile named with a fresh compaction instant `C`:
+//! `C.compaction.requested` (the plan), `C.compaction.inflight` (empty), the base files, and
+//! `C_<completion>.commit` (`compacted: true`, `operationType: COMPACT`).
+//!
+//! This module decides, plans and builds the bytes; the writer does the requests.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde_json::{json, Map, Value as Json};
+
+use super::records::encode::RecordEncoder;
+use super::records::MetadataPayload;
+use crate::error::{HudiError, Result};
+use crate::file_group::{BaseFile, FileSlice, LogFile};
+use crate::hfile::write_hfile;
+use crate::hfile::writer::java_hash_map_order;
+use crate::storage::join;
+use crate::timeline::instant::{action, compare_instant_times};
+use crate::timeline::metadata::OrderedMap;
+use crate::timeline::{CommitMetadata, Timeline, WriteStat};
+
+/// Write option: delta commits between MDT compactions (Java `HoodieMetadataConfig`).
+pub const MAX_DELTA_COMMITS_KEY: &str = "hoodie.metadata.compact.max.delta.commits";
+pub const DEFAULT_MAX_DELTA_COMMITS: usize = 10;
+
+/// Java's default max base file size (120 MiB): the plan's write estimate for a slice
+/// without a base file.
+const DEFAULT_MAX_FILE_SIZE: u64 = 120 * 1024 * 1024;
+
+/// What the writer does with the MDT before its own write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// A compaction a crashed writer left pending: complete it first (Java runs pending MDT
+    /// compactions before scheduling new ones).
+    Complete(String),
+    /// Schedule and run a compaction now.
+    Compact,
+    /// Nothing to do, and why.
+    Skip(String),
+}
+
+/// Java `performTableServices`: complete pending compactions; then compact once the delta
+/// commits since the last completed compaction (all states, as Java's
+/// `getDeltaCommitsSinceLatestCompaction` counts them) reach `max_delta_commits`, unless the
+/// data table has a pending instant at or before the MDT's latest delta commit (a compacted
+/// base must hold only committed writes and nothing older may still be rolled back).
+pub fn decide(data: &Timeline, mdt: &Timeline, max_delta_commits: usize) -> Decision {
+    let active = || mdt.instants.iter().filter(|i| !i.archived);
+    if let Some(p) = active().find(|i| !i.is_completed() && i.is_compaction()) {
+        return Decision::Complete(p.requested_time.clone());
+    }
+    let last_compaction = active()
+        .filter(|i| i.is_completed() && (i.is_compaction() || i.action == action::COMMIT))
+        .map(|i| i.requested_time.as_str())
+        .max_by(|a, b| compare_instant_times(a, b));
+    let since = active()
+        .filter(|i| i.requested_action() == action::DELTA_COMMIT)
+        .filter(|i| {
+            last_compaction.is_none_or(|c| compare_instant_times(&i.requested_time, c).is_gt())
+        })
+        .count();
+    if since < max_delta_commits.max(1) {
+        return Decision::Skip(format!(
+            "{since} metadata delta commits since the last compaction (compacts at {max_delta_commits})"
+        ));
+    }
+    let Some(latest) = active()
+        .filter(|i| i.is_completed() && i.action == action::DELTA_COMMIT)
+        .map(|i| i.requested_time.as_str())
+        .max_by(|a, b| compare_instant_times(a, b))
+    else {
+        return Decision::Skip("no completed metadata delta commit".into());
+    };
+    if let Some(p) = data
+        .pending()
+        .find(|i| compare_instant_times(&i.requested_time, latest).is_le())
+    {
+        return Decision::Skip(format!(
+            "data instant {} is pending (not after the metadata table's latest delta commit {latest})",
+            p.requested_time
+        ));
+    }
+    Decision::Compact
+}
+
+/// One file group to compact: its latest slice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operation {
+    pub partition: String,
+    pub file_id: String,
+    /// The slice's base instant (its base file's, else its first log file's).
+    pub base_instant: String,
+    /// (name, size).
+    pub base_file: Option<(String, u64)>,
+    pub log_files: Vec<(String, u64)>,
+}
+
+impl Operation {
+    pub fn of(slice: &FileSlice) -> Operation {
+        Operation {
+            partition: slice.partition.clone(),
+            file_id: slice.file_id.clone(),
+            base_instant: slice.base_instant.clone(),
+            base_file: slice.base_file.as_ref().map(|b| (b.name.clone(), b.size)),
+            log_files: slice
+                .log_files
+                .iter()
+                .map(|l| (l.name.clone(), l.size))
+                .collect(),
+        }
+    }
+
+    /// The slice to read (sizes known, so reads are ranged).
+    pub fn slice(&self) -> Result<FileSlice> {
+        let bad = |n: &str| {
+            HudiError::corrupt(
+                join(super::table::METADATA_DIR, &self.partition),
+                format!(
+                    "compaction plan names {n:?}, not a file of {}",
+                    self.file_id
+                ),
+            )
+        };
+        let base_file = match &self.base_file {
+            Some((n, size)) => Some(BaseFile::parse(n, *size).ok_or_else(|| bad(n))?),
+            None => None,
+        };
+        let log_files = self
+            .log_files
+            .iter()
+            .map(|(n, size)| LogFile::parse(n, *size).ok_or_else(|| bad(n)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(FileSlice {
+            partition: self.partition.clone(),
+            file_id: self.file_id.clone(),
+            base_instant: self.base_instant.clone(),
+            base_file,
+            log_files,
+        })
+    }
+}
+
+/// The operations for the latest slices of every MDT file group; slices without log files
+/// have nothing to compact (Java's plan generator leaves them out too).
+pub fn operations<'a>(slices: impl IntoIterator<Item = &'a FileSlice>) -> Vec<Operation> {
+    slices
+        .into_iter()
+        .filter(|s| !s.log_files.is_empty())
+        .map(Operation::of)
+        .collect()
+}
+
+/// `HoodieCompactionPlan` (version 2) as the JSON the Avro encoder takes.
+pub fn plan_json(ops: &[Operation]) -> Json {
+    let operations: Vec<Json> = ops
+        .iter()
+        .map(|op| {
+            let log_size: u64 = op.log_files.iter().map(|(_, s)| s).sum();
+            let base_size = op.base_file.as_ref().map(|(_, s)| *s);
+            // Java `CompactionStrategy.captureMetrics`: whole MiB, write = base size or the
+            // max file size.
+            let mb = |b: u64| (b / (1024 * 1024)) as f64;
+            let read = mb(base_size.unwrap_or(0) + log_size);
+            let write = mb(base_size.unwrap_or(DEFAULT_MAX_FILE_SIZE));
+            let metrics = java_ordered(vec![
+                ("TOTAL_LOG_FILES", json!(op.log_files.len() as f64)),
+                ("TOTAL_IO_READ_MB", json!(read)),
+                ("TOTAL_LOG_FILES_SIZE", json!(log_size as f64)),
+                ("TOTAL_IO_WRITE_MB", json!(write)),
+                ("TOTAL_IO_MB", json!(read + write)),
+            ]);
+            json!({
+                "baseInstantTime": op.base_instant,
+                "deltaFilePaths": op.log_files.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
+                "dataFilePath": op.base_file.as_ref().map(|(n, _)| n.clone()),
+                "fileId": op.file_id,
+                "partitionPath": op.partition,
+                "metrics": metrics,
+                "bootstrapFilePath": null,
+            })
+        })
+        .collect();
+    json!({
+        "operations": operations,
+        "extraMetadata": {},
+        "version": 2,
+        "strategy": null,
+        "preserveHoodieMetadata": false,
+        "missingSchedulePartitions": [],
+    })
+}
+
+/// A JSON object with its entries in Java `HashMap` order (what Java serializes).
+fn java_ordered(entries: Vec<(&str, Json)>) -> Json {
+    let keys: Vec<&str> = entries.iter().map(|(k, _)| *k).collect();
+    let mut out = Map::new();
+    for i in java_hash_map_order(&keys) {
+        out.insert(entries[i].0.to_string(), entries[i].1.clone());
+    }
+    Json::Object(out)
+}
+
+/// The operations of a decoded plan (file names only; the caller adds sizes).
+pub fn plan_operations(plan: &Json, origin: &str) -> Result<Vec<(Operation, Vec<String>)>> {
+    let bad = |what: &str| HudiError::corrupt(origin, format!("compaction plan: {what}"));
+    let str_of = |v: &Json, k: &str| v.get(k).and_then(Json::as_str).map(str::to_string);
+    let mut out = Vec::new();
+    let ops = match plan.get("operations") {
+        Some(Json::Array(a)) => a.as_slice(),
+        Some(Json::Null) | None => &[],
+        Some(_) => return Err(bad("operations is not an array")),
+    };
+    for op in ops {
+        let file_id = str_of(op, "fileId").ok_or_else(|| bad("operation without fileId"))?;
+        let partition =
+            str_of(op, "partitionPath").ok_or_else(|| bad("operation without partitionPath"))?;
+        let logs: Vec<String> = op
+            .get("deltaFilePaths")
+            .and_then(Json::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Json::as_str)
+                    .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let base = str_of(op, "dataFilePath").map(|p| p.rsplit('/').next().unwrap_or(&p).into());
+        let mut names = logs.clone();
+        names.extend(base.clone());
+        out.push((
+            Operation {
+                partition,
+                file_id,
+                base_instant: str_of(op, "baseInstantTime").unwrap_or_default(),
+                base_file: base.map(|n| (n, 0)),
+                log_files: logs.into_iter().map(|n| (n, 0)).collect(),
+            },
+            names,
+        ));
+    }
+    Ok(out)
+}
+
+/// A file group's latest slice merged: what the new base file holds, and what was read.
+#[derive(Debug, Default)]
+pub struct MergedSlice {
+    pub records: BTreeMap<String, MetadataPayload>,
+    /// Keys the old base file held (updates vs inserts in the write stat).
+    pub base_keys: HashSet<String>,
+    pub log_records: u64,
+    pub log_blocks: u64,
+}
+
+/// Whether a merged record is a delete that compaction drops (Java's payload reports
+/// these records as deleted).
+fn is_tombstone(p: &MetadataPayload) -> bool {
+    match p {
+        MetadataPayload::ColumnStats(c) | MetadataPayload::PartitionStats(c) => c.is_deleted,
+        MetadataPayload::SecondaryIndex(s) => s.is_deleted,
+        _ => false,
+    }
+}
+
+/// Write token of the compaction's base files: `<task>-0-<task>` by operation index (Java:
+/// partition id - stage id - attempt id).
+pub fn write_token(index: usize) -> String {
+    format!("{index}-0-{index}")
+}
+
+/// `<fileId>_<token>_<instant>.hfile`.
+pub fn base_file_name(file_id: &str, token: &str, instant: &str) -> String {
+    format!("{file_id}_{token}_{instant}.hfile")
+}
+
+/// A compacted base file's bytes and the records it holds.
+pub struct BaseFileBytes {
+    pub bytes: Vec<u8>,
+    pub written: u64,
+    pub inserts: u64,
+    pub updates: u64,
+}
+
+/// The new base HFile `name`: every live record, keys ascending, values encoded with the
+/// table's record schema (`_hoodie_file_name` = `name`, as Java fills it); file info
+/// `schema`, `minRecordKey`, `maxRecordKey` as Java writes them.
+pub fn base_file(
+    enc: &RecordEncoder,
+    schema: &str,
+    name: &str,
+    merged: &MergedSlice,
+) -> Result<BaseFileBytes> {
+    let mut cells = Vec::with_capacity(merged.records.len());
+    let (mut inserts, mut updates) = (0u64, 0u64);
+    for (key, payload) in &merged.records {
+        if is_tombstone(payload) {
+            continue;
+        }
+        if merged.base_keys.contains(key) {
+            updates += 1;
+        } else {
+            inserts += 1;
+        }
+        cells.push((
+            key.as_bytes().to_vec(),
+            enc.encode_in_base_file(payload, name)?,
+        ));
+    }
+    let first = cells.first().map(|(k, _)| k.clone()).unwrap_or_default();
+    let last = cells.last().map(|(k, _)| k.clone()).unwrap_or_default();
+    let bytes = write_hfile(
+        &cells,
+        &[
+            ("schema", schema.as_bytes().to_vec()),
+            ("minRecordKey", first),
+            ("maxRecordKey", last),
+        ],
+    )?;
+    Ok(BaseFileBytes {
+        bytes,
+        written: cells.len() as u64,
+        inserts,
+        updates,
+    })
+}
+
+/// The write stat of one compacted file group, in the shape of Java's compaction stats.
+pub fn write_stat(
+    op: &Operation,
+    path: &str,
+    file: &BaseFileBytes,
+    merged: &MergedSlice,
+    read_ms: i64,
+) -> WriteStat {
+    let size = file.bytes.len() as i64;
+    let log_size: u64 = op.log_files.iter().map(|(_, s)| s).sum();
+    WriteStat {
+        file_id: Some(op.file_id.clone()),
+        path: Some(path.to_string()),
+        prev_commit: Some(match &op.base_file {
+            Some(_) => op.base_instant.clone(),
+            None => "null".into(),
+        }),
+        num_writes: Some(file.written as i64),
+        num_deletes: Some(0),
+        num_update_writes: Some(file.updates as i64),
+        num_inserts: Some(file.inserts as i64),
+        total_write_bytes: Some(size),
+        total_write_errors: Some(0),
+        partition_path: Some(op.partition.clone()),
+        total_log_records: Some(merged.log_records as i64),
+        total_updated_records_compacted: Some(file.written as i64),
+        total_log_blocks: Some(merged.log_blocks as i64),
+        total_corrupt_log_block: Some(0),
+        total_rollback_blocks: Some(0),
+        file_size_in_bytes: Some(size),
+        prev_base_file: op.base_file.as_ref().map(|(n, _)| n.clone()),
+        runtime_stats: Some(crate::timeline::metadata::RuntimeStats {
+            total_scan_time: Some(read_ms),
+            total_create_time: Some(0),
+            total_upsert_time: Some(read_ms),
+        }),
+        total_log_files_compacted: Some(op.log_files.len() as i64),
+        total_log_read_time_ms: Some(read_ms),
+        total_log_size_compacted: Some(log_size as i64),
+        num_updates: Some(0),
+        ..WriteStat::default()
+    }
+}
+
+/// The completed compaction's metadata: write stats by MDT partition (in Java's order),
+/// `compacted`, the record schema, `operationType: COMPACT`.
+pub fn commit_metadata(stats: Vec<WriteStat>, schema: &str) -> CommitMetadata {
+    let mut by_partition: BTreeMap<String, Vec<WriteStat>> = BTreeMap::new();
+    for s in stats {
+        by_partition
+            .entry(s.partition_path.clone().unwrap_or_default())
+            .or_default()
+            .push(s);
+    }
+    // The order Java's compaction commit shows (fixture `v9_txns_simple_meta`; readers do
+    // not depend on it), other partitions after.
+    const ORDER: [&str; 4] = ["record_index", "files", "partition_stats", "column_stats"];
+    let mut names: Vec<String> = by_partition.keys().cloned().collect();
+    names.sort_by_key(|n| ORDER.iter().position(|o| o == n).unwrap_or(ORDER.len()));
+    let mut ordered: OrderedMap<Option<Vec<WriteStat>>> = OrderedMap::new();
+    for name in names {
+        let stats = by_partition.remove(&name);
+        ordered.insert(name, stats);
+    }
+    CommitMetadata {
+        partition_to_write_stats: Some(ordered),
+        compacted: Some(true),
+        extra_metadata: Some(OrderedMap::from([(
+            "schema".to_string(),
+            Some(schema.to_string()),
+        )])),
+        operation_type: Some("COMPACT".into()),
+        ..CommitMetadata::default()
+    }
+}
+
+#[cfg(test)]
+#[path = "compact_tests.rs"]
+mod tests;

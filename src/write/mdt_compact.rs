@@ -1,0 +1,262 @@
+//! Compacting the metadata table at the start of a write, after failed writes are rolled
+//! back and before tagging (Java `HoodieBackedTableMetadataWriter.performTableServices`,
+//! docs: hudi-format §8.2). Plans and bytes come from [`crate::metadata::compact`].
+//!
+//! Order: plan (`C.compaction.requested`), `C.compaction.inflight`, the base files, then
+//! `C_<completion>.commit` written create-if-absent: the commit point. Until it exists
+//! readers (ours, Java's, hudi-rs) ignore the new base files, so a crash leaves the MDT
+//! readable; the next write completes the pending compaction from its plan.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::future::try_join_all;
+use serde::Serialize;
+
+use super::{files, Ctx, WriteOptions};
+use crate::error::{HudiError, Result};
+use crate::metadata::compact::{self, Decision, Operation};
+use crate::metadata::records::encode::RecordEncoder;
+use crate::metadata::table::METADATA_DIR;
+use crate::metadata::MetadataTable;
+use crate::storage::{join, IoSnapshot, Purpose, PutMode, Storage, StorageExt};
+use crate::timeline::write::{encode_avro_instant, encode_commit_metadata, InstantSchema};
+
+/// A metadata-table compaction this write ran first.
+#[derive(Debug, Clone, Serialize)]
+pub struct MdtCompaction {
+    pub instant: String,
+    pub completion_time: String,
+    /// Whether it completed a compaction an earlier writer left pending.
+    pub resumed: bool,
+    /// New base files, relative to the base path.
+    pub files_written: Vec<String>,
+    /// Requests of the compaction alone (reads of the slices included).
+    pub io: IoSnapshot,
+    pub elapsed_ms: i64,
+}
+
+fn max_delta_commits(options: &WriteOptions) -> Result<usize> {
+    match options.options.get(compact::MAX_DELTA_COMMITS_KEY) {
+        None => Ok(compact::DEFAULT_MAX_DELTA_COMMITS),
+        Some(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                HudiError::invalid(format!(
+                    "{} must be a positive integer, not {v:?}",
+                    compact::MAX_DELTA_COMMITS_KEY
+                ))
+            }),
+    }
+}
+
+/// Validates the option before any request that changes storage.
+pub(crate) fn check_options(options: &WriteOptions) -> Result<()> {
+    max_delta_commits(options).map(drop)
+}
+
+/// Completes a pending MDT compaction, or compacts when due; `None` when nothing ran.
+pub(crate) async fn compact_if_due(
+    table: &Ctx<'_>,
+    options: &WriteOptions,
+) -> Result<Option<MdtCompaction>> {
+    let client = table.client;
+    let config = client.config();
+    if config.metadata_partitions.is_empty() {
+        return Ok(None);
+    }
+    let max = max_delta_commits(options)?;
+    let mdt = table.metadata_table(&[]).await?;
+    let mdt_timeline = mdt.mdt_timeline();
+    let (io, started) = (client.io(), files::now_ms());
+    let mut done = match compact::decide(&client.timeline(), &mdt_timeline, max) {
+        Decision::Skip(_) => return Ok(None),
+        Decision::Complete(instant) => resume(table, &mdt, &instant).await?,
+        Decision::Compact => schedule_and_run(table, &mdt).await?,
+    };
+    done.io = client.io().since(&io);
+    done.elapsed_ms = (files::now_ms() - started).max(0);
+    Ok(Some(done))
+}
+
+fn timeline_dir() -> String {
+    join(METADATA_DIR, ".hoodie/timeline")
+}
+
+/// Every requested and completion time on both timelines (a new time goes after them).
+fn all_times(table: &Ctx<'_>, mdt: &MetadataTable) -> Vec<String> {
+    let mut out = mdt.timeline_times();
+    for i in &table.client.timeline().instants {
+        out.push(i.requested_time.clone());
+        out.extend(i.completion_time.clone());
+    }
+    out
+}
+
+fn new_time(table: &Ctx<'_>, times: &[String]) -> Result<String> {
+    let refs: Vec<&str> = times.iter().map(String::as_str).collect();
+    crate::timeline::write::new_instant_time(files::now_ms(), table.client.config().timezone, &refs)
+}
+
+async fn schedule_and_run(table: &Ctx<'_>, mdt: &MetadataTable) -> Result<MdtCompaction> {
+    let storage = table.client.storage();
+    let mut ops: Vec<Operation> = Vec::new();
+    for p in &table.client.config().metadata_partitions {
+        ops.extend(compact::operations(mdt.shards(p).await?.iter()));
+    }
+    let instant = new_time(table, &all_times(table, mdt))?;
+    let plan = encode_avro_instant(InstantSchema::CompactionPlan, &compact::plan_json(&ops))?;
+    // Built before the first request: a plan that cannot be executed is never written.
+    let built = build(mdt, &ops, &instant).await?;
+    let dir = timeline_dir();
+    storage
+        .put(
+            &join(&dir, &format!("{instant}.compaction.requested")),
+            Bytes::from(plan),
+            PutMode::Create,
+        )
+        .await?;
+    storage
+        .put(
+            &join(&dir, &format!("{instant}.compaction.inflight")),
+            Bytes::new(),
+            PutMode::Create,
+        )
+        .await?;
+    finish(table, mdt, &instant, built, false).await
+}
+
+/// Completes compaction `instant` from its plan (Java redoes a pending MDT compaction
+/// before anything else; the base files are written again, overwriting a partial attempt).
+async fn resume(table: &Ctx<'_>, mdt: &MetadataTable, instant: &str) -> Result<MdtCompaction> {
+    let storage = table.client.storage();
+    let dir = timeline_dir();
+    let requested = join(&dir, &format!("{instant}.compaction.requested"));
+    let bytes = storage.get(&requested, Purpose::Other).await?;
+    let plan = crate::timeline::metadata::decode_instant_file(&bytes, &requested)?;
+    let planned = compact::plan_operations(&plan, &requested)?;
+    // Sizes from the listing: the plan's files must all still be there.
+    let mut sizes: HashMap<String, HashMap<String, u64>> = HashMap::new();
+    let mut ops = Vec::with_capacity(planned.len());
+    for (mut op, names) in planned {
+        if !sizes.contains_key(&op.partition) {
+            let listed = mdt.list_partition(&op.partition).await?;
+            let m = listed
+                .iter()
+                .filter(|m| !m.is_dir)
+                .map(|m| (m.name().to_string(), m.size))
+                .collect();
+            sizes.insert(op.partition.clone(), m);
+        }
+        let known = &sizes[&op.partition];
+        let size_of = |n: &str| {
+            known.get(n).copied().ok_or_else(|| {
+                HudiError::corrupt(
+                    &requested,
+                    format!("planned file {}/{n} is missing", op.partition),
+                )
+            })
+        };
+        for n in &names {
+            size_of(n)?;
+        }
+        if let Some((n, s)) = op.base_file.as_mut() {
+            *s = size_of(n)?;
+        }
+        for (n, s) in op.log_files.iter_mut() {
+            *s = size_of(n)?;
+        }
+        ops.push(op);
+    }
+    let built = build(mdt, &ops, instant).await?;
+    let inflight = join(&dir, &format!("{instant}.compaction.inflight"));
+    if !mdt_timeline_has_inflight(mdt, instant) {
+        match storage.put(&inflight, Bytes::new(), PutMode::Create).await {
+            Ok(_) | Err(HudiError::Conflict { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    finish(table, mdt, instant, built, true).await
+}
+
+fn mdt_timeline_has_inflight(mdt: &MetadataTable, instant: &str) -> bool {
+    mdt.mdt_timeline()
+        .instants
+        .iter()
+        .any(|i| i.requested_time == instant && i.state == crate::timeline::State::Inflight)
+}
+
+/// The base files and write stats of a compaction, built in memory.
+struct Built {
+    files: Vec<(String, Bytes)>,
+    stats: Vec<crate::timeline::WriteStat>,
+    schema: String,
+}
+
+async fn build(mdt: &MetadataTable, ops: &[Operation], instant: &str) -> Result<Built> {
+    let schema = mdt.record_schema().await?;
+    let enc = Arc::new(RecordEncoder::new(&schema)?);
+    // Wall clock through chrono (std's Instant panics on wasm32-unknown-unknown).
+    let started = files::now_ms();
+    let merged = try_join_all(ops.iter().map(|op| async move {
+        let slice = op.slice()?;
+        mdt.merge_slice(&slice).await
+    }))
+    .await?;
+    let read_ms = (files::now_ms() - started).max(0);
+    let mut files = Vec::with_capacity(ops.len());
+    let mut stats = Vec::with_capacity(ops.len());
+    for (i, (op, m)) in ops.iter().zip(&merged).enumerate() {
+        let name = compact::base_file_name(&op.file_id, &compact::write_token(i), instant);
+        let file = compact::base_file(&enc, &schema, &name, m)?;
+        let rel = join(&op.partition, &name);
+        stats.push(compact::write_stat(op, &rel, &file, m, read_ms));
+        files.push((join(METADATA_DIR, &rel), Bytes::from(file.bytes)));
+    }
+    Ok(Built {
+        files,
+        stats,
+        schema,
+    })
+}
+
+async fn finish(
+    table: &Ctx<'_>,
+    mdt: &MetadataTable,
+    instant: &str,
+    built: Built,
+    resumed: bool,
+) -> Result<MdtCompaction> {
+    let client = table.client;
+    let storage: &Arc<dyn Storage> = client.storage();
+    // Overwrite: a crashed attempt may have left a file of the same name, invisible until
+    // the commit below.
+    try_join_all(
+        built
+            .files
+            .iter()
+            .map(|(path, bytes)| storage.put(path, bytes.clone(), PutMode::Overwrite)),
+    )
+    .await?;
+    let metadata = compact::commit_metadata(built.stats, &built.schema);
+    let bytes = encode_commit_metadata(&metadata, client.config().version)?;
+    let mut times = all_times(table, mdt);
+    times.push(instant.to_string());
+    let completion = new_time(table, &times)?;
+    let done = join(&timeline_dir(), &format!("{instant}_{completion}.commit"));
+    storage
+        .put(&done, Bytes::from(bytes), PutMode::Create)
+        .await?;
+    Ok(MdtCompaction {
+        instant: instant.to_string(),
+        completion_time: completion,
+        resumed,
+        files_written: built.files.into_iter().map(|(p, _)| p).collect(),
+        io: IoSnapshot::default(),
+        elapsed_ms: 0,
+    })
+}
