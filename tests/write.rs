@@ -530,3 +530,33 @@ async fn refuses_read_only_storage_before_any_request() {
     assert!(err.to_string().contains("read-only"), "{err}");
     assert_eq!(table.io().requests, before.requests, "no request");
 }
+
+/// Table settings this writer cannot honour are refused before any request: change data
+/// capture (CDC files would be expected) and custom merging (Java classes decide).
+#[tokio::test]
+async fn refuses_table_settings_it_cannot_honour() {
+    use arrow_array::{ArrayRef, StringArray};
+    for (name, extra) in [
+        ("cdc", "hoodie.table.cdc.enabled=true\n"),
+        (
+            "custom_merge",
+            "hoodie.record.merge.mode=CUSTOM\nhoodie.record.merge.strategy.id=11111111-2222-3333-4444-555555555555\n",
+        ),
+    ] {
+        let dir = common::table_copy("sample_table/cow/v9_txns_simple_nometa", "write-refused", name);
+        let props = dir.join(".hoodie/hoodie.properties");
+        let text = std::fs::read_to_string(&props).unwrap();
+        let kept: String = text
+            .lines()
+            .filter(|l| !extra.lines().any(|e| l.starts_with(e.split('=').next().unwrap())))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(&props, kept + extra).unwrap();
+        let rows = vec![batch(vec![(
+            "txn_id",
+            Arc::new(StringArray::from(vec!["X"])) as ArrayRef,
+        )])];
+        let code = refused(&dir, &rows, Operation::Upsert).await;
+        assert_eq!(code, "UNSUPPORTED", "{name}");
+    }
+}

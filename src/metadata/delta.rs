@@ -104,23 +104,25 @@ impl MdtLayout {
         partitions: &[&str],
         timezone: TimelineTimezone,
     ) -> Result<MdtLayout> {
-        let schema = mdt.record_schema().await?;
-        let mut file_groups = BTreeMap::new();
-        let mut existing = BTreeMap::new();
-        for p in partitions {
-            let shards = mdt.shards(p).await?;
-            file_groups.insert(
-                p.to_string(),
-                shards.iter().map(|s| s.file_id.clone()).collect(),
-            );
-            let names = mdt
-                .list_partition(p)
-                .await?
+        // The schema and every partition's shards and listing, concurrently.
+        let per_partition = futures::future::try_join_all(partitions.iter().map(|p| async move {
+            let (shards, listing) =
+                futures::future::try_join(mdt.shards(p), mdt.list_partition(p)).await?;
+            let ids: Vec<String> = shards.iter().map(|s| s.file_id.clone()).collect();
+            let names: BTreeSet<String> = listing
                 .iter()
                 .filter(|m| !m.is_dir)
                 .map(|m| m.name().to_string())
                 .collect();
-            existing.insert(p.to_string(), names);
+            Ok::<_, HudiError>((p.to_string(), ids, names))
+        }));
+        let (schema, per_partition) =
+            futures::future::try_join(mdt.record_schema(), per_partition).await?;
+        let mut file_groups = BTreeMap::new();
+        let mut existing = BTreeMap::new();
+        for (p, ids, names) in per_partition {
+            file_groups.insert(p.clone(), ids);
+            existing.insert(p, names);
         }
         Ok(MdtLayout {
             schema,

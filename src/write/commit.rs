@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow_array::{RecordBatch, StringArray};
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
-use futures::FutureExt;
+use futures::{FutureExt, StreamExt, TryStreamExt};
 
 use super::files::{self, MetaFields};
 use super::{Ctx, KeyedRows, Operation, RecordCounts, Tagged};
@@ -249,6 +249,54 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     let mut new_files: Vec<NewFile> = Vec::new();
     let mut file_index = 0usize;
     let slices = slices_of(&tagged_plan.file_slices);
+    // Copy-On-Write: the rows of every rewritten group, read concurrently (one round trip
+    // for all of them, not one per group).
+    let reads = async {
+        if mor {
+            return Ok(HashMap::new());
+        }
+        let wanted: Vec<&FileSlice> = inputs
+            .plan
+            .groups
+            .keys()
+            .filter_map(|k| slices.get(k).copied())
+            .collect();
+        futures::stream::iter(wanted)
+            .map(|slice| {
+                let plan = tagged_plan.clone();
+                async move {
+                    let rows = slice_rows(table, &plan, slice).await?;
+                    Ok::<_, HudiError>(((slice.partition.clone(), slice.file_id.clone()), rows))
+                }
+            })
+            .buffer_unordered(16)
+            .try_collect::<HashMap<_, _>>()
+            .await
+    };
+    // What the metadata table's delta commit reads, in the same round trips.
+    let touched_early: BTreeSet<String> = inputs
+        .plan
+        .groups
+        .keys()
+        .map(|(p, _)| p.clone())
+        .chain(inputs.plan.inserts.keys().cloned())
+        .collect();
+    let all_columns: Vec<String> = read_schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let mdt_reads = async {
+        match &mdt {
+            Some(m) => {
+                super::mdt::prefetch(storage.as_ref(), m, config, &touched_early, &all_columns)
+                    .await
+                    .map(Some)
+            }
+            None => Ok(None),
+        }
+    };
+    let (mut existing, mdt_prefetch) = futures::future::try_join(reads, mdt_reads).await?;
     for ((partition, file_id), change) in &inputs.plan.groups {
         let slice = slices
             .get(&(partition.clone(), file_id.clone()))
@@ -269,7 +317,9 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
                 &avro_with_meta,
             )?
         } else {
-            let rows = slice_rows(table, &tagged_plan, slice).await?;
+            let rows = existing
+                .remove(&(partition.clone(), file_id.clone()))
+                .unwrap_or_default();
             rewrite_base_file(
                 &inputs,
                 &instant,
@@ -393,10 +443,9 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
         }
     }
 
-    let delta = match &mdt {
+    let delta = match &mdt_prefetch {
         None => None,
-        Some(mdt) => {
-            let indexed = super::mdt::indexed_columns(storage.as_ref(), config).await?;
+        Some(prefetch) => {
             let names: Vec<(String, String)> = new_files
                 .iter()
                 .map(|f| {
@@ -414,17 +463,13 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
                     columns: &f.columns,
                 })
                 .collect();
-            Some(
-                super::mdt::build(
-                    mdt,
-                    config,
-                    &instant,
-                    &entries,
-                    record_index,
-                    indexed.as_deref(),
-                )
-                .await?,
-            )
+            Some(super::mdt::build(
+                prefetch,
+                config,
+                &instant,
+                &entries,
+                record_index,
+            )?)
         }
     };
     counts.mdt_partitions = delta
@@ -448,9 +493,6 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
         &metadata,
         config.version,
     )?);
-    storage
-        .put(&inflight, encoded.clone(), PutMode::Create)
-        .await?;
     let mdt_instant = delta
         .as_ref()
         .map(|d| super::mdt::prepare(config, d, &instant))
@@ -492,7 +534,21 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     let mdt_request = mdt_instant
         .iter()
         .map(|m| m.request(storage.as_ref()).boxed());
-    futures::future::try_join_all(marker_puts.chain(partition_puts).chain(mdt_request)).await?;
+    // The inflight instant goes with them: a crash that leaves markers without it is rolled
+    // back as a requested-only instant (its marker directory goes with it).
+    let inflight_put = std::iter::once(
+        storage
+            .put(&inflight, encoded.clone(), PutMode::Create)
+            .map(|r| r.map(drop))
+            .boxed(),
+    );
+    futures::future::try_join_all(
+        inflight_put
+            .chain(marker_puts)
+            .chain(partition_puts)
+            .chain(mdt_request),
+    )
+    .await?;
     let data_puts = new_files
         .iter()
         .map(|f| (f.path.as_str(), f.bytes.clone()))
@@ -545,7 +601,7 @@ async fn slice_rows(
     one.filter = None;
     one.output_schema = one.read_schema.clone();
     let mut scan = Scan::new(table.client.clone(), Arc::new(one), &ReadOptions::default());
-    scan.collect().await
+    Scan::collect(&mut scan).await
 }
 
 /// MOR: a log file with the updates (Avro data block) and deletes (delete block).

@@ -4,7 +4,7 @@
 //! deleted keys. Built before the first request that changes storage; written after the
 //! data files and completed before the data commit.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 
@@ -12,7 +12,8 @@ use crate::base_file::writer::ColumnRange;
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
 use crate::metadata::delta::{
-    plan_delta, ColumnRangeInput, DataFileChange, MdtDeltaInput, MdtLogFile, RecordIndexChange,
+    build_delta, ColumnRangeInput, DataFileChange, MdtDeltaInput, MdtLayout, MdtLogFile,
+    RecordIndexChange,
 };
 use crate::metadata::keys::partition_stats_key;
 use crate::metadata::records::MetadataPayload;
@@ -64,20 +65,75 @@ pub(crate) async fn indexed_columns(
         }))
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn build(
+/// What the delta commit needs from storage, read before the rows are encoded and all at
+/// once: the indexed columns, the metadata table's layout and schema, and the current
+/// partition stats of the partitions the commit touches.
+pub(crate) struct MdtPrefetch {
+    indexed: Option<Vec<String>>,
+    layout: MdtLayout,
+    partition_stats: BTreeMap<String, MetadataPayload>,
+}
+
+pub(crate) async fn prefetch(
+    storage: &dyn Storage,
     mdt: &MetadataTable,
+    config: &TableConfig,
+    touched: &BTreeSet<String>,
+    all_columns: &[String],
+) -> Result<MdtPrefetch> {
+    let partitions: Vec<&str> = config
+        .metadata_partitions
+        .iter()
+        .map(String::as_str)
+        .collect();
+    let with_stats = partitions.contains(&PARTITION_STATS);
+    let stats = async {
+        if !with_stats {
+            return Ok((None, BTreeMap::new()));
+        }
+        let indexed = indexed_columns(storage, config).await?;
+        let columns = indexed.as_deref().unwrap_or(all_columns);
+        let keys: Vec<String> = touched
+            .iter()
+            .flat_map(|p| columns.iter().map(move |c| partition_stats_key(c, p)))
+            .collect();
+        let found = mdt.lookup(PARTITION_STATS, Lookup::Keys(&keys)).await?;
+        Ok::<_, HudiError>((indexed, found.values))
+    };
+    let indexed_only = async {
+        if with_stats {
+            Ok(None)
+        } else {
+            indexed_columns(storage, config).await
+        }
+    };
+    let ((indexed_stats, partition_stats), indexed_plain, layout) = futures::future::try_join3(
+        stats,
+        indexed_only,
+        MdtLayout::load(mdt, &partitions, config.timezone),
+    )
+    .await?;
+    Ok(MdtPrefetch {
+        indexed: indexed_stats.or(indexed_plain),
+        layout,
+        partition_stats,
+    })
+}
+
+/// The delta commit's log files (no I/O: everything came with [`prefetch`]).
+pub(crate) fn build(
+    prefetch: &MdtPrefetch,
     config: &TableConfig,
     instant: &str,
     files: &[FileEntry<'_>],
     record_index: Vec<RecordIndexChange>,
-    indexed: Option<&[String]>,
 ) -> Result<MdtDelta> {
     let partitions: Vec<&str> = config
         .metadata_partitions
         .iter()
         .map(String::as_str)
         .collect();
+    let indexed = prefetch.indexed.as_deref();
     let wanted = |c: &str| indexed.is_none_or(|cols| cols.iter().any(|x| x == c));
     let changes: Vec<DataFileChange> = files
         .iter()
@@ -95,7 +151,7 @@ pub(crate) async fn build(
         })
         .collect();
     let partition_stats = if partitions.contains(&PARTITION_STATS) {
-        widened_partition_stats(mdt, &changes).await?
+        widened_partition_stats(&prefetch.partition_stats, &changes)
     } else {
         Vec::new()
     };
@@ -105,23 +161,23 @@ pub(crate) async fn build(
         record_index,
         partition_stats,
     };
-    let logs = plan_delta(mdt, &input, &partitions, config.timezone).await?;
+    let logs = build_delta(&prefetch.layout, &input)?;
     let mut touched: Vec<String> = logs.iter().map(|l| l.partition.clone()).collect();
     touched.sort();
     touched.dedup();
     Ok(MdtDelta {
         logs,
-        schema: mdt.record_schema().await?,
+        schema: prefetch.layout.schema.clone(),
         partitions: touched,
     })
 }
 
 /// Each touched partition's stats widened by the new files' ranges (never narrowed: a
 /// rewritten file's old values may still be in an older slice readers can time-travel to).
-async fn widened_partition_stats(
-    mdt: &MetadataTable,
+fn widened_partition_stats(
+    existing: &BTreeMap<String, MetadataPayload>,
     changes: &[DataFileChange],
-) -> Result<Vec<(String, Vec<ColumnRangeInput>)>> {
+) -> Vec<(String, Vec<ColumnRangeInput>)> {
     let mut by_partition: BTreeMap<&str, BTreeMap<&str, ColumnRangeInput>> = BTreeMap::new();
     for f in changes {
         let columns = by_partition.entry(f.partition.as_str()).or_default();
@@ -132,16 +188,11 @@ async fn widened_partition_stats(
                 .or_insert_with(|| c.clone());
         }
     }
-    let keys: Vec<String> = by_partition
-        .iter()
-        .flat_map(|(p, cols)| cols.keys().map(|c| partition_stats_key(c, p)))
-        .collect();
-    let existing = mdt.lookup(PARTITION_STATS, Lookup::Keys(&keys)).await?;
     let mut out = Vec::new();
     for (partition, mut columns) in by_partition {
         for (column, acc) in columns.iter_mut() {
             if let Some(MetadataPayload::PartitionStats(old)) =
-                existing.values.get(&partition_stats_key(column, partition))
+                existing.get(&partition_stats_key(column, partition))
             {
                 if !old.is_deleted {
                     widen(
@@ -162,7 +213,7 @@ async fn widened_partition_stats(
         }
         out.push((partition.to_string(), columns.into_values().collect()));
     }
-    Ok(out)
+    out
 }
 
 fn widen(acc: &mut ColumnRangeInput, other: &ColumnRangeInput) {

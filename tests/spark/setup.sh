@@ -26,6 +26,10 @@ fi
 if ! "$VENV/bin/python" -c "import pyspark,sys; sys.exit(0 if pyspark.__version__=='$PYSPARK_VERSION' else 1)" 2>/dev/null; then
   "$VENV/bin/pip" install --quiet "pyspark==$PYSPARK_VERSION"
 fi
+# pyarrow: tests/bench/spark_upsert.py hands Spark the benchmark's Arrow rows.
+if ! "$VENV/bin/python" -c "import pyarrow" 2>/dev/null; then
+  "$VENV/bin/pip" install --quiet pyarrow
+fi
 
 # ---- Hudi bundles -----------------------------------------------------------
 for v in $HUDI_VERSIONS; do
