@@ -243,13 +243,20 @@ pub async fn write(
     let client = table.client;
     let config = client.config().clone();
     let visibility = client.timeline().visibility_as_of(None);
-    let (avro_schema, schema_origin) =
-        client
-            .table_avro_schema(&visibility)
-            .await?
-            .ok_or_else(|| {
-                HudiError::unsupported_in("writing a table with no schema yet", ".hoodie")
-            })?;
+    let started = client.io();
+    // The schema and the metadata table (opened once, cached for tagging) in one round.
+    let open_mdt = async {
+        if config.metadata_partitions.is_empty() {
+            Ok(())
+        } else {
+            table.metadata_table(&[]).await.map(drop)
+        }
+    };
+    let (schema, ()) =
+        futures::future::try_join(client.table_avro_schema(&visibility), open_mdt).await?;
+    let (avro_schema, schema_origin) = schema.ok_or_else(|| {
+        HudiError::unsupported_in("writing a table with no schema yet", ".hoodie")
+    })?;
     let data_schema = crate::schema::arrow_schema_from_avro_text(&avro_schema, &schema_origin)?;
     let keygen = KeyGen::of(&config)?;
     let rule = MergeRule::of(&config)?;
@@ -264,7 +271,6 @@ pub async fn write(
         ..RecordCounts::default()
     };
 
-    let started = client.io();
     // Failed writes are rolled back first (Java's default single-writer EAGER policy);
     // then the timeline and the metadata table are read again. Under LAZY (multi-writer)
     // a pending instant may be a live writer's: left alone (readers ignore it).

@@ -44,7 +44,19 @@ pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Resu
         data_skipping: false,
         ..ReadOptions::default()
     };
-    let plan = Arc::new(table.plan(&options).await?);
+    // With a record index, the index lookup and the snapshot's planning run together.
+    let index_lookup = async {
+        if !has_record_index(table.client.config()) {
+            return Ok(None);
+        }
+        let keys: Vec<String> = rows.rows.iter().map(|(k, _, _)| k.clone()).collect();
+        let mdt = table.metadata_table(&[]).await?;
+        mdt.lookup(RECORD_INDEX, Lookup::Keys(&keys))
+            .await
+            .map(Some)
+    };
+    let (plan, indexed) = futures::future::try_join(table.plan(&options), index_lookup).await?;
+    let plan = Arc::new(plan);
     let mut tagged = Tagged::default();
     let slices: BTreeMap<(String, String), &FileSlice> = plan
         .file_slices
@@ -53,10 +65,7 @@ pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Resu
         .collect();
     let wanted_partitions: BTreeSet<&str> = rows.rows.iter().map(|(_, p, _)| p.as_str()).collect();
 
-    if has_record_index(table.client.config()) {
-        let keys: Vec<String> = rows.rows.iter().map(|(k, _, _)| k.clone()).collect();
-        let mdt = table.metadata_table(&[]).await?;
-        let found = mdt.lookup(RECORD_INDEX, Lookup::Keys(&keys)).await?;
+    if let Some(found) = indexed {
         if let Some(problem) = found.problems.first() {
             return Err(HudiError::corrupt(
                 ".hoodie/metadata/record_index",
