@@ -309,6 +309,8 @@ export interface WriteRecords {
 export interface MetadataTableWrite {
   /** Metadata-table partitions that got records in this commit. */
   partitions: string[];
+  /** The metadata-table compaction instant run before the write, if any. */
+  compaction: string | null;
 }
 
 export interface WriteResult {
