@@ -13,7 +13,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use helpers::*;
-use hudi_edge::api::output::{rows_as_json_with, JsonStyle};
 use hudi_edge::read::{QueryType, ReadOptions};
 use hudi_edge::write::{Operation, WriteOptions};
 use serde_json::{Map, Value};
@@ -123,7 +122,7 @@ async fn round_trip(fixture: &str, test: &str) {
     model.extend(batch[..2].iter().cloned());
     model.extend([winner.clone(), fresh.clone()]);
     let after = our_rows(&dir, ReadOptions::default()).await;
-    let expected_data = data_only(&our_model(&dir, &model).await);
+    let expected_data = data_only(&model_rows(&dir, &model).await);
     same_rows(
         &data_only(&after),
         &expected_data,
@@ -169,7 +168,7 @@ async fn round_trip(fixture: &str, test: &str) {
     batch_rows.extend([winner, fresh]);
     same_rows(
         &data_only(&changed),
-        &data_only(&our_model(&dir, &batch_rows).await),
+        &data_only(&model_rows(&dir, &batch_rows).await),
         &format!("{fixture}: incremental since {before_completion}"),
     );
     for r in &changed {
@@ -193,7 +192,7 @@ async fn round_trip(fixture: &str, test: &str) {
         "{fixture}: {result:?}"
     );
     let after_delete = our_rows(&dir, ReadOptions::default()).await;
-    let victim_data = data_only(&our_model(&dir, &[victim]).await);
+    let victim_data = data_only(&model_rows(&dir, &[victim]).await);
     let remaining = data_only(&after_delete);
     assert!(
         !remaining.contains(&victim_data[0]),
@@ -209,18 +208,6 @@ async fn round_trip(fixture: &str, test: &str) {
         &after_delete,
         &format!("{fixture}: hudi-rs after the delete"),
     );
-}
-
-/// Model rows (input encoding) in the oracle encoding, by decoding them as a write would.
-async fn our_model(dir: &Path, rows: &[Map<String, Value>]) -> Vec<String> {
-    let batches = decode_input(&open(dir).await, rows).await;
-    let mut out: Vec<String> = batches
-        .iter()
-        .flat_map(|b| rows_as_json_with(b, JsonStyle::ORACLE))
-        .map(|m| sorted_json(&Value::Object(m)))
-        .collect();
-    out.sort();
-    out
 }
 
 macro_rules! round_trips {

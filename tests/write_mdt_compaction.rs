@@ -152,22 +152,7 @@ async fn write_opts(
     rows: &[Map<String, Value>],
     max: usize,
 ) -> hudi_edge::Result<WriteResult> {
-    let schema = table
-        .client()
-        .table_schema(&table.timeline().visibility_as_of(None))
-        .await
-        .unwrap();
-    let text: String = rows
-        .iter()
-        .map(|r| Value::Object(r.clone()).to_string() + "\n")
-        .collect();
-    let batches = hudi_edge::api::input::decode_rows(
-        text.into(),
-        hudi_edge::api::input::InputFormat::Jsonl,
-        &schema,
-        "input",
-    )
-    .unwrap();
+    let batches = decode_input(table, rows).await;
     let mut options = WriteOptions::new(Operation::Upsert);
     options.options.insert(
         "hoodie.metadata.compact.max.delta.commits".into(),
@@ -254,36 +239,6 @@ impl Upserts {
     }
 }
 
-/// Model rows in the oracle encoding (decoded as a write would).
-async fn model_rows(dir: &Path, rows: &[Map<String, Value>]) -> Vec<String> {
-    let table = open(dir).await;
-    let schema = table
-        .client()
-        .table_schema(&table.timeline().visibility_as_of(None))
-        .await
-        .unwrap();
-    let text: String = rows
-        .iter()
-        .map(|r| Value::Object(r.clone()).to_string() + "\n")
-        .collect();
-    let batches = hudi_edge::api::input::decode_rows(
-        text.into(),
-        hudi_edge::api::input::InputFormat::Jsonl,
-        &schema,
-        "model",
-    )
-    .unwrap();
-    let mut out: Vec<String> = batches
-        .iter()
-        .flat_map(|b| {
-            hudi_edge::api::output::rows_as_json_with(b, hudi_edge::api::output::JsonStyle::ORACLE)
-        })
-        .map(|m| sorted_json(&Value::Object(m)))
-        .collect();
-    out.sort();
-    data_only(&out)
-}
-
 async fn twenty_five_upserts(fixture: &str, test: &str) {
     let dir = common::table_copy(fixture, "write_mdt_compaction", test);
     let plain = common::table_copy(fixture, "write_mdt_compaction", &format!("{test}_never"));
@@ -347,7 +302,7 @@ async fn twenty_five_upserts(fixture: &str, test: &str) {
     let ours = our_rows(&dir, ReadOptions::default()).await;
     same_rows(
         &data_only(&ours),
-        &model_rows(&dir, &upserts.model_rows()).await,
+        &data_only(&model_rows(&dir, &upserts.model_rows()).await),
         &format!("{fixture}: snapshot after 25 upserts"),
     );
     same_rows(
@@ -422,7 +377,7 @@ async fn a_crashed_compaction_is_completed_by_the_next_write() {
     }
     let snapshot = our_rows(&base, ReadOptions::default()).await;
     let batch = upserts.batch(i);
-    let expected = model_rows(&base, &upserts.model_rows()).await;
+    let expected = data_only(&model_rows(&base, &upserts.model_rows()).await);
     let mut hudi = HudiRs::start();
     let mut k = 1;
     loop {

@@ -246,3 +246,15 @@ impl Drop for HudiRs {
         let _ = self.child.wait();
     }
 }
+
+/// Model rows (input encoding) in the oracle encoding, by decoding them as a write would.
+pub async fn model_rows(dir: &Path, rows: &[Map<String, Value>]) -> Vec<String> {
+    let batches = decode_input(&open(dir).await, rows).await;
+    let mut out: Vec<String> = batches
+        .iter()
+        .flat_map(|b| rows_as_json_with(b, JsonStyle::ORACLE))
+        .map(|m| sorted_json(&Value::Object(m)))
+        .collect();
+    out.sort();
+    out
+}
