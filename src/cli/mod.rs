@@ -438,10 +438,17 @@ async fn run(cli: Cli) -> Result<()> {
                 std::fs::read(&input).map_err(|e| HudiError::io(&input, e))?
             };
             let t = open(&table).await?;
-            let schema = t
-                .client()
-                .table_schema(&t.timeline().visibility_as_of(None))
-                .await?;
+            // The metadata table opens (cached for the write) beside the schema's read.
+            let open_mdt = async {
+                if t.client().config().metadata_partitions.is_empty() {
+                    Ok(())
+                } else {
+                    t.metadata_table(&[]).await.map(drop)
+                }
+            };
+            let visibility = t.timeline().visibility_as_of(None);
+            let (schema, ()) =
+                futures::future::try_join(t.client().table_schema(&visibility), open_mdt).await?;
             let batches = decode_rows(bytes.into(), format, &schema, &input)?;
             let result = t.write(&batches, &write_options).await?;
             if json {

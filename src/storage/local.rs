@@ -23,6 +23,39 @@ impl LocalStorage {
         LocalStorage { root: root.into() }
     }
 
+    /// `put`, blocking (run on tokio's blocking pool when there is a runtime).
+    fn put_now(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
+        let full = self.full(path)?;
+        if let Some(parent) = full.parent() {
+            fs::create_dir_all(parent).map_err(|e| map_err(path, e))?;
+        }
+        let conflict = |detail: &str| HudiError::Conflict {
+            path: path.into(),
+            detail: detail.into(),
+        };
+        match &mode {
+            PutMode::Create => {
+                if !create_atomically(&full, &data).map_err(|e| map_err(path, e))? {
+                    return Err(conflict("object already exists"));
+                }
+            }
+            PutMode::UpdateIfMatch(want) => {
+                let _one_at_a_time = UPDATE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+                let current = match self.head_now(path) {
+                    Ok(m) => m,
+                    Err(HudiError::NotFound { .. }) => return Err(conflict("object is gone")),
+                    Err(e) => return Err(e),
+                };
+                if current.etag.as_deref() != Some(want.as_str()) {
+                    return Err(conflict("etag changed"));
+                }
+                write_atomically(&full, &data).map_err(|e| map_err(path, e))?;
+            }
+            PutMode::Overwrite => write_atomically(&full, &data).map_err(|e| map_err(path, e))?,
+        }
+        self.head_now(path)
+    }
+
     /// `head`, without a future: conditional updates call it under a lock.
     fn head_now(&self, path: &str) -> Result<ObjectMeta> {
         let full = self.full(path)?;
@@ -253,35 +286,15 @@ impl Storage for LocalStorage {
     }
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
-        let full = self.full(path)?;
-        if let Some(parent) = full.parent() {
-            fs::create_dir_all(parent).map_err(|e| map_err(path, e))?;
+        // Each put ends in an fsync: on the blocking pool concurrent puts wait for their
+        // syncs together instead of one after another on the runtime's thread.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            let (this, owned) = (self.clone(), path.to_string());
+            return tokio::task::spawn_blocking(move || this.put_now(&owned, data, mode))
+                .await
+                .map_err(|e| HudiError::io(path, e))?;
         }
-        let conflict = |detail: &str| HudiError::Conflict {
-            path: path.into(),
-            detail: detail.into(),
-        };
-        match &mode {
-            PutMode::Create => {
-                if !create_atomically(&full, &data).map_err(|e| map_err(path, e))? {
-                    return Err(conflict("object already exists"));
-                }
-            }
-            PutMode::UpdateIfMatch(want) => {
-                let _one_at_a_time = UPDATE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-                let current = match self.head_now(path) {
-                    Ok(m) => m,
-                    Err(HudiError::NotFound { .. }) => return Err(conflict("object is gone")),
-                    Err(e) => return Err(e),
-                };
-                if current.etag.as_deref() != Some(want.as_str()) {
-                    return Err(conflict("etag changed"));
-                }
-                write_atomically(&full, &data).map_err(|e| map_err(path, e))?;
-            }
-            PutMode::Overwrite => write_atomically(&full, &data).map_err(|e| map_err(path, e))?,
-        }
-        self.head_now(path)
+        self.put_now(path, data, mode)
     }
 
     async fn delete(&self, path: &str) -> Result<()> {

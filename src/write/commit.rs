@@ -180,6 +180,8 @@ pub(crate) struct Inputs<'a> {
     pub base_file: BaseFileSpec,
     /// The snapshot the tagging read (latest slices, read schema).
     pub snapshot: Arc<crate::read::Plan>,
+    /// The metadata table's reads, done beside tagging.
+    pub mdt_prefetch: Option<super::mdt::MdtPrefetch>,
 }
 
 pub(crate) struct Outcome {
@@ -204,7 +206,7 @@ struct NewFile {
     columns: Vec<ColumnRange>,
 }
 
-pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcome> {
+pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Outcome> {
     let client = table.client;
     let config = client.config();
     let storage: &Arc<dyn Storage> = client.storage();
@@ -286,14 +288,23 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
         .iter()
         .map(|f| f.name().clone())
         .collect();
+    let early = inputs.mdt_prefetch.take();
     let mdt_reads = async {
-        match &mdt {
-            Some(m) => {
-                super::mdt::prefetch(storage.as_ref(), m, config, &touched_early, &all_columns)
-                    .await
-                    .map(Some)
+        match (&mdt, early) {
+            (Some(m), Some(mut p)) => {
+                p.top_up(m, &touched_early, &all_columns).await?;
+                Ok(Some(p))
             }
-            None => Ok(None),
+            (Some(m), None) => super::mdt::prefetch(
+                storage.as_ref(),
+                m,
+                config,
+                &touched_early,
+                Some(&all_columns),
+            )
+            .await
+            .map(Some),
+            (None, _) => Ok(None),
         }
     };
     let (mut existing, mdt_prefetch) = futures::future::try_join(reads, mdt_reads).await?;
@@ -501,11 +512,21 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     // in one round before any data file; then the data files with the metadata table's
     // inflight instant and log files in the next. Nothing here is visible to readers until
     // the completed instants.
+    // Timeline-server markers (Java's default layout under Spark): every marker as a line
+    // of one `MARKERS0` file, beside `MARKERS.type`; two puts and two deletes whatever the
+    // number of files, not one of each per file.
     let marker_dir = format!(".hoodie/.temp/{instant}");
-    let markers: Vec<String> = new_files
+    let marker_lines: String = new_files
         .iter()
-        .map(|f| format!("{marker_dir}/{}.marker.{}", f.path, f.marker))
+        .map(|f| format!("{}.marker.{}\n", f.path, f.marker))
         .collect();
+    let markers: Vec<(String, Bytes)> = vec![
+        (
+            format!("{marker_dir}/MARKERS.type"),
+            Bytes::from_static(b"TIMELINE_SERVER_BASED"),
+        ),
+        (format!("{marker_dir}/MARKERS0"), Bytes::from(marker_lines)),
+    ];
     let partition_files: Vec<(String, Bytes)> = new_partitions
         .iter()
         .map(|p| {
@@ -515,9 +536,9 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
             )
         })
         .collect();
-    let marker_puts = markers.iter().map(|m| {
+    let marker_puts = markers.iter().map(|(m, bytes)| {
         storage
-            .put(m, Bytes::new(), PutMode::Create)
+            .put(m, bytes.clone(), PutMode::Create)
             .map(|r| r.map(drop))
             .boxed()
     });
@@ -577,7 +598,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, inputs: Inputs<'_>) -> Result<Outcom
     let completed = join(timeline_dir, &format!("{instant}_{completion}.{action}"));
     storage.put(&completed, encoded, PutMode::Create).await?;
     // Markers are bookkeeping for rollbacks; a failure to clean them is not a failed commit.
-    let _ = futures::future::join_all(markers.iter().map(|m| storage.delete(m))).await;
+    let _ = futures::future::join_all(markers.iter().map(|(m, _)| storage.delete(m))).await;
     counts.completion_time = completion;
     counts.files_written = new_files.into_iter().map(|f| f.path).collect();
     Ok(counts)

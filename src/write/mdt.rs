@@ -72,14 +72,20 @@ pub(crate) struct MdtPrefetch {
     indexed: Option<Vec<String>>,
     layout: MdtLayout,
     partition_stats: BTreeMap<String, MetadataPayload>,
+    with_stats: bool,
+    /// Partitions whose stats were looked up.
+    covered: BTreeSet<String>,
 }
 
+/// Reads what [`build`] needs. Run beside tagging, `touched` are the input rows'
+/// partitions and `all_columns` may be unknown yet (`None`): then a table without index
+/// definitions gets its stats in [`MdtPrefetch::top_up`].
 pub(crate) async fn prefetch(
     storage: &dyn Storage,
     mdt: &MetadataTable,
     config: &TableConfig,
     touched: &BTreeSet<String>,
-    all_columns: &[String],
+    all_columns: Option<&[String]>,
 ) -> Result<MdtPrefetch> {
     let partitions: Vec<&str> = config
         .metadata_partitions
@@ -89,16 +95,14 @@ pub(crate) async fn prefetch(
     let with_stats = partitions.contains(&PARTITION_STATS);
     let stats = async {
         if !with_stats {
-            return Ok((None, BTreeMap::new()));
+            return Ok((None, BTreeMap::new(), BTreeSet::new()));
         }
         let indexed = indexed_columns(storage, config).await?;
-        let columns = indexed.as_deref().unwrap_or(all_columns);
-        let keys: Vec<String> = touched
-            .iter()
-            .flat_map(|p| columns.iter().map(move |c| partition_stats_key(c, p)))
-            .collect();
-        let found = mdt.lookup(PARTITION_STATS, Lookup::Keys(&keys)).await?;
-        Ok::<_, HudiError>((indexed, found.values))
+        let Some(columns) = indexed.as_deref().or(all_columns) else {
+            return Ok((indexed, BTreeMap::new(), BTreeSet::new()));
+        };
+        let found = lookup_stats(mdt, touched.iter(), columns).await?;
+        Ok::<_, HudiError>((indexed, found, touched.clone()))
     };
     let indexed_only = async {
         if with_stats {
@@ -107,17 +111,55 @@ pub(crate) async fn prefetch(
             indexed_columns(storage, config).await
         }
     };
-    let ((indexed_stats, partition_stats), indexed_plain, layout) = futures::future::try_join3(
-        stats,
-        indexed_only,
-        MdtLayout::load(mdt, &partitions, config.timezone),
-    )
-    .await?;
+    let ((indexed_stats, partition_stats, covered), indexed_plain, layout) =
+        futures::future::try_join3(
+            stats,
+            indexed_only,
+            MdtLayout::load(mdt, &partitions, config.timezone),
+        )
+        .await?;
     Ok(MdtPrefetch {
         indexed: indexed_stats.or(indexed_plain),
         layout,
         partition_stats,
+        with_stats,
+        covered,
     })
+}
+
+async fn lookup_stats<'a>(
+    mdt: &MetadataTable,
+    partitions: impl Iterator<Item = &'a String>,
+    columns: &[String],
+) -> Result<BTreeMap<String, MetadataPayload>> {
+    let keys: Vec<String> = partitions
+        .flat_map(|p| columns.iter().map(move |c| partition_stats_key(c, p)))
+        .collect();
+    Ok(mdt
+        .lookup(PARTITION_STATS, Lookup::Keys(&keys))
+        .await?
+        .values)
+}
+
+impl MdtPrefetch {
+    /// Looks up the stats of touched partitions the prefetch did not cover (a key tagged in
+    /// another partition than its row's); no request when there are none.
+    pub(crate) async fn top_up(
+        &mut self,
+        mdt: &MetadataTable,
+        touched: &BTreeSet<String>,
+        all_columns: &[String],
+    ) -> Result<()> {
+        let missing: BTreeSet<String> = touched.difference(&self.covered).cloned().collect();
+        if !self.with_stats || missing.is_empty() {
+            return Ok(());
+        }
+        let columns = self.indexed.as_deref().unwrap_or(all_columns);
+        let found = lookup_stats(mdt, missing.iter(), columns).await?;
+        self.partition_stats.extend(found);
+        self.covered.extend(missing);
+        Ok(())
+    }
 }
 
 /// The delta commit's log files (no I/O: everything came with [`prefetch`]).

@@ -252,8 +252,18 @@ pub async fn write(
             table.metadata_table(&[]).await.map(drop)
         }
     };
-    let (schema, ()) =
-        futures::future::try_join(client.table_avro_schema(&visibility), open_mdt).await?;
+    // The timeline listing the rollback check needs, in the same round trip.
+    let lazy = rollback::lazy(&options.options);
+    let listing = async {
+        if lazy {
+            Ok(None)
+        } else {
+            rollback::list_timeline(client).await.map(Some)
+        }
+    };
+    let (schema, (), listing) =
+        futures::future::try_join3(client.table_avro_schema(&visibility), open_mdt, listing)
+            .await?;
     let (avro_schema, schema_origin) = schema.ok_or_else(|| {
         HudiError::unsupported_in("writing a table with no schema yet", ".hoodie")
     })?;
@@ -274,10 +284,9 @@ pub async fn write(
     // Failed writes are rolled back first (Java's default single-writer EAGER policy);
     // then the timeline and the metadata table are read again. Under LAZY (multi-writer)
     // a pending instant may be a live writer's: left alone (readers ignore it).
-    let rolled_back = if rollback::lazy(&options.options) {
-        Vec::new()
-    } else {
-        rollback::rollback_failed_writes(client).await?
+    let rolled_back = match listing {
+        Some(listing) => rollback::rollback_listed(client, listing).await?,
+        None => Vec::new(),
     };
     if !rolled_back.is_empty() {
         client.reload_timeline().await?;
@@ -290,7 +299,22 @@ pub async fn write(
         table.metadata.clear();
     }
     let global = tag::is_global(&config, options);
-    let tagged = tag::tag(table, &rows, global).await?;
+    // The metadata table's reads for the delta commit (index definitions, layout, the
+    // rows' partition stats) beside tagging: independent chains of round trips.
+    let row_partitions: std::collections::BTreeSet<String> =
+        rows.rows.iter().map(|(_, p, _)| p.clone()).collect();
+    let mdt_reads = async {
+        if config.metadata_partitions.is_empty() {
+            return Ok(None);
+        }
+        let mdt = table.metadata_table(&[]).await?;
+        let storage = client.storage().as_ref();
+        mdt::prefetch(storage, &mdt, &config, &row_partitions, None)
+            .await
+            .map(Some)
+    };
+    let (tagged, mdt_prefetch) =
+        futures::future::try_join(tag::tag(table, &rows, global), mdt_reads).await?;
     tag::check_pending_clustering(table, &tagged).await?;
 
     let update_partition = options
@@ -326,6 +350,7 @@ pub async fn write(
                 .plan
                 .clone()
                 .ok_or_else(|| HudiError::invalid("tagging produced no snapshot"))?,
+            mdt_prefetch,
         },
     )
     .await?;

@@ -55,7 +55,7 @@ pub struct RolledBack {
 }
 
 /// A timeline directory's instant files, parsed.
-struct Listing {
+pub(crate) struct Listing {
     dir: String,
     files: Vec<(InstantFileName, String)>,
 }
@@ -129,12 +129,21 @@ pub fn lazy(options: &std::collections::BTreeMap<String, String>) -> bool {
     })
 }
 
-/// Rolls back every failed write of the table. Returns what was undone (nothing when the
-/// timeline has no pending commit, delta commit or rollback).
-pub(crate) async fn rollback_failed_writes(client: &MetaClient) -> Result<Vec<RolledBack>> {
+/// The timeline as it is now (a read only: it can go beside the write's other first reads).
+pub(crate) async fn list_timeline(client: &MetaClient) -> Result<Listing> {
+    let config = client.config();
+    Listing::load(client.storage().as_ref(), &config.timeline_dir).await
+}
+
+/// Rolls back every failed write of the table, as listed by [`list_timeline`]. Returns
+/// what was undone (nothing when the timeline has no pending commit, delta commit or
+/// rollback).
+pub(crate) async fn rollback_listed(
+    client: &MetaClient,
+    timeline: Listing,
+) -> Result<Vec<RolledBack>> {
     let config = client.config();
     let storage: &dyn Storage = client.storage().as_ref();
-    let timeline = Listing::load(storage, &config.timeline_dir).await?;
     let pending = timeline.pending();
     let rollbacks: Vec<&(String, String, bool)> = pending
         .iter()
