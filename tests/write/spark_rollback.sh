@@ -9,13 +9,18 @@ cd "$(dirname "$0")/../.."
 py="${HUDI_EDGE_CACHE:-$HOME/.cache/hudi-edge}/venv/bin/python"
 out=$(mktemp -d)
 cargo build -q --bin hudi-edge
-for spec in "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle:15" "sample_table/cow/v9_txns_simple_overwrite:17"; do
-  fixture=${spec%%:*} k=${spec##*:}
+for fixture in sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle sample_table/cow/v9_txns_simple_overwrite; do
   name=$(basename "$fixture")
-  (cd "$out" && unzip -q "$OLDPWD/tests/data/fixtures/tables/$fixture.zip")
   table="$out/$name"
-  HUDI_EDGE_CRASH_DIR="$table" HUDI_EDGE_CRASH_AT="$k" \
-    cargo test -q --test write_crash leave_a_crashed_write -- --ignored --exact > /dev/null
+  # The last request before the commit point: the largest k that leaves our instant pending.
+  for k in $(seq 30 -1 1); do
+    rm -rf "$table"
+    (cd "$out" && unzip -q "$OLDPWD/tests/data/fixtures/tables/$fixture.zip")
+    HUDI_EDGE_CRASH_DIR="$table" HUDI_EDGE_CRASH_AT="$k" \
+      cargo test -q --test write_crash leave_a_crashed_write -- --ignored --exact > /dev/null 2>&1 || continue
+    last=$(target/debug/hudi-edge timeline "$table" | tail -1)
+    case "$last" in *inflight*|*requested*) break ;; esac
+  done
   pending=$(ls "$table/.hoodie/timeline" | grep -c 'inflight$' || true)
   tests/spark/run.sh tests/write/spark_after.py "$table" > "$out/$name.spark.jsonl" 2> "$out/$name.err"
   target/debug/hudi-edge read "$table" --format oracle-jsonl > "$out/$name.ours.jsonl"
