@@ -49,6 +49,27 @@ pub(crate) fn table(rel: &str) -> PathBuf {
 }
 
 /// The MDT tables the tests walk: (fixture, table version).
+/// Data base files of a fixture table (not the metadata table's, not macOS resource forks).
+pub(crate) fn data_base_files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                if name != ".hoodie" && name != "__MACOSX" {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".parquet") && !name.starts_with('.') {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 pub(crate) const MDT_TABLES: &[&str] = &[
     "quickstart_trips_table/mor/avro/v8_trips_8i3u1d",
     "sample_table/mor/avro/v9_txns_simple_meta",

@@ -160,8 +160,10 @@ pub(crate) async fn average_record_bytes(
     client: &Arc<crate::meta_client::MetaClient>,
 ) -> Result<Option<u64>> {
     let timeline = client.timeline();
-    for instant in timeline.completed_writes().rev().take(10) {
-        let totals = client.commit_metadata(instant).await?.totals();
+    // One round for all ten (the loop used to fetch them one after another).
+    let recent: Vec<_> = timeline.completed_writes().rev().take(10).collect();
+    for meta in client.commit_metadata_of(&recent).await? {
+        let totals = meta.totals();
         if totals.bytes_written as f64 > 0.7 * 104_857_600.0 && totals.num_writes > 0 {
             return Ok(Some(
                 (totals.bytes_written as u64).div_ceil(totals.num_writes as u64),
@@ -350,38 +352,35 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         new_files.push(file);
         file_index += 1;
     }
+    let entry = |key: &str, partition: &str, file_id: &str, deleted: bool| RecordIndexChange {
+        record_key: key.to_string(),
+        partition: partition.to_string(),
+        file_id: file_id.to_string(),
+        instant: instant.clone(),
+        deleted,
+    };
     let mut record_index: Vec<RecordIndexChange> = Vec::new();
     for ((_, file_id), change) in &inputs.plan.groups {
-        record_index.extend(change.inserts.iter().map(|(key, p, _)| RecordIndexChange {
-            record_key: key.clone(),
-            partition: p.clone(),
-            file_id: file_id.clone(),
-            instant: instant.clone(),
-            deleted: false,
-        }));
-        for (key, p) in change
-            .deletes
-            .iter()
-            .filter(|(k, _)| !inputs.plan.moved.contains(k))
-        {
-            record_index.push(RecordIndexChange {
-                record_key: key.clone(),
-                partition: p.clone(),
-                file_id: file_id.clone(),
-                instant: instant.clone(),
-                deleted: true,
-            });
-        }
+        record_index.extend(
+            change
+                .inserts
+                .iter()
+                .map(|(key, p, _)| entry(key, p, file_id, false)),
+        );
+        record_index.extend(
+            change
+                .deletes
+                .iter()
+                .filter(|(k, _)| !inputs.plan.moved.contains(k))
+                .map(|(key, p)| entry(key, p, file_id, true)),
+        );
     }
     for (partition, rows) in &inputs.plan.inserts {
         let file_id = files::new_file_id()?;
-        record_index.extend(rows.iter().map(|(key, p, _)| RecordIndexChange {
-            record_key: key.clone(),
-            partition: p.clone(),
-            file_id: file_id.clone(),
-            instant: instant.clone(),
-            deleted: false,
-        }));
+        record_index.extend(
+            rows.iter()
+                .map(|(key, p, _)| entry(key, p, &file_id, false)),
+        );
         let name = files::base_file_name(&file_id, &instant);
         let batch = files::with_meta(
             inputs.input,

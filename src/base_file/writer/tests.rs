@@ -2,7 +2,6 @@
 //! types, the same footer keys and bloom filter, and statistics that agree with the
 //! fixture's.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
@@ -22,26 +21,6 @@ const TABLES: &[(&str, bool)] = &[
     ("sample_table/cow/v8_nonpartitioned", false),
     ("sample_table/cow/v6_nonpartitioned", false),
 ];
-
-fn base_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().to_string();
-            if path.is_dir() {
-                if name != ".hoodie" && name != "__MACOSX" {
-                    stack.push(path);
-                }
-            } else if name.ends_with(".parquet") && !name.starts_with('.') {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 /// All rows of a Parquet file as one batch, and its footer.
 fn read(bytes: Bytes) -> (RecordBatch, Arc<ParquetMetaData>) {
@@ -90,7 +69,7 @@ fn leaf_type(c: &ColumnDescriptor) -> String {
 fn fixture_base_files_rewrite_to_the_same_rows_types_and_footer() {
     let mut written = 0;
     for (rel, flat) in TABLES {
-        for file in base_files(&table(rel)) {
+        for file in crate::hfile::test_support::data_base_files(&table(rel)) {
             let name = file.display().to_string();
             let (batch, fixture) = read(Bytes::from(std::fs::read(&file).unwrap()));
             let fixture_kv = kv_of(&fixture);

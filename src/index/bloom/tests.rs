@@ -1,7 +1,7 @@
 //! The footer filters of Spark-written fixture files: every key of a file is in its filter,
 //! and a filter built afresh from the file's keys serializes to the same footer string.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use arrow_array::cast::AsArray;
 use arrow_array::Array;
@@ -23,27 +23,6 @@ const TABLES: &[&str] = &[
     "sample_table/mor/avro/v9_txns_simple_meta",
     "quickstart_trips_table/mor/avro/v8_trips_8i3u1d",
 ];
-
-/// Data base files of a table (not the metadata table's, not macOS resource forks).
-fn base_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().to_string();
-            if path.is_dir() {
-                if name != ".hoodie" && name != "__MACOSX" {
-                    stack.push(path);
-                }
-            } else if name.ends_with(".parquet") && !name.starts_with('.') {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 /// The footer's key/value pairs and the file's record keys in file order.
 pub(crate) fn footer_and_keys(path: &Path) -> (Vec<(String, String)>, Vec<String>) {
@@ -88,7 +67,7 @@ fn get<'a>(kv: &'a [(String, String)], key: &str) -> Option<&'a str> {
 fn fixture_footer_filters_hold_their_keys_and_reserialize_byte_for_byte() {
     let mut checked = 0;
     for rel in TABLES {
-        for file in base_files(&table(rel)) {
+        for file in crate::hfile::test_support::data_base_files(&table(rel)) {
             let (kv, keys) = footer_and_keys(&file);
             let Some(serialized) = get(&kv, FOOTER_KEY) else {
                 continue;
