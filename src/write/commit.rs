@@ -237,6 +237,9 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     let tagged_plan = inputs.snapshot.clone();
     let read_schema = tagged_plan.read_schema.clone();
     let avro_with_meta = super::avro_rows::with_meta_fields(inputs.avro_schema)?;
+    // Parsed once: every log file of the commit encodes its records with it.
+    let writer_schema = apache_avro::Schema::parse_str(&avro_with_meta)
+        .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
     let mut counts = Outcome {
         instant: instant.clone(),
         completion_time: String::new(),
@@ -327,7 +330,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
                 slice,
                 change,
                 &read_schema,
-                &avro_with_meta,
+                (&avro_with_meta, &writer_schema),
             )?
         } else {
             let rows = existing
@@ -341,7 +344,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
                 change,
                 &read_schema,
                 rows,
-                config,
+                (config, &avro_with_meta),
             )?
         };
         counts.updated += file.stat.num_update_writes.unwrap_or(0) as u64;
@@ -632,7 +635,7 @@ fn log_file(
     slice: &FileSlice,
     change: &GroupChange,
     read_schema: &SchemaRef,
-    avro_with_meta: &str,
+    (avro_with_meta, schema): (&str, &apache_avro::Schema),
 ) -> Result<NewFile> {
     let name = files::log_file_name(&slice.file_id, instant, 1);
     let path = join(&slice.partition, &name);
@@ -649,9 +652,7 @@ fn log_file(
             },
             read_schema,
         )?;
-        let schema = apache_avro::Schema::parse_str(avro_with_meta)
-            .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
-        let records = super::avro_rows::encode_rows(&schema, &batch)?;
+        let records = super::avro_rows::encode_rows(schema, &batch)?;
         // Column stats of the log file's records, as Java's append handle collects them.
         let mut spec = BaseFileSpec::new(avro_with_meta.to_string());
         spec.bloom = None;
@@ -726,7 +727,7 @@ fn rewrite_base_file(
     change: &GroupChange,
     read_schema: &SchemaRef,
     existing: Vec<RecordBatch>,
-    config: &crate::config::TableConfig,
+    (config, avro_with_meta): (&crate::config::TableConfig, &str),
 ) -> Result<NewFile> {
     let name = files::base_file_name(&slice.file_id, instant);
     let path = join(&slice.partition, &name);
@@ -802,8 +803,7 @@ fn rewrite_base_file(
     )?;
     let batch = arrow_select::concat::concat_batches(read_schema, &[kept_rows, new_rows])
         .map_err(malformed_by)?;
-    let avro_with_meta = super::avro_rows::with_meta_fields(inputs.avro_schema)?;
-    let written = base_file_bytes(&batch, &avro_with_meta, &inputs.base_file)?;
+    let written = base_file_bytes(&batch, avro_with_meta, &inputs.base_file)?;
     let bytes = written.bytes;
     let size = bytes.len() as i64;
     Ok(NewFile {
