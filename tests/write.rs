@@ -547,3 +547,61 @@ async fn refuses_table_settings_it_cannot_honour() {
         assert_eq!(code, "UNSUPPORTED", "{name}");
     }
 }
+
+/// A table handle held while others write (an edge worker keeps one across requests): each
+/// write takes the timeline as it is then, so a key another handle inserted is updated in
+/// place, never inserted twice — with the record index (metadata table) and without.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handles_held_across_writes_see_every_commit() {
+    for (fixture, test) in [
+        (
+            "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle",
+            "mdt",
+        ),
+        ("sample_table/cow/v9_txns_simple_nometa", "nometa"),
+    ] {
+        let dir = common::table_copy(fixture, "write-held", test);
+        let rows = input_rows(&dir).await;
+        let before = our_rows(&dir, ReadOptions::default()).await.len();
+        let first = open(&dir).await;
+        let second = open(&dir).await;
+        // A new key through the first handle, then the same key through the second,
+        // opened before that commit.
+        let mut row = rows[0].clone();
+        row.insert("txn_id".into(), Value::from("held-handle-key"));
+        let batches = decode_input(&first, std::slice::from_ref(&row)).await;
+        let one = first
+            .write(&batches, &WriteOptions::new(Operation::Upsert))
+            .await
+            .unwrap();
+        assert_eq!(one.records.inserted, 1, "{test}: {one:?}");
+        bump(&mut row, "txn_ts", 1);
+        let batches = decode_input(&second, std::slice::from_ref(&row)).await;
+        let two = second
+            .write(&batches, &WriteOptions::new(Operation::Upsert))
+            .await
+            .unwrap();
+        assert_eq!(
+            (two.records.inserted, two.records.updated),
+            (0, 1),
+            "{test}: the second handle must find the key: {two:?}"
+        );
+        // And the first handle, after the second one's commit, updates it again.
+        let three = first
+            .write(&batches, &WriteOptions::new(Operation::Upsert))
+            .await
+            .unwrap();
+        assert_eq!(
+            (three.records.inserted, three.records.updated),
+            (0, 1),
+            "{test}"
+        );
+        let after = our_rows(&dir, ReadOptions::default()).await;
+        assert_eq!(after.len(), before + 1, "{test}: one row added");
+        same_rows(
+            &hudi_rs_rows(&dir, &[]),
+            &after,
+            &format!("{test}: hudi-rs"),
+        );
+    }
+}

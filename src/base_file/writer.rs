@@ -416,5 +416,43 @@ fn column_ranges(batch: &RecordBatch, metadata: &ParquetMetaData) -> Result<Vec<
     Ok(out)
 }
 
+/// Per top-level primitive column, from the rows themselves, as Java's append handle
+/// collects them for a log file: bounds, null and value counts, and sizes of zero (a log
+/// block's sizes are not comparable with Parquet's).
+pub fn record_column_ranges(batch: &RecordBatch) -> Vec<ColumnRange> {
+    let schema = batch.schema();
+    let mut out = Vec::new();
+    for (field, array) in schema.fields().iter().zip(batch.columns()) {
+        if field.data_type().is_nested() {
+            continue;
+        }
+        let mut range = ColumnRange {
+            column: field.name().clone(),
+            min: None,
+            max: None,
+            null_count: array.null_count() as u64,
+            value_count: array.len() as u64,
+            total_size: 0,
+            total_uncompressed_size: 0,
+        };
+        for row in 0..array.len() {
+            let v = Value::from_array(array.as_ref(), row);
+            if v == Value::Null {
+                continue;
+            }
+            let below = |m: &Value| v.compare(m).is_some_and(|o| o.is_lt());
+            let above = |m: &Value| v.compare(m).is_some_and(|o| o.is_gt());
+            if range.min.as_ref().is_none_or(below) {
+                range.min = Some(v.clone());
+            }
+            if range.max.as_ref().is_none_or(above) {
+                range.max = Some(v);
+            }
+        }
+        out.push(range);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

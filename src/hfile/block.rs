@@ -125,6 +125,25 @@ pub(crate) fn decode_block(
     expect: &[BlockType],
     codec: Codec,
 ) -> Result<(BlockHeader, Bytes)> {
+    let (h, stored) = checked_block(raw, expect)?;
+    let payload = decompress(codec, stored, h.uncompressed_size)?;
+    Ok((h, payload))
+}
+
+/// Like [`decode_block`], but the payload is inflated only as far as its reader asks.
+pub(crate) fn open_block(
+    raw: &Bytes,
+    expect: &[BlockType],
+    codec: Codec,
+) -> Result<(BlockHeader, LazyPayload)> {
+    let (h, stored) = checked_block(raw, expect)?;
+    let payload = LazyPayload::new(codec, stored, h.uncompressed_size)?;
+    Ok((h, payload))
+}
+
+/// The header, checked against `expect` and the bytes present, and the stored (possibly
+/// compressed) payload, its checksums verified.
+fn checked_block(raw: &Bytes, expect: &[BlockType]) -> Result<(BlockHeader, Bytes)> {
     let h = BlockHeader::parse(raw)?;
     if !expect.contains(&h.block_type) {
         if h.block_type == BlockType::EncodedData {
@@ -151,8 +170,114 @@ pub(crate) fn decode_block(
         &raw[..data_end],
         &raw[data_end..h.on_disk_size()],
     )?;
-    let payload = decompress(codec, raw.slice(HEADER_SIZE..data_end), h.uncompressed_size)?;
-    Ok((h, payload))
+    Ok((h, raw.slice(HEADER_SIZE..data_end)))
+}
+
+/// A block payload inflated on demand: a point lookup stops at its key, so it inflates half
+/// of a (typically 1 MiB) record-index block on average instead of all of it. The same
+/// bounds as [`decompress`] hold for what is inflated.
+pub(crate) struct LazyPayload {
+    plain: Bytes,
+    inflated: Vec<u8>,
+    gz: Option<flate2::read::MultiGzDecoder<bytes::buf::Reader<Bytes>>>,
+    declared: usize,
+}
+
+impl LazyPayload {
+    fn new(codec: Codec, stored: Bytes, declared: usize) -> Result<LazyPayload> {
+        check_declared(codec, &stored, declared)?;
+        Ok(match codec {
+            Codec::None => {
+                if stored.len() != declared {
+                    return Err(malformed(format!(
+                        "payload is {} bytes uncompressed, header says {declared}",
+                        stored.len()
+                    )));
+                }
+                LazyPayload {
+                    plain: stored,
+                    inflated: Vec::new(),
+                    gz: None,
+                    declared,
+                }
+            }
+            Codec::Gz => LazyPayload {
+                plain: Bytes::new(),
+                inflated: Vec::with_capacity(declared),
+                gz: Some(flate2::read::MultiGzDecoder::new(bytes::Buf::reader(
+                    stored,
+                ))),
+                declared,
+            },
+        })
+    }
+
+    /// The payload's bytes inflated so far.
+    pub fn bytes(&self) -> &[u8] {
+        if self.gz.is_none() && self.inflated.is_empty() {
+            &self.plain
+        } else {
+            &self.inflated
+        }
+    }
+
+    /// Whether every byte of the payload is held.
+    pub fn complete(&self) -> bool {
+        self.gz.is_none()
+    }
+
+    /// Inflates until at least `len` bytes are held or the payload ends (then fewer are).
+    pub fn fill(&mut self, len: usize) -> Result<()> {
+        const STEP: usize = 64 << 10;
+        while self.inflated.len() < len {
+            let Some(gz) = self.gz.as_mut() else {
+                return Ok(());
+            };
+            let have = self.inflated.len();
+            // One byte past the declared size, so that a stream going on is noticed.
+            let room = (self.declared + 1).saturating_sub(have).max(1);
+            let step = (len - have).max(STEP).min(room);
+            self.inflated.resize(have + step, 0);
+            let bad = |e| HudiError::corrupt_by("", "gzip payload", e);
+            let n = gz.read(&mut self.inflated[have..]).map_err(bad)?;
+            self.inflated.truncate(have + n);
+            if self.inflated.len() > self.declared {
+                return Err(malformed(format!(
+                    "payload inflates past the {} bytes its header says",
+                    self.declared
+                )));
+            }
+            if n == 0 {
+                self.gz = None;
+                if self.inflated.len() != self.declared {
+                    return Err(malformed(format!(
+                        "payload is {} bytes uncompressed, header says {}",
+                        self.inflated.len(),
+                        self.declared
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A declared uncompressed size is refused before anything is allocated for it when it
+/// passes the block limit or what `codec` could inflate from `stored`.
+fn check_declared(codec: Codec, stored: &Bytes, uncompressed_size: usize) -> Result<()> {
+    if uncompressed_size > MAX_BLOCK_BYTES {
+        return Err(malformed(format!(
+            "block declares {uncompressed_size} bytes uncompressed (at most {MAX_BLOCK_BYTES})"
+        )));
+    }
+    // Deflate cannot compress past ~1032:1: a larger claim is a lie.
+    if codec == Codec::Gz && uncompressed_size as u64 > stored.len() as u64 * 1100 + 1024 {
+        return Err(malformed(format!(
+            "{} gzip bytes cannot hold the {uncompressed_size} its header says",
+            stored.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Largest block payload inflated (Hudi writes 64 KiB to 1 MiB blocks); a header that
@@ -160,22 +285,10 @@ pub(crate) fn decode_block(
 pub const MAX_BLOCK_BYTES: usize = crate::avro::guard::MAX_VALUE_BYTES;
 
 fn decompress(codec: Codec, payload: Bytes, uncompressed_size: usize) -> Result<Bytes> {
-    if uncompressed_size > MAX_BLOCK_BYTES {
-        return Err(malformed(format!(
-            "block declares {uncompressed_size} bytes uncompressed (at most {MAX_BLOCK_BYTES})"
-        )));
-    }
+    check_declared(codec, &payload, uncompressed_size)?;
     let out = match codec {
         Codec::None => payload,
         Codec::Gz => {
-            // Deflate cannot compress past ~1032:1: a larger claim is a lie, refused before
-            // anything is allocated for it.
-            if uncompressed_size as u64 > payload.len() as u64 * 1100 + 1024 {
-                return Err(malformed(format!(
-                    "{} gzip bytes cannot hold the {uncompressed_size} its header says",
-                    payload.len()
-                )));
-            }
             // Held once at the declared size; a stream that goes on past it is damage.
             let mut out = Vec::with_capacity(uncompressed_size);
             let mut gz = flate2::read::MultiGzDecoder::new(&payload[..]);

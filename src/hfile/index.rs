@@ -99,9 +99,14 @@ fn entry(offset: i64, size: i32, first_row: Bytes) -> Result<IndexEntry> {
 
 /// The row of a KeyValue key: `u16 rowLen | row | …` (Hudi's writer stops after the row).
 pub(crate) fn row_of_key(key: &Bytes) -> Result<Bytes> {
+    Ok(key.slice(row_range(key)?))
+}
+
+/// Where the row lies in a cell key (`u16 rowLen | row | …`).
+pub(crate) fn row_range(key: &[u8]) -> Result<std::ops::Range<usize>> {
     let mut r = ByteReader::new(key, "key");
     let len = r.u16()? as usize;
-    Ok(key.slice(r.take_range(len)?))
+    r.take_range(len)
 }
 
 /// A half-open row range `[start, end)`; `end: None` is unbounded.

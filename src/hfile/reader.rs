@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::block::{decode_block, BlockHeader, BlockType, Codec};
-use super::data::{parse_cells, Cell, CellLayout};
+use super::block::{decode_block, open_block, BlockHeader, BlockType, Codec};
+use super::data::{cell_at, parse_cells, Cell, CellLayout};
 use super::file_info::FileInfo;
 use super::index::{parse_non_root, parse_root, select, IndexEntry, KeyRange, RootKeys};
 use super::trailer::{Trailer, TRAILER_SIZE};
@@ -198,15 +198,65 @@ impl HFileReader {
     }
 
     /// Values for `keys`, in the order given. Sorted keys are not required; all blocks are
-    /// fetched together either way.
+    /// fetched together either way. Each block is inflated only up to its last key asked
+    /// for.
     pub async fn get_many<K: AsRef<[u8]> + Sync>(&self, keys: &[K]) -> Result<Vec<Option<Bytes>>> {
         let ranges: Vec<_> = keys.iter().map(|k| KeyRange::point(k.as_ref())).collect();
-        let cells = self.cells_of_blocks(&ranges).await?;
-        let find = |k: &[u8]| {
-            let i = cells.binary_search_by(|c| c.key[..].cmp(k)).ok()?;
-            Some(cells[i].value.clone())
-        };
-        Ok(keys.iter().map(|k| find(k.as_ref())).collect())
+        let entries = self.data_block_entries(&ranges).await?;
+        let raws = self.read_raw(&entries, Purpose::MdtDataBlock).await?;
+        let mut wanted: Vec<&[u8]> = keys.iter().map(|k| k.as_ref()).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut found: std::collections::HashMap<&[u8], Bytes> = Default::default();
+        let mut next_key = 0;
+        for (i, (e, raw)) in entries.iter().zip(&raws).enumerate() {
+            // The keys this block may hold: those before the next block's first row.
+            let bound = entries.get(i + 1).map(|n| &n.first_row[..]);
+            let first = next_key;
+            while next_key < wanted.len() && bound.is_none_or(|b| wanted[next_key] < b) {
+                next_key += 1;
+            }
+            let mine = &wanted[first..next_key];
+            let Some(&last) = mine.last() else { continue };
+            let (_, mut payload) = open_block(raw, &[BlockType::Data], self.codec)
+                .map_err(|err| self.block_error(err, e.offset))?;
+            let mut pos = 0;
+            loop {
+                if pos >= payload.bytes().len() {
+                    payload
+                        .fill(pos + 1)
+                        .map_err(|err| self.block_error(err, e.offset))?;
+                    if pos >= payload.bytes().len() {
+                        break;
+                    }
+                }
+                let at = match cell_at(payload.bytes(), pos, self.layout) {
+                    Ok(at) => at,
+                    // A cell cut where inflating has stopped so far: inflate on.
+                    Err(_) if !payload.complete() => {
+                        let held = payload.bytes().len();
+                        payload
+                            .fill(held + 1)
+                            .map_err(|err| self.block_error(err, e.offset))?;
+                        continue;
+                    }
+                    Err(err) => return Err(self.block_error(err, e.offset)),
+                };
+                let row = &payload.bytes()[at.row.clone()];
+                if row > last {
+                    break;
+                }
+                if let Ok(k) = mine.binary_search(&row) {
+                    let value = Bytes::copy_from_slice(&payload.bytes()[at.value]);
+                    found.insert(mine[k], value);
+                }
+                pos = at.end;
+            }
+        }
+        Ok(keys
+            .iter()
+            .map(|k| found.get(k.as_ref()).cloned())
+            .collect())
     }
 
     /// Cells whose key starts with `prefix`, in key order.
@@ -258,9 +308,21 @@ impl HFileReader {
         Ok(cells)
     }
 
-    /// Walks the index from the root down, one round trip per level, and returns the
-    /// decoded payloads of the data blocks that may hold a row in `ranges`, in file order.
+    /// The decoded payloads of the data blocks that may hold a row in `ranges`, in file
+    /// order.
     async fn data_blocks(&self, ranges: &[KeyRange]) -> Result<Vec<(u64, Bytes)>> {
+        let entries = self.data_block_entries(ranges).await?;
+        let raws = self.read_raw(&entries, Purpose::MdtDataBlock).await?;
+        entries
+            .iter()
+            .zip(&raws)
+            .map(|(e, raw)| Ok((e.offset, self.decode(raw, e.offset, &[BlockType::Data])?.1)))
+            .collect()
+    }
+
+    /// Walks the index from the root down, one round trip per level, to the entries of the
+    /// data blocks that may hold a row in `ranges`, in file order.
+    async fn data_block_entries(&self, ranges: &[KeyRange]) -> Result<Vec<IndexEntry>> {
         let levels = self.trailer.num_data_index_levels.max(1);
         if levels > MAX_INDEX_LEVELS {
             return Err(HudiError::corrupt(
@@ -283,12 +345,7 @@ impl HFileReader {
             children.dedup_by_key(|e| e.offset);
             entries = children;
         }
-        let raws = self.read_raw(&entries, Purpose::MdtDataBlock).await?;
-        entries
-            .iter()
-            .zip(&raws)
-            .map(|(e, raw)| Ok((e.offset, self.decode(raw, e.offset, &[BlockType::Data])?.1)))
-            .collect()
+        Ok(entries)
     }
 
     /// The on-disk bytes of each block in `blocks`: held bytes are sliced, the rest is

@@ -113,6 +113,34 @@ impl MetaClient {
         lock(&self.timeline).clone()
     }
 
+    /// Takes the active timeline from a fresh listing of its directory; whether it differed
+    /// from the one held (archived instants, when loaded, are kept).
+    pub fn refresh_timeline(&self, listing: &[ObjectMeta]) -> bool {
+        let fresh = Timeline::from_listing(listing, &self.config);
+        let mut held = lock(&self.timeline);
+        let active: Vec<&Instant> = held.instants.iter().filter(|i| !i.archived).collect();
+        if active.len() == fresh.instants.len()
+            && active.iter().zip(&fresh.instants).all(|(a, b)| *a == b)
+        {
+            return false;
+        }
+        let mut updated = fresh;
+        if held.history_loaded {
+            let mut archived: Vec<Instant> = held
+                .instants
+                .iter()
+                .filter(|i| i.archived)
+                .cloned()
+                .collect();
+            archived.append(&mut updated.instants);
+            updated.instants = archived;
+            updated.archived_content = held.archived_content.clone();
+            updated.history_loaded = true;
+        }
+        *held = Arc::new(updated);
+        true
+    }
+
     /// Lists the active timeline again (after this session changed it, e.g. a rollback).
     pub async fn reload_timeline(&self) -> Result<Arc<Timeline>> {
         let listing = self.storage.list(&self.config.timeline_dir, false).await?;

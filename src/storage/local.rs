@@ -53,7 +53,11 @@ impl LocalStorage {
             }
             PutMode::Overwrite => write_atomically(&full, &data).map_err(|e| map_err(path, e))?,
         }
-        self.head_now(path)
+        // The ETag from the bytes in hand: reading the file back would cost a read per put.
+        let md = fs::metadata(&full).map_err(|e| map_err(path, e))?;
+        let mut meta = meta_of(path, &md);
+        meta.etag = Some(etag_of(&full, &md, Some(&data)).map_err(|e| map_err(path, e))?);
+        Ok(meta)
     }
 
     /// `head`, without a future: conditional updates call it under a lock.
@@ -66,7 +70,7 @@ impl LocalStorage {
             });
         }
         let mut meta = meta_of(path, &md);
-        meta.etag = Some(etag_of(&full, &md).map_err(|e| map_err(path, e))?);
+        meta.etag = Some(etag_of(&full, &md, None).map_err(|e| map_err(path, e))?);
         Ok(meta)
     }
 
@@ -116,9 +120,13 @@ const HASHED_ETAG_MAX: u64 = 1 << 20;
 /// repeat. Past [`HASHED_ETAG_MAX`] bytes it is `W/"<mtime ns>-<len>-<inode>"`: every put
 /// makes a new inode by renaming, so only an inode reused within one clock tick at the same
 /// length could repeat it.
-fn etag_of(full: &Path, md: &fs::Metadata) -> std::io::Result<String> {
+/// `held`: the file's bytes when the caller has them.
+fn etag_of(full: &Path, md: &fs::Metadata, held: Option<&[u8]>) -> std::io::Result<String> {
     if md.len() <= HASHED_ETAG_MAX {
-        return Ok(format!("\"{}\"", super::md5_hex(&fs::read(full)?)));
+        return Ok(match held {
+            Some(bytes) => format!("\"{}\"", super::md5_hex(bytes)),
+            None => format!("\"{}\"", super::md5_hex(&fs::read(full)?)),
+        });
     }
     use std::os::unix::fs::MetadataExt;
     let nanos = md

@@ -184,6 +184,97 @@ pub(crate) struct Inputs<'a> {
     pub snapshot: Arc<crate::read::Plan>,
     /// The metadata table's reads, done beside tagging.
     pub mdt_prefetch: Option<super::mdt::MdtPrefetch>,
+    pub instant: String,
+    pub requested: &'a Requested,
+    /// Marker files of completed commits, deleted beside the first writes.
+    pub stale_markers: Vec<String>,
+}
+
+/// The requested instant file: written beside tagging (as Java requests an instant before
+/// tagging) or as the commit's first request, and withdrawn when the write fails before
+/// anything else was written.
+pub(crate) struct Requested {
+    path: String,
+    early: bool,
+    /// 0: not written; 1: written, nothing after it; 2: later requests went out.
+    state: std::sync::atomic::AtomicU8,
+}
+
+impl Requested {
+    pub fn new(config: &crate::config::TableConfig, instant: &str, early: bool) -> Requested {
+        let action = if config.table_type == TableType::MergeOnRead {
+            "deltacommit"
+        } else {
+            "commit"
+        };
+        Requested {
+            path: join(
+                &config.timeline_dir,
+                &format!("{instant}.{action}.requested"),
+            ),
+            early,
+            state: Default::default(),
+        }
+    }
+
+    pub async fn put_early(&self, storage: &dyn Storage) -> Result<()> {
+        if self.early {
+            self.put(storage).await?;
+        }
+        Ok(())
+    }
+
+    async fn put(&self, storage: &dyn Storage) -> Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if self.state.load(SeqCst) == 0 {
+            storage
+                .put(&self.path, Bytes::new(), PutMode::Create)
+                .await?;
+            self.state.store(1, SeqCst);
+        }
+        Ok(())
+    }
+
+    fn advance(&self) {
+        self.state.store(2, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Deletes the requested file if nothing followed it (best effort: a write that cannot
+    /// delete it leaves a requested-only instant, which the next write rolls back).
+    pub async fn withdraw(&self, storage: &dyn Storage) {
+        if self.state.load(std::sync::atomic::Ordering::SeqCst) == 1 {
+            let _ = storage.delete(&self.path).await;
+        }
+    }
+}
+
+/// A new instant time, later than every time on the data and metadata timelines.
+pub(crate) async fn new_instant(table: &Ctx<'_>) -> Result<String> {
+    let floor = instant_floor(table).await?;
+    let floor: Vec<&str> = floor.iter().map(String::as_str).collect();
+    crate::timeline::write::new_instant_time(
+        files::now_ms(),
+        table.client.config().timezone,
+        &floor,
+    )
+}
+
+/// Every requested and completion time on the data and metadata timelines.
+async fn instant_floor(table: &Ctx<'_>) -> Result<Vec<String>> {
+    let config = table.client.config();
+    let mdt_times = if config.metadata_partitions.is_empty() {
+        Vec::new()
+    } else {
+        table.metadata_table(&[]).await?.timeline_times()
+    };
+    Ok(table
+        .client
+        .timeline()
+        .instants
+        .iter()
+        .flat_map(|i| std::iter::once(i.requested_time.clone()).chain(i.completion_time.clone()))
+        .chain(mdt_times)
+        .collect())
 }
 
 pub(crate) struct Outcome {
@@ -212,7 +303,6 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     let client = table.client;
     let config = client.config();
     let storage: &Arc<dyn Storage> = client.storage();
-    let timeline = client.timeline();
     let mor = config.table_type == TableType::MergeOnRead;
     let action = if mor { "deltacommit" } else { "commit" };
 
@@ -221,18 +311,12 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     } else {
         Some(table.metadata_table(&[]).await?)
     };
-    let mdt_times = mdt.as_ref().map(|m| m.timeline_times()).unwrap_or_default();
-    // Later than every time on both timelines (requested and completed).
-    let mut floor: Vec<&str> = timeline
-        .instants
-        .iter()
-        .flat_map(|i| {
-            std::iter::once(i.requested_time.as_str()).chain(i.completion_time.as_deref())
-        })
-        .chain(mdt_times.iter().map(String::as_str))
-        .collect();
-    let instant =
-        crate::timeline::write::new_instant_time(files::now_ms(), config.timezone, &floor)?;
+    // Completion times come later than every time on both timelines and the instant.
+    let mut floor = instant_floor(table).await?;
+    let instant = inputs.instant.clone();
+    floor.push(instant.clone());
+    let requested = inputs.requested;
+    let stale_markers = std::mem::take(&mut inputs.stale_markers);
 
     let tagged_plan = inputs.snapshot.clone();
     let read_schema = tagged_plan.read_schema.clone();
@@ -423,6 +507,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     }
     if new_files.is_empty() {
         // Only deletes of keys the table does not hold: no-ops, counted, no commit.
+        requested.withdraw(storage.as_ref()).await;
         counts.instant = String::new();
         counts.action = "none".into();
         return Ok(counts);
@@ -492,15 +577,12 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
 
     // Publish, in Hudi's order.
     let timeline_dir = &config.timeline_dir;
-    let requested = join(timeline_dir, &format!("{instant}.{action}.requested"));
     let inflight = if mor {
         join(timeline_dir, &format!("{instant}.deltacommit.inflight"))
     } else {
         join(timeline_dir, &format!("{instant}.inflight"))
     };
-    storage
-        .put(&requested, Bytes::new(), PutMode::Create)
-        .await?;
+    requested.put(storage.as_ref()).await?;
     // Java writes the inflight with the plan's stats; ours are final already.
     let encoded = Bytes::from(crate::timeline::write::encode_commit_metadata(
         &metadata,
@@ -565,42 +647,54 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
             .map(|r| r.map(drop))
             .boxed(),
     );
+    // Earlier commits' markers go with this round (bookkeeping: a failure to delete one
+    // is not a failed commit).
+    let stale_deletes = stale_markers.iter().map(|m| {
+        storage
+            .delete(m)
+            .map(|r| match r {
+                Ok(()) | Err(HudiError::NotFound { .. }) => Ok(()),
+                Err(HudiError::Io { .. }) => Ok(()),
+                Err(e) => Err(e),
+            })
+            .boxed()
+    });
+    requested.advance();
     futures::future::try_join_all(
         inflight_put
             .chain(marker_puts)
             .chain(partition_puts)
-            .chain(mdt_request),
+            .chain(mdt_request)
+            .chain(stale_deletes),
     )
     .await?;
+    // The metadata table's delta commit completes before the data commit (§10.4); it can
+    // go with the data files and its own log files, because a metadata delta commit
+    // counts only once the data table completes the same instant (§8.3): until then
+    // every reader leaves it out, and a rollback removes it as it would an inflight one.
+    let mdt_completion = crate::timeline::write::new_instant_time(
+        files::now_ms(),
+        config.timezone,
+        &floor.iter().map(String::as_str).collect::<Vec<_>>(),
+    )?;
+    floor.push(mdt_completion.clone());
+    let mdt_completed = mdt_instant.as_ref().map(|m| m.completed(&mdt_completion));
     let data_puts = new_files
         .iter()
         .map(|f| (f.path.as_str(), f.bytes.clone()))
-        .chain(mdt_instant.iter().flat_map(|m| m.pending_puts()));
+        .chain(mdt_instant.iter().flat_map(|m| m.pending_puts()))
+        .chain(mdt_completed.iter().map(|(p, b)| (p.as_str(), b.clone())));
     futures::future::try_join_all(
         data_puts.map(|(path, bytes)| storage.put(path, bytes, PutMode::Create)),
     )
     .await?;
-
-    floor.push(&instant);
-    // The metadata table's delta commit completes first (§10.4).
-    let mdt_completion = match &mdt_instant {
-        Some(m) => {
-            let c =
-                crate::timeline::write::new_instant_time(files::now_ms(), config.timezone, &floor)?;
-            m.complete(storage.as_ref(), &c).await?;
-            Some(c)
-        }
-        None => None,
-    };
-    if let Some(c) = &mdt_completion {
-        floor.push(c);
-    }
-    let completion =
-        crate::timeline::write::new_instant_time(files::now_ms(), config.timezone, &floor)?;
+    let completion = crate::timeline::write::new_instant_time(
+        files::now_ms(),
+        config.timezone,
+        &floor.iter().map(String::as_str).collect::<Vec<_>>(),
+    )?;
     let completed = join(timeline_dir, &format!("{instant}_{completion}.{action}"));
     storage.put(&completed, encoded, PutMode::Create).await?;
-    // Markers are bookkeeping for rollbacks; a failure to clean them is not a failed commit.
-    let _ = futures::future::join_all(markers.iter().map(|(m, _)| storage.delete(m))).await;
     counts.completion_time = completion;
     counts.files_written = new_files.into_iter().map(|f| f.path).collect();
     Ok(counts)
@@ -654,9 +748,7 @@ fn log_file(
         )?;
         let records = super::avro_rows::encode_rows(schema, &batch)?;
         // Column stats of the log file's records, as Java's append handle collects them.
-        let mut spec = BaseFileSpec::new(avro_with_meta.to_string());
-        spec.bloom = None;
-        columns = crate::base_file::writer::write_base_file(&batch, &spec)?.columns;
+        columns = crate::base_file::writer::record_column_ranges(&batch);
         bytes.extend(crate::log_file::writer::avro_data_block(
             instant,
             avro_with_meta,

@@ -372,12 +372,10 @@ impl MdtInstant {
             .chain(self.logs.iter().map(|(p, b)| (p.as_str(), b.clone())))
     }
 
-    /// Completes the delta commit at `completion`, before the data commit (§10.4).
-    pub(crate) async fn complete(&self, storage: &dyn Storage, completion: &str) -> Result<()> {
+    /// The completed instant of the delta commit at `completion` (written before the data
+    /// commit's, §10.4).
+    pub(crate) fn completed(&self, completion: &str) -> (String, Bytes) {
         let path = format!("{}_{completion}.deltacommit", self.completed_prefix);
-        storage
-            .put(&path, self.completed.clone(), PutMode::Create)
-            .await
-            .map(drop)
+        (path, self.completed.clone())
     }
 }

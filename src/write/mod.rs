@@ -242,28 +242,36 @@ pub async fn write(
     check_writable(table)?;
     let client = table.client;
     let config = client.config().clone();
-    let visibility = client.timeline().visibility_as_of(None);
     let started = client.io();
-    // The schema and the metadata table (opened once, cached for tagging) in one round.
-    let open_mdt = async {
-        if config.metadata_partitions.is_empty() {
-            Ok(())
-        } else {
-            table.metadata_table(&[]).await.map(drop)
-        }
+    // The schema and the metadata table (usually held since the table was opened) beside
+    // the timeline as it is now and the markers of earlier commits: one round.
+    let schema_and_mdt = || async {
+        let visibility = client.timeline().visibility_as_of(None);
+        let open_mdt = async {
+            if config.metadata_partitions.is_empty() {
+                Ok(())
+            } else {
+                table.metadata_table(&[]).await.map(drop)
+            }
+        };
+        let (schema, ()) =
+            futures::future::try_join(client.table_avro_schema(&visibility), open_mdt).await?;
+        Ok::<_, HudiError>(schema)
     };
-    // The timeline listing the rollback check needs, in the same round trip.
-    let lazy = rollback::lazy(&options.options);
-    let listing = async {
-        if lazy {
-            Ok(None)
-        } else {
-            rollback::list_timeline(client).await.map(Some)
-        }
+    let (schema, (listing, listed), markers) = futures::future::try_join3(
+        schema_and_mdt(),
+        rollback::list_timeline(client),
+        rollback::list_markers(client),
+    )
+    .await?;
+    // A table held open while others wrote: its timeline, schema and metadata table are
+    // read again, so that tagging sees every commit.
+    let schema = if client.refresh_timeline(&listed) {
+        table.metadata.clear();
+        schema_and_mdt().await?
+    } else {
+        schema
     };
-    let (schema, (), listing) =
-        futures::future::try_join3(client.table_avro_schema(&visibility), open_mdt, listing)
-            .await?;
     let (avro_schema, schema_origin) = schema.ok_or_else(|| {
         HudiError::unsupported_in("writing a table with no schema yet", ".hoodie")
     })?;
@@ -284,9 +292,11 @@ pub async fn write(
     // Failed writes are rolled back first (Java's default single-writer EAGER policy);
     // then the timeline and the metadata table are read again. Under LAZY (multi-writer)
     // a pending instant may be a live writer's: left alone (readers ignore it).
-    let rolled_back = match listing {
-        Some(listing) => rollback::rollback_listed(client, listing).await?,
-        None => Vec::new(),
+    let stale_markers = rollback::completed_markers(&listing, markers);
+    let rolled_back = if rollback::lazy(&options.options) {
+        Vec::new()
+    } else {
+        rollback::rollback_listed(client, listing).await?
     };
     if !rolled_back.is_empty() {
         client.reload_timeline().await?;
@@ -313,47 +323,68 @@ pub async fn write(
             .await
             .map(Some)
     };
-    let (tagged, mdt_prefetch) =
-        futures::future::try_join(tag::tag(table, &rows, global), mdt_reads).await?;
-    tag::check_pending_clustering(table, &tagged).await?;
-
-    let update_partition = options
-        .flag("hoodie.record.index.update.partition.path")
-        .or(options.flag("hoodie.bloom.index.update.partition.path"))
-        .unwrap_or(false);
-    let mut plan = commit::plan_changes(
-        &rows,
-        &tagged,
-        options.operation,
-        update_partition,
-        &mut counts,
-    );
-    if config.table_type == TableType::CopyOnWrite {
-        let slices = tagged
-            .plan
-            .as_ref()
-            .map(|p| p.file_slices.as_slice())
-            .unwrap_or(&[]);
-        let average = commit::average_record_bytes(client).await?;
-        commit::pack_small_files(&mut plan, slices, &config, &options.options, average)?;
-    }
-    let outcome = commit::commit(
-        table,
-        commit::Inputs {
-            input: &input,
-            avro_schema: &avro_schema,
-            plan,
-            operation: options.operation,
-            rule,
-            base_file: commit::base_file_spec(&config, &options.options)?,
-            snapshot: tagged
+    // The instant is taken now and, as Java requests it before tagging, its requested file
+    // goes beside tagging's reads — unless the write may yet change nothing (deletes of
+    // absent keys) or be refused for a pending clustering plan.
+    let instant = commit::new_instant(table).await?;
+    let requested = commit::Requested::new(&config, &instant, early_request(client, options));
+    let request = async {
+        requested.put_early(client.storage().as_ref()).await?;
+        Ok(())
+    };
+    let outcome = async {
+        let (tagged, mdt_prefetch, ()) =
+            futures::future::try_join3(tag::tag(table, &rows, global), mdt_reads, request).await?;
+        tag::check_pending_clustering(table, &tagged).await?;
+        let update_partition = options
+            .flag("hoodie.record.index.update.partition.path")
+            .or(options.flag("hoodie.bloom.index.update.partition.path"))
+            .unwrap_or(false);
+        let mut plan = commit::plan_changes(
+            &rows,
+            &tagged,
+            options.operation,
+            update_partition,
+            &mut counts,
+        );
+        if config.table_type == TableType::CopyOnWrite {
+            let slices = tagged
                 .plan
-                .clone()
-                .ok_or_else(|| HudiError::invalid("tagging produced no snapshot"))?,
-            mdt_prefetch,
-        },
-    )
-    .await?;
+                .as_ref()
+                .map(|p| p.file_slices.as_slice())
+                .unwrap_or(&[]);
+            let average = commit::average_record_bytes(client).await?;
+            commit::pack_small_files(&mut plan, slices, &config, &options.options, average)?;
+        }
+        commit::commit(
+            table,
+            commit::Inputs {
+                input: &input,
+                avro_schema: &avro_schema,
+                plan,
+                operation: options.operation,
+                rule,
+                base_file: commit::base_file_spec(&config, &options.options)?,
+                snapshot: tagged
+                    .plan
+                    .clone()
+                    .ok_or_else(|| HudiError::invalid("tagging produced no snapshot"))?,
+                mdt_prefetch,
+                instant: instant.clone(),
+                requested: &requested,
+                stale_markers,
+            },
+        )
+        .await
+    }
+    .await;
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            requested.withdraw(client.storage().as_ref()).await;
+            return Err(e);
+        }
+    };
     counts.inserted = outcome.inserted;
     counts.updated = outcome.updated;
     counts.deleted = outcome.deleted;
@@ -372,6 +403,18 @@ pub async fn write(
         rolled_back,
         io: client.io().since(&started),
     })
+}
+
+/// Whether the requested instant may go out beside tagging: not when the write may turn
+/// out to change nothing (deletes of absent keys) or to be refused (a pending clustering
+/// plan), which must leave storage untouched.
+fn early_request(client: &MetaClient, options: &WriteOptions) -> bool {
+    options.operation != Operation::Delete
+        && !client.timeline().pending().any(|i| {
+            let action = i.requested_action();
+            action == crate::timeline::action::CLUSTERING
+                || action == crate::timeline::action::REPLACE_COMMIT
+        })
 }
 
 /// What a write reads the table through (the same handles [`crate::table::Table`] holds).

@@ -62,17 +62,19 @@ pub(crate) struct Listing {
 
 impl Listing {
     async fn load(storage: &dyn Storage, dir: &str) -> Result<Listing> {
-        let files = storage
-            .list(dir, false)
-            .await?
-            .into_iter()
+        Ok(Listing::of_objects(dir, &storage.list(dir, false).await?))
+    }
+
+    fn of_objects(dir: &str, objects: &[ObjectMeta]) -> Listing {
+        let files = objects
+            .iter()
             .filter(|m| !m.is_dir)
             .filter_map(|m| parse_instant_file_name(m.name()).map(|p| (p, m.name().to_string())))
             .collect();
-        Ok(Listing {
+        Listing {
             dir: dir.to_string(),
             files,
-        })
+        }
     }
 
     fn times(&self) -> impl Iterator<Item = &str> {
@@ -129,10 +131,39 @@ pub fn lazy(options: &std::collections::BTreeMap<String, String>) -> bool {
     })
 }
 
-/// The timeline as it is now (a read only: it can go beside the write's other first reads).
-pub(crate) async fn list_timeline(client: &MetaClient) -> Result<Listing> {
-    let config = client.config();
-    Listing::load(client.storage().as_ref(), &config.timeline_dir).await
+/// The timeline as it is now (a read only: it can go beside the write's other first reads):
+/// parsed for rollbacks, and the objects the table's timeline is rebuilt from.
+pub(crate) async fn list_timeline(client: &MetaClient) -> Result<(Listing, Vec<ObjectMeta>)> {
+    let dir = &client.config().timeline_dir;
+    let objects = client.storage().list(dir, false).await?;
+    Ok((Listing::of_objects(dir, &objects), objects))
+}
+
+/// Everything under `.hoodie/.temp` (markers), for [`completed_markers`].
+pub(crate) async fn list_markers(client: &MetaClient) -> Result<Vec<ObjectMeta>> {
+    match client.storage().list(".hoodie/.temp", true).await {
+        Ok(listed) => Ok(listed),
+        Err(HudiError::NotFound { .. }) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Marker files of instants that completed. Java deletes a commit's markers after it
+/// completes (and its archiver sweeps any left); a commit here leaves them to the next
+/// write, which deletes them beside its own first writes instead of spending a round trip.
+pub(crate) fn completed_markers(listing: &Listing, markers: Vec<ObjectMeta>) -> Vec<String> {
+    markers
+        .into_iter()
+        .filter(|m| !m.is_dir)
+        .filter(|m| {
+            let instant = m
+                .path
+                .strip_prefix(".hoodie/.temp/")
+                .and_then(|rest| rest.split('/').next());
+            instant.is_some_and(|t| listing.is_completed(t))
+        })
+        .map(|m| m.path)
+        .collect()
 }
 
 /// Rolls back every failed write of the table, as listed by [`list_timeline`]. Returns
