@@ -118,13 +118,14 @@ impl BlockHeader {
     }
 }
 
-/// Decodes the block at the start of `raw`: checks the magic is one of `expect`, verifies the
-/// checksums and decompresses the payload. Errors carry no path.
+/// Decodes the block at the start of `raw`: checks the magic is one of `expect`, checks the
+/// checksums (what they said is returned, never an error: see [`checksum::Outcome`]) and
+/// decompresses the payload. Errors carry no path.
 pub(crate) fn decode_block(
     raw: &Bytes,
     expect: &[BlockType],
     codec: Codec,
-) -> Result<(BlockHeader, Bytes)> {
+) -> Result<(BlockHeader, Bytes, checksum::Outcome)> {
     let h = BlockHeader::parse(raw)?;
     if !expect.contains(&h.block_type) {
         if h.block_type == BlockType::EncodedData {
@@ -145,14 +146,14 @@ pub(crate) fn decode_block(
         )));
     }
     let data_end = h.on_disk_data_size_with_header;
-    checksum::verify(
+    let outcome = checksum::check(
         h.checksum_type,
         h.bytes_per_checksum,
         &raw[..data_end],
         &raw[data_end..h.on_disk_size()],
     )?;
     let payload = decompress(codec, raw.slice(HEADER_SIZE..data_end), h.uncompressed_size)?;
-    Ok((h, payload))
+    Ok((h, payload, outcome))
 }
 
 /// Largest block payload inflated (Hudi writes 64 KiB to 1 MiB blocks); a header that
