@@ -21,22 +21,24 @@ use hudi::HoodieKey;
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Utf8, false),
-        Field::new("part", DataType::Utf8, false),
-        Field::new("ts", DataType::Int64, false),
-        Field::new("qty", DataType::Int32, true),
-        Field::new("amount", DataType::Float64, true),
-        Field::new("price", DataType::Decimal128(10, 2), true),
-        Field::new("day", DataType::Date32, true),
-        Field::new(
-            "event_time",
-            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-            true,
-        ),
-        Field::new("active", DataType::Boolean, true),
-        Field::new("note", DataType::Utf8, true),
-    ]))
+    let utc = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
+    let fields = [
+        ("id", DataType::Utf8, false),
+        ("part", DataType::Utf8, false),
+        ("ts", DataType::Int64, false),
+        ("qty", DataType::Int32, true),
+        ("amount", DataType::Float64, true),
+        ("price", DataType::Decimal128(10, 2), true),
+        ("day", DataType::Date32, true),
+        ("event_time", utc, true),
+        ("active", DataType::Boolean, true),
+        ("note", DataType::Utf8, true),
+    ];
+    Arc::new(Schema::new(
+        fields
+            .map(|(name, t, nullable)| Field::new(name, t, nullable))
+            .to_vec(),
+    ))
 }
 
 /// Rows for keys `ids`, stamped with `round` (ts and the changing values follow it), so a
