@@ -101,6 +101,20 @@ async fn check(name: &str) {
                 as_of: s("as_of"),
                 ..Default::default()
             },
+            "filter" => {
+                let triples = q["filters"].as_array().unwrap().iter();
+                let text: Vec<String> = triples
+                    .map(|t| {
+                        t.as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|x| x.as_str().unwrap())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .collect();
+                opts(&text.iter().map(String::as_str).collect::<Vec<_>>())
+            }
             _ => ReadOptions {
                 query: QueryType::Incremental,
                 // Spark's "from the beginning" is "000"; ours is no start.

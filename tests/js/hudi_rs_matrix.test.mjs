@@ -20,6 +20,7 @@ const optionsOf = (q) => {
     case 'snapshot': return {};
     case 'read_optimized': return { query: 'read_optimized' };
     case 'time_travel': return { asOf: q.as_of };
+    case 'filter': return { filters: q.filters };
     // Spark's "from the beginning" is "000"; ours is no start.
     default: return { query: 'incremental', ...(q.start !== '000' ? { start: q.start } : {}), end: q.end };
   }

@@ -4,6 +4,11 @@
 //! partition_stats, record_index), then a MOR table compacted by hudi-rs and one whose crashed
 //! write hudi-rs rolled back. Run by tests/write/make_hudi_rs_matrix.sh; prints one JSON line
 //! per table with the instants each step made.
+//!
+//! `hudi-rs-matrix --bench TABLE INPUT.arrow`: the benchmark table of tests/bench/mdt_skipping.py
+//! written by hudi-rs: INPUT (a read of the Spark-written bench table with `_hoodie_file_name`
+//! first) appended one source file group per commit, so it keeps 256 file groups with the
+//! same tight ranges.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -266,9 +271,51 @@ async fn write_table(dir: &Path, s: &Spec) -> Res<()> {
     Ok(())
 }
 
+async fn write_bench(path: &str, input: &str) -> Res<()> {
+    let bytes = std::fs::read(input)?;
+    let reader = arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None)?;
+    let mut chunks: Vec<(String, Vec<RecordBatch>)> = Vec::new();
+    for b in reader {
+        let b = b?;
+        let files = b
+            .column(0)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .ok_or("file name")?;
+        let file = files.value(0).to_string();
+        // Batches never span files; the first column only groups them.
+        let data = b.project(&(1..b.num_columns()).collect::<Vec<_>>())?;
+        match chunks.last_mut() {
+            Some((f, v)) if *f == file => v.push(data),
+            _ => chunks.push((file, vec![data])),
+        }
+    }
+    Table::create(path)
+        .with_table_name("hudi_rs_bench_cow_v9")
+        .with_record_key_fields(["id"])
+        .with_ordering_fields(["ts"])
+        .with_partition_fields(["region"])
+        .with_hive_style_partitioning(false)
+        .create()
+        .await?;
+    let started = std::time::Instant::now();
+    for (_, batches) in &chunks {
+        open(path).await?.append(batches.clone()).await?;
+    }
+    println!(
+        "{{\"table\": {path:?}, \"commits\": {}, \"seconds\": {:.1}}}",
+        chunks.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
+    if args[1] == "--bench" {
+        return write_bench(&args[2], &args[3]).await;
+    }
     let out = Path::new(&args[1]);
     let only = args.get(2);
     let mut specs = Vec::new();
