@@ -9,49 +9,11 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
-use common::oracle_rows;
-use hudi_edge::expr::parse_filter;
+use common::{oracle_rows, two_readers};
 use hudi_edge::file_group::FileSlice;
-use hudi_edge::read::{Plan, QueryType, ReadOptions};
-use hudi_edge::storage::memory::MemoryStorage;
-use hudi_edge::Table;
+use hudi_edge::read::{Plan, ReadOptions};
 use serde_json::Value;
-
-fn generated(name: &str) -> (Vec<u8>, Value) {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hudi_rs");
-    let zip = std::fs::read(dir.join(format!("{name}.zip"))).expect("zip");
-    let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("json");
-    (zip, serde_json::from_str(&text).expect("json"))
-}
-
-/// The rows both readers returned for a query (the matrix has no disagreement; a query where
-/// they differ must say which one Hudi's Java source backs, under `right`).
-fn expected_rows(exp: &Value, q: &Value) -> Vec<Value> {
-    let answer = if q["agree"] == true {
-        q
-    } else {
-        let right = q["right"]
-            .as_str()
-            .expect("a disagreement names the right reader");
-        &q[right]
-    };
-    let rows = exp["rows"].as_array().unwrap();
-    answer["row_ids"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{}: expected rows, got {answer}", q["id"]))
-        .iter()
-        .map(|i| rows[i.as_u64().unwrap() as usize].clone())
-        .collect()
-}
-
-fn opts(filters: &[&str]) -> ReadOptions {
-    ReadOptions {
-        filters: filters.iter().map(|f| parse_filter(f).unwrap()).collect(),
-        ..Default::default()
-    }
-}
 
 fn notes(plan: &Plan) -> String {
     plan.stats.planning_notes.join("\n")
@@ -62,90 +24,12 @@ fn of_slices<'a>(plan: &'a Plan, f: impl Fn(&'a FileSlice) -> &'a String) -> BTr
 }
 
 async fn check(name: &str) {
-    let (zip, exp) = generated(name);
-    let storage = MemoryStorage::from_zip(&zip, name).expect("zip");
-    let table = Table::open(Arc::new(storage)).await.expect("open");
-
-    // The timeline as written.
-    let got: Vec<String> = table
-        .timeline()
-        .completed()
-        .map(|i| format!("{} {:?} {}", i.requested_time, i.completion_time, i.action))
-        .collect();
-    let want: Vec<String> = exp["completed_instants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            let s = |k: &str| c[k].as_str().unwrap().to_string();
-            format!(
-                "{} {:?} {}",
-                s("requested_time"),
-                Some(s("completion_time")),
-                s("action")
-            )
-        })
-        .collect();
-    assert_eq!(got, want, "{name}: completed instants");
-
-    // Every query both readers answered, planned from the metadata table.
-    for q in exp["queries"].as_array().unwrap() {
-        let s = |k: &str| q[k].as_str().map(str::to_string);
-        let o = match q["kind"].as_str().unwrap() {
-            "snapshot" => ReadOptions::default(),
-            "read_optimized" => ReadOptions {
-                query: QueryType::ReadOptimized,
-                ..Default::default()
-            },
-            "time_travel" => ReadOptions {
-                as_of: s("as_of"),
-                ..Default::default()
-            },
-            "filter" => {
-                let triples = q["filters"].as_array().unwrap().iter();
-                let text: Vec<String> = triples
-                    .map(|t| {
-                        t.as_array()
-                            .unwrap()
-                            .iter()
-                            .map(|x| x.as_str().unwrap())
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    })
-                    .collect();
-                opts(&text.iter().map(String::as_str).collect::<Vec<_>>())
-            }
-            _ => ReadOptions {
-                query: QueryType::Incremental,
-                // Spark's "from the beginning" is "000"; ours is no start.
-                start: s("start").filter(|t| t != "000"),
-                end: s("end"),
-                ..Default::default()
-            },
-        };
-        let result = table
-            .read(&o)
-            .await
-            .unwrap_or_else(|e| panic!("{name} {}: {e}", q["id"]));
-        let id = q["id"].as_str().unwrap();
-        assert_eq!(
-            oracle_rows(&result.batches, &[]),
-            expected_rows(&exp, q),
-            "{name}: {id}"
-        );
-        if !result.plan.file_slices.is_empty() {
-            assert_eq!(
-                result.plan.stats.planning_source,
-                "metadata_table",
-                "{name} {id}: {}",
-                notes(&result.plan)
-            );
-        }
-    }
+    let (table, exp) = two_readers::open("hudi_rs", name).await;
+    two_readers::check(name, &table, &exp, Some("metadata_table")).await;
 
     let snapshot_q = &exp["queries"][0];
     assert_eq!(snapshot_q["kind"], "snapshot");
-    let snapshot = expected_rows(&exp, snapshot_q);
+    let snapshot = two_readers::expected_rows(&exp, snapshot_q);
     let plan = table.plan(&ReadOptions::default()).await.unwrap();
     assert!(
         notes(&plan).contains("declare checksums but store zeros"),
@@ -177,7 +61,7 @@ async fn check(name: &str) {
         vec!["id-0001", "id-0040", "id-0099", "id-0004"],
     ] {
         let filter = format!("id in ({})", keys.join(", "));
-        let result = table.read(&opts(&[&filter])).await.unwrap();
+        let result = table.read(&two_readers::opts(&[&filter])).await.unwrap();
         let want: Vec<Value> = keys.iter().filter_map(|k| with_key(k)).collect();
         let mut got = oracle_rows(&result.batches, &[]);
         got.sort_by_key(|r| r["id"].as_str().unwrap().to_string());
@@ -210,7 +94,7 @@ async fn check(name: &str) {
     // partition. Partition stats: from the fifth write on, every write touched partition c
     // only, and only those wrote ts >= 5000.
     for (filter, keep) in [("ts < 1030", 1030..i64::MAX), ("ts >= 5000", 0..5000)] {
-        let result = table.read(&opts(&[filter])).await.unwrap();
+        let result = table.read(&two_readers::opts(&[filter])).await.unwrap();
         let want: Vec<Value> = snapshot
             .iter()
             .filter(|r| !keep.contains(&r["ts"].as_i64().unwrap()))

@@ -2,6 +2,8 @@
 //! per build into the target dir) and their expected outputs.
 #![allow(dead_code)]
 
+pub mod two_readers;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};

@@ -1,0 +1,132 @@
+//! Tables whose expected results two independent readers gave (PyPI `hudi` and Apache Hudi
+//! Spark 1.1.1; tests/write/hudi_rs_matrix_expected.py): `tests/data/<dir>/NAME.{zip,json}`.
+
+use std::sync::Arc;
+
+use hudi_edge::expr::parse_filter;
+use hudi_edge::read::{QueryType, ReadOptions};
+use hudi_edge::storage::memory::MemoryStorage;
+use hudi_edge::Table;
+use serde_json::Value;
+
+use super::oracle_rows;
+
+/// The table (from its zip, in memory) and its expected results.
+pub async fn open(dir: &str, name: &str) -> (Table, Value) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(dir);
+    let zip = std::fs::read(dir.join(format!("{name}.zip"))).expect("zip");
+    let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("json");
+    let storage = MemoryStorage::from_zip(&zip, name).expect("zip");
+    let table = Table::open(Arc::new(storage)).await.expect("open");
+    (table, serde_json::from_str(&text).expect("json"))
+}
+
+/// The rows both readers returned for a query; where they differ, the reader Hudi's Java
+/// source backs (`right`).
+pub fn expected_rows(exp: &Value, q: &Value) -> Vec<Value> {
+    let answer = if q["agree"] == true {
+        q
+    } else {
+        let right = q["right"]
+            .as_str()
+            .expect("a disagreement names the right reader");
+        &q[right]
+    };
+    let rows = exp["rows"].as_array().unwrap();
+    answer["row_ids"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}: expected rows, got {answer}", q["id"]))
+        .iter()
+        .map(|i| rows[i.as_u64().unwrap() as usize].clone())
+        .collect()
+}
+
+pub fn opts(filters: &[&str]) -> ReadOptions {
+    ReadOptions {
+        filters: filters.iter().map(|f| parse_filter(f).unwrap()).collect(),
+        ..Default::default()
+    }
+}
+
+/// The timeline and every query of `exp` read from `table`; `planning_source`, when given,
+/// is what every plan that selects files must say.
+pub async fn check(name: &str, table: &Table, exp: &Value, planning_source: Option<&str>) {
+    // The timeline as written.
+    let got: Vec<String> = table
+        .timeline()
+        .completed()
+        .map(|i| format!("{} {:?} {}", i.requested_time, i.completion_time, i.action))
+        .collect();
+    let want: Vec<String> = exp["completed_instants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap().to_string();
+            format!(
+                "{} {:?} {}",
+                s("requested_time"),
+                Some(s("completion_time")),
+                s("action")
+            )
+        })
+        .collect();
+    assert_eq!(got, want, "{name}: completed instants");
+
+    // Every query both readers answered, planned from the metadata table.
+    for q in exp["queries"].as_array().unwrap() {
+        let s = |k: &str| q[k].as_str().map(str::to_string);
+        let o = match q["kind"].as_str().unwrap() {
+            "snapshot" => ReadOptions::default(),
+            "read_optimized" => ReadOptions {
+                query: QueryType::ReadOptimized,
+                ..Default::default()
+            },
+            "time_travel" => ReadOptions {
+                as_of: s("as_of"),
+                ..Default::default()
+            },
+            "filter" => {
+                let triples = q["filters"].as_array().unwrap().iter();
+                let text: Vec<String> = triples
+                    .map(|t| {
+                        t.as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|x| x.as_str().unwrap())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .collect();
+                opts(&text.iter().map(String::as_str).collect::<Vec<_>>())
+            }
+            _ => ReadOptions {
+                query: QueryType::Incremental,
+                // Spark's "from the beginning" is "000"; ours is no start.
+                start: s("start").filter(|t| t != "000"),
+                end: s("end"),
+                ..Default::default()
+            },
+        };
+        let result = table
+            .read(&o)
+            .await
+            .unwrap_or_else(|e| panic!("{name} {}: {e}", q["id"]));
+        let id = q["id"].as_str().unwrap();
+        assert_eq!(
+            oracle_rows(&result.batches, &[]),
+            expected_rows(exp, q),
+            "{name}: {id}"
+        );
+        if let (Some(source), false) = (planning_source, result.plan.file_slices.is_empty()) {
+            assert_eq!(
+                result.plan.stats.planning_source,
+                source,
+                "{name} {id}: {}",
+                result.plan.stats.planning_notes.join("\n")
+            );
+        }
+    }
+}
