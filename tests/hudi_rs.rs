@@ -6,6 +6,7 @@
 //! metadata table, whose HFiles declare CRC32C checksums stored as zeros (read as Hudi's own
 //! reader reads them, and said so in the plan notes).
 
+#[macro_use]
 mod common;
 
 use std::collections::BTreeSet;
@@ -122,29 +123,9 @@ async fn check(name: &str) {
     }
 }
 
-macro_rules! matrix {
-    ($($f:ident,)*) => {
-        $(
-            #[tokio::test]
-            async fn $f() {
-                check(stringify!($f)).await;
-            }
-        )*
-
-        #[test]
-        fn every_table_has_a_test() {
-            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hudi_rs");
-            for e in std::fs::read_dir(dir).unwrap() {
-                let n = e.unwrap().file_name().to_string_lossy().to_string();
-                if let Some(t) = n.strip_suffix(".zip") {
-                    assert!([$(stringify!($f)),*].contains(&t), "{t} has no test");
-                }
-            }
-        }
-    };
-}
-
-matrix! {
+two_reader_tests! {
+    "hudi_rs",
+    check,
     hudi_rs_cow_v8_part,
     hudi_rs_cow_v8_nonpart,
     hudi_rs_cow_v9_part,

@@ -2,6 +2,7 @@
 //! per build into the target dir) and their expected outputs.
 #![allow(dead_code)]
 
+#[macro_use]
 pub mod two_readers;
 
 use std::fs;

@@ -11,6 +11,38 @@ use serde_json::Value;
 
 use super::oracle_rows;
 
+/// One `#[tokio::test]` per table, each calling `$check(name)`, and a test that every zip of
+/// `tests/data/$dir` has one.
+#[allow(unused_macros)]
+macro_rules! two_reader_tests {
+    ($dir:literal, $check:ident, $($f:ident,)*) => {
+        $(
+            #[tokio::test]
+            async fn $f() {
+                $check(stringify!($f)).await;
+            }
+        )*
+
+        #[test]
+        fn every_table_has_a_test() {
+            common::two_readers::assert_every_table_tested($dir, &[$(stringify!($f)),*]);
+        }
+    };
+}
+
+/// Every zip of `tests/data/<dir>` is among `tested`.
+pub fn assert_every_table_tested(dir: &str, tested: &[&str]) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(dir);
+    for e in std::fs::read_dir(dir).unwrap() {
+        let n = e.unwrap().file_name().to_string_lossy().to_string();
+        if let Some(t) = n.strip_suffix(".zip") {
+            assert!(tested.contains(&t), "{t} has no test");
+        }
+    }
+}
+
 /// The table (from its zip, in memory) and its expected results.
 pub async fn open(dir: &str, name: &str) -> (Table, Value) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -37,8 +37,16 @@ def properties(table):
     return props
 
 
+def load_steps(work):
+    """The writer's line for each table (steps, and the filters its reads include)."""
+    with open(os.path.join(work, "steps.jsonl")) as f:
+        return {d["table"]: d for d in map(json.loads, f)}
+
+
 def queries(table):
     """(query id, kind, args) for every query both readers answer."""
+    filters = load_steps(os.path.dirname(os.path.dirname(table))).get(
+        os.path.basename(table), {}).get("filters", FILTERS)
     props = properties(table)
     out = [("snapshot", "snapshot", {})]
     if props["hoodie.table.type"] == "MERGE_ON_READ":
@@ -53,7 +61,7 @@ def queries(table):
                     {"start": start, "end": c["completion_time"]}))
     # Filtered snapshots, with each reader's data skipping on (Spark: the metadata table's
     # column stats, partition stats and record index as hudi-rs wrote them).
-    for f in FILTERS:
+    for f in filters:
         out.append(("filter " + " and ".join(" ".join(t) for t in f), "filter", {"filters": f}))
     return out
 
@@ -67,7 +75,13 @@ FILTERS = [
 
 
 def spark_where(filters):
-    lit = lambda v: v if v.lstrip("-").isdigit() else "'" + v + "'"  # noqa: E731
+    def lit(v):
+        if v.lstrip("-").isdigit() or v.replace(".", "", 1).isdigit():
+            return v
+        if v.endswith("Z"):  # an instant: compared as a timestamp
+            return f"TIMESTAMP '{v[:-1].replace('T', ' ')}'"
+        return "'" + v + "'"
+
     return " and ".join(f"{c} {op} {lit(v)}" for c, op, v in filters)
 
 
@@ -141,12 +155,31 @@ def run_spark(work, names):
     spark.stop()
 
 
+# Who is right where the readers differ, from Hudi's Java/Scala source.
+URL_ENCODED_INCREMENTAL = (
+    "Spark's incremental relation takes partition column values from the URL-encoded partition "
+    "directory (MergeOnReadIncrementalRelationV2.listFileSplits -> "
+    "HoodieBaseRelation.getPartitionColumnValuesAsInternalRow, which forces "
+    "extractPartitionValuesFromPartitionPath = true and parses the still-encoded relative URI), "
+    "while its snapshot reads the value stored in the data file, as "
+    "hoodie.datasource.read.extract.partition.values.from.path=false (the default) says: the "
+    "stored value is right")
+
+
+def verdict(name, props, kind, r, s):
+    """(right reader, why) for a query the two readers answer differently."""
+    if "error" in r and "error" not in s:
+        return "spark", f"hudi-rs refuses the table: {r['error']}"
+    if "error" in s and "error" not in r:
+        return "hudi_rs", f"Spark fails: {s['error']}"
+    urlencoded = props.get("hoodie.datasource.write.partitionpath.urlencode") == "true"
+    if kind == "incremental" and urlencoded:
+        return "hudi_rs", URL_ENCODED_INCREMENTAL
+    return None, "not decided"
+
+
 def merge(work, out_dir, names):
-    steps = {}
-    steps_file = os.path.join(work, "steps.jsonl")
-    for line in open(steps_file):
-        d = json.loads(line)
-        steps[d["table"]] = d["steps"]
+    steps = load_steps(work)
     for name in names:
         path = os.path.join(work, "tables", name)
         props = properties(path)
@@ -154,12 +187,14 @@ def merge(work, out_dir, names):
         sp = json.load(open(os.path.join(work, f"{name}.spark.json")))
         out = {
             "table": name,
-            "written_by": "hudi-rs 0.6.0-rc.1 (crate hudi, tests/bench/hudi_rs_upsert/src/bin/matrix.rs)",
+            "written_by": steps[name].get(
+                "written_by", "hudi-rs 0.6.0-rc.1 (crate hudi, tests/bench/hudi_rs_upsert/src/bin/matrix.rs)"),
             "readers": {"hudi_rs": rs["reader"], "spark": sp["reader"]},
             "table_version": int(props["hoodie.table.version"]),
             "table_type": props["hoodie.table.type"],
             "metadata_partitions": props.get("hoodie.table.metadata.partitions", "").split(","),
-            "steps": steps.get(name, []),
+            "steps": steps[name]["steps"],
+            **({"writer_options": steps[name]["options"]} if "options" in steps[name] else {}),
             "completed_instants": completed(path),
             "value_encoding": "tests/data/fixtures/tools/make_expected.py; rows sorted by (_hoodie_record_key, _hoodie_partition_path, row JSON)",
             "rows": [],
@@ -188,6 +223,10 @@ def merge(work, out_dir, names):
                 q.update(ids(r))
             else:
                 q["agree"] = False
+                right, why = verdict(name, props, kind, r, s)
+                if right:
+                    q["right"] = right
+                q["why"] = why
                 q["hudi_rs"] = ids(r)
                 q["spark"] = ids(s)
             out["queries"].append(q)
