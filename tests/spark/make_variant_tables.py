@@ -7,8 +7,11 @@ written by Apache Hudi 1.1.1 through the DataFrame writer (table version 9):
   spark_v9_urlencoded        partition values with '/', ' ' and '%' and partitionpath.urlencode
   spark_v9_cdc_mor           hoodie.table.cdc.enabled (MOR; reads ignore the CDC log files)
   spark_v9_colstats_types    column stats (and partition stats) on decimal, date and timestamp
+  spark_v6_mdt_cow           Hudi 0.15.0 (table version 6) with its metadata table (files,
+                             column stats, record index): planning stays on listing for v6
 
     tests/spark/run.sh tests/spark/make_variant_tables.py WORK [NAME...]
+    tests/spark/run.sh tests/spark/make_variant_tables.py --hudi 0.15.0 WORK [NAME...]
 
 Writes WORK/tables/NAME and appends one line per table to WORK/steps.jsonl (the filtered
 reads each table's expectations include). tests/write/make_spark_variants.sh zips them and
@@ -20,7 +23,7 @@ import json
 import os
 import sys
 
-from hudi_spark import HUDI_1X, get_spark
+from hudi_spark import HUDI_0X, HUDI_1X, get_spark
 
 PARTS = ["p0", "p1", "p2"]
 ODD_PARTS = ["a/b", "c d", "50%"]
@@ -43,8 +46,11 @@ def rows(ids, gen, parts):
 
 
 def main():
-    work = sys.argv[1]
-    only = sys.argv[2:]
+    args = sys.argv[1:]
+    version = HUDI_1X
+    if args[0] == "--hudi":
+        version, args = args[1], args[2:]
+    work, only = args[0], args[1:]
     from pyspark.sql.types import (DateType, DecimalType, IntegerType, LongType, StringType,
                                    StructField, StructType, TimestampType)
     schema = StructType([
@@ -57,7 +63,7 @@ def main():
         StructField("ts", LongType(), False),
         StructField("part", StringType(), False),
     ])
-    spark = get_spark(HUDI_1X, app="variants", driver_memory="3g")
+    spark = get_spark(version, app="variants", driver_memory="3g")
     base = {
         "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.precombine.field": "ts",
@@ -85,6 +91,10 @@ def main():
             "hoodie.metadata.index.partition.stats.enable": "true",
             "hoodie.metadata.record.index.enable": "true"}),
     }
+    if version == HUDI_0X:
+        tables = {"spark_v6_mdt_cow": ("COPY_ON_WRITE", PARTS, {
+            "hoodie.metadata.index.column.stats.enable": "true",
+            "hoodie.metadata.record.index.enable": "true"})}
     for name, (kind, parts, extra) in tables.items():
         if only and name not in only:
             continue
@@ -104,7 +114,7 @@ def main():
             steps.append({"op": op, "keys": len(ids)})
         with open(os.path.join(work, "steps.jsonl"), "a") as f:
             f.write(json.dumps({"table": name, "steps": steps, "filters": filters,
-                                "written_by": f"Apache Hudi {HUDI_1X} Spark bundle, DataFrame writer",
+                                "written_by": f"Apache Hudi {version} Spark bundle, DataFrame writer",
                                 "options": opts}) + "\n")
     spark.stop()
 

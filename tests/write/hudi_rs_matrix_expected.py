@@ -21,7 +21,16 @@ WRITES = ("commit", "deltacommit", "replacecommit")
 
 def completed(table):
     out = []
-    for f in sorted(os.listdir(os.path.join(table, ".hoodie", "timeline"))):
+    timeline = os.path.join(table, ".hoodie", "timeline")
+    if not os.path.isdir(timeline):
+        # Table version 6: `<requested>.<action>` in .hoodie, no completion time; incremental
+        # bounds are requested times there.
+        for f in sorted(os.listdir(os.path.join(table, ".hoodie"))):
+            m = re.match(r"^(\d+)\.(commit|deltacommit|replacecommit|rollback|clean)$", f)
+            if m:
+                out.append({"requested_time": m.group(1), "completion_time": m.group(1), "action": m.group(2)})
+        return sorted(out, key=lambda r: r["requested_time"])
+    for f in sorted(os.listdir(timeline)):
         m = re.match(r"^(\d+)_(\d+)\.(\w+)$", f)
         if m:
             out.append({"requested_time": m.group(1), "completion_time": m.group(2), "action": m.group(3)})
