@@ -47,7 +47,7 @@ pub(crate) fn crc32c(data: &[u8]) -> u32 {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Outcome {
     /// Type NULL (Hudi 1.1's own writer): nothing to check.
-    None,
+    Undeclared,
     Verified,
     /// A checksum type is declared but every stored value is zero (hudi-rs 0.6 writes so).
     Zeros,
@@ -68,7 +68,7 @@ pub(crate) fn check(
     sums: &[u8],
 ) -> Result<Outcome> {
     let f: fn(&[u8]) -> u32 = match kind {
-        NULL => return Ok(Outcome::None),
+        NULL => return Ok(Outcome::Undeclared),
         CRC32 => crate::config::crc32,
         CRC32C => crc32c,
         other => {
@@ -121,7 +121,7 @@ pub(crate) struct Tally {
 impl Tally {
     pub fn record(&self, outcome: &Outcome, path: &str, offset: u64) {
         let counter = match outcome {
-            Outcome::None => return,
+            Outcome::Undeclared => return,
             Outcome::Verified => &self.verified,
             Outcome::Zeros => &self.zeros,
             Outcome::Mismatch { .. } => &self.mismatched,
