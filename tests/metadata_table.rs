@@ -737,6 +737,33 @@ async fn truncated_files_partition_falls_back_to_listing() {
     );
 }
 
+/// A wrong stored checksum is read as Apache Hudi's reader reads it (hudi-io never verifies
+/// them), and said in the plan notes and io warnings.
+#[tokio::test]
+async fn wrong_hfile_checksum_is_read_and_said() {
+    let dir = copy_of(TRIPS_V8);
+    let files = dir.join(".hoodie/metadata/files");
+    let latest_base = files_in(&files, |n| n.ends_with(".hfile")).pop().unwrap();
+    let mut bytes = std::fs::read(&latest_base).unwrap();
+    assert_eq!(bytes[24], 2, "HBase writes CRC32C");
+    // The first block starts the file; its last byte is a checksum byte.
+    let end = 33 + u32::from_be_bytes(bytes[8..12].try_into().unwrap()) as usize;
+    bytes[end - 1] ^= 0x5a;
+    std::fs::write(&latest_base, bytes).unwrap();
+    let table = open_at(&dir).await;
+    let plan = table.plan(&ReadOptions::default()).await.unwrap();
+    assert_eq!(plan.stats.planning_source, "metadata_table");
+    assert!(
+        has_note(&plan, "wrong or uncheckable checksums") && has_note(&plan, "checksum mismatch"),
+        "{:?}",
+        plan.stats.planning_notes
+    );
+    assert!(table.io().warnings.iter().any(|w| w.contains("checksum")));
+    let exp = expected(TRIPS_V8).unwrap();
+    let rows = read_rows(&table, &ReadOptions::default(), &key_fields(&exp)).await;
+    assert_eq!(rows, exp["snapshot"]["rows"].as_array().unwrap().clone());
+}
+
 #[tokio::test]
 async fn truncated_column_stats_file_keeps_every_file() {
     let dir = copy_of(COW);

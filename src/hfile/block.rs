@@ -118,16 +118,17 @@ impl BlockHeader {
     }
 }
 
-/// Decodes the block at the start of `raw`: checks the magic is one of `expect`, verifies the
-/// checksums and decompresses the payload. Errors carry no path.
+/// Decodes the block at the start of `raw`: checks the magic is one of `expect`, checks the
+/// checksums (what they said is returned, never an error: see [`checksum::Outcome`]) and
+/// decompresses the payload. Errors carry no path.
 pub(crate) fn decode_block(
     raw: &Bytes,
     expect: &[BlockType],
     codec: Codec,
-) -> Result<(BlockHeader, Bytes)> {
-    let (h, stored) = checked_block(raw, expect)?;
+) -> Result<(BlockHeader, Bytes, checksum::Outcome)> {
+    let (h, stored, outcome) = checked_block(raw, expect)?;
     let payload = decompress(codec, stored, h.uncompressed_size)?;
-    Ok((h, payload))
+    Ok((h, payload, outcome))
 }
 
 /// Like [`decode_block`], but the payload is inflated only as far as its reader asks.
@@ -135,15 +136,18 @@ pub(crate) fn open_block(
     raw: &Bytes,
     expect: &[BlockType],
     codec: Codec,
-) -> Result<(BlockHeader, LazyPayload)> {
-    let (h, stored) = checked_block(raw, expect)?;
+) -> Result<(BlockHeader, LazyPayload, checksum::Outcome)> {
+    let (h, stored, outcome) = checked_block(raw, expect)?;
     let payload = LazyPayload::new(codec, stored, h.uncompressed_size)?;
-    Ok((h, payload))
+    Ok((h, payload, outcome))
 }
 
 /// The header, checked against `expect` and the bytes present, and the stored (possibly
-/// compressed) payload, its checksums verified.
-fn checked_block(raw: &Bytes, expect: &[BlockType]) -> Result<(BlockHeader, Bytes)> {
+/// compressed) payload, and what its checksums said.
+fn checked_block(
+    raw: &Bytes,
+    expect: &[BlockType],
+) -> Result<(BlockHeader, Bytes, checksum::Outcome)> {
     let h = BlockHeader::parse(raw)?;
     if !expect.contains(&h.block_type) {
         if h.block_type == BlockType::EncodedData {
@@ -164,13 +168,13 @@ fn checked_block(raw: &Bytes, expect: &[BlockType]) -> Result<(BlockHeader, Byte
         )));
     }
     let data_end = h.on_disk_data_size_with_header;
-    checksum::verify(
+    let outcome = checksum::check(
         h.checksum_type,
         h.bytes_per_checksum,
         &raw[..data_end],
         &raw[data_end..h.on_disk_size()],
     )?;
-    Ok((h, raw.slice(HEADER_SIZE..data_end)))
+    Ok((h, raw.slice(HEADER_SIZE..data_end), outcome))
 }
 
 /// A block payload inflated on demand: a point lookup stops at its key, so it inflates half

@@ -1,6 +1,9 @@
 //! HBase block checksums: one 4-byte big-endian checksum per `bytesPerChecksum` chunk of
 //! header + on-disk payload. HBase writes CRC32C; Hudi's own writer writes type NULL (and
-//! zero bytes in the reserved slots).
+//! zero bytes in the reserved slots); hudi-rs 0.6 declares CRC32C and stores zeros.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use crate::error::{malformed, Result};
 
@@ -37,35 +40,150 @@ pub(crate) fn crc32c(data: &[u8]) -> u32 {
     })
 }
 
+/// What a block's checksums said. None of these stops a read: Apache Hudi's own reader
+/// (hudi-io `HFileBlock`, `HFileBlockReader`) reads the checksum fields and never verifies
+/// them, so tables it reads must read here; damage is still caught by the block magic, the
+/// sizes, decompression and key order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Type NULL (Hudi 1.1's own writer): nothing to check.
+    Undeclared,
+    Verified,
+    /// A checksum type is declared but every stored value is zero (hudi-rs 0.6 writes so).
+    Zeros,
+    Mismatch {
+        chunk: usize,
+        stored: u32,
+        computed: u32,
+    },
+    /// An unknown type or a checksum area too short for the data: not checked.
+    Unverifiable(String),
+}
+
 /// Checks the checksums in `sums` against `data` (header + on-disk payload).
-pub(crate) fn verify(kind: u8, bytes_per_checksum: u32, data: &[u8], sums: &[u8]) -> Result<()> {
+pub(crate) fn check(
+    kind: u8,
+    bytes_per_checksum: u32,
+    data: &[u8],
+    sums: &[u8],
+) -> Result<Outcome> {
     let f: fn(&[u8]) -> u32 = match kind {
-        NULL => return Ok(()),
+        NULL => return Ok(Outcome::Undeclared),
         CRC32 => crate::config::crc32,
         CRC32C => crc32c,
-        other => return Err(malformed(format!("unknown checksum type {other}"))),
+        other => {
+            return Ok(Outcome::Unverifiable(format!(
+                "unknown checksum type {other}"
+            )))
+        }
     };
+    // Java sizes the checksum area with it (numChecksumChunks), so 0 fails there too.
     if bytes_per_checksum == 0 {
         return Err(malformed("bytesPerChecksum is 0"));
     }
     let chunks = data.chunks(bytes_per_checksum as usize);
     if sums.len() < chunks.len() * 4 {
-        return Err(malformed(format!(
+        return Ok(Outcome::Unverifiable(format!(
             "{} checksum bytes for {} chunks",
             sums.len(),
             chunks.len()
         )));
     }
-    for (i, (chunk, stored)) in chunks.zip(sums.chunks_exact(4)).enumerate() {
+    let sums = &sums[..chunks.len() * 4];
+    if sums.iter().all(|&b| b == 0) {
+        return Ok(Outcome::Zeros);
+    }
+    for (chunk, (bytes, stored)) in chunks.zip(sums.chunks_exact(4)).enumerate() {
         let stored = u32::from_be_bytes([stored[0], stored[1], stored[2], stored[3]]);
-        let computed = f(chunk);
+        let computed = f(bytes);
         if stored != computed {
-            return Err(malformed(format!(
-                "checksum mismatch in chunk {i}: stored {stored:08x}, computed {computed:08x}"
-            )));
+            return Ok(Outcome::Mismatch {
+                chunk,
+                stored,
+                computed,
+            });
         }
     }
-    Ok(())
+    Ok(Outcome::Verified)
+}
+
+/// Counts of [`Outcome`]s over the blocks one HFile reader decoded (a block decoded twice
+/// counts twice). Shared by a reader's clones.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    verified: AtomicU64,
+    zeros: AtomicU64,
+    mismatched: AtomicU64,
+    unverifiable: AtomicU64,
+    first_problem: Mutex<Option<String>>,
+}
+
+impl Tally {
+    pub fn record(&self, outcome: &Outcome, path: &str, offset: u64) {
+        let counter = match outcome {
+            Outcome::Undeclared => return,
+            Outcome::Verified => &self.verified,
+            Outcome::Zeros => &self.zeros,
+            Outcome::Mismatch { .. } => &self.mismatched,
+            Outcome::Unverifiable(_) => &self.unverifiable,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let problem = match outcome {
+            Outcome::Mismatch {
+                chunk,
+                stored,
+                computed,
+            } => format!(
+                "{path}: block at offset {offset}: checksum mismatch in chunk {chunk}: stored {stored:08x}, computed {computed:08x}"
+            ),
+            Outcome::Unverifiable(why) => format!("{path}: block at offset {offset}: {why}"),
+            _ => return,
+        };
+        let mut first = self.first_problem.lock().unwrap_or_else(|e| e.into_inner());
+        first.get_or_insert(problem);
+    }
+
+    pub fn report(&self) -> ChecksumReport {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        ChecksumReport {
+            verified: load(&self.verified),
+            stored_zeros: load(&self.zeros),
+            mismatched: load(&self.mismatched),
+            unverifiable: load(&self.unverifiable),
+            first_problem: self
+                .first_problem
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        }
+    }
+}
+
+/// Block checksums an HFile reader met, for plan notes and warnings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChecksumReport {
+    pub verified: u64,
+    /// Blocks declaring a checksum type whose stored values are all zero.
+    pub stored_zeros: u64,
+    /// Blocks whose stored checksums differ from their bytes (read anyway, as Hudi does).
+    pub mismatched: u64,
+    /// Blocks whose checksums could not be checked (unknown type, short checksum area).
+    pub unverifiable: u64,
+    /// The first mismatched or unverifiable block, described.
+    pub first_problem: Option<String>,
+}
+
+impl ChecksumReport {
+    /// Adds `other`'s counts (the first problem seen stays).
+    pub fn add(&mut self, other: &ChecksumReport) {
+        self.verified += other.verified;
+        self.stored_zeros += other.stored_zeros;
+        self.mismatched += other.mismatched;
+        self.unverifiable += other.unverifiable;
+        if self.first_problem.is_none() {
+            self.first_problem.clone_from(&other.first_problem);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 //! Both writers Hudi uses are read: HBase's (Hudi 0.x/1.0: CRC32C checksums, full KeyValue
 //! index keys, possibly multi-level indexes) and Hudi 1.1's own (NULL checksums, row-only
 //! index keys). Payloads may be uncompressed or GZ; other codecs are `Unsupported`.
-//! CRC32 and CRC32C checksums are verified; NULL checksums are skipped.
+//! CRC32 and CRC32C checksums are checked but, as in Hudi's own reader, never fail a read:
+//! [`HFileReader::checksums`] says what they said (hudi-rs 0.6 declares CRC32C and stores
+//! zeros). Damage is caught by block magic, sizes, decompression and key order.
 //!
 //! Sans-IO: [`HFileReader::open`] reads through [`crate::storage::Storage`] and
 //! [`HFileReader::from_bytes`] reads an HFile already in memory (an MDT log block). Keys are
@@ -28,6 +30,7 @@ pub(crate) mod test_support;
 mod tests;
 
 pub use block::Codec;
+pub use checksum::ChecksumReport;
 pub use data::Cell;
 pub use file_info::FileInfo;
 pub use reader::{HFileReader, OpenOptions};

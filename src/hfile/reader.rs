@@ -15,6 +15,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::block::{decode_block, open_block, BlockHeader, BlockType, Codec};
+use super::checksum::{ChecksumReport, Tally};
 use super::data::{cell_at, parse_cells, Cell, CellLayout};
 use super::file_info::FileInfo;
 use super::index::{parse_non_root, parse_root, select, IndexEntry, KeyRange, RootKeys};
@@ -57,6 +58,7 @@ pub struct HFileReader {
     data_index: Vec<IndexEntry>,
     meta_index: Vec<IndexEntry>,
     file_info: FileInfo,
+    checksums: Arc<Tally>,
 }
 
 impl HFileReader {
@@ -100,6 +102,7 @@ impl HFileReader {
             data_index: Vec::new(),
             meta_index: Vec::new(),
             file_info: FileInfo::default(),
+            checksums: Arc::default(),
         };
         r.load_on_open_section()?;
         Ok(r)
@@ -152,7 +155,15 @@ impl HFileReader {
         offset: u64,
         expect: &[BlockType],
     ) -> Result<(BlockHeader, Bytes)> {
-        decode_block(raw, expect, self.codec).map_err(|e| self.block_error(e, offset))
+        let (h, payload, checksum) =
+            decode_block(raw, expect, self.codec).map_err(|e| self.block_error(e, offset))?;
+        self.checksums.record(&checksum, &self.path, offset);
+        Ok((h, payload))
+    }
+
+    /// What the checksums of the blocks decoded so far said (none of them stops a read).
+    pub fn checksums(&self) -> ChecksumReport {
+        self.checksums.report()
     }
 
     /// Labels a decoder error with this file and the block's offset.
@@ -218,9 +229,11 @@ impl HFileReader {
             }
             let mine = &wanted[first..next_key];
             let Some(&last) = mine.last() else { continue };
-            let (_, mut payload) = open_block(raw, &[BlockType::Data], self.codec)
+            let (_, mut payload, checksum) = open_block(raw, &[BlockType::Data], self.codec)
                 .map_err(|err| self.block_error(err, e.offset))?;
+            self.checksums.record(&checksum, &self.path, e.offset);
             let mut pos = 0;
+            let mut previous: Option<Range<usize>> = None;
             loop {
                 if pos >= payload.bytes().len() {
                     payload
@@ -243,6 +256,14 @@ impl HFileReader {
                     Err(err) => return Err(self.block_error(err, e.offset)),
                 };
                 let row = &payload.bytes()[at.row.clone()];
+                // Rows out of order is damage (with checksums unverified, what catches it).
+                if let Some(p) = previous.replace(at.row.clone()) {
+                    if payload.bytes()[p] > *row {
+                        let reason =
+                            format!("rows out of order at {:?}", String::from_utf8_lossy(row));
+                        return Err(self.block_error(malformed(reason), e.offset));
+                    }
+                }
                 if row > last {
                     break;
                 }
@@ -299,11 +320,23 @@ impl HFileReader {
 
     /// All cells of the data blocks that may hold a row in `ranges`.
     async fn cells_of_blocks(&self, ranges: &[KeyRange]) -> Result<Vec<Cell>> {
-        let mut cells = Vec::new();
+        let mut cells: Vec<Cell> = Vec::new();
         for (offset, payload) in self.data_blocks(ranges).await? {
+            let first = cells.len();
             cells.extend(
                 parse_cells(&payload, self.layout).map_err(|e| self.block_error(e, offset))?,
             );
+            // Lookups binary-search these, and with checksums unverified this is what catches
+            // a damaged key.
+            if let Some(i) = (first.max(1)..cells.len()).find(|&i| cells[i - 1].key > cells[i].key)
+            {
+                let reason = format!(
+                    "rows out of order: {:?} after {:?}",
+                    String::from_utf8_lossy(&cells[i].key),
+                    String::from_utf8_lossy(&cells[i - 1].key)
+                );
+                return Err(self.block_error(malformed(reason), offset));
+            }
         }
         Ok(cells)
     }

@@ -23,9 +23,22 @@ use crate::storage::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutM
 /// directory shared by test runs and returns the table's base path. Extraction goes to a
 /// private directory first and is renamed into place, so concurrent runs never see half a table.
 pub(crate) fn table(rel: &str) -> PathBuf {
+    extract(&crate::log_file::test_util::fixtures_root(), rel)
+}
+
+/// A table of the hudi-rs writer matrix (`tests/data/hudi_rs/<name>.zip`), extracted as
+/// [`table`] does.
+pub(crate) fn hudi_rs_table(name: &str) -> PathBuf {
+    extract(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hudi_rs"),
+        name,
+    )
+}
+
+fn extract(root: &Path, rel: &str) -> PathBuf {
     static LOCK: Mutex<()> = Mutex::new(());
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let zip_path = crate::log_file::test_util::fixtures_root().join(format!("{rel}.zip"));
+    let zip_path = root.join(format!("{rel}.zip"));
     let zip_len = std::fs::metadata(&zip_path)
         .unwrap_or_else(|e| panic!("fixture {}: {e}", zip_path.display()))
         .len();

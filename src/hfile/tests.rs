@@ -417,17 +417,83 @@ fn bad_magics_versions_and_codecs_are_typed() {
 }
 
 #[test]
-fn checksums_catch_flipped_bytes() {
+fn checksums_are_checked_but_do_not_fail_reads() {
+    // HBase-written (v8): real CRC32C checksums, verified.
     let bytes = read(&v8_column_stats());
-    let r = HFileReader::from_bytes(patched(&bytes, 100, &[bytes[100] ^ 1]), "flip").unwrap();
-    expect_corrupt(block_on(r.scan_all()), "checksum mismatch");
-    // Synthetic CRC32C file with several checksum chunks per block.
-    let good = ts::write_hfile(&cells(50), &multi_level_spec());
-    let r = HFileReader::from_bytes(Bytes::from(good.clone()), "ok").unwrap();
+    let good = HFileReader::from_bytes(bytes.clone(), "ok").unwrap();
+    let cells_ok = block_on(good.scan_all()).unwrap();
+    let report = good.checksums();
+    assert!(report.verified > 0, "{report:?}");
+    assert_eq!(
+        (report.mismatched, report.stored_zeros),
+        (0, 0),
+        "{report:?}"
+    );
+
+    // A wrong stored checksum: read as Hudi reads it, and reported.
+    let multi = Bytes::from(ts::write_hfile(&cells(50), &multi_level_spec()));
+    // The last byte of the first data block (at offset 0) is a checksum byte.
+    let sum_at = 33 + u32::from_be_bytes(multi[8..12].try_into().unwrap()) as usize - 1;
+    let r =
+        HFileReader::from_bytes(patched(&multi, sum_at, &[multi[sum_at] ^ 0x40]), "sum").unwrap();
     assert_eq!(block_on(r.scan_all()).unwrap().len(), 50);
-    let bad = patched(&Bytes::from(good), 200, &[0x55]);
-    let r = HFileReader::from_bytes(bad, "bad").unwrap();
-    expect_corrupt(block_on(r.scan_all()), "checksum");
+    let report = r.checksums();
+    assert_eq!(report.mismatched, 1, "{report:?}");
+    assert!(report
+        .first_problem
+        .unwrap()
+        .starts_with("sum: block at offset"));
+
+    // Damage the checksum would have caught is still caught by what Hudi checks.
+    let at = multi.windows(9).position(|w| w == b"key-00009").unwrap();
+    let r = HFileReader::from_bytes(patched(&multi, at, b"key-00099"), "order").unwrap();
+    expect_corrupt(block_on(r.scan_all()), "out of order");
+    let r = HFileReader::from_bytes(patched(&bytes, 100, &[bytes[100] ^ 1]), "gz").unwrap();
+    assert!(
+        block_on(r.scan_all()).is_err_and(|e| e.code() == "CORRUPT"),
+        "a flipped byte in a GZ payload"
+    );
+    assert_eq!(cells_ok.len() as u64, good.entry_count());
+}
+
+/// hudi-rs 0.6 declares CRC32C and stores zeros: every MDT HFile it wrote (base files and
+/// log blocks) reads, and says its checksums were not verified.
+#[test]
+fn hudi_rs_hfiles_with_zero_checksums_read() {
+    let root = ts::hudi_rs_table("hudi_rs_mor_v9_part");
+    let mut hfiles: Vec<(String, Bytes)> = ts::mdt_hfiles(&root)
+        .into_iter()
+        .map(|(p, f)| (p, read(&f)))
+        .collect();
+    for (p, log) in ts::mdt_log_files(&root) {
+        for (_, content) in ts::log_hfile_blocks(&std::fs::read(log).unwrap()) {
+            hfiles.push((p.clone(), content));
+        }
+    }
+    assert!(hfiles.len() > 30, "{}", hfiles.len());
+    let mut cells_read = 0;
+    for (partition, bytes) in hfiles {
+        assert_eq!(
+            bytes[24],
+            super::checksum::CRC32C,
+            "{partition}: declared type"
+        );
+        let r = HFileReader::from_bytes(bytes, &partition).unwrap();
+        let all = block_on(r.scan_all()).unwrap();
+        assert_eq!(all.len() as u64, r.entry_count(), "{partition}");
+        for c in all.iter().take(3) {
+            assert_eq!(block_on(r.get(&c.key)).unwrap().as_ref(), Some(&c.value));
+        }
+        cells_read += all.len();
+        let report = r.checksums();
+        assert!(report.stored_zeros > 0, "{partition}: {report:?}");
+        assert_eq!(
+            report.verified + report.mismatched + report.unverifiable,
+            0,
+            "{report:?}"
+        );
+    }
+    assert!(cells_read > 100, "{cells_read}");
 }
 
 /// Damaged bytes anywhere must give errors, never panics.

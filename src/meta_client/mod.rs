@@ -284,10 +284,22 @@ impl MetaClient {
     /// The table schema visible at `visibility` as Arrow: [`Self::table_avro_schema`], with
     /// the meta columns when they are populated. Every column is nullable.
     pub async fn table_schema(&self, visibility: &Visibility) -> Result<SchemaRef> {
-        let data = match self.table_avro_schema(visibility).await? {
+        let mut data = match self.table_avro_schema(visibility).await? {
             Some((text, origin)) => crate::schema::arrow_schema_from_avro_text(&text, &origin)?,
             None => Schema::empty(),
         };
+        if self.config.drop_partition_columns {
+            // Not stored, so not in the writer's schema: Java appends them as strings
+            // (TableSchemaResolver.appendPartitionColumns); reads fill them from the path.
+            let mut fields: Vec<arrow_schema::FieldRef> = data.fields().iter().cloned().collect();
+            for name in &self.config.partition_fields {
+                if data.field_with_name(name).is_err() {
+                    let field = arrow_schema::Field::new(name, arrow_schema::DataType::Utf8, true);
+                    fields.push(Arc::new(field));
+                }
+            }
+            data = Schema::new_with_metadata(fields, data.metadata().clone());
+        }
         Ok(if self.config.populate_meta_fields {
             align::nullable(&crate::schema::with_meta_columns(&data))
         } else {

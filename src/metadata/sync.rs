@@ -82,11 +82,18 @@ pub(super) fn valid_instants(data: &Timeline, mdt: &Timeline) -> HashSet<String>
     valid
 }
 
+/// Metadata delta commits whose data instant is not completed. Ones older than the data
+/// timeline's active start were archived there, not failed (Java `isBeforeTimelineStarts`):
+/// writers that archive without cleaning the metadata table (hudi-rs 0.6) leave many.
 pub(super) fn orphans(data: &Timeline, mdt: &Timeline) -> Vec<String> {
+    let archived = |t: &str| {
+        data.active_start()
+            .is_some_and(|start| compare_instant_times(t, start).is_lt())
+    };
     mdt.completed()
         .filter(|i| i.action == action::DELTA_COMMIT)
         .map(|i| i.requested_time.as_str())
-        .filter(|t| !t.starts_with(INIT_INSTANT_PREFIX))
+        .filter(|t| !t.starts_with(INIT_INSTANT_PREFIX) && !archived(t))
         .filter(|t| !data.get(t).is_some_and(|d| d.is_completed()))
         .map(str::to_string)
         .collect()
@@ -107,4 +114,36 @@ pub(super) fn visibility(mdt: &Timeline, valid: &HashSet<String>) -> Visibility 
         }
     }
     t.visibility_as_of(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::ObjectMeta;
+
+    fn timeline(names: &[&str]) -> Timeline {
+        let cfg = TableConfig::parse(
+            "hoodie.table.name=t\nhoodie.table.type=MERGE_ON_READ\nhoodie.table.version=9\n",
+            "p",
+        )
+        .unwrap();
+        let files: Vec<ObjectMeta> = names
+            .iter()
+            .map(|n| ObjectMeta::file(format!(".hoodie/timeline/{n}"), 1))
+            .collect();
+        Timeline::from_listing(&files, &cfg)
+    }
+
+    #[test]
+    fn metadata_commits_of_archived_data_instants_are_not_orphans() {
+        // 001 was archived out of the data timeline; 005 failed after its metadata commit.
+        let data = timeline(&["003_004.deltacommit", "005.deltacommit.inflight"]);
+        let mdt = timeline(&[
+            "00000000000000000_002.deltacommit",
+            "001_002.deltacommit",
+            "003_004.deltacommit",
+            "005_006.deltacommit",
+        ]);
+        assert_eq!(orphans(&data, &mdt), ["005"]);
+    }
 }

@@ -25,7 +25,7 @@ use super::sync::{check_config, check_in_sync, orphans, valid_instants, visibili
 use crate::error::{HudiError, Result};
 use crate::file_group::view::{self, DataFile};
 use crate::file_group::FileSlice;
-use crate::hfile::{HFileReader, OpenOptions};
+use crate::hfile::{ChecksumReport, HFileReader, OpenOptions};
 use crate::meta_client::MetaClient;
 use crate::storage::{join, ObjectMeta, Storage};
 use crate::timeline::Visibility;
@@ -352,6 +352,49 @@ impl MetadataTable {
         }
         counts.records = records.values;
         Ok(counts)
+    }
+
+    /// What the block checksums of the metadata files read so far said.
+    pub fn checksums(&self) -> ChecksumReport {
+        let mut report = ChecksumReport::default();
+        for (reader, _) in lock(&self.bases).values() {
+            report.add(&reader.checksums());
+        }
+        for blocks in lock(&self.logs).values() {
+            for b in blocks.iter() {
+                if let Content::HFile { reader, .. } = &b.content {
+                    report.add(&reader.checksums());
+                }
+            }
+        }
+        report
+    }
+
+    /// Plan notes on checksums that were not verified or did not match; each also goes to
+    /// the io warnings (once a session). Such blocks are read, as Apache Hudi reads them.
+    pub fn checksum_notes(&self) -> Vec<String> {
+        let r = self.checksums();
+        let mut notes = Vec::new();
+        if r.stored_zeros > 0 {
+            let what = "metadata table HFile blocks declare checksums but store zeros (hudi-rs 0.6 writes them so)";
+            let why = "not verified, as Apache Hudi's HFile reader never verifies them";
+            self.mdt.warn(format!("{what}: {why}"));
+            notes.push(format!(
+                "{what}, {} block(s) read so far: {why}",
+                r.stored_zeros
+            ));
+        }
+        if r.mismatched + r.unverifiable > 0 {
+            let first = r.first_problem.unwrap_or_default();
+            self.mdt.warn(format!(
+                "metadata table HFile checksum not verified or wrong ({first}): read as Apache Hudi reads it"
+            ));
+            notes.push(format!(
+                "{} metadata table HFile block(s) with wrong or uncheckable checksums (first: {first}): read as Apache Hudi reads them, with magic, sizes, decompression and key order checked",
+                r.mismatched + r.unverifiable
+            ));
+        }
+        notes
     }
 
     /// The timeline of the metadata table itself.

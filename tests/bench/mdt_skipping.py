@@ -14,8 +14,10 @@ the row groups of the files that hold matching rows, against what (a) fetched.
                                 [--query "col op value [and col op value ...]" ...]
 
 TABLE defaults to ${HUDI_EDGE_CACHE:-~/.cache/hudi-edge}/tables/bench_cow_v9 (written by
-tests/spark/make_bench_tables.py); without it, the biggest `*_meta` fixture is used. Not part
-of the default test run.
+tests/spark/make_bench_tables.py); without it, the biggest `*_meta` fixture is used.
+tables/hudi_rs_bench_cow_v9 is the same data written by hudi-rs 0.6 (tests/bench/make_hudi_rs_bench.sh),
+whose metadata table has zero HFile checksums and hudi-rs' record-index sharding. Not part of
+the default test run.
 
 How requests are counted:
   hudi-edge  its own storage counters (`read --stats`: every get / get_range / head / list).
@@ -256,7 +258,8 @@ def main():
     table = pick_table(a.table)
     bin_ = Path(a.bin) if a.bin else build_hudi_edge()
     py = venv_python()
-    is_bench = (table / ".hoodie").is_dir() and table.name.startswith("bench_")
+    # bench_cow_v9 and its hudi-rs-written twin hudi_rs_bench_cow_v9 (make_hudi_rs_bench.sh).
+    is_bench = (table / ".hoodie").is_dir() and "bench_" in table.name
     queries = [q.split(" and ") for q in a.query] if a.query else (BENCH_QUERIES if is_bench else FIXTURE_QUERIES)
     lat = a.latency_ms
 

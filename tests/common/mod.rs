@@ -2,6 +2,9 @@
 //! per build into the target dir) and their expected outputs.
 #![allow(dead_code)]
 
+#[macro_use]
+pub mod two_readers;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};

@@ -277,6 +277,9 @@ pub async fn plan(
     if let Some(f) = &filter {
         slices = prune::by_footers(client, slices, &decided, f, options.query).await?;
     }
+    if let Some(mdt) = &mdt {
+        stats.planning_notes.extend(mdt.checksum_notes());
+    }
     stats.files_after_file_stats = count_files(&slices, options.query);
     stats.files_selected = stats.files_after_file_stats;
     stats.slices_selected = slices.len();
