@@ -3,12 +3,13 @@
 //! Merge-On-Read appends a log file (Avro data block and/or delete block) to the latest
 //! slice. Inserts go to new file groups with Parquet base files. Table versions 8 and 9.
 //!
-//! The order of requests is what keeps every reader safe (§10.3): the requested and
-//! inflight instants, markers, data files, the metadata table's delta commit, and last the
-//! completed instant, written create-if-absent: the single commit point. Everything before
-//! it is invisible to readers (they only trust completed instants), and bad input or a
-//! table this writer cannot keep consistent is refused before the first request that
-//! changes storage.
+//! The order of requests is what keeps every reader safe (§10.3): the requested instant
+//! (beside tagging's reads, as Java requests before tagging), the inflight instant with
+//! markers, the data files with the metadata table's delta commit (completed too: it
+//! counts only once the data instant completes, §8.3), and last the completed instant,
+//! written create-if-absent: the single commit point. Everything before it is invisible to
+//! readers (they only trust completed instants), and bad input or a table this writer
+//! cannot keep consistent is refused before the first request that changes storage.
 
 pub mod avro_rows;
 mod commit;
