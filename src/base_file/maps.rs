@@ -21,7 +21,7 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::{encode_arrow_schema, ARROW_SCHEMA_META_KEY};
 use parquet::basic::{ConvertedType, LogicalType};
 use parquet::errors::ParquetError;
-use parquet::file::metadata::{FileMetaData, KeyValue, ParquetMetaDataBuilder, RowGroupMetaData};
+use parquet::file::metadata::{KeyValue, RowGroupMetaData};
 use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 
 use crate::error::{HudiError, Result};
@@ -62,23 +62,13 @@ pub(super) fn reading_metadata(
         ARROW_SCHEMA_META_KEY.to_string(),
         encode_arrow_schema(&hint),
     ));
-    let file = FileMetaData::new(
-        file.version(),
-        file.num_rows(),
-        file.created_by().map(str::to_string),
-        Some(pairs),
-        descr.clone(),
-        file.column_orders().cloned(),
-    );
     let groups = parquet
         .row_groups()
         .iter()
         .map(|g| with_schema(g, &descr))
         .collect::<std::result::Result<Vec<_>, ParquetError>>()
         .map_err(|e| super::parquet_err(path, e))?;
-    let metadata = ParquetMetaDataBuilder::new(file)
-        .set_row_groups(groups)
-        .build();
+    let metadata = super::rebuilt(parquet, pairs, descr, groups);
     let reading = ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new())
         .map_err(|e| super::parquet_err(path, e))?;
     // The point of it all: no map type left for the crate to build a map reader for.

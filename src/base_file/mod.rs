@@ -20,7 +20,9 @@ use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{
     FileMetaData, KeyValue, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader,
+    RowGroupMetaData,
 };
+use parquet::schema::types::SchemaDescPtr;
 
 use crate::error::{HudiError, Result};
 use crate::expr::stats::{may_match, ColumnStats, StatsSource};
@@ -209,16 +211,28 @@ fn without_bloom_filters(metadata: ParquetMetaData) -> ParquetMetaData {
         return metadata;
     }
     let kept: Vec<KeyValue> = pairs.iter().filter(|kv| !is_bloom(kv)).cloned().collect();
-    let slim = FileMetaData::new(
+    let groups = metadata.row_groups().to_vec();
+    rebuilt(&metadata, kept, file.schema_descr_ptr(), groups)
+}
+
+/// `metadata` with other key-value pairs, schema and row groups.
+fn rebuilt(
+    metadata: &ParquetMetaData,
+    pairs: Vec<KeyValue>,
+    schema: SchemaDescPtr,
+    row_groups: Vec<RowGroupMetaData>,
+) -> ParquetMetaData {
+    let file = metadata.file_metadata();
+    let file = FileMetaData::new(
         file.version(),
         file.num_rows(),
         file.created_by().map(str::to_string),
-        Some(kept),
-        file.schema_descr_ptr(),
+        Some(pairs),
+        schema,
         file.column_orders().cloned(),
     );
-    ParquetMetaDataBuilder::new(slim)
-        .set_row_groups(metadata.row_groups().to_vec())
+    ParquetMetaDataBuilder::new(file)
+        .set_row_groups(row_groups)
         .build()
 }
 
