@@ -191,11 +191,7 @@ impl ObjectStoreStorage {
         if range.start >= range.end {
             return Ok(Fetched::one(Bytes::new(), None));
         }
-        let options = GetOptions {
-            range: Some(GetRange::Bounded(range.clone())),
-            ..Default::default()
-        };
-        match self.get_opts(path, options).await {
+        match self.get_opts(path, ByteRange::Bounded(range)).await {
             Ok((b, size)) => Ok(Fetched::one(b, Some(size))),
             // Asked from past the end: nothing there.
             Err(HudiError::Io { detail, .. }) if detail.contains("416") => {
@@ -212,11 +208,7 @@ impl ObjectStoreStorage {
                 Some(self.head(path).await?.size),
             ));
         }
-        let options = GetOptions {
-            range: Some(GetRange::Suffix(n)),
-            ..Default::default()
-        };
-        let (b, size) = self.get_opts(path, options).await?;
+        let (b, size) = self.get_opts(path, ByteRange::Suffix(n)).await?;
         Ok(Fetched::one(b, Some(size)))
     }
 
@@ -230,15 +222,44 @@ impl ObjectStoreStorage {
         })
     }
 
-    async fn get_opts(&self, path: &str, options: GetOptions) -> Result<(Bytes, u64)> {
+    /// The body of `range`, counted against [`ByteRange::body_limit`] as it arrives: a
+    /// server's length is not trusted (`GetResult::bytes` reserves whatever length the
+    /// server declares, and keeps reading past it).
+    async fn get_opts(&self, path: &str, range: ByteRange) -> Result<(Bytes, u64)> {
         let object = self.object(path);
+        let options = GetOptions {
+            range: match &range {
+                ByteRange::Bounded(r) => Some(GetRange::Bounded(r.clone())),
+                ByteRange::Suffix(n) => Some(GetRange::Suffix(*n)),
+                ByteRange::Whole => None,
+            },
+            ..Default::default()
+        };
         let r = self
             .store
             .get_opts(&self.key(path)?, options)
             .await
             .map_err(|e| map_err(&object, e))?;
         let size = r.meta.size;
-        let bytes = r.bytes().await.map_err(|e| map_err(&object, e))?;
+        let limit = range.body_limit();
+        if r.range.end.saturating_sub(r.range.start) > limit {
+            return Err(range.body_over(&object));
+        }
+        let mut stream = r.into_stream();
+        let mut chunks = Vec::new();
+        let mut len = 0u64;
+        while let Some(chunk) = stream.try_next().await.map_err(|e| map_err(&object, e))? {
+            len = len.saturating_add(chunk.len() as u64);
+            if len > limit {
+                return Err(range.body_over(&object));
+            }
+            chunks.push(chunk);
+        }
+        let bytes = match &chunks[..] {
+            [] => Bytes::new(),
+            [one] => one.clone(),
+            _ => Bytes::from(chunks.concat()),
+        };
         Ok((bytes, size))
     }
 }
@@ -259,7 +280,7 @@ impl Storage for ObjectStoreStorage {
                 ByteRange::Bounded(r) => self.read_bounded(path, r).await,
                 ByteRange::Suffix(n) => self.read_suffix(path, n).await,
                 ByteRange::Whole => {
-                    let (b, size) = self.get_opts(path, GetOptions::default()).await?;
+                    let (b, size) = self.get_opts(path, ByteRange::Whole).await?;
                     Ok(Fetched::one(b, Some(size)))
                 }
             }
