@@ -4,7 +4,7 @@
 // storage.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, statSync, mkdtempSync, copyFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, mkdtempSync, copyFileSync, writeFileSync, rmSync } from 'node:fs';
 import { join, relative, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
@@ -72,7 +72,9 @@ function withMemoryMaximum(maxBytes) {
   }
   assert.ok(patched, 'the module defines its memory');
   writeFileSync(file, Buffer.concat(parts));
-  return require(join(dir, 'hudi_edge.js'));
+  const module = require(join(dir, 'hudi_edge.js'));
+  rmSync(dir, { recursive: true, force: true }); // loaded: the glue read the module at once
+  return module;
 }
 
 // Every test below runs under an edge isolate's 128 MiB: allocating past it would abort the
@@ -93,7 +95,9 @@ function tableFiles(name = TABLE) {
   const root = tableDir(name);
   const walk = (d) =>
     readdirSync(d).flatMap((n) => (statSync(join(d, n)).isDirectory() ? walk(join(d, n)) : [join(d, n)]));
-  return new Map(walk(root).map((p) => [relative(root, p), readFileSync(p)]));
+  const files = new Map(walk(root).map((p) => [relative(root, p), readFileSync(p)]));
+  rmSync(dirname(root), { recursive: true, force: true });
+  return files;
 }
 
 function open(files) {
