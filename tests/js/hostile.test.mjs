@@ -224,8 +224,15 @@ test('a damaged map column in a base file is CORRUPT, not an abort', async () =>
   assert.ok((await ok.plan({})).fileSlices.length > 0);
 });
 
-test('a JS storage answering more than a range asked for is IO', async () => {
-  const fs = fsStorage(tableDir());
+/** The fixture behind `fsStorage`, the folder removed after the test. */
+function tableStorage(t) {
+  const root = tableDir();
+  t.after(() => rmSync(dirname(root), { recursive: true, force: true }));
+  return fsStorage(root);
+}
+
+test('a JS storage answering more than a range asked for is IO', async (t) => {
+  const fs = tableStorage(t);
   // Every ranged read answered with the whole object.
   const greedy = { ...fs, get: (path) => fs.get(path) };
   const read = async () => (await WasmTable.openJs(greedy)).readArrow({});
@@ -233,9 +240,8 @@ test('a JS storage answering more than a range asked for is IO', async () => {
   assertUnderIsolateLimit();
 });
 
-test('a JS storage answering a whole object over 256 MiB, or no bytes, is refused before copying it in', async () => {
-  const root = tableDir();
-  const fs = fsStorage(root);
+test('a JS storage answering a whole object over 256 MiB, or no bytes, is refused before copying it in', async (t) => {
+  const fs = tableStorage(t);
   const commit = latestCommit(tableFiles());
   for (const [answer, code, why] of [
     [() => new Uint8Array(257 * MB), 'UNSUPPORTED', /over 256 MiB/],
