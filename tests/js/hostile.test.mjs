@@ -224,6 +224,33 @@ test('a damaged map column in a base file is CORRUPT, not an abort', async () =>
   assert.ok((await ok.plan({})).fileSlices.length > 0);
 });
 
+/** A Parquet file with no rows whose schema is `groups` optional groups nested in each other. */
+function deepSchemaParquet(groups) {
+  const footer = Buffer.concat([
+    // FileMetaData: version 1; schema: a list of `groups + 2` elements.
+    Buffer.from([0x15, 0x02, 0x19, 0xfc]),
+    leb(groups + 2),
+    Buffer.from([0x48, 0x01, 0x72, 0x15, 0x02, 0x00]), // root "r", one child
+    Buffer.alloc(groups * 8).map((_, i) => [0x35, 0x02, 0x18, 0x01, 0x61, 0x15, 0x02, 0x00][i % 8]),
+    Buffer.from([0x15, 0x02, 0x25, 0x00, 0x18, 0x01, 0x78, 0x00]), // required int32 "x"
+    Buffer.from([0x16, 0x00, 0x19, 0x0c, 0x00]), // num_rows 0, no row groups
+  ]);
+  const len = Buffer.alloc(4);
+  len.writeUInt32LE(footer.length);
+  return Buffer.concat([Buffer.from('PAR1'), footer, len, Buffer.from('PAR1')]);
+}
+
+test('a base file whose schema nests 100,000 levels is CORRUPT, not a stack overflow', async () => {
+  const files = tableFiles();
+  const deep = deepSchemaParquet(100_000);
+  const bases = [...files.keys()].filter((p) => p.endsWith('.parquet') && !p.startsWith('.hoodie/'));
+  assert.ok(bases.length > 0);
+  for (const p of bases) files.set(p, deep);
+  const table = await open(files);
+  await assert.rejects(table.readArrow({}), (e) => e.code === 'CORRUPT' && /schema nested deeper than 64/.test(e.message));
+  assertUnderIsolateLimit();
+});
+
 /** The fixture behind `fsStorage`, the folder removed after the test. */
 function tableStorage(t) {
   const root = tableDir();
