@@ -107,6 +107,16 @@ pub enum ByteRange {
 /// store counts a body against [`ByteRange::body_limit`] while reading it.
 pub const MAX_WHOLE_OBJECT_BYTES: u64 = 256 * 1024 * 1024;
 
+/// A response body past [`MAX_WHOLE_OBJECT_BYTES`] where the store has no object to name
+/// (object_store's own requests: listings, error documents).
+#[cfg(feature = "http")]
+fn response_over_limit() -> std::io::Error {
+    std::io::Error::other(format!(
+        "a response body over {} MiB",
+        MAX_WHOLE_OBJECT_BYTES >> 20
+    ))
+}
+
 impl ByteRange {
     /// Most body bytes a store may hand back for this range: those asked for, or
     /// [`MAX_WHOLE_OBJECT_BYTES`] for a whole object.

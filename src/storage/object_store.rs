@@ -416,8 +416,13 @@ mod native {
     use std::time::Duration;
 
     use async_trait::async_trait;
-    use object_store::client::{ClientOptions, HttpClient, HttpConnector};
+    use object_store::client::{
+        ClientOptions, HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest,
+        HttpResponse, HttpResponseBody, HttpService,
+    };
     use object_store::RetryConfig;
+
+    use crate::storage::MAX_WHOLE_OBJECT_BYTES;
 
     use super::*;
     use crate::storage::http::{strip_urls, Request, Response, Transport, TransportError};
@@ -470,18 +475,67 @@ mod native {
 
     /// object_store's S3 client over a reqwest client that follows no redirect: a signed
     /// request (its session token among the headers) must not go to another host, and S3
-    /// answers API calls without redirecting them.
+    /// answers API calls without redirecting them. Its bodies are [`Counted`].
     #[derive(Debug)]
     struct NoRedirects;
 
     impl HttpConnector for NoRedirects {
         fn connect(&self, _: &ClientOptions) -> object_store::Result<HttpClient> {
-            Ok(HttpClient::new(reqwest_client().map_err(|e| {
-                object_store::Error::Generic {
-                    store: "S3",
-                    source: Box::new(e),
+            let client = reqwest_client().map_err(|e| object_store::Error::Generic {
+                store: "S3",
+                source: Box::new(e),
+            })?;
+            Ok(HttpClient::new(CountedBodies(client)))
+        }
+    }
+
+    /// reqwest as object_store's `HttpService`, each response body [`Counted`].
+    #[derive(Debug)]
+    struct CountedBodies(reqwest::Client);
+
+    #[async_trait]
+    impl HttpService for CountedBodies {
+        async fn call(&self, req: HttpRequest) -> std::result::Result<HttpResponse, HttpError> {
+            let (parts, body) = HttpService::call(&self.0, req).await?.into_parts();
+            let body = HttpResponseBody::new(Counted { body, seen: 0 });
+            Ok(HttpResponse::from_parts(parts, body))
+        }
+    }
+
+    /// A body that ends in an error past [`MAX_WHOLE_OBJECT_BYTES`] and hints no size:
+    /// object_store collects listings and error documents with `bytes()`, which reserves
+    /// the length a server declares before reading (2⁶² aborts).
+    struct Counted {
+        body: HttpResponseBody,
+        seen: u64,
+    }
+
+    impl http_body::Body for Counted {
+        type Data = Bytes;
+        type Error = HttpError;
+
+        fn poll_frame(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<std::result::Result<http_body::Frame<Bytes>, HttpError>>>
+        {
+            let polled = std::pin::Pin::new(&mut self.body).poll_frame(cx);
+            if let std::task::Poll::Ready(Some(Ok(frame))) = &polled {
+                let len = frame.data_ref().map_or(0, |d| d.len() as u64);
+                self.seen = self.seen.saturating_add(len);
+                if self.seen > MAX_WHOLE_OBJECT_BYTES {
+                    let e = HttpError::new(
+                        HttpErrorKind::Decode,
+                        crate::storage::response_over_limit(),
+                    );
+                    return std::task::Poll::Ready(Some(Err(e)));
                 }
-            })?))
+            }
+            polled
+        }
+
+        fn is_end_stream(&self) -> bool {
+            self.body.is_end_stream()
         }
     }
 
