@@ -1,7 +1,7 @@
 //! Map columns read as lists of key/value structs, then checked into maps by us.
 //!
-//! Why: the `parquet` crate's `MapArrayReader::consume_batch` (60.1, the newest release, and
-//! arrow-rs main) unwraps the error of the list reader beneath it, so a damaged map column
+//! Why: the `parquet` crate's `MapArrayReader::consume_batch` (still in 60.1, the newest
+//! release) unwraps the error of the list reader beneath it, so a damaged map column
 //! (keys and values of different lengths, broken levels, any error of a nested value)
 //! panics — an abort in wasm. Checking levels before the crate decodes would have to
 //! foresee every error of every nested reader; instead the crate never builds a map reader:

@@ -135,7 +135,13 @@ fn bytes_of(v: JsValue, range: &ByteRange, path: &str) -> Result<Bytes> {
     if len > range.body_limit() as f64 {
         return Err(range.body_over(path));
     }
-    // Both fit a u32: at most the limit, a wasm32 memory size.
+    // The length is at most the limit; a view past 4 GiB of its buffer cannot be copied.
+    if offset > f64::from(u32::MAX) {
+        return Err(HudiError::io(
+            path,
+            "storage get() answered a view past 4 GiB",
+        ));
+    }
     let bytes = Uint8Array::new_with_byte_offset_and_length(&buffer, offset as u32, len as u32);
     Ok(Bytes::from(bytes.to_vec()))
 }
