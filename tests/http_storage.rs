@@ -552,3 +552,78 @@ async fn s3_requests_follow_no_redirect() {
     assert_eq!(seen.lock().unwrap().len(), 1);
     assert!(other_seen.lock().unwrap().is_empty());
 }
+
+/// object_store's S3 bodies obey the same limits as `HttpStorage`: a ranged answer gives no
+/// more than was asked, and a declared length is never reserved before it is counted
+/// (object_store's `bytes()` reserved 2^62 bytes here, for an object or a listing, and
+/// panicked).
+#[tokio::test]
+async fn s3_bodies_are_bounded() {
+    use hudi_edge::storage::object_store::{s3_storage, S3Options};
+    let (url, _) = scripted(|target, _, out| {
+        let reply = match target {
+            // A 206 whose Content-Range matches the 10 bytes asked, with 1 MiB behind it.
+            t if t.ends_with("/t/long206") => {
+                let mut r = b"HTTP/1.1 206 X\r\nConnection: close\r\nContent-Range: bytes 0-9/2000000\r\nContent-Length: 1048576\r\n\r\n".to_vec();
+                r.extend(vec![7u8; 1 << 20]);
+                r
+            }
+            t if t.ends_with("/t/ok206") => b"HTTP/1.1 206 X\r\nConnection: close\r\nContent-Range: bytes 0-9/2000000\r\nContent-Length: 10\r\n\r\n0123456789".to_vec(),
+            // Declares 2^62 bytes, sends two chunks.
+            t if t.ends_with("/t/bomb") => {
+                let _ = out.write_all(b"HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: 4611686018427387904\r\n\r\n");
+                let _ = out.write_all(&[1u8; 4096]);
+                let _ = out.flush();
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                let _ = out.write_all(&[2u8; 4096]);
+                return;
+            }
+            // A listing that declares 2^62 bytes, in two chunks: object_store collects
+            // listings itself, reserving the declared length.
+            t if t.contains("list-type=2") => {
+                let _ = out.write_all(b"HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: 4611686018427387904\r\n\r\n<ListBucketResult>");
+                let _ = out.flush();
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                let _ = out.write_all(b"<Contents>");
+                return;
+            }
+            // Says 300 MiB: refused before reading.
+            t if t.ends_with("/t/huge") => {
+                b"HTTP/1.1 200 X\r\nConnection: close\r\nContent-Length: 314572800\r\n\r\n".to_vec()
+            }
+            _ => b"HTTP/1.1 404 X\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        };
+        let _ = out.write_all(&reply);
+    });
+    let o = S3Options {
+        endpoint: Some(url),
+        access_key_id: Some("AKIAEXAMPLE".into()),
+        secret_access_key: Some("secret".into()),
+        force_path_style: Some(true),
+        ..S3Options::default()
+    };
+    let s = s3_storage("s3://bkt/t", &o, 0, 4).unwrap();
+
+    let ok = s.get_range("ok206", 0..10, Purpose::Other).await.unwrap();
+    assert_eq!(&ok[..], b"0123456789");
+
+    let e = s
+        .get_range("long206", 0..10, Purpose::Other)
+        .await
+        .map(|b| b.len())
+        .unwrap_err();
+    assert_eq!(e.code(), "IO", "{e}");
+    assert!(e.to_string().contains("longer than the 10 bytes"), "{e}");
+    assert!(e.to_string().contains("s3://bkt/t/long206"), "{e}");
+
+    let e = s.list("", true).await.unwrap_err();
+    assert_eq!(e.code(), "IO", "{e}");
+
+    for name in ["bomb", "huge"] {
+        let e = s.get(name, Purpose::CommitMetadata).await;
+        let e = e.map(|b| b.len()).unwrap_err();
+        assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+        assert!(e.to_string().contains("over 256 MiB"), "{e}");
+        assert!(e.to_string().contains(&format!("s3://bkt/t/{name}")), "{e}");
+    }
+}

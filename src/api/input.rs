@@ -91,15 +91,12 @@ pub fn decode_rows(
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(|e| bad(&e))
         }
-        InputFormat::Parquet => {
-            let reader =
-                parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
-                    .and_then(|b| b.build())
-                    .map_err(|e| bad(&e))?;
-            reader
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|e| bad(&e))
-        }
+        // Through the table files' checks: the crate alone panics on some damage.
+        InputFormat::Parquet => crate::base_file::decode_in_memory(bytes, source, "bad Parquet")
+            .map_err(|e| match e {
+                HudiError::Corrupt { reason, .. } => bad(&reason),
+                other => other,
+            }),
         InputFormat::Arrow => decode_arrow_ipc(&bytes).map_err(|e| bad(&e)),
     }
 }
@@ -317,6 +314,28 @@ mod tests {
 
     fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
         RecordBatch::try_from_iter(columns).unwrap()
+    }
+
+    /// Parquet input goes through the table files' checks: a damaged map column (the fuzz
+    /// finding that panicked the crate's map reader) is `INVALID_INPUT` naming the input.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn parquet_input_is_checked_as_table_files_are() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fuzz");
+        let read = |file: &str| {
+            let bytes = std::fs::read(format!("{dir}/{file}")).unwrap();
+            let schema = Arc::new(Schema::empty());
+            decode_rows(bytes.into(), InputFormat::Parquet, &schema, "in.parquet")
+        };
+        let rows: usize = read("corpus/parquet_footer/v6_base.parquet")
+            .unwrap()
+            .iter()
+            .map(RecordBatch::num_rows)
+            .sum();
+        assert!(rows > 0);
+        let e = read("regressions/parquet_footer/map_inner_error_unwrapped.parquet").unwrap_err();
+        assert_eq!(e.code(), "INVALID_INPUT", "{e}");
+        assert!(e.to_string().contains("in.parquet"), "{e}");
     }
 
     #[test]

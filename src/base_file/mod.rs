@@ -12,19 +12,24 @@ use futures::future::{BoxFuture, FutureExt};
 use futures::stream::{BoxStream, StreamExt};
 use futures::TryStreamExt;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{
     FileMetaData, KeyValue, ParquetMetaData, ParquetMetaDataBuilder, ParquetMetaDataReader,
+    RowGroupMetaData,
 };
+use parquet::schema::types::SchemaDescPtr;
 
 use crate::error::{HudiError, Result};
 use crate::expr::stats::{may_match, ColumnStats, StatsSource};
 use crate::expr::Expr;
 use crate::storage::{Purpose, RangedFile, Storage};
 
+mod maps;
 mod thrift;
 pub mod writer;
 
@@ -39,6 +44,8 @@ pub struct Footer {
     pub metadata: ArrowReaderMetadata,
     pub size: u64,
     tail: Bytes,
+    /// What the crate reads the file with when it has map columns (see [`maps`]).
+    reading: Option<ArrowReaderMetadata>,
 }
 
 impl Footer {
@@ -87,6 +94,7 @@ pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
         ArrowReaderOptions::new(),
     )
     .map_err(|e| parquet_err(path, e))?;
+    let reading = maps::reading_metadata(&metadata, path)?;
     // Keep the tail only when it holds column data too (small files); a footer alone is
     // already decoded, and a session keeps the footers of every file it read.
     let tail = if meta_start > 0 { tail } else { Bytes::new() };
@@ -94,6 +102,7 @@ pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
         metadata,
         size,
         tail,
+        reading,
     })
 }
 
@@ -133,21 +142,34 @@ fn decode_footer(footer: &[u8], data_end: u64, path: &str) -> Result<ParquetMeta
     Ok(metadata)
 }
 
-/// The footer of a Parquet file held in memory (a log file's Parquet data block), its
-/// column chunks' pages walked.
-pub fn footer_in_memory(file: &Bytes, path: &str) -> Result<ArrowReaderMetadata> {
+/// Every row of a Parquet file held in memory (a log file's Parquet data block, an LSM
+/// timeline file): its footer checked and its column chunks' pages walked first, as the
+/// crate reads it without our reader; `what` says what the file was.
+pub fn decode_in_memory(file: Bytes, path: &str, what: &str) -> Result<Vec<RecordBatch>> {
     let size = file.len() as u64;
-    let meta_len = footer_len(file, size, path)?;
+    let meta_len = footer_len(&file, size, path)?;
     let data_end = size - meta_len - 8;
     let metadata = decode_footer(&file[data_end as usize..file.len() - 8], data_end, path)?;
-    // Every chunk lies within the data (checked above): their pages are walked here, as
-    // the crate reads this file without our reader.
+    // Every chunk lies within the data (checked above).
     for c in metadata.row_groups().iter().flat_map(|g| g.columns()) {
         let (start, len) = c.byte_range();
         check_chunk(&file[start as usize..(start + len) as usize], path)?;
     }
-    ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new())
-        .map_err(|e| parquet_err(path, e))
+    let presented = ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new())
+        .map_err(|e| parquet_err(path, e))?;
+    let reading = maps::reading_metadata(&presented, path)?;
+    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
+        file,
+        reading.unwrap_or_else(|| presented.clone()),
+    )
+    .build()
+    .map_err(|e| HudiError::corrupt_by(path, what, e))?;
+    reader
+        .map(|b| {
+            let b = b.map_err(|e| HudiError::corrupt_by(path, what, e))?;
+            maps::present(b, presented.schema().fields(), path)
+        })
+        .collect()
 }
 
 /// Refuses a footer whose column chunks do not lie between the file's start and the footer
@@ -189,16 +211,28 @@ fn without_bloom_filters(metadata: ParquetMetaData) -> ParquetMetaData {
         return metadata;
     }
     let kept: Vec<KeyValue> = pairs.iter().filter(|kv| !is_bloom(kv)).cloned().collect();
-    let slim = FileMetaData::new(
+    let groups = metadata.row_groups().to_vec();
+    rebuilt(&metadata, kept, file.schema_descr_ptr(), groups)
+}
+
+/// `metadata` with other key-value pairs, schema and row groups.
+fn rebuilt(
+    metadata: &ParquetMetaData,
+    pairs: Vec<KeyValue>,
+    schema: SchemaDescPtr,
+    row_groups: Vec<RowGroupMetaData>,
+) -> ParquetMetaData {
+    let file = metadata.file_metadata();
+    let file = FileMetaData::new(
         file.version(),
         file.num_rows(),
         file.created_by().map(str::to_string),
-        Some(kept),
-        file.schema_descr_ptr(),
+        Some(pairs),
+        schema,
         file.column_orders().cloned(),
     );
-    ParquetMetaDataBuilder::new(slim)
-        .set_row_groups(metadata.row_groups().to_vec())
+    ParquetMetaDataBuilder::new(file)
+        .set_row_groups(row_groups)
         .build()
 }
 
@@ -341,30 +375,43 @@ pub fn stream_row_groups(
         return Ok(futures::stream::empty().boxed());
     }
     let metadata = footer.metadata.clone();
+    let fields = metadata.schema().fields();
+    let roots: Vec<usize> = match columns {
+        None => (0..fields.len()).collect(),
+        Some(cols) => fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| cols.iter().any(|c| c == f.name()))
+            .map(|(i, _)| i)
+            .collect(),
+    };
     let mask = match columns {
         None => ProjectionMask::all(),
-        Some(cols) => {
-            let roots: Vec<usize> = metadata
-                .schema()
-                .fields()
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| cols.iter().any(|c| c == f.name()))
-                .map(|(i, _)| i)
-                .collect();
-            ProjectionMask::roots(metadata.parquet_schema(), roots)
-        }
+        Some(_) => ProjectionMask::roots(metadata.parquet_schema(), roots.iter().copied()),
     };
     let file = RangedFile::holding(Some(storage), path, footer.size, footer.tail.clone());
-    let reader = StorageReader::new(file.with_gap(COALESCE_GAP), footer.parquet().clone(), path);
-    let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
+    // Map columns are read as lists of entries and turned back into maps (see `maps`).
+    let reading = footer.reading.clone().unwrap_or_else(|| metadata.clone());
+    let reader = StorageReader::new(
+        file.with_gap(COALESCE_GAP),
+        reading.metadata().clone(),
+        path,
+    );
+    let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, reading)
         .with_projection(mask)
         .with_row_groups(row_groups)
         .with_batch_size(batch_size)
         .build()
         .map_err(|e| parquet_err(path, e))?;
     let path = path.to_string();
-    Ok(stream.map_err(move |e| parquet_err(&path, e)).boxed())
+    let Some(_) = footer.reading else {
+        return Ok(stream.map_err(move |e| parquet_err(&path, e)).boxed());
+    };
+    let all = metadata.schema().fields();
+    let fields: arrow_schema::Fields = roots.iter().map(|&i| all[i].clone()).collect();
+    Ok(stream
+        .map(move |b| maps::present(b.map_err(|e| parquet_err(&path, e))?, &fields, &path))
+        .boxed())
 }
 
 #[cfg(test)]

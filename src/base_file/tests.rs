@@ -187,3 +187,156 @@ fn page_header_with_a_huge_bool_list_is_corrupt_at_once() {
     });
     assert_corrupt_at_once(bytes);
 }
+
+/// Every batch of a file as the `parquet` crate reads it by itself (its own map reader).
+fn crate_batches(file: Bytes) -> Vec<RecordBatch> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    reader.collect::<std::result::Result<_, _>>().unwrap()
+}
+
+fn our_batches(file: Bytes, columns: Option<&[String]>) -> Vec<RecordBatch> {
+    let storage = MemoryStorage::new();
+    storage.insert(PATH, file, None);
+    let storage: Arc<dyn Storage> = Arc::new(storage);
+    let footer = futures::executor::block_on(read_footer(storage.as_ref(), PATH)).unwrap();
+    let groups = matching_row_groups(&footer, None);
+    let stream = stream_row_groups(storage, PATH, footer, groups, columns, 1024).unwrap();
+    futures::executor::block_on(stream.try_collect::<Vec<_>>()).unwrap()
+}
+
+fn one(batches: &[RecordBatch]) -> RecordBatch {
+    arrow_select::concat::concat_batches(&batches[0].schema(), batches).unwrap()
+}
+
+/// Maps are read as lists of entries and turned back into maps: the same batches as the
+/// crate's own map reader gives, whole and projected, from storage and from memory.
+#[test]
+fn map_columns_read_as_the_crate_reads_them() {
+    let expected = one(&crate_batches(fixture()));
+    let maps: Vec<String> = expected
+        .schema()
+        .fields()
+        .iter()
+        .filter(|f| matches!(f.data_type(), arrow_schema::DataType::Map(..)))
+        .map(|f| f.name().clone())
+        .collect();
+    assert!(!maps.is_empty(), "the fixture has a map column");
+    assert_eq!(one(&our_batches(fixture(), None)), expected);
+    assert_eq!(
+        one(&decode_parquet_block(fixture(), PATH).unwrap()),
+        expected
+    );
+    let columns = vec![maps[0].clone(), "_hoodie_record_key".to_string()];
+    let projected = one(&our_batches(fixture(), Some(&columns)));
+    let wanted: Vec<usize> = ["_hoodie_record_key", &maps[0]]
+        .iter()
+        .map(|n| expected.schema().index_of(n).unwrap())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(projected, expected.project(&wanted).unwrap());
+}
+
+/// Maps inside maps, lists and structs, nullable or not, with the Arrow schema the writer
+/// embeds (the crate's hints), written by arrow-rs: read back as the crate reads them.
+#[test]
+fn nested_map_columns_read_as_the_crate_reads_them() {
+    use arrow_array::builder::{Int32Builder, ListBuilder, MapBuilder, StringBuilder};
+    use arrow_array::{Array, StructArray};
+    let mut inner = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
+    let mut outer = MapBuilder::new(
+        None,
+        StringBuilder::new(),
+        MapBuilder::new(None, StringBuilder::new(), Int32Builder::new()),
+    );
+    let mut listed = ListBuilder::new(MapBuilder::new(
+        None,
+        StringBuilder::new(),
+        Int32Builder::new(),
+    ));
+    for row in 0..300i32 {
+        if row % 7 == 3 {
+            inner.append(false).unwrap();
+            outer.append(false).unwrap();
+            listed.append(false);
+            continue;
+        }
+        for k in 0..row % 4 {
+            inner.keys().append_value(format!("k{k}"));
+            if k == 1 {
+                inner.values().append_null();
+            } else {
+                inner.values().append_value(row * k);
+            }
+            outer.keys().append_value(format!("o{k}"));
+            for j in 0..k {
+                outer.values().keys().append_value(format!("i{j}"));
+                outer.values().values().append_value(j);
+            }
+            outer.values().append(k != 2).unwrap();
+            for j in 0..(row + k) % 3 {
+                listed.values().keys().append_value(format!("l{j}"));
+                listed.values().values().append_value(j);
+            }
+            listed.values().append(true).unwrap();
+        }
+        inner.append(true).unwrap();
+        outer.append(true).unwrap();
+        listed.append(true);
+    }
+    let inner = Arc::new(inner.finish()) as ArrayRef;
+    let in_struct = StructArray::from(vec![(
+        Arc::new(arrow_schema::Field::new(
+            "m",
+            inner.data_type().clone(),
+            true,
+        )),
+        inner.clone(),
+    )]);
+    let batch = RecordBatch::try_from_iter([
+        ("inner", inner),
+        ("outer", Arc::new(outer.finish()) as ArrayRef),
+        ("listed", Arc::new(listed.finish()) as ArrayRef),
+        ("in_struct", Arc::new(in_struct) as ArrayRef),
+    ])
+    .unwrap();
+    let mut file = Vec::new();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(128))
+        .set_data_page_row_count_limit(50)
+        .build();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(&mut file, batch.schema(), Some(props)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let file = Bytes::from(file);
+    let expected = one(&crate_batches(file.clone()));
+    assert_eq!(expected.num_rows(), 300);
+    assert_eq!(one(&our_batches(file.clone(), None)), expected);
+    assert_eq!(
+        one(&decode_parquet_block(file.clone(), PATH).unwrap()),
+        expected
+    );
+    let columns = vec!["listed".to_string()];
+    assert_eq!(
+        one(&our_batches(file, Some(&columns))),
+        expected.project(&[2]).unwrap()
+    );
+}
+
+/// The fuzz finding: a map whose keys and values decode to different lengths made the
+/// crate's map reader unwrap its inner error (an abort in wasm); now it is `CORRUPT`.
+#[test]
+fn a_damaged_map_column_is_corrupt_not_a_panic() {
+    let file = Bytes::from_static(include_bytes!(
+        "../../tests/fuzz/regressions/parquet_footer/map_inner_error_unwrapped.parquet"
+    ));
+    assert_corrupt(read(file.clone()), "children array length");
+    assert_corrupt(
+        decode_parquet_block(file, PATH).map(drop),
+        "children array length",
+    );
+}

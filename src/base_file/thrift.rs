@@ -10,13 +10,65 @@ const MAX_DEPTH: u32 = 64;
 const BOOL_TRUE: u8 = 1;
 const BOOL_FALSE: u8 = 2;
 
-/// Checks that `footer` is one well-formed compact-protocol struct.
+/// Schema levels: the crate builds the schema tree recursively, one stack frame per level
+/// (nested groups in a 9 KB footer overflowed a native thread's stack; in wasm, 100,000 of
+/// them ran the stack out of bounds); Avro is held to the same depth.
+const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// Checks that `footer` is one well-formed compact-protocol struct whose schema
+/// (`FileMetaData` field 2) nests at most [`MAX_SCHEMA_DEPTH`] levels.
 pub fn check_footer(footer: &[u8]) -> Result<(), String> {
     Walk {
         buf: footer,
         pos: 0,
     }
-    .value(12, MAX_DEPTH, false)
+    .value(12, MAX_DEPTH, false)?;
+    check_schema_depth(footer)
+}
+
+/// The schema is a list of `SchemaElement`s in depth-first order, each with its
+/// `num_children` (field 5): the levels still open are a stack of children left to come.
+fn check_schema_depth(footer: &[u8]) -> Result<(), String> {
+    let mut walk = Walk {
+        buf: footer,
+        pos: 0,
+    };
+    let mut id = 0;
+    while let Some(ty) = walk.field(&mut id)? {
+        if (id, ty) != (2, 9) {
+            walk.value(ty, MAX_DEPTH, false)?;
+            continue;
+        }
+        let (n, element) = walk.collection_header()?;
+        let mut open: Vec<i64> = Vec::new();
+        for _ in 0..n {
+            if element != 12 {
+                walk.value(element, MAX_DEPTH, true)?;
+                continue;
+            }
+            let mut ints = Vec::new();
+            walk.structure(MAX_DEPTH, Some(&mut ints), 0)?;
+            while open.last() == Some(&0) {
+                open.pop();
+            }
+            if let Some(left) = open.last_mut() {
+                *left -= 1;
+            }
+            let children = ints
+                .iter()
+                .find(|(k, _)| *k == (0, 5))
+                .map_or(0, |(_, v)| *v);
+            if children > 0 {
+                open.push(children);
+            }
+            if open.len() > MAX_SCHEMA_DEPTH {
+                return Err(format!(
+                    "schema nested deeper than {MAX_SCHEMA_DEPTH} levels"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks every page header of a column chunk, following each header's
@@ -114,6 +166,30 @@ impl Walk<'_> {
         Ok(())
     }
 
+    /// The next field's type, its id in `id` (the previous field's before); `None` at the
+    /// struct's stop byte.
+    fn field(&mut self, id: &mut i64) -> Result<Option<u8>, String> {
+        let header = self.byte()?;
+        if header == 0 {
+            return Ok(None);
+        }
+        *id = match header >> 4 {
+            0 => zigzag(self.varint()?),
+            delta => *id + i64::from(delta),
+        };
+        Ok(Some(header & 0x0f))
+    }
+
+    /// A list or set header: the element count and type.
+    fn collection_header(&mut self) -> Result<(u64, u8), String> {
+        let header = self.byte()?;
+        let n = match header >> 4 {
+            15 => self.varint()?,
+            n => u64::from(n),
+        };
+        Ok((n, header & 0x0f))
+    }
+
     /// A struct's fields up to its stop byte. With `ints`, its i32 fields and those of
     /// the structs in it are collected by (outer field id or 0, field id).
     fn structure(
@@ -123,21 +199,14 @@ impl Walk<'_> {
         outer: i64,
     ) -> Result<(), String> {
         let mut id = 0i64;
-        loop {
-            let header = self.byte()?;
-            if header == 0 {
-                return Ok(());
-            }
-            id = match header >> 4 {
-                0 => zigzag(self.varint()?),
-                delta => id + i64::from(delta),
-            };
-            match (header & 0x0f, ints.as_deref_mut()) {
+        while let Some(ty) = self.field(&mut id)? {
+            match (ty, ints.as_deref_mut()) {
                 (5, Some(ints)) => ints.push(((outer, id), zigzag(self.varint()?))),
                 (12, Some(ints)) if outer == 0 => self.structure(depth - 1, Some(ints), id)?,
                 (ty, _) => self.value(ty, depth - 1, false)?,
             }
         }
+        Ok(())
     }
 
     fn value(&mut self, ty: u8, depth: u32, in_collection: bool) -> Result<(), String> {
@@ -159,12 +228,8 @@ impl Walk<'_> {
                 self.skip(n)?
             }
             9 | 10 => {
-                let header = self.byte()?;
-                let n = match header >> 4 {
-                    15 => self.varint()?,
-                    n => u64::from(n),
-                };
-                self.elements(n, &[header & 0x0f], depth)?
+                let (n, ty) = self.collection_header()?;
+                self.elements(n, &[ty], depth)?
             }
             11 => {
                 let n = self.varint()?;
@@ -204,6 +269,37 @@ mod tests {
         assert!(check_footer(&deep).unwrap_err().contains("too deep"));
         // Field 1 i32 = 3, field 2 an empty list, stop.
         check_footer(&[0x15, 0x06, 0x19, 0x00, 0x00]).unwrap();
+    }
+
+    /// `FileMetaData` with a schema of a root, `groups` nested groups and a leaf.
+    fn nested_schema(groups: usize) -> Vec<u8> {
+        let mut f = vec![0x15, 0x02, 0x19, 0xfc];
+        let mut n = groups + 2;
+        while n >= 0x80 {
+            f.push((n & 0x7f) as u8 | 0x80);
+            n >>= 7;
+        }
+        f.push(n as u8);
+        // Root: name "r", one child.
+        f.extend([0x48, 0x01, b'r', 0x15, 0x02, 0x00]);
+        for _ in 0..groups {
+            // Optional group "a", one child.
+            f.extend([0x35, 0x02, 0x18, 0x01, b'a', 0x15, 0x02, 0x00]);
+        }
+        // Required int32 "x"; then num_rows 0 and no row groups.
+        f.extend([0x15, 0x02, 0x25, 0x00, 0x18, 0x01, b'x', 0x00]);
+        f.extend([0x16, 0x00, 0x19, 0x0c, 0x00]);
+        f
+    }
+
+    #[test]
+    fn schemas_nested_too_deep_are_refused() {
+        check_footer(&nested_schema(MAX_SCHEMA_DEPTH - 1)).unwrap();
+        let e = check_footer(&nested_schema(MAX_SCHEMA_DEPTH)).unwrap_err();
+        assert!(e.contains("schema nested deeper"), "{e}");
+        // Nine kilobytes that overflowed the stack in the crate's schema decoding.
+        let e = check_footer(&nested_schema(1000)).unwrap_err();
+        assert!(e.contains("schema nested deeper"), "{e}");
     }
 
     #[test]

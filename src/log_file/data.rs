@@ -4,7 +4,6 @@
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::avro::decode::AvroToArrow;
 use crate::error::{malformed, HudiError, Result};
@@ -90,14 +89,7 @@ pub fn decode_avro_block(
 
 /// Decodes the Parquet file embedded in a Parquet data block.
 pub fn decode_parquet_block(content: Bytes, path: &str) -> Result<Vec<RecordBatch>> {
-    const WHAT: &str = "bad Parquet data block";
-    let metadata = crate::base_file::footer_in_memory(&content, path)?;
-    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(content, metadata)
-        .build()
-        .map_err(|e| HudiError::corrupt_by(path, WHAT, e))?;
-    reader
-        .map(|b| b.map_err(|e| HudiError::corrupt_by(path, WHAT, e)))
-        .collect()
+    crate::base_file::decode_in_memory(content, path, "bad Parquet data block")
 }
 
 /// Serializes Avro datums as Avro data block content.

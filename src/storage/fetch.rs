@@ -399,6 +399,11 @@ impl object_store::client::HttpService for FetchService {
             }
         }
         r.body = request_body(body).await;
+        // Bodies (objects, listings, error documents) held to the whole-object limit.
+        r.limit = Some(super::http::BodyLimit {
+            partial: super::MAX_WHOLE_OBJECT_BYTES,
+            other: super::MAX_WHOLE_OBJECT_BYTES,
+        });
         // Signed requests: `fetch` must not follow a redirect with them to another origin.
         r.credentials = parts.headers.contains_key("authorization")
             || parts.headers.contains_key("x-amz-security-token");
@@ -410,6 +415,12 @@ impl object_store::client::HttpService for FetchService {
             };
             HttpError::new(kind, std::io::Error::other(e.detail))
         })?;
+        if resp.over_limit {
+            return Err(HttpError::new(
+                HttpErrorKind::Decode,
+                super::response_over_limit(),
+            ));
+        }
         let mut b = http::Response::builder().status(resp.status);
         for (k, v) in &resp.headers {
             b = b.header(k.as_str(), v.as_str());

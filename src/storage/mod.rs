@@ -103,7 +103,53 @@ pub enum ByteRange {
     Whole,
 }
 
+/// Largest object read whole (instants, properties, commit metadata, history files): every
+/// store counts a body against [`ByteRange::body_limit`] while reading it.
+pub const MAX_WHOLE_OBJECT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// A response body past [`MAX_WHOLE_OBJECT_BYTES`] where the store has no object to name
+/// (object_store's own requests: listings, error documents).
+#[cfg(feature = "http")]
+fn response_over_limit() -> std::io::Error {
+    std::io::Error::other(format!(
+        "a response body over {} MiB",
+        MAX_WHOLE_OBJECT_BYTES >> 20
+    ))
+}
+
 impl ByteRange {
+    /// Most body bytes a store may hand back for this range: those asked for, or
+    /// [`MAX_WHOLE_OBJECT_BYTES`] for a whole object.
+    pub fn body_limit(&self) -> u64 {
+        match self {
+            ByteRange::Bounded(r) => r.end.saturating_sub(r.start),
+            ByteRange::Suffix(n) => *n,
+            ByteRange::Whole => MAX_WHOLE_OBJECT_BYTES,
+        }
+    }
+
+    /// The error for an answer from `object` past [`ByteRange::body_limit`]: more than a
+    /// range asked for is a broken store (`IO`); an object too big to read whole,
+    /// `UNSUPPORTED`.
+    pub fn body_over(&self, object: &str) -> HudiError {
+        match self {
+            ByteRange::Whole => HudiError::unsupported_in(
+                format!(
+                    "reading whole an object over {} MiB",
+                    MAX_WHOLE_OBJECT_BYTES >> 20
+                ),
+                object,
+            ),
+            _ => HudiError::io(
+                object,
+                format!(
+                    "an answer longer than the {} bytes asked for",
+                    self.body_limit()
+                ),
+            ),
+        }
+    }
+
     /// The same bytes as a bounded range of an object of `size` bytes.
     pub fn within(&self, size: u64) -> Range<u64> {
         match self {

@@ -191,11 +191,7 @@ impl ObjectStoreStorage {
         if range.start >= range.end {
             return Ok(Fetched::one(Bytes::new(), None));
         }
-        let options = GetOptions {
-            range: Some(GetRange::Bounded(range.clone())),
-            ..Default::default()
-        };
-        match self.get_opts(path, options).await {
+        match self.get_opts(path, ByteRange::Bounded(range)).await {
             Ok((b, size)) => Ok(Fetched::one(b, Some(size))),
             // Asked from past the end: nothing there.
             Err(HudiError::Io { detail, .. }) if detail.contains("416") => {
@@ -212,11 +208,7 @@ impl ObjectStoreStorage {
                 Some(self.head(path).await?.size),
             ));
         }
-        let options = GetOptions {
-            range: Some(GetRange::Suffix(n)),
-            ..Default::default()
-        };
-        let (b, size) = self.get_opts(path, options).await?;
+        let (b, size) = self.get_opts(path, ByteRange::Suffix(n)).await?;
         Ok(Fetched::one(b, Some(size)))
     }
 
@@ -230,15 +222,44 @@ impl ObjectStoreStorage {
         })
     }
 
-    async fn get_opts(&self, path: &str, options: GetOptions) -> Result<(Bytes, u64)> {
+    /// The body of `range`, counted against [`ByteRange::body_limit`] as it arrives: a
+    /// server's length is not trusted (`GetResult::bytes` reserves whatever length the
+    /// server declares, and keeps reading past it).
+    async fn get_opts(&self, path: &str, range: ByteRange) -> Result<(Bytes, u64)> {
         let object = self.object(path);
+        let options = GetOptions {
+            range: match &range {
+                ByteRange::Bounded(r) => Some(GetRange::Bounded(r.clone())),
+                ByteRange::Suffix(n) => Some(GetRange::Suffix(*n)),
+                ByteRange::Whole => None,
+            },
+            ..Default::default()
+        };
         let r = self
             .store
             .get_opts(&self.key(path)?, options)
             .await
             .map_err(|e| map_err(&object, e))?;
         let size = r.meta.size;
-        let bytes = r.bytes().await.map_err(|e| map_err(&object, e))?;
+        let limit = range.body_limit();
+        if r.range.end.saturating_sub(r.range.start) > limit {
+            return Err(range.body_over(&object));
+        }
+        let mut stream = r.into_stream();
+        let mut chunks = Vec::new();
+        let mut len = 0u64;
+        while let Some(chunk) = stream.try_next().await.map_err(|e| map_err(&object, e))? {
+            len = len.saturating_add(chunk.len() as u64);
+            if len > limit {
+                return Err(range.body_over(&object));
+            }
+            chunks.push(chunk);
+        }
+        let bytes = match &chunks[..] {
+            [] => Bytes::new(),
+            [one] => one.clone(),
+            _ => Bytes::from(chunks.concat()),
+        };
         Ok((bytes, size))
     }
 }
@@ -259,7 +280,7 @@ impl Storage for ObjectStoreStorage {
                 ByteRange::Bounded(r) => self.read_bounded(path, r).await,
                 ByteRange::Suffix(n) => self.read_suffix(path, n).await,
                 ByteRange::Whole => {
-                    let (b, size) = self.get_opts(path, GetOptions::default()).await?;
+                    let (b, size) = self.get_opts(path, ByteRange::Whole).await?;
                     Ok(Fetched::one(b, Some(size)))
                 }
             }
@@ -395,8 +416,13 @@ mod native {
     use std::time::Duration;
 
     use async_trait::async_trait;
-    use object_store::client::{ClientOptions, HttpClient, HttpConnector};
+    use object_store::client::{
+        ClientOptions, HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest,
+        HttpResponse, HttpResponseBody, HttpService,
+    };
     use object_store::RetryConfig;
+
+    use crate::storage::MAX_WHOLE_OBJECT_BYTES;
 
     use super::*;
     use crate::storage::http::{strip_urls, Request, Response, Transport, TransportError};
@@ -449,18 +475,67 @@ mod native {
 
     /// object_store's S3 client over a reqwest client that follows no redirect: a signed
     /// request (its session token among the headers) must not go to another host, and S3
-    /// answers API calls without redirecting them.
+    /// answers API calls without redirecting them. Its bodies are [`Counted`].
     #[derive(Debug)]
     struct NoRedirects;
 
     impl HttpConnector for NoRedirects {
         fn connect(&self, _: &ClientOptions) -> object_store::Result<HttpClient> {
-            Ok(HttpClient::new(reqwest_client().map_err(|e| {
-                object_store::Error::Generic {
-                    store: "S3",
-                    source: Box::new(e),
+            let client = reqwest_client().map_err(|e| object_store::Error::Generic {
+                store: "S3",
+                source: Box::new(e),
+            })?;
+            Ok(HttpClient::new(CountedBodies(client)))
+        }
+    }
+
+    /// reqwest as object_store's `HttpService`, each response body [`Counted`].
+    #[derive(Debug)]
+    struct CountedBodies(reqwest::Client);
+
+    #[async_trait]
+    impl HttpService for CountedBodies {
+        async fn call(&self, req: HttpRequest) -> std::result::Result<HttpResponse, HttpError> {
+            let (parts, body) = HttpService::call(&self.0, req).await?.into_parts();
+            let body = HttpResponseBody::new(Counted { body, seen: 0 });
+            Ok(HttpResponse::from_parts(parts, body))
+        }
+    }
+
+    /// A body that ends in an error past [`MAX_WHOLE_OBJECT_BYTES`] and hints no size:
+    /// object_store collects listings and error documents with `bytes()`, which reserves
+    /// the length a server declares before reading (2⁶² aborts).
+    struct Counted {
+        body: HttpResponseBody,
+        seen: u64,
+    }
+
+    impl http_body::Body for Counted {
+        type Data = Bytes;
+        type Error = HttpError;
+
+        fn poll_frame(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<std::result::Result<http_body::Frame<Bytes>, HttpError>>>
+        {
+            let polled = std::pin::Pin::new(&mut self.body).poll_frame(cx);
+            if let std::task::Poll::Ready(Some(Ok(frame))) = &polled {
+                let len = frame.data_ref().map_or(0, |d| d.len() as u64);
+                self.seen = self.seen.saturating_add(len);
+                if self.seen > MAX_WHOLE_OBJECT_BYTES {
+                    let e = HttpError::new(
+                        HttpErrorKind::Decode,
+                        crate::storage::response_over_limit(),
+                    );
+                    return std::task::Poll::Ready(Some(Err(e)));
                 }
-            })?))
+            }
+            polled
+        }
+
+        fn is_end_stream(&self) -> bool {
+            self.body.is_end_stream()
         }
     }
 

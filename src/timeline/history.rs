@@ -170,12 +170,8 @@ async fn load_lsm(
                 ));
             }
         }
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
-            .and_then(|b| b.build())
-            .map_err(|e| HudiError::corrupt_by(&path, "bad LSM timeline file", e))?;
-        let batches: std::result::Result<Vec<RecordBatch>, _> = reader.collect();
-        let batches =
-            batches.map_err(|e| HudiError::corrupt_by(&path, "bad LSM timeline file", e))?;
+        // Through our footer and page checks, as every Parquet file from the table.
+        let batches = crate::base_file::decode_in_memory(bytes, &path, "bad LSM timeline file")?;
         let mut out = Vec::new();
         for b in &batches {
             out.extend(lsm_rows(b, &path)?);

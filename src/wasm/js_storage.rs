@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::channel::oneshot;
-use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Function, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -112,8 +112,38 @@ async fn call<T: Send + 'static>(
     outcome
 }
 
-fn bytes_of(v: JsValue) -> Result<Bytes> {
-    Ok(Bytes::from(Uint8Array::new(&v).to_vec()))
+/// The bytes a `get` for `range` answered (a `Uint8Array`, another view or an
+/// `ArrayBuffer`), their length checked against [`ByteRange::body_limit`] before they are
+/// copied into the module's memory.
+fn bytes_of(v: JsValue, range: &ByteRange, path: &str) -> Result<Bytes> {
+    let number = |k: &str| Reflect::get(&v, &k.into()).ok().and_then(|n| n.as_f64());
+    let view = if ArrayBuffer::is_view(&v) {
+        let (offset, len) = (number("byteOffset"), number("byteLength"));
+        let buffer = Reflect::get(&v, &"buffer".into()).ok();
+        offset.zip(len).zip(buffer).map(|((o, l), b)| (b, o, l))
+    } else if v.is_instance_of::<ArrayBuffer>() {
+        number("byteLength").map(|l| (v.clone(), 0.0, l))
+    } else {
+        None
+    };
+    let Some((buffer, offset, len)) = view else {
+        return Err(HudiError::io(
+            path,
+            "storage get() answered something other than bytes",
+        ));
+    };
+    if len > range.body_limit() as f64 {
+        return Err(range.body_over(path));
+    }
+    // The length is at most the limit; a view past 4 GiB of its buffer cannot be copied.
+    if offset > f64::from(u32::MAX) {
+        return Err(HudiError::io(
+            path,
+            "storage get() answered a view past 4 GiB",
+        ));
+    }
+    let bytes = Uint8Array::new_with_byte_offset_and_length(&buffer, offset as u32, len as u32);
+    Ok(Bytes::from(bytes.to_vec()))
 }
 
 fn meta_of(v: &JsValue, fallback_path: &str) -> ObjectMeta {
@@ -162,7 +192,11 @@ impl Storage for JsStorage {
                 ByteRange::Whole => {
                     // `get(path, start?, end?, signal)`: the signal is always fourth.
                     let args = Array::of3(&path.into(), &JsValue::UNDEFINED, &JsValue::UNDEFINED);
-                    let all = call(&self.object, "get", args, path, bytes_of).await?;
+                    let p = path.to_string();
+                    let all = call(&self.object, "get", args, path, move |v| {
+                        bytes_of(v, &ByteRange::Whole, &p)
+                    });
+                    let all = all.await?;
                     let len = all.len() as u64;
                     return Ok(Fetched::one(all, Some(len)));
                 }
@@ -172,8 +206,12 @@ impl Storage for JsStorage {
                 &(range.start as f64).into(),
                 &(range.end as f64).into(),
             );
-            let bytes = call(&self.object, "get", args, path, bytes_of).await?;
-            Ok(Fetched::one(bytes, size))
+            let p = path.to_string();
+            let asked = ByteRange::Bounded(range);
+            let bytes = call(&self.object, "get", args, path, move |v| {
+                bytes_of(v, &asked, &p)
+            });
+            Ok(Fetched::one(bytes.await?, size))
         })
         .await
     }

@@ -15,9 +15,7 @@ use crate::error::{HudiError, Result};
 /// Largest body accepted from a server that ignored `Range` (sliced locally), counted while
 /// reading when the server sends no length.
 pub const RANGE_IGNORED_LIMIT: u64 = 32 * 1024 * 1024;
-/// Largest object read whole (instants, properties, commit metadata, history files),
-/// counted while reading.
-pub const MAX_WHOLE_OBJECT_BYTES: u64 = 256 * 1024 * 1024;
+pub use crate::storage::MAX_WHOLE_OBJECT_BYTES;
 /// Redirects followed for one request.
 pub const MAX_REDIRECTS: u32 = 10;
 pub const DEFAULT_CONCURRENCY: usize = 8;

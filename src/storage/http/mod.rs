@@ -317,15 +317,12 @@ impl HttpStorage {
         Ok(fetched)
     }
 
-    /// A `206` whose body ran past the `want` bytes asked for.
-    fn partial_over(&self, path: &str, r: &Response, want: u64) -> Result<()> {
+    /// A `206` whose body ran past the bytes `range` asked for.
+    fn partial_over(&self, path: &str, r: &Response, range: ByteRange) -> Result<()> {
         if !r.over_limit {
             return Ok(());
         }
-        Err(HudiError::io(
-            self.object(path),
-            format!("a 206 answer longer than the {want} bytes asked for"),
-        ))
+        Err(range.body_over(&self.object(path)))
     }
 
     // ---- reads (one range per request)
@@ -340,7 +337,7 @@ impl HttpStorage {
             .await?;
         match r.status {
             206 => {
-                self.partial_over(path, &r, want)?;
+                self.partial_over(path, &r, ByteRange::Bounded(range.clone()))?;
                 let start = r
                     .header("content-range")
                     .and_then(parse_content_range)
@@ -371,7 +368,7 @@ impl HttpStorage {
             })
             .await?;
         if r.over_limit {
-            return Err(self.over_limit(path, "reading whole an object", MAX_WHOLE_OBJECT_BYTES));
+            return Err(ByteRange::Whole.body_over(&self.object(path)));
         }
         match r.status {
             200 | 203 => {
@@ -392,7 +389,7 @@ impl HttpStorage {
         let r = self.get_ranged(path, &format!("-{n}"), n).await?;
         match r.status {
             206 => {
-                self.partial_over(path, &r, n)?;
+                self.partial_over(path, &r, ByteRange::Suffix(n))?;
                 let total = r
                     .header("content-range")
                     .and_then(parse_content_range)
