@@ -83,6 +83,20 @@ pub(crate) async fn compact_if_due(
     Ok(Some(done))
 }
 
+/// Whether [`compact_if_due`] would compact (or finish a compaction) now.
+pub(crate) async fn is_due(table: &Ctx<'_>, options: &WriteOptions) -> Result<bool> {
+    let client = table.client;
+    if client.config().metadata_partitions.is_empty() {
+        return Ok(false);
+    }
+    let max = max_delta_commits(options)?;
+    let mdt = table.metadata_table(&[]).await?;
+    Ok(!matches!(
+        compact::decide(&client.timeline(), &mdt.mdt_timeline(), max),
+        Decision::Skip(_)
+    ))
+}
+
 fn timeline_dir() -> String {
     join(METADATA_DIR, ".hoodie/timeline")
 }

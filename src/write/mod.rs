@@ -242,74 +242,146 @@ pub async fn write(
 ) -> Result<WriteResult> {
     check_writable(table)?;
     let client = table.client;
-    let config = client.config().clone();
+    let storage = client.storage().as_ref();
     let started = client.io();
-    // The schema and the metadata table (usually held since the table was opened) beside
-    // the timeline as it is now and the markers of earlier commits: one round.
-    let schema_and_mdt = || async {
-        let visibility = client.timeline().visibility_as_of(None);
-        let open_mdt = async {
-            if config.metadata_partitions.is_empty() {
-                Ok(())
-            } else {
-                table.metadata_table(&[]).await.map(drop)
-            }
-        };
-        let (schema, ()) =
-            futures::future::try_join(client.table_avro_schema(&visibility), open_mdt).await?;
-        Ok::<_, HudiError>(schema)
-    };
-    let (schema, (listing, listed), markers) = futures::future::try_join3(
-        schema_and_mdt(),
+    mdt_compact::check_options(options)?;
+    // The first round, in the usual case all of it at once: the timeline as it is now and
+    // earlier commits' markers, beside everything this handle can do from the timeline it
+    // holds — the schema, the input checked against it, the requested instant, tagging and
+    // the metadata table's reads. That is kept when the fresh timeline is the held one and
+    // nothing needs rolling back or compacting; otherwise the instant is withdrawn and it
+    // is all done again on the fresh timeline.
+    let listing = futures::future::try_join(
         rollback::list_timeline(client),
         rollback::list_markers(client),
-    )
-    .await?;
-    // A table held open while others wrote: its timeline, schema and metadata table are
-    // read again, so that tagging sees every commit.
-    let schema = if client.refresh_timeline(&listed) {
-        table.metadata.clear();
-        schema_and_mdt().await?
-    } else {
-        schema
+    );
+    let (listed, first) = futures::future::join(listing, prepare(table, batches, options)).await;
+    let (mut objects, markers) = match listed {
+        Ok(l) => l,
+        Err(e) => {
+            if let Ok(p) = &first {
+                p.requested.withdraw(storage).await;
+            }
+            return Err(e);
+        }
     };
+    // The listing may already show this write's own requested instant.
+    if let Ok(p) = &first {
+        let own = format!("{}.", p.instant);
+        objects.retain(|o| !o.name().starts_with(&own));
+    }
+    let listing = rollback::Listing::of_timeline(client.config(), &objects);
+    let stale = client.refresh_timeline(&objects);
+    let stale_markers = rollback::completed_markers(&listing, markers);
+    let lazy = rollback::lazy(&options.options);
+    let failed_writes = !lazy && listing.has_failed_writes();
+    let mut compaction = None;
+    let mut rolled_back = Vec::new();
+    let mut prepared = match first {
+        Ok(p) if !stale && !failed_writes && !p.compaction_due => p,
+        first => {
+            match first {
+                Ok(p) => p.requested.withdraw(storage).await,
+                // Refused on the timeline this handle held: the same refusal, unless the
+                // table moved on since.
+                Err(e) if !stale => return Err(e),
+                Err(_) => {}
+            }
+            if stale {
+                table.metadata.clear();
+            }
+            // Failed writes are rolled back first (Java's default single-writer EAGER
+            // policy). Under LAZY (multi-writer) a pending instant may be a live writer's:
+            // left alone (readers ignore it).
+            if failed_writes {
+                rolled_back = rollback::rollback_listed(client, listing).await?;
+                client.reload_timeline().await?;
+                table.metadata.clear();
+            }
+            // The metadata table is compacted (or a pending compaction completed) before
+            // this write reads it, as Java's table services run before the write's own
+            // metadata-table update.
+            compaction = mdt_compact::compact_if_due(table, options).await?;
+            if compaction.is_some() {
+                table.metadata.clear();
+            }
+            prepare(table, batches, options).await?
+        }
+    };
+    let outcome = commit_prepared(table, options, &mut prepared, stale_markers).await;
+    let mut counts = match outcome {
+        Ok(counts) => counts,
+        Err(e) => {
+            prepared.requested.withdraw(storage).await;
+            return Err(e);
+        }
+    };
+    let outcome = counts.1;
+    counts.0.inserted = outcome.inserted;
+    counts.0.updated = outcome.updated;
+    counts.0.deleted = outcome.deleted;
+    counts.0.delete_missing += outcome.delete_missing;
+    Ok(WriteResult {
+        instant: outcome.instant,
+        completion_time: outcome.completion_time,
+        action: outcome.action,
+        operation: options.operation.as_str().to_string(),
+        records: counts.0,
+        files_written: outcome.files_written,
+        metadata_table: MetadataTableWrite {
+            partitions: outcome.mdt_partitions,
+            compaction,
+        },
+        rolled_back,
+        io: client.io().since(&started),
+    })
+}
+
+/// What a write works out before its first data file: the rows checked and keyed, the
+/// instant (requested beside tagging when that is safe), where each key is, and the
+/// metadata table's reads for the delta commit.
+struct Prepared {
+    avro_schema: String,
+    input: RecordBatch,
+    rows: KeyedRows,
+    tagged: Tagged,
+    mdt_prefetch: Option<mdt::MdtPrefetch>,
+    instant: String,
+    requested: commit::Requested,
+    /// The metadata table is due a compaction (this write must not go ahead of it).
+    compaction_due: bool,
+}
+
+/// Prepares a write on the timeline the table holds now.
+async fn prepare(
+    table: &Ctx<'_>,
+    batches: &[RecordBatch],
+    options: &WriteOptions,
+) -> Result<Prepared> {
+    let client = table.client;
+    let config = client.config();
+    let visibility = client.timeline().visibility_as_of(None);
+    let open_mdt = async {
+        if config.metadata_partitions.is_empty() {
+            Ok(())
+        } else {
+            table.metadata_table(&[]).await.map(drop)
+        }
+    };
+    let (schema, ()) =
+        futures::future::try_join(client.table_avro_schema(&visibility), open_mdt).await?;
     let (avro_schema, schema_origin) = schema.ok_or_else(|| {
         HudiError::unsupported_in("writing a table with no schema yet", ".hoodie")
     })?;
     let data_schema = crate::schema::arrow_schema_from_avro_text(&avro_schema, &schema_origin)?;
-    let keygen = KeyGen::of(&config)?;
-    let rule = MergeRule::of(&config)?;
-
+    let keygen = KeyGen::of(config)?;
+    let rule = MergeRule::of(config)?;
     // Input: aligned to the table schema, keyed, de-duplicated (before any request that
     // changes storage).
-    let input = input::align_input(batches, &data_schema, &config, options.operation)?;
-    let rows = input::keyed_rows(&input, &keygen, &config, rule)?;
-    mdt_compact::check_options(options)?;
-    let mut counts = RecordCounts {
-        deduplicated: rows.deduplicated,
-        ..RecordCounts::default()
-    };
-
-    // Failed writes are rolled back first (Java's default single-writer EAGER policy);
-    // then the timeline and the metadata table are read again. Under LAZY (multi-writer)
-    // a pending instant may be a live writer's: left alone (readers ignore it).
-    let stale_markers = rollback::completed_markers(&listing, markers);
-    let rolled_back = if rollback::lazy(&options.options) {
-        Vec::new()
-    } else {
-        rollback::rollback_listed(client, listing).await?
-    };
-    if !rolled_back.is_empty() {
-        client.reload_timeline().await?;
-        table.metadata.clear();
-    }
-    // The metadata table is compacted (or a pending compaction completed) before this
-    // write reads it, as Java's table services run before the write's own MDT update.
-    let compaction = mdt_compact::compact_if_due(table, options).await?;
-    if compaction.is_some() {
-        table.metadata.clear();
-    }
-    let global = tag::is_global(&config, options);
+    let input = input::align_input(batches, &data_schema, config, options.operation)?;
+    let rows = input::keyed_rows(&input, &keygen, config, rule)?;
+    let compaction_due = mdt_compact::is_due(table, options).await?;
+    let global = tag::is_global(config, options);
     // The metadata table's reads for the delta commit (index definitions, layout, the
     // rows' partition stats) beside tagging: independent chains of round trips.
     let row_partitions: std::collections::BTreeSet<String> =
@@ -320,90 +392,101 @@ pub async fn write(
         }
         let mdt = table.metadata_table(&[]).await?;
         let storage = client.storage().as_ref();
-        mdt::prefetch(storage, &mdt, &config, &row_partitions, None)
+        mdt::prefetch(storage, &mdt, config, &row_partitions, None)
             .await
             .map(Some)
     };
     // The instant is taken now and, as Java requests it before tagging, its requested file
     // goes beside tagging's reads — unless the write may yet change nothing (deletes of
-    // absent keys) or be refused for a pending clustering plan.
+    // absent keys), be refused for a pending clustering plan, or wait for a compaction.
     let instant = commit::new_instant(table).await?;
-    let requested = commit::Requested::new(&config, &instant, early_request(client, options));
-    let request = async {
-        requested.put_early(client.storage().as_ref()).await?;
-        Ok(())
-    };
-    let outcome = async {
-        let (tagged, mdt_prefetch, ()) =
-            futures::future::try_join3(tag::tag(table, &rows, global), mdt_reads, request).await?;
-        tag::check_pending_clustering(table, &tagged).await?;
-        let update_partition = options
-            .flag("hoodie.record.index.update.partition.path")
-            .or(options.flag("hoodie.bloom.index.update.partition.path"))
-            .unwrap_or(false);
-        let mut plan = commit::plan_changes(
-            &rows,
-            &tagged,
-            options.operation,
-            update_partition,
-            &mut counts,
-        );
-        if config.table_type == TableType::CopyOnWrite {
-            let slices = tagged
-                .plan
-                .as_ref()
-                .map(|p| p.file_slices.as_slice())
-                .unwrap_or(&[]);
-            let average = commit::average_record_bytes(client).await?;
-            commit::pack_small_files(&mut plan, slices, &config, &options.options, average)?;
-        }
-        commit::commit(
-            table,
-            commit::Inputs {
-                input: &input,
-                avro_schema: &avro_schema,
-                plan,
-                operation: options.operation,
-                rule,
-                base_file: commit::base_file_spec(&config, &options.options)?,
-                snapshot: tagged
-                    .plan
-                    .clone()
-                    .ok_or_else(|| HudiError::invalid("tagging produced no snapshot"))?,
-                mdt_prefetch,
-                instant: instant.clone(),
-                requested: &requested,
-                stale_markers,
-            },
+    let early = !compaction_due && early_request(client, options);
+    let requested = commit::Requested::new(config, &instant, early);
+    let reads = async {
+        let (tagged, mdt_prefetch, ()) = futures::future::try_join3(
+            tag::tag(table, &rows, global),
+            mdt_reads,
+            requested.put_early(client.storage().as_ref()),
         )
-        .await
-    }
-    .await;
-    let outcome = match outcome {
-        Ok(o) => o,
+        .await?;
+        tag::check_pending_clustering(table, &tagged).await?;
+        Ok::<_, HudiError>((tagged, mdt_prefetch))
+    };
+    let (tagged, mdt_prefetch) = match reads.await {
+        Ok(r) => r,
         Err(e) => {
             requested.withdraw(client.storage().as_ref()).await;
             return Err(e);
         }
     };
-    counts.inserted = outcome.inserted;
-    counts.updated = outcome.updated;
-    counts.deleted = outcome.deleted;
-    counts.delete_missing += outcome.delete_missing;
-    Ok(WriteResult {
-        instant: outcome.instant,
-        completion_time: outcome.completion_time,
-        action: outcome.action,
-        operation: options.operation.as_str().to_string(),
-        records: counts,
-        files_written: outcome.files_written,
-        metadata_table: MetadataTableWrite {
-            partitions: outcome.mdt_partitions,
-            compaction,
-        },
-        rolled_back,
-        io: client.io().since(&started),
+    Ok(Prepared {
+        avro_schema,
+        input,
+        rows,
+        tagged,
+        mdt_prefetch,
+        instant,
+        requested,
+        compaction_due,
     })
+}
+
+/// Plans the file groups' changes and commits them.
+async fn commit_prepared(
+    table: &Ctx<'_>,
+    options: &WriteOptions,
+    prepared: &mut Prepared,
+    stale_markers: Vec<String>,
+) -> Result<(RecordCounts, commit::Outcome)> {
+    let client = table.client;
+    let config = client.config();
+    let rule = MergeRule::of(config)?;
+    let mut counts = RecordCounts {
+        deduplicated: prepared.rows.deduplicated,
+        ..RecordCounts::default()
+    };
+    let update_partition = options
+        .flag("hoodie.record.index.update.partition.path")
+        .or(options.flag("hoodie.bloom.index.update.partition.path"))
+        .unwrap_or(false);
+    let tagged = &prepared.tagged;
+    let mut plan = commit::plan_changes(
+        &prepared.rows,
+        tagged,
+        options.operation,
+        update_partition,
+        &mut counts,
+    );
+    if config.table_type == TableType::CopyOnWrite {
+        let slices = tagged
+            .plan
+            .as_ref()
+            .map(|p| p.file_slices.as_slice())
+            .unwrap_or(&[]);
+        let average = commit::average_record_bytes(client).await?;
+        commit::pack_small_files(&mut plan, slices, config, &options.options, average)?;
+    }
+    let outcome = commit::commit(
+        table,
+        commit::Inputs {
+            input: &prepared.input,
+            avro_schema: &prepared.avro_schema,
+            plan,
+            operation: options.operation,
+            rule,
+            base_file: commit::base_file_spec(config, &options.options)?,
+            snapshot: tagged
+                .plan
+                .clone()
+                .ok_or_else(|| HudiError::invalid("tagging produced no snapshot"))?,
+            mdt_prefetch: prepared.mdt_prefetch.take(),
+            instant: prepared.instant.clone(),
+            requested: &prepared.requested,
+            stale_markers,
+        },
+    )
+    .await?;
+    Ok((counts, outcome))
 }
 
 /// Whether the requested instant may go out beside tagging: not when the write may turn

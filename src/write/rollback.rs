@@ -65,6 +65,10 @@ impl Listing {
         Ok(Listing::of_objects(dir, &storage.list(dir, false).await?))
     }
 
+    pub(crate) fn of_timeline(config: &TableConfig, objects: &[ObjectMeta]) -> Listing {
+        Listing::of_objects(&config.timeline_dir, objects)
+    }
+
     fn of_objects(dir: &str, objects: &[ObjectMeta]) -> Listing {
         let files = objects
             .iter()
@@ -96,6 +100,13 @@ impl Listing {
         self.of(time)
             .iter()
             .any(|(p, _)| p.state == State::Completed)
+    }
+
+    /// Whether a commit, delta commit or rollback was left pending (a failed write).
+    pub(crate) fn has_failed_writes(&self) -> bool {
+        self.pending().iter().any(|(_, a, _)| {
+            a == action::ROLLBACK || a == action::COMMIT || a == action::DELTA_COMMIT
+        })
     }
 
     /// Instants with no completed file: (requested time, pending action, has inflight).
@@ -131,12 +142,13 @@ pub fn lazy(options: &std::collections::BTreeMap<String, String>) -> bool {
     })
 }
 
-/// The timeline as it is now (a read only: it can go beside the write's other first reads):
-/// parsed for rollbacks, and the objects the table's timeline is rebuilt from.
-pub(crate) async fn list_timeline(client: &MetaClient) -> Result<(Listing, Vec<ObjectMeta>)> {
-    let dir = &client.config().timeline_dir;
-    let objects = client.storage().list(dir, false).await?;
-    Ok((Listing::of_objects(dir, &objects), objects))
+/// The timeline folder as it is now (a read only: it can go beside the write's other first
+/// reads); [`Listing::of_timeline`] parses it for rollbacks.
+pub(crate) async fn list_timeline(client: &MetaClient) -> Result<Vec<ObjectMeta>> {
+    client
+        .storage()
+        .list(&client.config().timeline_dir, false)
+        .await
 }
 
 /// Everything under `.hoodie/.temp` (markers), for [`completed_markers`].
