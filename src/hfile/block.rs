@@ -6,6 +6,7 @@ use bytes::Bytes;
 
 use super::bytes_reader::ByteReader;
 use super::checksum;
+use super::data::{cell_at, CellAt, CellLayout};
 use crate::error::{malformed, HudiError, Result};
 
 pub(crate) const HEADER_SIZE: usize = 33;
@@ -225,13 +226,24 @@ impl LazyPayload {
         }
     }
 
-    /// Whether every byte of the payload is held.
-    pub fn complete(&self) -> bool {
-        self.gz.is_none()
+    /// The cell starting at `pos`, inflating as far as it needs; `None` at the payload's end.
+    pub fn cell_at(&mut self, pos: usize, layout: CellLayout) -> Result<Option<CellAt>> {
+        self.fill(pos + 1)?;
+        loop {
+            if pos >= self.bytes().len() {
+                return Ok(None);
+            }
+            match cell_at(self.bytes(), pos, layout) {
+                Ok(at) => return Ok(Some(at)),
+                // A cell cut where inflating has stopped so far: inflate on.
+                Err(_) if self.gz.is_some() => self.fill(self.bytes().len() + 1)?,
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Inflates until at least `len` bytes are held or the payload ends (then fewer are).
-    pub fn fill(&mut self, len: usize) -> Result<()> {
+    fn fill(&mut self, len: usize) -> Result<()> {
         const STEP: usize = 64 << 10;
         while self.inflated.len() < len {
             let Some(gz) = self.gz.as_mut() else {

@@ -16,7 +16,7 @@ use bytes::Bytes;
 
 use super::block::{decode_block, open_block, BlockHeader, BlockType, Codec};
 use super::checksum::{ChecksumReport, Tally};
-use super::data::{cell_at, parse_cells, Cell, CellLayout};
+use super::data::{parse_cells, Cell, CellLayout};
 use super::file_info::FileInfo;
 use super::index::{parse_non_root, parse_root, select, IndexEntry, KeyRange, RootKeys};
 use super::trailer::{Trailer, TRAILER_SIZE};
@@ -228,56 +228,49 @@ impl HFileReader {
                 next_key += 1;
             }
             let mine = &wanted[first..next_key];
-            let Some(&last) = mine.last() else { continue };
-            let (_, mut payload, checksum) = open_block(raw, &[BlockType::Data], self.codec)
-                .map_err(|err| self.block_error(err, e.offset))?;
-            self.checksums.record(&checksum, &self.path, e.offset);
-            let mut pos = 0;
-            let mut previous: Option<Range<usize>> = None;
-            loop {
-                if pos >= payload.bytes().len() {
-                    payload
-                        .fill(pos + 1)
-                        .map_err(|err| self.block_error(err, e.offset))?;
-                    if pos >= payload.bytes().len() {
-                        break;
-                    }
-                }
-                let at = match cell_at(payload.bytes(), pos, self.layout) {
-                    Ok(at) => at,
-                    // A cell cut where inflating has stopped so far: inflate on.
-                    Err(_) if !payload.complete() => {
-                        let held = payload.bytes().len();
-                        payload
-                            .fill(held + 1)
-                            .map_err(|err| self.block_error(err, e.offset))?;
-                        continue;
-                    }
-                    Err(err) => return Err(self.block_error(err, e.offset)),
-                };
-                let row = &payload.bytes()[at.row.clone()];
-                // Rows out of order is damage (with checksums unverified, what catches it).
-                if let Some(p) = previous.replace(at.row.clone()) {
-                    if payload.bytes()[p] > *row {
-                        let reason =
-                            format!("rows out of order at {:?}", String::from_utf8_lossy(row));
-                        return Err(self.block_error(malformed(reason), e.offset));
-                    }
-                }
-                if row > last {
-                    break;
-                }
-                if let Ok(k) = mine.binary_search(&row) {
-                    let value = Bytes::copy_from_slice(&payload.bytes()[at.value]);
-                    found.insert(mine[k], value);
-                }
-                pos = at.end;
+            if mine.is_empty() {
+                continue;
             }
+            self.lookup_block(e.offset, raw, mine, &mut found)
+                .map_err(|err| self.block_error(err, e.offset))?;
         }
         Ok(keys
             .iter()
             .map(|k| found.get(k.as_ref()).cloned())
             .collect())
+    }
+
+    /// Finds `keys` (sorted) in one data block, inflating it only up to the last of them.
+    fn lookup_block<'k>(
+        &self,
+        offset: u64,
+        raw: &Bytes,
+        keys: &[&'k [u8]],
+        found: &mut std::collections::HashMap<&'k [u8], Bytes>,
+    ) -> Result<()> {
+        let (_, mut payload, checksum) = open_block(raw, &[BlockType::Data], self.codec)?;
+        self.checksums.record(&checksum, &self.path, offset);
+        let last = keys.last().copied().unwrap_or_default();
+        let mut pos = 0;
+        let mut previous: Option<Range<usize>> = None;
+        while let Some(at) = payload.cell_at(pos, self.layout)? {
+            let row = &payload.bytes()[at.row.clone()];
+            // Rows out of order is damage (with checksums unverified, what catches it).
+            if let Some(p) = previous.replace(at.row.clone()) {
+                if payload.bytes()[p] > *row {
+                    let reason = format!("rows out of order at {:?}", String::from_utf8_lossy(row));
+                    return Err(malformed(reason));
+                }
+            }
+            if row > last {
+                break;
+            }
+            if let Ok(k) = keys.binary_search(&row) {
+                found.insert(keys[k], Bytes::copy_from_slice(&payload.bytes()[at.value]));
+            }
+            pos = at.end;
+        }
+        Ok(())
     }
 
     /// Cells whose key starts with `prefix`, in key order.

@@ -19,6 +19,7 @@ use crate::log_file::delete::DeleteRecord;
 use crate::merge::ordering::{compare_keys, key_of};
 use crate::merge::MergeRule;
 use crate::metadata::delta::RecordIndexChange;
+use crate::metadata::MetadataTable;
 use crate::read::{ReadOptions, Scan};
 use crate::schema::{FILE_NAME, RECORD_KEY};
 use crate::storage::{join, PutMode, Storage};
@@ -250,31 +251,37 @@ impl Requested {
 
 /// A new instant time, later than every time on the data and metadata timelines.
 pub(crate) async fn new_instant(table: &Ctx<'_>) -> Result<String> {
-    let floor = instant_floor(table).await?;
-    let floor: Vec<&str> = floor.iter().map(String::as_str).collect();
-    crate::timeline::write::new_instant_time(
-        files::now_ms(),
-        table.client.config().timezone,
-        &floor,
-    )
+    time_after(table, &instant_floor(table).await?)
 }
 
 /// Every requested and completion time on the data and metadata timelines.
 async fn instant_floor(table: &Ctx<'_>) -> Result<Vec<String>> {
-    let config = table.client.config();
-    let mdt_times = if config.metadata_partitions.is_empty() {
-        Vec::new()
-    } else {
-        table.metadata_table(&[]).await?.timeline_times()
-    };
-    Ok(table
-        .client
-        .timeline()
-        .instants
-        .iter()
-        .flat_map(|i| std::iter::once(i.requested_time.clone()).chain(i.completion_time.clone()))
-        .chain(mdt_times)
-        .collect())
+    if table.client.config().metadata_partitions.is_empty() {
+        return Ok(data_times(table));
+    }
+    Ok(all_times(table, &*table.metadata_table(&[]).await?))
+}
+
+/// Every requested and completion time on both timelines (a new time goes after them).
+pub(crate) fn all_times(table: &Ctx<'_>, mdt: &MetadataTable) -> Vec<String> {
+    let mut out = mdt.timeline_times();
+    out.extend(data_times(table));
+    out
+}
+
+fn data_times(table: &Ctx<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    for i in &table.client.timeline().instants {
+        out.push(i.requested_time.clone());
+        out.extend(i.completion_time.clone());
+    }
+    out
+}
+
+/// A time now, later than every one of `times`.
+pub(crate) fn time_after(table: &Ctx<'_>, times: &[String]) -> Result<String> {
+    let refs: Vec<&str> = times.iter().map(String::as_str).collect();
+    crate::timeline::write::new_instant_time(files::now_ms(), table.client.config().timezone, &refs)
 }
 
 pub(crate) struct Outcome {
@@ -672,11 +679,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     // go with the data files and its own log files, because a metadata delta commit
     // counts only once the data table completes the same instant (§8.3): until then
     // every reader leaves it out, and a rollback removes it as it would an inflight one.
-    let mdt_completion = crate::timeline::write::new_instant_time(
-        files::now_ms(),
-        config.timezone,
-        &floor.iter().map(String::as_str).collect::<Vec<_>>(),
-    )?;
+    let mdt_completion = time_after(table, &floor)?;
     floor.push(mdt_completion.clone());
     let mdt_completed = mdt_instant.as_ref().map(|m| m.completed(&mdt_completion));
     let data_puts = new_files
@@ -688,11 +691,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         data_puts.map(|(path, bytes)| storage.put(path, bytes, PutMode::Create)),
     )
     .await?;
-    let completion = crate::timeline::write::new_instant_time(
-        files::now_ms(),
-        config.timezone,
-        &floor.iter().map(String::as_str).collect::<Vec<_>>(),
-    )?;
+    let completion = time_after(table, &floor)?;
     let completed = join(timeline_dir, &format!("{instant}_{completion}.{action}"));
     storage.put(&completed, encoded, PutMode::Create).await?;
     counts.completion_time = completion;

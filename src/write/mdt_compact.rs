@@ -14,6 +14,7 @@ use bytes::Bytes;
 use futures::future::try_join_all;
 use serde::Serialize;
 
+use super::commit::{all_times, time_after};
 use super::{files, Ctx, WriteOptions};
 use crate::error::{HudiError, Result};
 use crate::metadata::compact::{self, Decision, Operation};
@@ -101,28 +102,13 @@ fn timeline_dir() -> String {
     join(METADATA_DIR, ".hoodie/timeline")
 }
 
-/// Every requested and completion time on both timelines (a new time goes after them).
-fn all_times(table: &Ctx<'_>, mdt: &MetadataTable) -> Vec<String> {
-    let mut out = mdt.timeline_times();
-    for i in &table.client.timeline().instants {
-        out.push(i.requested_time.clone());
-        out.extend(i.completion_time.clone());
-    }
-    out
-}
-
-fn new_time(table: &Ctx<'_>, times: &[String]) -> Result<String> {
-    let refs: Vec<&str> = times.iter().map(String::as_str).collect();
-    crate::timeline::write::new_instant_time(files::now_ms(), table.client.config().timezone, &refs)
-}
-
 async fn schedule_and_run(table: &Ctx<'_>, mdt: &MetadataTable) -> Result<MdtCompaction> {
     let storage = table.client.storage();
     let mut ops: Vec<Operation> = Vec::new();
     for p in &table.client.config().metadata_partitions {
         ops.extend(compact::operations(mdt.shards(p).await?.iter()));
     }
-    let instant = new_time(table, &all_times(table, mdt))?;
+    let instant = time_after(table, &all_times(table, mdt))?;
     let plan = encode_avro_instant(InstantSchema::CompactionPlan, &compact::plan_json(&ops))?;
     // Built before the first request: a plan that cannot be executed is never written.
     let built = build(mdt, &ops, &instant).await?;
@@ -260,7 +246,7 @@ async fn finish(
     let bytes = encode_commit_metadata(&metadata, client.config().version)?;
     let mut times = all_times(table, mdt);
     times.push(instant.to_string());
-    let completion = new_time(table, &times)?;
+    let completion = time_after(table, &times)?;
     let done = join(&timeline_dir(), &format!("{instant}_{completion}.commit"));
     storage
         .put(&done, Bytes::from(bytes), PutMode::Create)

@@ -348,6 +348,7 @@ struct Prepared {
     mdt_prefetch: Option<mdt::MdtPrefetch>,
     instant: String,
     requested: commit::Requested,
+    rule: MergeRule,
     /// The metadata table is due a compaction (this write must not go ahead of it).
     compaction_due: bool,
 }
@@ -427,6 +428,7 @@ async fn prepare(
         mdt_prefetch,
         instant,
         requested,
+        rule,
         compaction_due,
     })
 }
@@ -440,7 +442,6 @@ async fn commit_prepared(
 ) -> Result<(RecordCounts, commit::Outcome)> {
     let client = table.client;
     let config = client.config();
-    let rule = MergeRule::of(config)?;
     let mut counts = RecordCounts {
         deduplicated: prepared.rows.deduplicated,
         ..RecordCounts::default()
@@ -473,7 +474,7 @@ async fn commit_prepared(
             avro_schema: &prepared.avro_schema,
             plan,
             operation: options.operation,
-            rule,
+            rule: prepared.rule,
             base_file: commit::base_file_spec(config, &options.options)?,
             snapshot: tagged
                 .plan
