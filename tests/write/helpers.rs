@@ -24,8 +24,12 @@ pub async fn open(dir: &Path) -> Table {
 pub async fn our_rows(dir: &Path, options: ReadOptions) -> Vec<String> {
     let table = open(dir).await;
     let result = table.read(&options).await.expect("read");
-    let mut rows: Vec<String> = result
-        .batches
+    oracle_rows(&result.batches)
+}
+
+/// Batches as sorted oracle-encoded JSON rows.
+fn oracle_rows(batches: &[arrow_array::RecordBatch]) -> Vec<String> {
+    let mut rows: Vec<String> = batches
         .iter()
         .flat_map(|b| rows_as_json_with(b, JsonStyle::ORACLE))
         .map(|m| sorted_json(&Value::Object(m)))
@@ -249,12 +253,5 @@ impl Drop for HudiRs {
 
 /// Model rows (input encoding) in the oracle encoding, by decoding them as a write would.
 pub async fn model_rows(dir: &Path, rows: &[Map<String, Value>]) -> Vec<String> {
-    let batches = decode_input(&open(dir).await, rows).await;
-    let mut out: Vec<String> = batches
-        .iter()
-        .flat_map(|b| rows_as_json_with(b, JsonStyle::ORACLE))
-        .map(|m| sorted_json(&Value::Object(m)))
-        .collect();
-    out.sort();
-    out
+    oracle_rows(&decode_input(&open(dir).await, rows).await)
 }
