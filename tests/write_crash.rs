@@ -44,6 +44,8 @@ async fn write_crashing(
 ) -> (hudi_edge::Result<WriteResult>, u64) {
     let (table, crash) = open_crashing(dir, fail_from).await;
     let result = write_on(&table, batch, Operation::Upsert).await;
+    // Nothing of the write may still be running once it returned, failed or not.
+    assert_eq!(crash.abandoned(), 0, "requests left running by the write");
     (result, crash.mutations())
 }
 

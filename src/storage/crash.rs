@@ -17,6 +17,8 @@ pub struct CrashAfter {
     /// 1-based index of the first mutating request that fails; `u64::MAX` never.
     fail_from: AtomicU64,
     mutations: AtomicU64,
+    /// Admitted mutating requests dropped before the inner store answered.
+    abandoned: AtomicU64,
 }
 
 impl CrashAfter {
@@ -25,12 +27,20 @@ impl CrashAfter {
             inner,
             fail_from: AtomicU64::new(fail_from),
             mutations: AtomicU64::new(0),
+            abandoned: AtomicU64::new(0),
         }
     }
 
     /// Mutating requests asked so far (failed ones included).
     pub fn mutations(&self) -> u64 {
         self.mutations.load(Ordering::SeqCst)
+    }
+
+    /// Mutating requests whose caller stopped waiting for them: their outcome is unknown
+    /// to it, and a local put on the blocking pool still lands after it returned (racing
+    /// its next read, rollback or retry).
+    pub fn abandoned(&self) -> u64 {
+        self.abandoned.load(Ordering::SeqCst)
     }
 
     /// Whether the "process" has died.
@@ -47,6 +57,16 @@ impl CrashAfter {
             ));
         }
         Ok(())
+    }
+}
+
+/// Alive while a request waits for the inner store; dropped with an unfinished future, it
+/// counts the request as abandoned (a finished request forgets it).
+struct Running<'a>(&'a AtomicU64);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -74,12 +94,18 @@ impl Storage for CrashAfter {
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
         self.admit(path)?;
-        self.inner.put(path, data, mode).await
+        let running = Running(&self.abandoned);
+        let answer = self.inner.put(path, data, mode).await;
+        std::mem::forget(running);
+        answer
     }
 
     async fn delete(&self, path: &str) -> Result<()> {
         self.admit(path)?;
-        self.inner.delete(path).await
+        let running = Running(&self.abandoned);
+        let answer = self.inner.delete(path).await;
+        std::mem::forget(running);
+        answer
     }
 }
 

@@ -141,6 +141,8 @@ fn etag_of(full: &Path, md: &fs::Metadata, held: Option<&[u8]>) -> std::io::Resu
 /// itself. Other processes are not covered (std has no file lock below Rust 1.89).
 static UPDATE_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+const TEMP_PREFIX: &str = ".hudi-edge.tmp.";
+
 /// A temporary name beside the target, unique per put (process, counter, clock), so two puts
 /// into one directory never share one; a dot name no Hudi reader takes for a table file.
 fn temp_path(full: &Path) -> PathBuf {
@@ -149,7 +151,7 @@ fn temp_path(full: &Path) -> PathBuf {
     let nanos = std::time::SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    let name = format!(".hudi-edge.tmp.{}.{n}.{nanos}", std::process::id());
+    let name = format!("{TEMP_PREFIX}{}.{n}.{nanos}", std::process::id());
     full.with_file_name(name)
 }
 
@@ -221,7 +223,17 @@ fn walk(
 ) -> std::io::Result<()> {
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
-        let md = entry.metadata()?;
+        // A put in progress is not an object yet (a store shows nothing before it completes).
+        if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+            continue;
+        }
+        // Gone since the directory was read (a finished put's temporary, a deleted file or
+        // directory): not there, rather than the whole listing failing as not found.
+        let md = match entry.metadata() {
+            Ok(md) => md,
+            Err(e) if e.kind() == ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
         let rel = entry
             .path()
             .strip_prefix(root)
@@ -230,7 +242,10 @@ fn walk(
             .replace('\\', "/");
         if md.is_dir() {
             if recursive {
-                walk(root, &entry.path(), true, out)?;
+                match walk(root, &entry.path(), true, out) {
+                    Err(e) if e.kind() == ErrorKind::NotFound => {}
+                    other => other?,
+                }
             } else {
                 out.push((rel.clone(), meta_of(&rel, &md)));
             }
@@ -386,6 +401,49 @@ mod tests {
             .collect();
         assert!(left.is_empty(), "{left:?}");
         let _ = fs::remove_dir_all(dir);
+    }
+
+    /// A listing taken while puts come and go in the same directory (their temporaries
+    /// appear and vanish between reading the directory and reading each entry) still holds
+    /// every file that was there all along, and no temporary.
+    #[test]
+    fn listings_survive_concurrent_puts() {
+        let dir = scratch("churn");
+        let s = std::sync::Arc::new(LocalStorage::new(&dir));
+        fs::create_dir_all(dir.join(".hoodie/timeline")).unwrap();
+        fs::write(dir.join(".hoodie/timeline/1_2.commit"), b"{}").unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let churn = {
+            let (s, stop) = (s.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut i = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let path = format!(".hoodie/timeline/sub{}/{i}.inflight", i % 3);
+                    futures::executor::block_on(s.put(&path, Bytes::new(), PutMode::Create))
+                        .unwrap();
+                    futures::executor::block_on(s.delete(&path)).unwrap();
+                    let _ = fs::remove_dir(dir_of(&s, &path));
+                    i += 1;
+                }
+                i
+            })
+        };
+        for _ in 0..2000 {
+            for recursive in [false, true] {
+                let listed =
+                    futures::executor::block_on(s.list(".hoodie/timeline", recursive)).unwrap();
+                let names: Vec<_> = listed.iter().map(|m| m.path.as_str()).collect();
+                assert!(names.contains(&".hoodie/timeline/1_2.commit"), "{names:?}");
+                assert!(!names.iter().any(|n| n.contains(TEMP_PREFIX)), "{names:?}");
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(churn.join().unwrap() > 0);
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    fn dir_of(s: &LocalStorage, path: &str) -> PathBuf {
+        s.full(path).unwrap().parent().unwrap().to_path_buf()
     }
 
     #[test]

@@ -249,6 +249,18 @@ impl Requested {
     }
 }
 
+/// Runs `requests` together and answers with the first failure only once every one has
+/// finished: a write that returns leaves nothing of its own in flight (a local put on the
+/// blocking pool would otherwise land after the caller's next read, rollback or retry).
+pub(crate) async fn settle_all<T>(
+    requests: impl IntoIterator<Item = impl std::future::Future<Output = Result<T>>>,
+) -> Result<Vec<T>> {
+    futures::future::join_all(requests)
+        .await
+        .into_iter()
+        .collect()
+}
+
 /// A new instant time, later than every time on the data and metadata timelines.
 pub(crate) async fn new_instant(table: &Ctx<'_>) -> Result<String> {
     time_after(table, &instant_floor(table).await?)
@@ -667,7 +679,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
             .boxed()
     });
     requested.advance();
-    futures::future::try_join_all(
+    settle_all(
         inflight_put
             .chain(marker_puts)
             .chain(partition_puts)
@@ -687,10 +699,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         .map(|f| (f.path.as_str(), f.bytes.clone()))
         .chain(mdt_instant.iter().flat_map(|m| m.pending_puts()))
         .chain(mdt_completed.iter().map(|(p, b)| (p.as_str(), b.clone())));
-    futures::future::try_join_all(
-        data_puts.map(|(path, bytes)| storage.put(path, bytes, PutMode::Create)),
-    )
-    .await?;
+    settle_all(data_puts.map(|(path, bytes)| storage.put(path, bytes, PutMode::Create))).await?;
     let completion = time_after(table, &floor)?;
     let completed = join(timeline_dir, &format!("{instant}_{completion}.{action}"));
     storage.put(&completed, encoded, PutMode::Create).await?;

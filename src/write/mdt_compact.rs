@@ -14,7 +14,7 @@ use bytes::Bytes;
 use futures::future::try_join_all;
 use serde::Serialize;
 
-use super::commit::{all_times, time_after};
+use super::commit::{all_times, settle_all, time_after};
 use super::{files, Ctx, WriteOptions};
 use crate::error::{HudiError, Result};
 use crate::metadata::compact::{self, Decision, Operation};
@@ -235,7 +235,7 @@ async fn finish(
     let storage: &Arc<dyn Storage> = client.storage();
     // Overwrite: a crashed attempt may have left a file of the same name, invisible until
     // the commit below.
-    try_join_all(
+    settle_all(
         built
             .files
             .iter()

@@ -404,12 +404,16 @@ async fn prepare(
     let early = !compaction_due && early_request(client, options);
     let requested = commit::Requested::new(config, &instant, early);
     let reads = async {
-        let (tagged, mdt_prefetch, ()) = futures::future::try_join3(
+        // Not cut short by a failure: the requested put must have settled before a
+        // withdrawal looks at it.
+        let (tagged, mdt_prefetch, put) = futures::future::join3(
             tag::tag(table, &rows, global),
             mdt_reads,
             requested.put_early(client.storage().as_ref()),
         )
-        .await?;
+        .await;
+        put?;
+        let (tagged, mdt_prefetch) = (tagged?, mdt_prefetch?);
         tag::check_pending_clustering(table, &tagged).await?;
         Ok::<_, HudiError>((tagged, mdt_prefetch))
     };
