@@ -81,6 +81,10 @@ impl Storage for CrashAfter {
         self.admit(path)?;
         self.inner.delete(path).await
     }
+
+    async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
+        self.inner.get_versioned(path).await
+    }
 }
 
 #[cfg(test)]

@@ -16,10 +16,12 @@ mod commit;
 mod files;
 mod input;
 pub mod key;
+pub mod lock;
 mod mdt;
 mod mdt_compact;
 pub mod rollback;
 mod tag;
+mod timer;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
