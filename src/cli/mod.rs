@@ -123,6 +123,10 @@ enum Command {
         /// A Hudi write config `KEY=VALUE` (repeatable), e.g. `hoodie.index.type=GLOBAL_SIMPLE`.
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
+        /// Multi-writer (`hoodie.write.concurrency.mode=optimistic_concurrency_control`):
+        /// how many times a commit that lost a conflict is tried again on the new snapshot.
+        #[arg(long, default_value_t = 0)]
+        commit_retries: u32,
         /// Print what was committed as JSON.
         #[arg(long)]
         json: bool,
@@ -413,6 +417,7 @@ async fn run(cli: Cli) -> Result<()> {
             input,
             input_format,
             options,
+            commit_retries,
             json,
         } => {
             let operation = crate::write::Operation::parse(&operation)?;
@@ -421,6 +426,7 @@ async fn run(cli: Cli) -> Result<()> {
                 None => InputFormat::of_path(&input),
             };
             let mut write_options = crate::write::WriteOptions::new(operation);
+            write_options.commit_retries = commit_retries;
             for kv in options {
                 let (k, v) = kv.split_once('=').ok_or_else(|| {
                     HudiError::invalid(format!("--option {kv:?} is not KEY=VALUE"))

@@ -19,6 +19,7 @@ pub mod key;
 pub mod lock;
 mod mdt;
 mod mdt_compact;
+mod occ;
 pub mod rollback;
 mod tag;
 mod timer;
@@ -90,6 +91,8 @@ pub struct WriteOptions {
     /// Hudi write configs by their Java names (`hoodie.*`); the ones this writer reads are
     /// listed in the README.
     pub options: BTreeMap<String, String>,
+    /// Multi-writer: how many times a commit that lost a conflict is tried again.
+    pub commit_retries: u32,
 }
 
 impl WriteOptions {
@@ -97,6 +100,7 @@ impl WriteOptions {
         WriteOptions {
             operation,
             options: BTreeMap::new(),
+            commit_retries: 0,
         }
     }
 
@@ -137,8 +141,11 @@ pub struct WriteResult {
     /// Data files written, relative to the base path.
     pub files_written: Vec<String>,
     pub metadata_table: MetadataTableWrite,
-    /// Failed writes rolled back before this one (Hudi's EAGER policy).
+    /// Failed writes rolled back before this one (Hudi's EAGER policy; under LAZY, only
+    /// writes whose heartbeat expired).
     pub rolled_back: Vec<RolledBack>,
+    /// Tries it took (more than one when a conflict was retried, `commit_retries`).
+    pub attempts: u32,
     pub io: IoSnapshot,
 }
 
@@ -236,8 +243,40 @@ pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Writes `batches` into the table as one commit.
+/// Writes `batches` into the table as one commit: as the only writer (Hudi's default), or
+/// beside others under the storage-based lock when the options say
+/// `hoodie.write.concurrency.mode=optimistic_concurrency_control`; a commit that loses a
+/// conflict is tried again on the new snapshot up to `commit_retries` times.
 pub async fn write(
+    table: &Ctx<'_>,
+    batches: &[RecordBatch],
+    options: &WriteOptions,
+) -> Result<WriteResult> {
+    match lock::concurrency(&options.options)? {
+        lock::Concurrency::SingleWriter => write_single(table, batches, options).await,
+        lock::Concurrency::Optimistic(config) => {
+            let mut attempt = 0;
+            loop {
+                match occ::write(table, batches, options, &config).await {
+                    Err(HudiError::Conflict { .. }) if attempt < options.commit_retries => {
+                        attempt += 1;
+                        table.client.reload_timeline().await?;
+                        table.metadata.clear();
+                    }
+                    outcome => {
+                        return outcome.map(|mut r| {
+                            r.attempts = attempt + 1;
+                            r
+                        })
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One writer: Hudi's single-writer commit.
+async fn write_single(
     table: &Ctx<'_>,
     batches: &[RecordBatch],
     options: &WriteOptions,
@@ -257,7 +296,8 @@ pub async fn write(
         rollback::list_timeline(client),
         rollback::list_markers(client),
     );
-    let (listed, first) = futures::future::join(listing, prepare(table, batches, options)).await;
+    let (listed, first) =
+        futures::future::join(listing, prepare(table, batches, options, None)).await;
     let (mut objects, markers) = match listed {
         Ok(l) => l,
         Err(e) => {
@@ -307,10 +347,10 @@ pub async fn write(
             if compaction.is_some() {
                 table.metadata.clear();
             }
-            prepare(table, batches, options).await?
+            prepare(table, batches, options, None).await?
         }
     };
-    let outcome = commit_prepared(table, options, &mut prepared, stale_markers).await;
+    let outcome = commit_prepared(table, options, &mut prepared, stale_markers, false).await;
     let mut counts = match outcome {
         Ok(counts) => counts,
         Err(e) => {
@@ -335,6 +375,7 @@ pub async fn write(
             compaction,
         },
         rolled_back,
+        attempts: 1,
         io: client.io().since(&started),
     })
 }
@@ -355,11 +396,13 @@ struct Prepared {
     compaction_due: bool,
 }
 
-/// Prepares a write on the timeline the table holds now.
+/// Prepares a write on the timeline the table holds now, at `instant` when the time was
+/// already taken (under the table lock), else at a new one.
 async fn prepare(
     table: &Ctx<'_>,
     batches: &[RecordBatch],
     options: &WriteOptions,
+    instant: Option<String>,
 ) -> Result<Prepared> {
     let client = table.client;
     let config = client.config();
@@ -402,7 +445,10 @@ async fn prepare(
     // The instant is taken now and, as Java requests it before tagging, its requested file
     // goes beside tagging's reads — unless the write may yet change nothing (deletes of
     // absent keys), be refused for a pending clustering plan, or wait for a compaction.
-    let instant = commit::new_instant(table).await?;
+    let instant = match instant {
+        Some(t) => t,
+        None => commit::new_instant(table).await?,
+    };
     let early = !compaction_due && early_request(client, options);
     let requested = commit::Requested::new(config, &instant, early);
     let reads = async {
@@ -441,6 +487,7 @@ async fn commit_prepared(
     options: &WriteOptions,
     prepared: &mut Prepared,
     stale_markers: Vec<String>,
+    defer_publish: bool,
 ) -> Result<(RecordCounts, commit::Outcome)> {
     let client = table.client;
     let config = client.config();
@@ -486,6 +533,7 @@ async fn commit_prepared(
             instant: prepared.instant.clone(),
             requested: &prepared.requested,
             stale_markers,
+            defer_publish,
         },
     )
     .await?;
