@@ -98,6 +98,19 @@ async fn with_heartbeat<T>(
     }
 }
 
+/// A test hook (native only): `HUDI_EDGE_TEST_PAUSE_IN_COMMIT_MS` holds the commit that
+/// long inside the critical section, so the multi-writer tests can kill or stop a writer
+/// while it holds the lock.
+async fn test_pause_in_commit() {
+    #[cfg(not(target_arch = "wasm32"))]
+    if let Some(ms) = std::env::var("HUDI_EDGE_TEST_PAUSE_IN_COMMIT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        super::timer::sleep(Duration::from_millis(ms)).await;
+    }
+}
+
 /// What a write's snapshot held: instants completed and instants known at all.
 struct Snapshot {
     completed: HashSet<String>,
@@ -290,6 +303,7 @@ pub(crate) async fn write(
                     rollback::rollback_listed(client, ours).await?;
                     return Err(e);
                 }
+                test_pause_in_commit().await;
                 if !lock.holds(CLOCK_DRIFT_BUFFER_MS) {
                     return Err(conflict(
                         super::lock::LOCK_FILE,
