@@ -275,6 +275,10 @@ impl<'a> TableLock<'a> {
     /// One pass, as Java's `tryLock()`: a GET, then a conditional PUT when the lock is
     /// free.
     pub async fn try_acquire(&self) -> Result<TryLock> {
+        // Re-entrant, as Java's: a lock we hold with lease left costs no request.
+        if self.holds(0) {
+            return Ok(TryLock::Acquired);
+        }
         let current = match self.storage.get_versioned(LOCK_FILE).await {
             Ok((bytes, meta)) => {
                 let data = LockData::parse(&bytes, LOCK_FILE)?;

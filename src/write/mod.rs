@@ -41,6 +41,7 @@ pub use input::align_input;
 pub use key::KeyGen;
 pub use mdt_compact::MdtCompaction;
 pub use rollback::RolledBack;
+pub use timer::sleep;
 
 /// What a write does with its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

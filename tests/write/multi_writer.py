@@ -2,9 +2,10 @@
 S3 server on loopback (or local files), then checked by this engine and PyPI `hudi`.
 
     python multi_writer.py BIN FIXTURE_ZIP [--writers 8] [--commits 25] [--store s3|local]
-                           [--scenario many|kill|pause] [--skew]
+                           [--scenario many|kill|pause] [--skew] [--engine cli|wasm]
 
-many:  WRITERS processes each make COMMITS upserts (one CLI process per commit): a new key
+many:  WRITERS processes each make COMMITS upserts (one CLI process per commit, or with
+       --engine wasm one Node process per writer through the wasm build): a new key
        of their own every commit (disjoint) and, every 5th commit, an update of one of two
        shared keys (overlapping). Half the writers retry a lost conflict (--commit-retries 3),
        half do not. With --skew writer 0's clock runs 2 s ahead and writer 1's 2 s behind.
@@ -79,12 +80,15 @@ class Store:
                           AWS_REGION="us-east-1")
         self.endpoint = f"http://127.0.0.1:{port}"
         self.s3 = boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1")
-        for _ in range(100):
+        deadline = time.time() + 60
+        while True:
             try:
                 self.s3.create_bucket(Bucket="lake")
                 break
-            except Exception:
-                time.sleep(0.1)
+            except Exception as e:
+                if time.time() > deadline or self.moto.poll() is not None:
+                    fail(f"moto did not start: {e}")
+                time.sleep(0.2)
         for root, _, files in os.walk(src):
             for f in files:
                 p = os.path.join(root, f)
@@ -273,7 +277,30 @@ def check(table, results, expected_shared, label):
             "rows": len(rows), "instants_completed": len(times)}
 
 
-def scenario_many(table, writers, commits, skew):
+def wasm_writer(table, w, batches, retries, results):
+    """One Node process committing `batches` in turn through the wasm build."""
+    config = {"url": table.store.url, "options": LOCK_OPTS, "commitRetries": retries,
+              "root": table.store.url if table.store.kind == "local" else None,
+              "s3": None if table.store.kind == "local" else {
+                  "endpoint": table.store.endpoint, "region": "us-east-1",
+                  "accessKeyId": "test", "secretAccessKey": "test"}}
+    paths = [table.batch(f"w{w}-c{j}", rows) for j, rows in enumerate(batches)]
+    p = subprocess.run(["node", os.path.join(HERE, "..", "js", "multi_writer.mjs"),
+                        json.dumps(config), *paths], capture_output=True, text=True)
+    lines = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+    if len(lines) != len(batches):
+        fail(f"wasm writer {w}: {len(lines)} answers for {len(batches)} commits: {p.stderr[-2000:]}")
+    for j, (rows, rec) in enumerate(zip(batches, lines)):
+        r = {"w": w, "j": j, "rows": rows, "start": rec["start"], "end": rec["end"],
+             "code": rec["code"], "stderr": rec.get("error", "")}
+        if rec["code"] == 0:
+            res = rec["result"]
+            r["result"] = {"instant": res["instant"], "completion_time": res["completionTime"],
+                           "attempts": res["attempts"], "rolled_back": res["rolledBack"]}
+        results.append(r)
+
+
+def scenario_many(table, writers, commits, skew, engine="cli", disjoint=False):
     base = 3_000_000_000_000
     # The shared keys exist first (one plain single-writer commit).
     setup = table.batch("setup", [("SHARED-0", "setup", base), ("SHARED-1", "setup", base)])
@@ -288,11 +315,18 @@ def scenario_many(table, writers, commits, skew):
         env = dict(os.environ)
         if skew and w < 2:
             env["HUDI_EDGE_CLOCK_SKEW_MS"] = "2000" if w == 0 else "-2000"
+        batches = []
         for j in range(commits):
             rows = [(f"W{w}-{j}", f"w{w}c{j}", base + 1000 + j * 100 + w)]
-            if j % 5 == 0:
+            if j % 5 == 0 and not disjoint:
                 rows.append((f"SHARED-{(j // 5) % 2}", f"w{w}c{j}", base + 1000 + j * 100 + w))
-            run_commit(table, w, j, rows, 3 if w % 2 == 0 else 0, env, results)
+            batches.append(rows)
+        retries = 3 if w % 2 == 0 else 0
+        if engine == "wasm":
+            wasm_writer(table, w, batches, retries, results)
+            return
+        for j, rows in enumerate(batches):
+            run_commit(table, w, j, rows, retries, env, results)
 
     t0 = time.time()
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers)]
@@ -302,7 +336,8 @@ def scenario_many(table, writers, commits, skew):
         t.join()
     wall = time.time() - t0
     summary = check(table, results, expected, "many")
-    summary.update(writers=writers, commits_each=commits, seconds=round(wall, 1),
+    summary.update(commits_per_s=round(summary["acknowledged"] / wall, 2))
+    summary.update(engine=engine, writers=writers, commits_each=commits, seconds=round(wall, 1),
                    skew_ms="+2000/-2000 (writers 0/1)" if skew else "0")
     return summary
 
@@ -389,6 +424,11 @@ def main():
     ap.add_argument("--store", default="s3", choices=["s3", "local"])
     ap.add_argument("--scenario", default="many", choices=["many", "kill", "pause"])
     ap.add_argument("--skew", action="store_true")
+    ap.add_argument("--engine", default="cli", choices=["cli", "wasm"])
+    ap.add_argument("--disjoint", action="store_true",
+                    help="no shared keys: every commit inserts only its own key (throughput)")
+    ap.add_argument("--latency-ms", type=int, default=0,
+                    help="the CLI adds this delay to every request (local store)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="multi-writer.")
     store = None
@@ -398,9 +438,11 @@ def main():
         src = next(os.path.join(r) for r, d, _ in os.walk(os.path.join(work, "src"))
                    if ".hoodie" in d)
         store = Store(a.store, src, work)
+        if a.latency_ms:
+            store.global_args += ["--latency-ms", str(a.latency_ms)]
         table = Table(os.path.abspath(a.bin), store, work)
         if a.scenario == "many":
-            summary = scenario_many(table, a.writers, a.commits, a.skew)
+            summary = scenario_many(table, a.writers, a.commits, a.skew, a.engine, a.disjoint)
         else:
             summary = scenario_interrupted(table, a.scenario)
         summary.update(store=a.store, table=os.path.basename(a.fixture_zip))
