@@ -503,7 +503,9 @@ async fn run(cli: Cli) -> Result<()> {
             map.entry(lock::LOCK_PROVIDER.into())
                 .or_insert_with(|| lock::STORAGE_LOCK_PROVIDER.into());
             let lock::Concurrency::Optimistic(config) = lock::concurrency(&map)? else {
-                return Err(HudiError::invalid("the lock needs a multi-writer concurrency mode"));
+                return Err(HudiError::invalid(
+                    "the lock needs a multi-writer concurrency mode",
+                ));
             };
             let mut storage = storage_at(&table)?;
             if let Some(d) = latency {

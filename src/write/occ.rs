@@ -181,10 +181,9 @@ async fn check_conflicts(
                     .contains(&a.as_str())
         })
         .collect();
-    let reads = since.iter().map(|(_, _, path)| async move {
-        let bytes = storage.get(path, Purpose::CommitMetadata).await?;
-        CommitMetadata::from_json(decode_instant_file(&bytes, path)?, path)
-    });
+    let reads = since
+        .iter()
+        .map(|(_, _, path)| commit_metadata(storage, path));
     let metadata = futures::future::try_join_all(reads).await?;
     for ((t, a, path), m) in since.iter().zip(&metadata) {
         let theirs = m
@@ -205,6 +204,11 @@ async fn check_conflicts(
         }
     }
     Ok(())
+}
+
+async fn commit_metadata(storage: &dyn Storage, path: &str) -> Result<CommitMetadata> {
+    let bytes = storage.get(path, Purpose::CommitMetadata).await?;
+    CommitMetadata::from_json(decode_instant_file(&bytes, path)?, path)
 }
 
 /// One optimistic attempt (the caller retries on `CONFLICT`).
