@@ -10,16 +10,12 @@ mod common;
 mod helpers;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use bytes::Bytes;
 use futures::channel::oneshot;
 use helpers::*;
 use hudi_edge::read::ReadOptions;
 use hudi_edge::storage::local::LocalStorage;
-use hudi_edge::storage::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use hudi_edge::write::{Operation, WriteOptions};
 use hudi_edge::Table;
 use serde_json::{Map, Value};
@@ -45,63 +41,6 @@ fn occ(retries: u32) -> WriteOptions {
     }
     o.commit_retries = retries;
     o
-}
-
-/// Local files, with a gate: the first data-table inflight instant written waits until
-/// the gate opens (a write paused between its tagging and its commit).
-#[derive(Debug)]
-struct Gated {
-    inner: LocalStorage,
-    armed: AtomicBool,
-    reached: Mutex<Option<oneshot::Sender<()>>>,
-    open: Mutex<Option<oneshot::Receiver<()>>>,
-}
-
-#[async_trait]
-impl Storage for Gated {
-    fn location(&self) -> String {
-        self.inner.location()
-    }
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
-    }
-    async fn read(
-        &self,
-        path: &str,
-        ranges: &[ByteRange],
-        purpose: Purpose,
-    ) -> hudi_edge::Result<Fetched> {
-        self.inner.read(path, ranges, purpose).await
-    }
-    async fn head(&self, path: &str) -> hudi_edge::Result<ObjectMeta> {
-        self.inner.head(path).await
-    }
-    async fn list(&self, prefix: &str, recursive: bool) -> hudi_edge::Result<Vec<ObjectMeta>> {
-        self.inner.list(prefix, recursive).await
-    }
-    async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> hudi_edge::Result<ObjectMeta> {
-        if path.starts_with(".hoodie/timeline/")
-            && path.ends_with("inflight")
-            && !path.contains("rollback")
-            && self.armed.swap(false, Ordering::SeqCst)
-        {
-            let reached = self.reached.lock().unwrap().take();
-            let open = self.open.lock().unwrap().take();
-            if let Some(r) = reached {
-                let _ = r.send(());
-            }
-            if let Some(o) = open {
-                let _ = o.await;
-            }
-        }
-        self.inner.put(path, data, mode).await
-    }
-    async fn delete(&self, path: &str) -> hudi_edge::Result<()> {
-        self.inner.delete(path).await
-    }
-    async fn get_versioned(&self, path: &str) -> hudi_edge::Result<(Bytes, ObjectMeta)> {
-        self.inner.get_versioned(path).await
-    }
 }
 
 fn with(
@@ -185,14 +124,29 @@ async fn a_lost_conflict_names_the_winner_and_a_retry_commits() {
                 .write(&setup_rows, &WriteOptions::new(Operation::Upsert))
                 .await
                 .unwrap();
+            // A's storage holds its first inflight instant (between tagging and writing)
+            // until B has committed.
             let (reached_tx, reached) = oneshot::channel();
             let (release, open_rx) = oneshot::channel::<()>();
-            let gated = Arc::new(Gated {
-                inner: LocalStorage::new(&dir),
-                armed: AtomicBool::new(true),
-                reached: Mutex::new(Some(reached_tx)),
-                open: Mutex::new(Some(open_rx)),
+            let gate = Mutex::new(Some((reached_tx, open_rx)));
+            let mut gated = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
+            gated.on_put = Box::new(move |path| {
+                let first = path.starts_with(".hoodie/timeline/")
+                    && path.ends_with("inflight")
+                    && !path.contains("rollback");
+                let held = if first {
+                    gate.lock().unwrap().take()
+                } else {
+                    None
+                };
+                Box::pin(async move {
+                    if let Some((reached, open)) = held {
+                        let _ = reached.send(());
+                        let _ = open.await;
+                    }
+                })
             });
+            let gated = Arc::new(gated);
             let a_table = Table::open(gated.clone()).await.unwrap();
             let a_rows = decode_input(
                 &a_table,

@@ -426,31 +426,19 @@ impl<'a> TableLock<'a> {
         F: std::future::Future<Output = Result<T>>,
     {
         self.acquire().await?;
-        let renewals = async {
-            loop {
-                super::timer::sleep(Duration::from_secs(self.config.renew_interval_secs)).await;
-                match self.renew().await {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        return HudiError::Conflict {
-                            path: LOCK_FILE.into(),
-                            detail: "the table lock was lost (its lease ran out and another \
-                                     writer took it)"
-                                .into(),
-                        }
-                    }
-                    Err(e) => return e,
-                }
-            }
+        let lost = || HudiError::Conflict {
+            path: LOCK_FILE.into(),
+            detail: "the table lock was lost (its lease ran out and another writer took it)".into(),
         };
-        let outcome = {
-            futures::pin_mut!(work);
-            futures::pin_mut!(renewals);
-            match futures::future::select(work, renewals).await {
-                futures::future::Either::Left((done, _)) => done,
-                futures::future::Either::Right((lost, _)) => Err(lost),
+        let every = Duration::from_secs(self.config.renew_interval_secs);
+        let outcome = super::timer::beside(every, work, || async {
+            match self.renew().await {
+                Ok(true) => None,
+                Ok(false) => Some(lost()),
+                Err(e) => Some(e),
             }
-        };
+        })
+        .await;
         let released = self.release().await;
         let value = outcome?;
         released?;
@@ -609,6 +597,14 @@ mod tests {
         }
     }
 
+    async fn read_lock(store: &dyn Storage) -> LockData {
+        let bytes = store
+            .get(LOCK_FILE, crate::storage::Purpose::Other)
+            .await
+            .unwrap();
+        LockData::parse(&bytes, LOCK_FILE).unwrap()
+    }
+
     fn quick() -> LockConfig {
         LockConfig {
             validity_secs: 10,
@@ -631,14 +627,7 @@ mod tests {
         let before = counted.stats().snapshot().requests;
         a.release().await.unwrap();
         assert_eq!(counted.stats().snapshot().requests - before, 1);
-        let released = LockData::parse(
-            &store
-                .get(LOCK_FILE, crate::storage::Purpose::Other)
-                .await
-                .unwrap(),
-            LOCK_FILE,
-        )
-        .unwrap();
+        let released = read_lock(&*store).await;
         assert!(released.expired);
         assert_eq!(released.owner, a.owner());
         // Again, over the expired lock: a GET and an If-Match PUT.
@@ -672,14 +661,7 @@ mod tests {
         assert_eq!(late.try_acquire().await.unwrap(), TryLock::Acquired);
         assert!(!a.renew().await.unwrap());
         a.release().await.unwrap();
-        let now = LockData::parse(
-            &store
-                .get(LOCK_FILE, crate::storage::Purpose::Other)
-                .await
-                .unwrap(),
-            LOCK_FILE,
-        )
-        .unwrap();
+        let now = read_lock(&store).await;
         assert_eq!((now.owner.as_str(), now.expired), (late.owner(), false));
         // A writer whose clock is within the lease sees it held.
         assert!(matches!(b.try_acquire().await.unwrap(), TryLock::HeldBy(_)));
@@ -691,37 +673,16 @@ mod tests {
         let a = TableLock::new(&store, quick()).unwrap();
         let seen = a
             .run(async {
-                let first = LockData::parse(
-                    &store
-                        .get(LOCK_FILE, crate::storage::Purpose::Other)
-                        .await
-                        .unwrap(),
-                    LOCK_FILE,
-                )
-                .unwrap();
+                let first = read_lock(&store).await;
                 // Longer than the renew interval: a renewal goes out meanwhile.
                 tokio::time::sleep(Duration::from_millis(1300)).await;
-                let later = LockData::parse(
-                    &store
-                        .get(LOCK_FILE, crate::storage::Purpose::Other)
-                        .await
-                        .unwrap(),
-                    LOCK_FILE,
-                )
-                .unwrap();
+                let later = read_lock(&store).await;
                 Ok((first, later))
             })
             .await
             .unwrap();
         assert!(!seen.0.expired && seen.1.valid_until > seen.0.valid_until);
-        let after = LockData::parse(
-            &store
-                .get(LOCK_FILE, crate::storage::Purpose::Other)
-                .await
-                .unwrap(),
-            LOCK_FILE,
-        )
-        .unwrap();
+        let after = read_lock(&store).await;
         assert!(after.expired);
     }
 

@@ -352,24 +352,35 @@ async fn write_single(
         }
     };
     let outcome = commit_prepared(table, options, &mut prepared, stale_markers, false).await;
-    let mut counts = match outcome {
-        Ok(counts) => counts,
+    let done = match outcome {
+        Ok(done) => done,
         Err(e) => {
             prepared.requested.withdraw(storage).await;
             return Err(e);
         }
     };
-    let outcome = counts.1;
-    counts.0.inserted = outcome.inserted;
-    counts.0.updated = outcome.updated;
-    counts.0.deleted = outcome.deleted;
-    counts.0.delete_missing += outcome.delete_missing;
-    Ok(WriteResult {
+    let io = client.io().since(&started);
+    Ok(write_result(options, done, (compaction, rolled_back), io))
+}
+
+/// The answer for a committed write: the planner's counts completed by the commit's.
+/// `before`: what ran ahead of the commit (a metadata-table compaction, rollbacks).
+fn write_result(
+    options: &WriteOptions,
+    (mut counts, outcome): (RecordCounts, commit::Outcome),
+    (compaction, rolled_back): (Option<MdtCompaction>, Vec<RolledBack>),
+    io: IoSnapshot,
+) -> WriteResult {
+    counts.inserted = outcome.inserted;
+    counts.updated = outcome.updated;
+    counts.deleted = outcome.deleted;
+    counts.delete_missing += outcome.delete_missing;
+    WriteResult {
         instant: outcome.instant,
         completion_time: outcome.completion_time,
         action: outcome.action,
         operation: options.operation.as_str().to_string(),
-        records: counts.0,
+        records: counts,
         files_written: outcome.files_written,
         metadata_table: MetadataTableWrite {
             partitions: outcome.mdt_partitions,
@@ -377,8 +388,8 @@ async fn write_single(
         },
         rolled_back,
         attempts: 1,
-        io: client.io().since(&started),
-    })
+        io,
+    }
 }
 
 /// What a write works out before its first data file: the rows checked and keyed, the

@@ -23,8 +23,8 @@ use bytes::Bytes;
 use super::lock::{LockConfig, TableLock, CLOCK_DRIFT_BUFFER_MS};
 use super::rollback::{self, Listing};
 use super::{
-    check_writable, commit, commit_prepared, files, mdt_compact, prepare, Ctx, MetadataTableWrite,
-    WriteOptions, WriteResult,
+    check_writable, commit, commit_prepared, files, mdt_compact, prepare, Ctx, WriteOptions,
+    WriteResult,
 };
 use crate::error::{HudiError, Result};
 use crate::metadata::table::METADATA_DIR;
@@ -83,19 +83,13 @@ async fn with_heartbeat<T>(
     config: &LockConfig,
     work: impl std::future::Future<Output = Result<T>>,
 ) -> Result<T> {
-    let beats = async {
-        loop {
-            super::timer::sleep(Duration::from_millis(config.heartbeat_interval_ms)).await;
-            // A missed beat is survivable (misses are tolerated); the next one tries again.
-            let _ = beat(storage, instant).await;
-        }
-    };
-    futures::pin_mut!(work);
-    futures::pin_mut!(beats);
-    match futures::future::select(work, beats).await {
-        futures::future::Either::Left((done, _)) => done,
-        futures::future::Either::Right((never, _)) => never,
-    }
+    let every = Duration::from_millis(config.heartbeat_interval_ms);
+    super::timer::beside(every, work, || async {
+        // A missed beat is survivable (misses are tolerated); the next one tries again.
+        let _ = beat(storage, instant).await;
+        None
+    })
+    .await
 }
 
 /// A test hook (native only): `HUDI_EDGE_TEST_PAUSE_IN_COMMIT_MS` holds the commit that
@@ -332,26 +326,13 @@ pub(crate) async fn write(
     // The heartbeat ends with the write, committed or not: a failed attempt left pending is
     // then at once a failed write for the next writer to roll back.
     let _ = storage.delete(&heartbeat_path(&instant)).await;
-    let (mut counts, outcome) = outcome?;
-    counts.inserted = outcome.inserted;
-    counts.updated = outcome.updated;
-    counts.deleted = outcome.deleted;
-    counts.delete_missing += outcome.delete_missing;
-    Ok(WriteResult {
-        instant: outcome.instant,
-        completion_time: outcome.completion_time,
-        action: outcome.action,
-        operation: options.operation.as_str().to_string(),
-        records: counts,
-        files_written: outcome.files_written,
-        metadata_table: MetadataTableWrite {
-            partitions: outcome.mdt_partitions,
-            compaction,
-        },
-        rolled_back,
-        attempts: 1,
-        io: client.io().since(&started),
-    })
+    let io = client.io().since(&started);
+    Ok(super::write_result(
+        options,
+        outcome?,
+        (compaction, rolled_back),
+        io,
+    ))
 }
 
 #[cfg(test)]
