@@ -220,6 +220,15 @@ pub fn concurrency(options: &BTreeMap<String, String>) -> Result<Concurrency> {
     }))
 }
 
+/// Concurrent writing needs conditional updates (`If-Match` on an ETag).
+fn no_etags() -> HudiError {
+    HudiError::unsupported_in(
+        "concurrent writing on a store that gives no ETags (the storage-based lock needs \
+         conditional updates with If-Match)",
+        LOCK_FILE,
+    )
+}
+
 /// What one try at the lock found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TryLock {
@@ -282,12 +291,7 @@ impl<'a> TableLock<'a> {
         let current = match self.storage.get_versioned(LOCK_FILE).await {
             Ok((bytes, meta)) => {
                 let data = LockData::parse(&bytes, LOCK_FILE)?;
-                let etag = meta.etag.ok_or_else(|| {
-                    HudiError::unsupported_in(
-                        "a storage lock on a store that reports no ETag",
-                        LOCK_FILE,
-                    )
-                })?;
+                let etag = meta.etag.ok_or_else(no_etags)?;
                 Some((data, etag))
             }
             Err(HudiError::NotFound { .. }) => None,
@@ -308,12 +312,12 @@ impl<'a> TableLock<'a> {
         };
         match self.storage.put(LOCK_FILE, mine.to_json(), mode).await {
             Ok(meta) => {
-                let etag = meta.etag.ok_or_else(|| {
-                    HudiError::unsupported_in(
-                        "a storage lock on a store that reports no ETag",
-                        LOCK_FILE,
-                    )
-                })?;
+                let Some(etag) = meta.etag else {
+                    // Created, but it could never be renewed or released conditionally:
+                    // taken back at once, and the store refused for concurrent writing.
+                    let _ = self.storage.delete(LOCK_FILE).await;
+                    return Err(no_etags());
+                };
                 self.set_held(Some((mine, etag)));
                 Ok(TryLock::Acquired)
             }
