@@ -10,13 +10,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
-use bytes::Bytes;
 use common::*;
 use hudi_edge::expr::{parse_filter, Expr, Op, Predicate};
 use hudi_edge::read::{Plan, QueryType, ReadOptions};
 use hudi_edge::storage::local::LocalStorage;
-use hudi_edge::storage::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use hudi_edge::Table;
 use serde_json::Value;
 
@@ -206,51 +203,16 @@ fn range_admits(values: &[&Value], p: &Predicate) -> bool {
 
 // --- files from the metadata table ---
 
-/// Records every listed prefix, to prove planning lists no data partition.
-#[derive(Debug)]
-struct Recording {
-    inner: Arc<dyn Storage>,
-    lists: Mutex<Vec<String>>,
-}
-
-#[async_trait]
-impl Storage for Recording {
-    fn location(&self) -> String {
-        self.inner.location()
-    }
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
-    }
-    async fn read(
-        &self,
-        path: &str,
-        ranges: &[ByteRange],
-        purpose: Purpose,
-    ) -> hudi_edge::Result<Fetched> {
-        self.inner.read(path, ranges, purpose).await
-    }
-    async fn head(&self, path: &str) -> hudi_edge::Result<ObjectMeta> {
-        self.inner.head(path).await
-    }
-    async fn list(&self, prefix: &str, recursive: bool) -> hudi_edge::Result<Vec<ObjectMeta>> {
-        self.lists.lock().unwrap().push(prefix.to_string());
-        self.inner.list(prefix, recursive).await
-    }
-    async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> hudi_edge::Result<ObjectMeta> {
-        self.inner.put(path, data, mode).await
-    }
-    async fn delete(&self, path: &str) -> hudi_edge::Result<()> {
-        self.inner.delete(path).await
-    }
-}
-
 #[tokio::test]
 async fn files_come_from_the_metadata_table_without_listing_data_partitions() {
     for name in ALL {
-        let recording = Arc::new(Recording {
-            inner: Arc::new(LocalStorage::new(table_path(name))),
-            lists: Mutex::default(),
-        });
+        // Every listed prefix, to prove planning lists no data partition.
+        let lists = Arc::new(Mutex::new(Vec::<String>::new()));
+        let mut recording =
+            common::hooked::Hooked::new(Arc::new(LocalStorage::new(table_path(name))));
+        let seen = lists.clone();
+        recording.on_list = Box::new(move |prefix| seen.lock().unwrap().push(prefix.to_string()));
+        let recording = Arc::new(recording);
         let table = Table::open(recording.clone()).await.unwrap();
         let plan = table.plan(&ReadOptions::default()).await.unwrap();
         assert_eq!(plan.stats.planning_source, "metadata_table", "{name}");
@@ -259,7 +221,7 @@ async fn files_come_from_the_metadata_table_without_listing_data_partitions() {
             "{name}: {:?}",
             plan.stats.planning_notes
         );
-        let lists = recording.lists.lock().unwrap().clone();
+        let lists = lists.lock().unwrap().clone();
         assert!(
             lists.iter().all(|p| p.starts_with(".hoodie")),
             "{name}: listed {lists:?}"

@@ -104,6 +104,10 @@ pub struct WriteOptions {
         tsify(type = "Record<string, string> | undefined")
     )]
     options: Option<BTreeMap<String, String>>,
+    /// Multi-writer: tries again after losing a conflict, this many times.
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    commit_retries: Option<u32>,
 }
 
 impl WriteOptions {
@@ -111,6 +115,7 @@ impl WriteOptions {
         Ok(crate::write::WriteOptions {
             operation: crate::write::Operation::parse(&self.operation)?,
             options: self.options.unwrap_or_default(),
+            commit_retries: self.commit_retries.unwrap_or(0),
         })
     }
 }
@@ -130,6 +135,8 @@ mod tests {
         assert_eq!(o.operation, crate::write::Operation::Delete);
         assert_eq!(o.options["hoodie.x"], "1");
         assert_eq!(parse(r#"{"operation":"upsert"}"#).unwrap().options.len(), 0);
+        let retried = parse(r#"{"operation":"upsert","commitRetries":3}"#).unwrap();
+        assert_eq!(retried.commit_retries, 3);
         for bad in [
             r#"{"operation":"merge"}"#,
             r#"{}"#,

@@ -105,6 +105,10 @@ pub struct WriteResult {
     /// Data files written, relative to the base path.
     pub files_written: Vec<String>,
     pub metadata_table: MetadataTableWrite,
+    /// Failed writes rolled back first (their instants).
+    pub rolled_back: Vec<String>,
+    /// Tries the commit took (more than one when a lost conflict was retried).
+    pub attempts: u32,
     /// What the write cost.
     pub io: IoSnapshot,
 }
@@ -151,6 +155,8 @@ impl From<crate::write::WriteResult> for WriteResult {
                 partitions: r.metadata_table.partitions,
                 compaction: r.metadata_table.compaction.map(|c| c.instant),
             },
+            rolled_back: r.rolled_back.into_iter().map(|b| b.instant).collect(),
+            attempts: r.attempts,
             io: r.io,
         }
     }

@@ -123,9 +123,24 @@ enum Command {
         /// A Hudi write config `KEY=VALUE` (repeatable), e.g. `hoodie.index.type=GLOBAL_SIMPLE`.
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
+        /// Multi-writer (`hoodie.write.concurrency.mode=optimistic_concurrency_control`):
+        /// how many times a commit that lost a conflict is tried again on the new snapshot.
+        #[arg(long, default_value_t = 0)]
+        commit_retries: u32,
         /// Print what was committed as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Take the table's storage-based lock (`.hoodie/.locks/table_lock.json`, Hudi's
+    /// RFC-91 lock) and release it, reporting the requests and time of each step; with
+    /// `--hold-ms` it is held (and renewed) that long in between.
+    Lock {
+        table: String,
+        /// Hudi lock configs `KEY=VALUE` (validity, renew interval, wait times).
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        #[arg(long, default_value_t = 0)]
+        hold_ms: u64,
     },
     /// Write `.hoodie/hudi-edge-manifest.json`: every file of the table with its size, so
     /// hosts without a list API (static sites, CDNs, nginx) can serve it. Rewrite it after
@@ -413,6 +428,7 @@ async fn run(cli: Cli) -> Result<()> {
             input,
             input_format,
             options,
+            commit_retries,
             json,
         } => {
             let operation = crate::write::Operation::parse(&operation)?;
@@ -421,6 +437,7 @@ async fn run(cli: Cli) -> Result<()> {
                 None => InputFormat::of_path(&input),
             };
             let mut write_options = crate::write::WriteOptions::new(operation);
+            write_options.commit_retries = commit_retries;
             for kv in options {
                 let (k, v) = kv.split_once('=').ok_or_else(|| {
                     HudiError::invalid(format!("--option {kv:?} is not KEY=VALUE"))
@@ -467,6 +484,62 @@ async fn run(cli: Cli) -> Result<()> {
                 );
                 Ok(())
             }
+        }
+        Command::Lock {
+            table,
+            options,
+            hold_ms,
+        } => {
+            let mut map = std::collections::BTreeMap::new();
+            for kv in options {
+                let (k, v) = kv.split_once('=').ok_or_else(|| {
+                    HudiError::invalid(format!("--option {kv:?} is not KEY=VALUE"))
+                })?;
+                map.insert(k.trim().to_string(), v.trim().to_string());
+            }
+            use crate::write::lock;
+            map.entry(lock::CONCURRENCY_MODE.into())
+                .or_insert_with(|| "optimistic_concurrency_control".into());
+            map.entry(lock::LOCK_PROVIDER.into())
+                .or_insert_with(|| lock::STORAGE_LOCK_PROVIDER.into());
+            let lock::Concurrency::Optimistic(config) = lock::concurrency(&map)? else {
+                return Err(HudiError::invalid(
+                    "the lock needs a multi-writer concurrency mode",
+                ));
+            };
+            let mut storage = storage_at(&table)?;
+            if let Some(d) = latency {
+                storage = Arc::new(crate::storage::latency::Latency::new(storage, d));
+            }
+            let counted = crate::storage::Instrumented::new(storage);
+            let table_lock = lock::TableLock::new(&counted, config)?;
+            let step = |from: &crate::storage::IoSnapshot, started: std::time::Instant| {
+                let io = counted.stats().snapshot().since(from);
+                serde_json::json!({
+                    "requests": io.requests,
+                    "round_trips": io.round_trips,
+                    "ms": started.elapsed().as_secs_f64() * 1000.0,
+                })
+            };
+            let (before, started) = (counted.stats().snapshot(), std::time::Instant::now());
+            table_lock.acquire().await?;
+            let acquire = step(&before, started);
+            if hold_ms > 0 {
+                table_lock
+                    .run(async {
+                        crate::write::sleep(std::time::Duration::from_millis(hold_ms)).await;
+                        Ok(())
+                    })
+                    .await?;
+            }
+            let (before, started) = (counted.stats().snapshot(), std::time::Instant::now());
+            table_lock.release().await?;
+            let release = step(&before, started);
+            print_json(&serde_json::json!({
+                "owner": table_lock.owner(),
+                "acquire": acquire,
+                "release": release,
+            }))
         }
         Command::Manifest { table, output } => {
             let storage = storage_at(&table)?;

@@ -248,6 +248,11 @@ impl Storage for Cached {
         self.forget(path);
         self.inner.delete(path).await
     }
+
+    /// Never from the cache: a versioned read is for an object that changes (the lock).
+    async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
+        self.inner.get_versioned(path).await
+    }
 }
 
 #[cfg(test)]

@@ -107,6 +107,10 @@ impl Storage for CrashAfter {
         std::mem::forget(running);
         answer
     }
+
+    async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
+        self.inner.get_versioned(path).await
+    }
 }
 
 #[cfg(test)]

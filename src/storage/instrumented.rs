@@ -262,4 +262,11 @@ impl Storage for Instrumented {
         let _f = self.stats.begin(Verb::Delete, Purpose::Other);
         self.inner.delete(path).await
     }
+
+    async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
+        let _f = self.stats.begin(Verb::Get, Purpose::Other);
+        let (bytes, meta) = self.inner.get_versioned(path).await?;
+        self.stats.add_bytes(bytes.len() as u64, Purpose::Other);
+        Ok((bytes, meta))
+    }
 }

@@ -68,6 +68,11 @@ impl Storage for Latency {
         self.wait().await;
         self.inner.delete(path).await
     }
+
+    async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
+        self.wait().await;
+        self.inner.get_versioned(path).await
+    }
 }
 
 #[cfg(test)]

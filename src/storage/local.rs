@@ -40,16 +40,9 @@ impl LocalStorage {
                 }
             }
             PutMode::UpdateIfMatch(want) => {
-                let _one_at_a_time = UPDATE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-                let current = match self.head_now(path) {
-                    Ok(m) => m,
-                    Err(HudiError::NotFound { .. }) => return Err(conflict("object is gone")),
-                    Err(e) => return Err(e),
-                };
-                if current.etag.as_deref() != Some(want.as_str()) {
-                    return Err(conflict("etag changed"));
+                if !update_if_match(&full, want, &data).map_err(|e| map_err(path, e))? {
+                    return Err(conflict("etag changed or object gone"));
                 }
-                write_atomically(&full, &data).map_err(|e| map_err(path, e))?;
             }
             PutMode::Overwrite => write_atomically(&full, &data).map_err(|e| map_err(path, e))?,
         }
@@ -137,9 +130,37 @@ fn etag_of(full: &Path, md: &fs::Metadata, held: Option<&[u8]>) -> std::io::Resu
     Ok(format!("W/\"{nanos:x}-{:x}-{:x}\"", md.len(), md.ino()))
 }
 
-/// Conditional updates of this process one at a time: check-then-rename is not atomic by
-/// itself. Other processes are not covered (std has no file lock below Rust 1.89).
-static UPDATE_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// Replaces `full` with `data` only while its content ETag is `want`, atomically against
+/// other updaters in any process on this host: the current file is locked (`flock`), its
+/// name checked to still be that file (a rename by the updater before us makes a new
+/// one), its bytes compared, and the new bytes renamed over it before the lock is
+/// released. `Ok(false)`: the object is gone or changed.
+fn update_if_match(full: &Path, want: &str, data: &[u8]) -> std::io::Result<bool> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    loop {
+        let mut file = match fs::File::open(full) {
+            Ok(f) => f,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        file.lock()?;
+        let held = file.metadata()?;
+        match fs::metadata(full) {
+            Ok(now) if now.ino() == held.ino() && now.dev() == held.dev() => {}
+            Ok(_) => continue, // replaced while we waited: lock the new one
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        }
+        let mut current = Vec::new();
+        file.read_to_end(&mut current)?;
+        if etag_of(full, &held, Some(&current))? != want {
+            return Ok(false);
+        }
+        write_atomically(full, data)?;
+        return Ok(true); // the lock goes with `file`
+    }
+}
 
 const TEMP_PREFIX: &str = ".hudi-edge.tmp.";
 
@@ -326,6 +347,18 @@ impl Storage for LocalStorage {
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
             Err(e) => Err(map_err(path, e)),
         }
+    }
+
+    /// The ETag from the very bytes read (a rename between a `head` and a read would
+    /// otherwise pair one version's ETag with another's bytes).
+    async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
+        let full = self.full(path)?;
+        let bytes = fs::read(&full).map_err(|e| map_err(path, e))?;
+        let md = fs::metadata(&full).map_err(|e| map_err(path, e))?;
+        let mut meta = meta_of(path, &md);
+        meta.size = bytes.len() as u64;
+        meta.etag = Some(format!("\"{}\"", super::md5_hex(&bytes)));
+        Ok((Bytes::from(bytes), meta))
     }
 }
 

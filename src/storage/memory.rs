@@ -208,6 +208,11 @@ impl Storage for MemoryStorage {
         self.lock().remove(key(path));
         Ok(())
     }
+
+    async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
+        let stored = self.stored(path)?;
+        Ok((stored.data.clone(), meta(path, &stored)))
+    }
 }
 
 impl MemoryStorage {

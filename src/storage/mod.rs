@@ -289,6 +289,19 @@ pub trait Storage: Send + Sync + fmt::Debug {
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta>;
 
     async fn delete(&self, path: &str) -> Result<()>;
+
+    /// The whole object with its version (`etag`), for a conditional update that follows
+    /// (the table lock). Stores that hand both back in one answer override this; the
+    /// default costs a `head` then a read — the bytes are then as new as the ETag or newer,
+    /// so an update conditioned on that ETag can only be refused, never wrongly accepted.
+    async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
+        let meta = self.head(path).await?;
+        let bytes = one(
+            self.read(path, &[ByteRange::Whole], Purpose::Other).await?,
+            path,
+        )?;
+        Ok((bytes, meta))
+    }
 }
 
 /// One-range conveniences over [`Storage::read`].

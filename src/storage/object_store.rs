@@ -226,6 +226,16 @@ impl ObjectStoreStorage {
     /// server's length is not trusted (`GetResult::bytes` reserves whatever length the
     /// server declares, and keeps reading past it).
     async fn get_opts(&self, path: &str, range: ByteRange) -> Result<(Bytes, u64)> {
+        let (bytes, meta) = self.get_with_meta(path, range).await?;
+        Ok((bytes, meta.size))
+    }
+
+    /// One GET: the bytes and the object's metadata (its ETag) from the same answer.
+    async fn get_with_meta(
+        &self,
+        path: &str,
+        range: ByteRange,
+    ) -> Result<(Bytes, object_store::ObjectMeta)> {
         let object = self.object(path);
         let options = GetOptions {
             range: match &range {
@@ -240,7 +250,7 @@ impl ObjectStoreStorage {
             .get_opts(&self.key(path)?, options)
             .await
             .map_err(|e| map_err(&object, e))?;
-        let size = r.meta.size;
+        let meta = r.meta.clone();
         let limit = range.body_limit();
         if r.range.end.saturating_sub(r.range.start) > limit {
             return Err(range.body_over(&object));
@@ -260,7 +270,7 @@ impl ObjectStoreStorage {
             [one] => one.clone(),
             _ => Bytes::from(chunks.concat()),
         };
-        Ok((bytes, size))
+        Ok((bytes, meta))
     }
 }
 
@@ -379,6 +389,20 @@ impl Storage for ObjectStoreStorage {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(map_err(&object, e)),
         }
+    }
+
+    async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
+        let (bytes, m) = self.get_with_meta(path, ByteRange::Whole).await?;
+        Ok((
+            bytes,
+            ObjectMeta {
+                path: path.to_string(),
+                size: m.size,
+                last_modified_ms: Some(m.last_modified.timestamp_millis()),
+                etag: m.e_tag,
+                is_dir: false,
+            },
+        ))
     }
 }
 

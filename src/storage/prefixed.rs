@@ -77,6 +77,11 @@ impl Storage for Prefixed {
     async fn delete(&self, path: &str) -> Result<()> {
         self.inner.delete(&self.full(path)).await
     }
+
+    async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
+        let (bytes, meta) = self.inner.get_versioned(&self.full(path)).await?;
+        Ok((bytes, self.strip(meta)))
+    }
 }
 
 #[cfg(test)]

@@ -189,6 +189,41 @@ pub(crate) struct Inputs<'a> {
     pub requested: &'a Requested,
     /// Marker files of completed commits, deleted beside the first writes.
     pub stale_markers: Vec<String>,
+    /// Stop before the commit point: the completed instants (and their times) are written
+    /// by [`publish`] under the table lock (multi-writer).
+    pub defer_publish: bool,
+}
+
+/// A commit written up to its commit point: what [`publish`] needs to complete it.
+pub(crate) struct Staged {
+    mdt: Option<super::mdt::MdtInstant>,
+    completed_prefix: String,
+    action: String,
+    encoded: Bytes,
+    floor: Vec<String>,
+    /// Existing file groups this commit changes (its new ones have fresh ids).
+    pub touched: BTreeSet<(String, String)>,
+}
+
+/// Completes a staged commit: the metadata table's delta commit, then the data commit,
+/// each at a time later than `seen` (every time on both timelines as listed under the lock)
+/// and everything the commit saw before. Returns the completion time.
+pub(crate) async fn publish(table: &Ctx<'_>, staged: &Staged, seen: &[String]) -> Result<String> {
+    let storage = table.client.storage().as_ref();
+    let mut floor = staged.floor.clone();
+    floor.extend(seen.iter().cloned());
+    if let Some(m) = &staged.mdt {
+        let t = time_after(table, &floor)?;
+        floor.push(t.clone());
+        let (path, bytes) = m.completed(&t);
+        storage.put(&path, bytes, PutMode::Create).await?;
+    }
+    let completion = time_after(table, &floor)?;
+    let completed = format!("{}_{completion}.{}", staged.completed_prefix, staged.action);
+    storage
+        .put(&completed, staged.encoded.clone(), PutMode::Create)
+        .await?;
+    Ok(completion)
 }
 
 /// The requested instant file: written beside tagging (as Java requests an instant before
@@ -306,6 +341,8 @@ pub(crate) struct Outcome {
     pub delete_missing: u64,
     pub files_written: Vec<String>,
     pub mdt_partitions: Vec<String>,
+    /// Set when the commit point was deferred ([`Inputs::defer_publish`]).
+    pub staged: Option<Staged>,
 }
 
 /// A file to write and its write stat.
@@ -353,6 +390,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         delete_missing: 0,
         files_written: Vec::new(),
         mdt_partitions: Vec::new(),
+        staged: None,
     };
 
     // Every file's bytes are built before the first request that changes storage.
@@ -691,20 +729,36 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     // go with the data files and its own log files, because a metadata delta commit
     // counts only once the data table completes the same instant (§8.3): until then
     // every reader leaves it out, and a rollback removes it as it would an inflight one.
+    let defer = inputs.defer_publish;
     let mdt_completion = time_after(table, &floor)?;
-    floor.push(mdt_completion.clone());
-    let mdt_completed = mdt_instant.as_ref().map(|m| m.completed(&mdt_completion));
+    let mdt_completed = if defer {
+        None
+    } else {
+        floor.push(mdt_completion.clone());
+        mdt_instant.as_ref().map(|m| m.completed(&mdt_completion))
+    };
     let data_puts = new_files
         .iter()
         .map(|f| (f.path.as_str(), f.bytes.clone()))
         .chain(mdt_instant.iter().flat_map(|m| m.pending_puts()))
         .chain(mdt_completed.iter().map(|(p, b)| (p.as_str(), b.clone())));
     settle_all(data_puts.map(|(path, bytes)| storage.put(path, bytes, PutMode::Create))).await?;
+    counts.files_written = new_files.into_iter().map(|f| f.path).collect();
+    if defer {
+        counts.staged = Some(Staged {
+            mdt: mdt_instant,
+            completed_prefix: join(timeline_dir, &instant),
+            action: action.to_string(),
+            encoded,
+            floor,
+            touched: inputs.plan.groups.keys().cloned().collect(),
+        });
+        return Ok(counts);
+    }
     let completion = time_after(table, &floor)?;
     let completed = join(timeline_dir, &format!("{instant}_{completion}.{action}"));
     storage.put(&completed, encoded, PutMode::Create).await?;
     counts.completion_time = completion;
-    counts.files_written = new_files.into_iter().map(|f| f.path).collect();
     Ok(counts)
 }
 

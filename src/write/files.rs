@@ -100,7 +100,24 @@ pub fn partition_metadata(instant: &str, partition: &str) -> Vec<u8> {
         .into_bytes()
 }
 
-/// The current time in epoch milliseconds.
+/// The current time in epoch milliseconds. Natively `HUDI_EDGE_CLOCK_SKEW_MS` shifts this
+/// writer's clock (the multi-writer tests run writers whose clocks are seconds apart).
 pub fn now_ms() -> i64 {
-    Utc::now().timestamp_millis()
+    Utc::now().timestamp_millis() + clock_skew_ms()
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn clock_skew_ms() -> i64 {
+    static SKEW: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+    *SKEW.get_or_init(|| {
+        std::env::var("HUDI_EDGE_CLOCK_SKEW_MS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    })
+}
+
+#[cfg(target_arch = "wasm32")]
+fn clock_skew_ms() -> i64 {
+    0
 }

@@ -16,10 +16,13 @@ mod commit;
 mod files;
 mod input;
 pub mod key;
+pub mod lock;
 mod mdt;
 mod mdt_compact;
+mod occ;
 pub mod rollback;
 mod tag;
+mod timer;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -38,6 +41,7 @@ pub use input::align_input;
 pub use key::KeyGen;
 pub use mdt_compact::MdtCompaction;
 pub use rollback::RolledBack;
+pub use timer::sleep;
 
 /// What a write does with its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -88,6 +92,8 @@ pub struct WriteOptions {
     /// Hudi write configs by their Java names (`hoodie.*`); the ones this writer reads are
     /// listed in the README.
     pub options: BTreeMap<String, String>,
+    /// Multi-writer: how many times a commit that lost a conflict is tried again.
+    pub commit_retries: u32,
 }
 
 impl WriteOptions {
@@ -95,6 +101,7 @@ impl WriteOptions {
         WriteOptions {
             operation,
             options: BTreeMap::new(),
+            commit_retries: 0,
         }
     }
 
@@ -135,8 +142,11 @@ pub struct WriteResult {
     /// Data files written, relative to the base path.
     pub files_written: Vec<String>,
     pub metadata_table: MetadataTableWrite,
-    /// Failed writes rolled back before this one (Hudi's EAGER policy).
+    /// Failed writes rolled back before this one (Hudi's EAGER policy; under LAZY, only
+    /// writes whose heartbeat expired).
     pub rolled_back: Vec<RolledBack>,
+    /// Tries it took (more than one when a conflict was retried, `commit_retries`).
+    pub attempts: u32,
     pub io: IoSnapshot,
 }
 
@@ -234,8 +244,40 @@ pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Writes `batches` into the table as one commit.
+/// Writes `batches` into the table as one commit: as the only writer (Hudi's default), or
+/// beside others under the storage-based lock when the options say
+/// `hoodie.write.concurrency.mode=optimistic_concurrency_control`; a commit that loses a
+/// conflict is tried again on the new snapshot up to `commit_retries` times.
 pub async fn write(
+    table: &Ctx<'_>,
+    batches: &[RecordBatch],
+    options: &WriteOptions,
+) -> Result<WriteResult> {
+    match lock::concurrency(&options.options)? {
+        lock::Concurrency::SingleWriter => write_single(table, batches, options).await,
+        lock::Concurrency::Optimistic(config) => {
+            let mut attempt = 0;
+            loop {
+                match occ::write(table, batches, options, &config).await {
+                    Err(HudiError::Conflict { .. }) if attempt < options.commit_retries => {
+                        attempt += 1;
+                        table.client.reload_timeline().await?;
+                        table.metadata.clear();
+                    }
+                    outcome => {
+                        return outcome.map(|mut r| {
+                            r.attempts = attempt + 1;
+                            r
+                        })
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One writer: Hudi's single-writer commit.
+async fn write_single(
     table: &Ctx<'_>,
     batches: &[RecordBatch],
     options: &WriteOptions,
@@ -255,7 +297,8 @@ pub async fn write(
         rollback::list_timeline(client),
         rollback::list_markers(client),
     );
-    let (listed, first) = futures::future::join(listing, prepare(table, batches, options)).await;
+    let (listed, first) =
+        futures::future::join(listing, prepare(table, batches, options, None)).await;
     let (mut objects, markers) = match listed {
         Ok(l) => l,
         Err(e) => {
@@ -305,36 +348,48 @@ pub async fn write(
             if compaction.is_some() {
                 table.metadata.clear();
             }
-            prepare(table, batches, options).await?
+            prepare(table, batches, options, None).await?
         }
     };
-    let outcome = commit_prepared(table, options, &mut prepared, stale_markers).await;
-    let mut counts = match outcome {
-        Ok(counts) => counts,
+    let outcome = commit_prepared(table, options, &mut prepared, stale_markers, false).await;
+    let done = match outcome {
+        Ok(done) => done,
         Err(e) => {
             prepared.requested.withdraw(storage).await;
             return Err(e);
         }
     };
-    let outcome = counts.1;
-    counts.0.inserted = outcome.inserted;
-    counts.0.updated = outcome.updated;
-    counts.0.deleted = outcome.deleted;
-    counts.0.delete_missing += outcome.delete_missing;
-    Ok(WriteResult {
+    let io = client.io().since(&started);
+    Ok(write_result(options, done, (compaction, rolled_back), io))
+}
+
+/// The answer for a committed write: the planner's counts completed by the commit's.
+/// `before`: what ran ahead of the commit (a metadata-table compaction, rollbacks).
+fn write_result(
+    options: &WriteOptions,
+    (mut counts, outcome): (RecordCounts, commit::Outcome),
+    (compaction, rolled_back): (Option<MdtCompaction>, Vec<RolledBack>),
+    io: IoSnapshot,
+) -> WriteResult {
+    counts.inserted = outcome.inserted;
+    counts.updated = outcome.updated;
+    counts.deleted = outcome.deleted;
+    counts.delete_missing += outcome.delete_missing;
+    WriteResult {
         instant: outcome.instant,
         completion_time: outcome.completion_time,
         action: outcome.action,
         operation: options.operation.as_str().to_string(),
-        records: counts.0,
+        records: counts,
         files_written: outcome.files_written,
         metadata_table: MetadataTableWrite {
             partitions: outcome.mdt_partitions,
             compaction,
         },
         rolled_back,
-        io: client.io().since(&started),
-    })
+        attempts: 1,
+        io,
+    }
 }
 
 /// What a write works out before its first data file: the rows checked and keyed, the
@@ -353,11 +408,13 @@ struct Prepared {
     compaction_due: bool,
 }
 
-/// Prepares a write on the timeline the table holds now.
+/// Prepares a write on the timeline the table holds now, at `instant` when the time was
+/// already taken (under the table lock), else at a new one.
 async fn prepare(
     table: &Ctx<'_>,
     batches: &[RecordBatch],
     options: &WriteOptions,
+    instant: Option<String>,
 ) -> Result<Prepared> {
     let client = table.client;
     let config = client.config();
@@ -400,7 +457,10 @@ async fn prepare(
     // The instant is taken now and, as Java requests it before tagging, its requested file
     // goes beside tagging's reads — unless the write may yet change nothing (deletes of
     // absent keys), be refused for a pending clustering plan, or wait for a compaction.
-    let instant = commit::new_instant(table).await?;
+    let instant = match instant {
+        Some(t) => t,
+        None => commit::new_instant(table).await?,
+    };
     let early = !compaction_due && early_request(client, options);
     let requested = commit::Requested::new(config, &instant, early);
     let reads = async {
@@ -443,6 +503,7 @@ async fn commit_prepared(
     options: &WriteOptions,
     prepared: &mut Prepared,
     stale_markers: Vec<String>,
+    defer_publish: bool,
 ) -> Result<(RecordCounts, commit::Outcome)> {
     let client = table.client;
     let config = client.config();
@@ -488,6 +549,7 @@ async fn commit_prepared(
             instant: prepared.instant.clone(),
             requested: &prepared.requested,
             stale_markers,
+            defer_publish,
         },
     )
     .await?;

@@ -69,6 +69,11 @@ impl Listing {
         Listing::of_objects(&config.timeline_dir, objects)
     }
 
+    /// Another timeline folder's listing (the metadata table's).
+    pub(crate) fn of_timeline_dir(dir: &str, objects: &[ObjectMeta]) -> Listing {
+        Listing::of_objects(dir, objects)
+    }
+
     fn of_objects(dir: &str, objects: &[ObjectMeta]) -> Listing {
         let files = objects
             .iter()
@@ -107,6 +112,53 @@ impl Listing {
         self.pending().iter().any(|(_, a, _)| {
             a == action::ROLLBACK || a == action::COMMIT || a == action::DELTA_COMMIT
         })
+    }
+
+    /// Pending commits and delta commits (`(requested time, action)`), oldest first.
+    pub(crate) fn pending_writes(&self) -> Vec<(String, String)> {
+        self.pending()
+            .into_iter()
+            .filter(|(_, a, _)| a == action::COMMIT || a == action::DELTA_COMMIT)
+            .map(|(t, a, _)| (t, a))
+            .collect()
+    }
+
+    /// Leaves out of this listing the pending writes `keep` refuses, so a rollback of it
+    /// spares them (live writers under the LAZY policy). Pending rollbacks stay.
+    pub(crate) fn spare_writes(&mut self, keep: impl Fn(&str) -> bool) {
+        let spared: Vec<String> = self
+            .pending_writes()
+            .into_iter()
+            .filter(|(t, _)| !keep(t))
+            .map(|(t, _)| t)
+            .collect();
+        self.files
+            .retain(|(p, _)| !spared.contains(&p.requested_time));
+    }
+
+    /// Completed instants: (requested time, action, file path).
+    pub(crate) fn completed(&self) -> Vec<(String, String, String)> {
+        self.files
+            .iter()
+            .filter(|(p, _)| p.state == State::Completed)
+            .map(|(p, n)| {
+                (
+                    p.requested_time.clone(),
+                    p.action.clone(),
+                    join(&self.dir, n),
+                )
+            })
+            .collect()
+    }
+
+    /// Pending instants of any action: (requested time, action).
+    pub(crate) fn pending_instants(&self) -> Vec<(String, String)> {
+        self.pending().into_iter().map(|(t, a, _)| (t, a)).collect()
+    }
+
+    /// Every requested and completion time in the listing.
+    pub(crate) fn all_times(&self) -> Vec<String> {
+        self.times().map(str::to_string).collect()
     }
 
     /// Instants with no completed file: (requested time, pending action, has inflight).

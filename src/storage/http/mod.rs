@@ -358,6 +358,13 @@ impl HttpStorage {
     }
 
     async fn read_whole(&self, path: &str) -> Result<Fetched> {
+        let (bytes, _) = self.read_whole_versioned(path).await?;
+        let len = bytes.len() as u64;
+        Ok(Fetched::one(bytes, Some(len)))
+    }
+
+    /// The whole object and its ETag from one GET.
+    async fn read_whole_versioned(&self, path: &str) -> Result<(Bytes, Option<String>)> {
         let r = self
             .send("GET", path, |mut r| {
                 r.limit = Some(BodyLimit {
@@ -372,8 +379,8 @@ impl HttpStorage {
         }
         match r.status {
             200 | 203 => {
-                let len = r.body.len() as u64;
-                Ok(Fetched::one(r.body, Some(len)))
+                let etag = r.header("etag").map(str::to_string);
+                Ok((r.body, etag))
             }
             _ => Err(status_error(&self.object(path), &r)),
         }
@@ -572,6 +579,23 @@ impl Storage for HttpStorage {
         match r.status {
             200..=299 | 404 => Ok(()),
             _ => Err(status_error(&self.object(path), &r)),
+        }
+    }
+
+    async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
+        let (bytes, etag) = self.read_whole_versioned(path).await?;
+        match etag {
+            Some(etag) => {
+                let mut meta = ObjectMeta::file(path, bytes.len() as u64);
+                meta.etag = Some(etag);
+                Ok((bytes, meta))
+            }
+            // A host (or CORS policy) that hides the ETag: ask for it separately.
+            None => {
+                let meta = self.head(path).await?;
+                let (bytes, _) = self.read_whole_versioned(path).await?;
+                Ok((bytes, meta))
+            }
         }
     }
 }

@@ -1,0 +1,359 @@
+//! Many writers on one table: Hudi's optimistic concurrency control under the
+//! storage-based lock (docs: hudi-format §10.6), interoperable with Java writers configured
+//! with `StorageBasedLockProvider` and `hoodie.cleaner.policy.failed.writes=LAZY`.
+//!
+//! A write takes the lock twice, briefly. First to look at the timeline as it is: failed
+//! writes whose heartbeat expired are rolled back, a due metadata-table compaction runs,
+//! the instant time is taken and the write's heartbeat (`.hoodie/.heartbeat/<instant>`,
+//! an empty object touched every `hoodie.client.heartbeat.interval_in_ms`) starts. Then,
+//! without the lock, it tags and writes its files as a single writer would, up to (not
+//! including) its completed instants. Last, under the lock again: instants completed since
+//! its snapshot are read and any that changed one of its file groups — or a table service
+//! planned meanwhile — is a conflict (Java's `SimpleConcurrentFileWritesConflictResolution
+//! Strategy`): the attempt is rolled back and the answer is `CONFLICT` naming that instant.
+//! Otherwise the metadata table's delta commit and the data commit complete at times later
+//! than everything listed, and the lock is released.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::time::Duration;
+
+use arrow_array::RecordBatch;
+use bytes::Bytes;
+
+use super::lock::{LockConfig, TableLock, CLOCK_DRIFT_BUFFER_MS};
+use super::rollback::{self, Listing};
+use super::{
+    check_writable, commit, commit_prepared, files, mdt_compact, prepare, Ctx, WriteOptions,
+    WriteResult,
+};
+use crate::error::{HudiError, Result};
+use crate::metadata::table::METADATA_DIR;
+use crate::storage::{join, Purpose, PutMode, Storage, StorageExt};
+use crate::timeline::instant::action;
+use crate::timeline::metadata::{decode_instant_file, CommitMetadata};
+
+pub const HEARTBEAT_DIR: &str = ".hoodie/.heartbeat";
+
+fn heartbeat_path(instant: &str) -> String {
+    join(HEARTBEAT_DIR, instant)
+}
+
+/// Java's heartbeat: an empty object rewritten in place; its modification time is the beat.
+async fn beat(storage: &dyn Storage, instant: &str) -> Result<()> {
+    storage
+        .put(&heartbeat_path(instant), Bytes::new(), PutMode::Overwrite)
+        .await
+        .map(drop)
+}
+
+/// Last beat of every instant with a heartbeat (epoch ms, when the store tells).
+async fn heartbeats(storage: &dyn Storage) -> Result<HashMap<String, Option<i64>>> {
+    match storage.list(HEARTBEAT_DIR, false).await {
+        Ok(listed) => Ok(listed
+            .into_iter()
+            .filter(|m| !m.is_dir)
+            .map(|m| (m.name().to_string(), m.last_modified_ms))
+            .collect()),
+        Err(HudiError::NotFound { .. }) => Ok(HashMap::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether the pending write `instant` has failed: no heartbeat (Java counts it as beaten
+/// at 0), or its last beat is older than interval × tolerable misses. A store that lists
+/// no modification time gives no proof of death: the write is spared.
+fn heartbeat_expired(
+    beats: &HashMap<String, Option<i64>>,
+    instant: &str,
+    now_ms: i64,
+    config: &LockConfig,
+) -> bool {
+    match beats.get(instant) {
+        None => true,
+        Some(Some(last)) => now_ms - last > config.heartbeat_expiry_ms(),
+        Some(None) => false,
+    }
+}
+
+/// Runs `work` while beating the heartbeat of `instant` every interval (a future beside
+/// it: a tokio timer natively, `setTimeout` in wasm).
+async fn with_heartbeat<T>(
+    storage: &dyn Storage,
+    instant: &str,
+    config: &LockConfig,
+    work: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    let every = Duration::from_millis(config.heartbeat_interval_ms);
+    super::timer::beside(every, work, || async {
+        // A missed beat is survivable (misses are tolerated); the next one tries again.
+        let _ = beat(storage, instant).await;
+        None
+    })
+    .await
+}
+
+/// A test hook (native only): `HUDI_EDGE_TEST_PAUSE_IN_COMMIT_MS` holds the commit that
+/// long inside the critical section, so the multi-writer tests can kill or stop a writer
+/// while it holds the lock.
+async fn test_pause_in_commit() {
+    #[cfg(not(target_arch = "wasm32"))]
+    if let Some(ms) = std::env::var("HUDI_EDGE_TEST_PAUSE_IN_COMMIT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        super::timer::sleep(Duration::from_millis(ms)).await;
+    }
+}
+
+/// What a write's snapshot held: instants completed and instants known at all.
+struct Snapshot {
+    completed: HashSet<String>,
+    known: HashSet<String>,
+}
+
+impl Snapshot {
+    fn of(table: &Ctx<'_>) -> Snapshot {
+        let timeline = table.client.timeline();
+        Snapshot {
+            completed: timeline
+                .instants
+                .iter()
+                .filter(|i| i.is_completed())
+                .map(|i| i.requested_time.clone())
+                .collect(),
+            known: timeline
+                .instants
+                .iter()
+                .map(|i| i.requested_time.clone())
+                .collect(),
+        }
+    }
+}
+
+fn conflict(path: impl Into<String>, detail: String) -> HudiError {
+    HudiError::Conflict {
+        path: path.into(),
+        detail,
+    }
+}
+
+/// Java's simple file-level conflict check against everything that happened since the
+/// snapshot: completed writes (and compactions, replace commits) sharing a file group
+/// with ours, or table services planned meanwhile.
+async fn check_conflicts(
+    storage: &dyn Storage,
+    listing: &Listing,
+    snapshot: &Snapshot,
+    touched: &BTreeSet<(String, String)>,
+    instant: &str,
+) -> Result<()> {
+    for (t, a) in listing.pending_instants() {
+        let service = [
+            action::COMPACTION,
+            action::LOG_COMPACTION,
+            action::CLUSTERING,
+            action::REPLACE_COMMIT,
+        ]
+        .contains(&a.as_str());
+        if service && t != instant && !snapshot.known.contains(&t) {
+            return Err(conflict(
+                t.clone(),
+                format!(
+                    "write conflict: a {a} was planned at instant {t} while this write ran \
+                     (it may rewrite the file groups this write changes)"
+                ),
+            ));
+        }
+    }
+    let since: Vec<(String, String, String)> = listing
+        .completed()
+        .into_iter()
+        .filter(|(t, a, _)| {
+            t != instant
+                && !snapshot.completed.contains(t)
+                && [action::COMMIT, action::DELTA_COMMIT, action::REPLACE_COMMIT]
+                    .contains(&a.as_str())
+        })
+        .collect();
+    let reads = since
+        .iter()
+        .map(|(_, _, path)| commit_metadata(storage, path));
+    let metadata = futures::future::try_join_all(reads).await?;
+    for ((t, a, path), m) in since.iter().zip(&metadata) {
+        let theirs = m
+            .write_stats()
+            .filter_map(|(p, s)| Some((p, s.file_id.as_deref()?)))
+            .chain(m.replaced_file_ids());
+        for (partition, file_id) in theirs {
+            if touched.contains(&(partition.to_string(), file_id.to_string())) {
+                return Err(conflict(
+                    path.clone(),
+                    format!(
+                        "write conflict: instant {t} ({a}) completed while this write ran and \
+                         changed file group {file_id} in partition {partition:?}, which this \
+                         write changes too"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn commit_metadata(storage: &dyn Storage, path: &str) -> Result<CommitMetadata> {
+    let bytes = storage.get(path, Purpose::CommitMetadata).await?;
+    CommitMetadata::from_json(decode_instant_file(&bytes, path)?, path)
+}
+
+/// One optimistic attempt (the caller retries on `CONFLICT`).
+pub(crate) async fn write(
+    table: &Ctx<'_>,
+    batches: &[RecordBatch],
+    options: &WriteOptions,
+    config: &LockConfig,
+) -> Result<WriteResult> {
+    check_writable(table)?;
+    mdt_compact::check_options(options)?;
+    let client = table.client;
+    let storage: &dyn Storage = client.storage().as_ref();
+    let started = client.io();
+    let lock = TableLock::new(storage, config.clone())?;
+
+    // Under the lock: the timeline as it is, dead writes rolled back, the metadata table
+    // compacted when due, the instant time taken and its heartbeat started (before its
+    // requested file, so no other writer ever sees the instant without a live heartbeat).
+    let (instant, rolled_back, compaction) = lock
+        .run(async {
+            let (objects, beats) =
+                futures::future::try_join(rollback::list_timeline(client), heartbeats(storage))
+                    .await?;
+            if client.refresh_timeline(&objects) {
+                table.metadata.clear();
+            }
+            let mut listing = Listing::of_timeline(client.config(), &objects);
+            let now = files::now_ms();
+            listing.spare_writes(|t| heartbeat_expired(&beats, t, now, config));
+            let rolled_back = rollback::rollback_listed(client, listing).await?;
+            for r in &rolled_back {
+                let _ = storage.delete(&heartbeat_path(&r.instant)).await;
+            }
+            if !rolled_back.is_empty() {
+                client.reload_timeline().await?;
+                table.metadata.clear();
+            }
+            let compaction = mdt_compact::compact_if_due(table, options).await?;
+            if compaction.is_some() {
+                table.metadata.clear();
+            }
+            let instant = commit::new_instant(table).await?;
+            beat(storage, &instant).await?;
+            Ok((instant, rolled_back, compaction))
+        })
+        .await?;
+
+    let outcome = with_heartbeat(storage, &instant, config, async {
+        let snapshot = Snapshot::of(table);
+        let mut prepared = prepare(table, batches, options, Some(instant.clone())).await?;
+        let staged = match commit_prepared(table, options, &mut prepared, Vec::new(), true).await {
+            Ok(s) => s,
+            Err(e) => {
+                prepared.requested.withdraw(storage).await;
+                return Err(e);
+            }
+        };
+        let (mut counts, mut outcome) = staged;
+        let Some(staged) = outcome.staged.take() else {
+            return Ok((counts, outcome)); // nothing to commit (deletes of absent keys)
+        };
+        // Under the lock: conflicts, then the commit point.
+        let completion = lock
+            .run(async {
+                let mdt_listing = async {
+                    if client.config().metadata_partitions.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    storage
+                        .list(&join(METADATA_DIR, ".hoodie/timeline"), false)
+                        .await
+                };
+                let (objects, mdt_objects) =
+                    futures::future::try_join(rollback::list_timeline(client), mdt_listing).await?;
+                let listing = Listing::of_timeline(client.config(), &objects);
+                if !listing
+                    .pending_instants()
+                    .iter()
+                    .any(|(t, _)| *t == instant)
+                {
+                    return Err(conflict(
+                        instant.clone(),
+                        format!(
+                            "instant {instant} was rolled back by another writer while this \
+                             write ran (its heartbeat had expired)"
+                        ),
+                    ));
+                }
+                if let Err(e) =
+                    check_conflicts(storage, &listing, &snapshot, &staged.touched, &instant).await
+                {
+                    // Our attempt goes now, under the same lock.
+                    let mut ours = listing;
+                    ours.spare_writes(|t| t == instant);
+                    rollback::rollback_listed(client, ours).await?;
+                    return Err(e);
+                }
+                test_pause_in_commit().await;
+                if !lock.holds(CLOCK_DRIFT_BUFFER_MS) {
+                    return Err(conflict(
+                        super::lock::LOCK_FILE,
+                        "the table lock's lease ran out before the commit point (this writer \
+                         was paused or too slow); nothing was committed"
+                            .into(),
+                    ));
+                }
+                let mut seen = listing.all_times();
+                seen.extend(
+                    Listing::of_timeline_dir(&join(METADATA_DIR, ".hoodie/timeline"), &mdt_objects)
+                        .all_times(),
+                );
+                commit::publish(table, &staged, &seen).await
+            })
+            .await?;
+        outcome.completion_time = completion;
+        counts.deduplicated = prepared.rows.deduplicated;
+        Ok((counts, outcome))
+    })
+    .await;
+    // The heartbeat ends with the write, committed or not: a failed attempt left pending is
+    // then at once a failed write for the next writer to roll back.
+    let _ = storage.delete(&heartbeat_path(&instant)).await;
+    let io = client.io().since(&started);
+    Ok(super::write_result(
+        options,
+        outcome?,
+        (compaction, rolled_back),
+        io,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heartbeats_expire_after_interval_times_misses() {
+        let config = LockConfig::default(); // 60 s × 2
+        let beats: HashMap<String, Option<i64>> =
+            [("1".to_string(), Some(1_000_000)), ("2".to_string(), None)].into();
+        assert!(!heartbeat_expired(
+            &beats,
+            "1",
+            1_000_000 + 120_000,
+            &config
+        ));
+        assert!(heartbeat_expired(&beats, "1", 1_000_000 + 120_001, &config));
+        // No heartbeat at all: failed (Java reads its last beat as 0).
+        assert!(heartbeat_expired(&beats, "3", 0, &config));
+        // A store without modification times proves nothing: spared.
+        assert!(!heartbeat_expired(&beats, "2", i64::MAX, &config));
+    }
+}

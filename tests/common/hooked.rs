@@ -1,0 +1,70 @@
+//! A storage that hands every request to another after a test's hooks on lists and puts:
+//! tests see which prefixes were listed, or hold a put until they let it go.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use hudi_edge::storage::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
+
+type ListHook = Box<dyn Fn(&str) + Send + Sync>;
+type PutHook = Box<dyn Fn(&str) -> BoxFuture<'static, ()> + Send + Sync>;
+
+pub struct Hooked {
+    pub inner: Arc<dyn Storage>,
+    pub on_list: ListHook,
+    /// Awaited before the put goes on.
+    pub on_put: PutHook,
+}
+
+impl Hooked {
+    pub fn new(inner: Arc<dyn Storage>) -> Hooked {
+        Hooked {
+            inner,
+            on_list: Box::new(|_| {}),
+            on_put: Box::new(|_| Box::pin(async {})),
+        }
+    }
+}
+
+impl std::fmt::Debug for Hooked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Hooked({:?})", self.inner)
+    }
+}
+
+#[async_trait]
+impl Storage for Hooked {
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+    async fn read(
+        &self,
+        path: &str,
+        ranges: &[ByteRange],
+        purpose: Purpose,
+    ) -> hudi_edge::Result<Fetched> {
+        self.inner.read(path, ranges, purpose).await
+    }
+    async fn head(&self, path: &str) -> hudi_edge::Result<ObjectMeta> {
+        self.inner.head(path).await
+    }
+    async fn list(&self, prefix: &str, recursive: bool) -> hudi_edge::Result<Vec<ObjectMeta>> {
+        (self.on_list)(prefix);
+        self.inner.list(prefix, recursive).await
+    }
+    async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> hudi_edge::Result<ObjectMeta> {
+        (self.on_put)(path).await;
+        self.inner.put(path, data, mode).await
+    }
+    async fn delete(&self, path: &str) -> hudi_edge::Result<()> {
+        self.inner.delete(path).await
+    }
+    async fn get_versioned(&self, path: &str) -> hudi_edge::Result<(Bytes, ObjectMeta)> {
+        self.inner.get_versioned(path).await
+    }
+}

@@ -1,0 +1,276 @@
+//! Writers at once under Hudi's storage-based lock (optimistic concurrency), in one process
+//! on local copies of Apache Hudi-written tables: a write that loses a conflict fails
+//! `CONFLICT` naming the instant that won and leaves nothing behind, or with commit retries
+//! commits on the new snapshot; many concurrent writers leave every acknowledged row, no
+//! pending instant, no heartbeat, and a snapshot PyPI `hudi` reads the same.
+//! (Processes, S3 and the kill / pause / clock-skew cases: tests/write/multi_writer.py.)
+
+mod common;
+#[path = "write/helpers.rs"]
+mod helpers;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use futures::channel::oneshot;
+use helpers::*;
+use hudi_edge::read::ReadOptions;
+use hudi_edge::storage::local::LocalStorage;
+use hudi_edge::write::{Operation, WriteOptions};
+use hudi_edge::Table;
+use serde_json::{Map, Value};
+use std::sync::Mutex;
+
+const MOR: &str = "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle";
+const COW: &str = "sample_table/cow/v9_txns_simple_overwrite";
+
+fn occ(retries: u32) -> WriteOptions {
+    let mut o = WriteOptions::new(Operation::Upsert);
+    for (k, v) in [
+        (
+            "hoodie.write.concurrency.mode",
+            "optimistic_concurrency_control",
+        ),
+        (
+            "hoodie.write.lock.provider",
+            "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider",
+        ),
+        ("hoodie.write.lock.wait_time_ms_between_retry", "20"),
+    ] {
+        o.options.insert(k.into(), v.into());
+    }
+    o.commit_retries = retries;
+    o
+}
+
+fn with(
+    row: &Map<String, Value>,
+    key: &str,
+    field: &str,
+    value: &str,
+    order: i64,
+) -> Map<String, Value> {
+    let mut r = row.clone();
+    r.insert("txn_id".into(), Value::from(key));
+    r.insert(field.into(), Value::from(value));
+    r.insert("txn_ts".into(), Value::from(order));
+    r
+}
+
+fn listing(dir: &Path, sub: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir.join(sub))
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// No pending commit / delta commit, no heartbeat, the lock released.
+fn settled(dir: &Path, what: &str) {
+    let timeline = listing(dir, ".hoodie/timeline");
+    let done: Vec<&str> = timeline
+        .iter()
+        .filter_map(|n| n.split('.').next().filter(|t| t.contains('_')))
+        .map(|t| t.split('_').next().unwrap())
+        .collect();
+    let pending: Vec<&String> = timeline
+        .iter()
+        .filter(|n| {
+            let t = n.split('.').next().unwrap();
+            !t.contains('_') && !done.contains(&t) && !n.contains("rollback") && n.contains('.')
+        })
+        .collect();
+    assert!(pending.is_empty(), "{what}: pending instants {pending:?}");
+    assert!(
+        listing(dir, ".hoodie/.heartbeat").is_empty(),
+        "{what}: heartbeats left"
+    );
+    let lock = std::fs::read_to_string(dir.join(".hoodie/.locks/table_lock.json")).unwrap();
+    assert!(lock.contains("\"expired\":true"), "{what}: {lock}");
+}
+
+async fn value_of(dir: &Path, key: &str, field: &str) -> Option<String> {
+    let table = open(dir).await;
+    let rows = table.read(&ReadOptions::default()).await.unwrap();
+    rows.batches
+        .iter()
+        .flat_map(hudi_edge::api::output::rows_as_json)
+        .find(|r| r.get("txn_id").and_then(Value::as_str) == Some(key))
+        .and_then(|r| r.get(field).and_then(Value::as_str).map(str::to_string))
+}
+
+/// Writer A tags, then waits at its first write while B updates the same key and commits:
+/// A fails CONFLICT naming B's instant and leaves nothing; with one retry A commits on top.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_conflict_names_the_winner_and_a_retry_commits() {
+    for (fixture, test) in [(COW, "cow"), (MOR, "mor")] {
+        for retries in [0u32, 1] {
+            let dir = common::table_copy(fixture, "write-concurrent", &format!("{test}-{retries}"));
+            let rows = input_rows(&dir).await;
+            let template = rows[0].clone();
+            let field = "merchant_name";
+            // A key of its own, so the snapshot holds it exactly once.
+            let key = "CONFLICT-KEY".to_string();
+            let setup = open(&dir).await;
+            let setup_rows = decode_input(
+                &setup,
+                &[with(&template, &key, field, "setup", 3_000_000_000_000)],
+            )
+            .await;
+            setup
+                .write(&setup_rows, &WriteOptions::new(Operation::Upsert))
+                .await
+                .unwrap();
+            // A's storage holds its first inflight instant (between tagging and writing)
+            // until B has committed.
+            let (reached_tx, reached) = oneshot::channel();
+            let (release, open_rx) = oneshot::channel::<()>();
+            let gate = Mutex::new(Some((reached_tx, open_rx)));
+            let mut gated = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
+            gated.on_put = Box::new(move |path| {
+                let first = path.starts_with(".hoodie/timeline/")
+                    && path.ends_with("inflight")
+                    && !path.contains("rollback");
+                let held = if first {
+                    gate.lock().unwrap().take()
+                } else {
+                    None
+                };
+                Box::pin(async move {
+                    if let Some((reached, open)) = held {
+                        let _ = reached.send(());
+                        let _ = open.await;
+                    }
+                })
+            });
+            let gated = Arc::new(gated);
+            let a_table = Table::open(gated.clone()).await.unwrap();
+            let a_rows = decode_input(
+                &a_table,
+                &[with(&template, &key, field, "from A", 3_000_000_000_002)],
+            )
+            .await;
+            let a_options = occ(retries);
+            let a_write = a_table.write(&a_rows, &a_options);
+            // B, on its own handle, updates the same key (so the same file group) while A
+            // waits; both futures run on this task.
+            let b_write = async {
+                reached.await.unwrap();
+                let b_table = open(&dir).await;
+                let b_rows = decode_input(
+                    &b_table,
+                    &[with(&template, &key, field, "from B", 3_000_000_000_001)],
+                )
+                .await;
+                let b = b_table.write(&b_rows, &occ(0)).await.unwrap();
+                release.send(()).unwrap();
+                b
+            };
+            let (a, b) = futures::join!(a_write, b_write);
+            let what = format!("{test}, {retries} retries");
+            if retries == 0 {
+                let e = a.unwrap_err();
+                assert_eq!(e.code(), "CONFLICT", "{what}: {e}");
+                assert!(e.to_string().contains(&b.instant), "{what}: {e}");
+                assert_eq!(value_of(&dir, &key, field).await.as_deref(), Some("from B"));
+            } else {
+                let a = a.unwrap();
+                assert_eq!(a.attempts, 2, "{what}");
+                assert!(a.completion_time > b.completion_time, "{what}");
+                assert_eq!(value_of(&dir, &key, field).await.as_deref(), Some("from A"));
+            }
+            settled(&dir, &what);
+            same_rows(
+                &hudi_rs_rows(&dir, &[]),
+                &our_rows(&dir, ReadOptions::default()).await,
+                &format!("{what}: hudi-rs"),
+            );
+        }
+    }
+}
+
+/// Four writers × four commits at once, new keys each and one shared key every other
+/// commit, half retrying: every acknowledged new key is there, refused ones are not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writers_keep_every_acknowledged_commit() {
+    for (fixture, test) in [(MOR, "mor"), (COW, "cow")] {
+        let dir = common::table_copy(fixture, "write-concurrent-many", test);
+        let template = input_rows(&dir).await[0].clone();
+        let shared = template["txn_id"].as_str().unwrap().to_string();
+        let mut tasks = Vec::new();
+        for w in 0..4i64 {
+            let (dir, template, shared) = (dir.clone(), template.clone(), shared.clone());
+            // Futures of one task, interleaving at every request (the local store's writes
+            // run on the blocking pool meanwhile).
+            tasks.push(async move {
+                let mut out = Vec::new();
+                for j in 0..4i64 {
+                    let table = open(&dir).await;
+                    let key = format!("W{w}-{j}");
+                    let mut rows = vec![with(
+                        &template,
+                        &key,
+                        "merchant_name",
+                        &key,
+                        3_000_000_000_000 + j,
+                    )];
+                    if j % 2 == 0 {
+                        rows.push(with(
+                            &template,
+                            &shared,
+                            "merchant_name",
+                            &key,
+                            3_000_000_000_000 + j * 10 + w,
+                        ));
+                    }
+                    let batches = decode_input(&table, &rows).await;
+                    let r = table.write(&batches, &occ((w % 2) as u32 * 3)).await;
+                    out.push((key, r.map(|r| r.completion_time).map_err(|e| e.code())));
+                }
+                out
+            });
+        }
+        let outcomes: Vec<_> = futures::future::join_all(tasks)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        let table = open(&dir).await;
+        let read = table.read(&ReadOptions::default()).await.unwrap();
+        let keys: Vec<String> = read
+            .batches
+            .iter()
+            .flat_map(hudi_edge::api::output::rows_as_json)
+            .filter_map(|r| r.get("txn_id").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        let mut completions = Vec::new();
+        for (key, outcome) in &outcomes {
+            match outcome {
+                Ok(c) => {
+                    assert!(keys.contains(key), "{test}: acknowledged {key} missing");
+                    completions.push(c.clone());
+                }
+                Err(code) => {
+                    assert_eq!(*code, "CONFLICT", "{test}: {key}");
+                    assert!(!keys.contains(key), "{test}: refused {key} present");
+                }
+            }
+        }
+        completions.sort();
+        completions.dedup();
+        assert_eq!(
+            completions.len(),
+            outcomes.iter().filter(|o| o.1.is_ok()).count()
+        );
+        assert!(!completions.is_empty(), "{test}: nothing committed");
+        settled(&dir, test);
+        same_rows(
+            &hudi_rs_rows(&dir, &[]),
+            &our_rows(&dir, ReadOptions::default()).await,
+            &format!("{test}: hudi-rs"),
+        );
+    }
+}
