@@ -7,12 +7,18 @@
 import { RecordBatchReader, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch, type Table as ArrowTable } from 'apache-arrow';
 import { WasmTable } from './wasm/hudi_edge.js';
 import { initWasm } from './wasm-loader.js';
-import { InvalidArgumentError, InvalidInputError, toHudiError } from './errors.js';
+import { AbortedError, InvalidArgumentError, InvalidInputError, ReadOnlyError, toHudiError } from './errors.js';
 import { BlobStorage, type LocalFile } from './blob-storage.js';
 import type { StorageObject } from './storage-object.js';
 import type {
   Cancellable,
   CommitDetail,
+  CommitResult,
+  DeleteKeys,
+  SchemaField,
+  WriteJobOptions,
+  WriteOperation,
+  WriteProgress,
   FileLayout,
   Instant,
   IoStats,
@@ -77,6 +83,97 @@ function rowsAsIpc(rows: WriteRows): Uint8Array {
 }
 
 const WRITE_ACTIONS = new Set(['commit', 'deltacommit', 'replacecommit']);
+
+/** Whether the write configs make failed writes someone else's to clean (Hudi's LAZY policy,
+ *  explicit or through a multi-writer concurrency mode), as the engine reads them. */
+function lazyCleaning(options: Record<string, string> = {}): boolean {
+  const v = (k: string) => options[k]?.trim().toUpperCase();
+  return v('hoodie.cleaner.policy.failed.writes') === 'LAZY' || (v('hoodie.write.concurrency.mode') ?? 'SINGLE_WRITER') !== 'SINGLE_WRITER';
+}
+
+const isMetaColumn = (name: string) => name.startsWith('_hoodie_');
+
+/** Why `value` cannot be a value of Arrow type `type` (as `rows()` gives them: int64 as
+ *  bigint or a safe integer, decimals as strings, dates and timestamps as strings), or null. */
+function mismatch(type: string, value: unknown): string | null {
+  const t = typeof value;
+  if (t === 'symbol' || t === 'function') return `a ${t} is not a value`;
+  if (/^(Large)?Utf8/.test(type)) return t === 'string' ? null : `expected a string, got ${t === 'object' ? 'an object' : `a ${t}`}`;
+  if (type === 'Boolean') return t === 'boolean' ? null : `expected a boolean, got a ${t}`;
+  if (/^U?Int(8|16|32|64)$/.test(type)) {
+    if (t === 'bigint' || (t === 'number' && Number.isInteger(value))) return null;
+    if (t === 'string' && /^-?\d+$/.test(value as string)) return null;
+    return `expected an integer, got ${t === 'number' ? value : `a ${t}`}`;
+  }
+  if (/^Float(16|32|64)$/.test(type)) return t === 'number' || t === 'bigint' ? null : `expected a number, got a ${t}`;
+  if (/^Decimal/.test(type)) {
+    if (t === 'number' || t === 'bigint' || (t === 'string' && /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value as string))) return null;
+    return `expected a decimal (a string such as "12.30"), got ${t === 'string' ? JSON.stringify(value) : `a ${t}`}`;
+  }
+  if (/^(Date|Timestamp)/.test(type)) {
+    if (t === 'number' || t === 'bigint' || value instanceof Date) return null;
+    if (t === 'string' && !Number.isNaN(Date.parse(value as string))) return null;
+    return `expected ${type.startsWith('Date') ? 'a date (YYYY-MM-DD)' : 'a timestamp (ISO-8601)'}, got ${t === 'string' ? JSON.stringify(value) : `a ${t}`}`;
+  }
+  return null;
+}
+
+/** Object rows checked against the table's schema before any request: the first row and
+ *  column that cannot fit. Deletes need only the key fields, so nothing is required there. */
+function checkRows(rows: unknown[], schema: SchemaField[], operation: WriteOperation): void {
+  if (schema.length === 0) return;
+  const fields = new Map(schema.map((f) => [f.name, f]));
+  rows.forEach((row, i) => {
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+      throw new InvalidInputError(`invalid input: row ${i} is not an object`, undefined, { row: i });
+    }
+    for (const [column, value] of Object.entries(row)) {
+      if (isMetaColumn(column) || value === undefined) continue;
+      const field = fields.get(column);
+      if (!field) throw new InvalidInputError(`invalid input: row ${i}, column ${JSON.stringify(column)}: the table has no such column`, undefined, { row: i, column });
+      if (value === null) continue;
+      const why = mismatch(field.type, value);
+      if (why) throw new InvalidInputError(`invalid input: row ${i}, column ${JSON.stringify(column)}: ${why}`, undefined, { row: i, column });
+    }
+    if (operation === 'delete') return;
+    for (const f of schema) {
+      const value = (row as Record<string, unknown>)[f.name];
+      if (!f.nullable && !isMetaColumn(f.name) && (value === undefined || value === null)) {
+        throw new InvalidInputError(`invalid input: row ${i}, column ${JSON.stringify(f.name)}: missing and not nullable`, undefined, { row: i, column: f.name });
+      }
+    }
+  });
+}
+
+/** The engine's INVALID_INPUT with the row filled in from the caller's objects when the
+ *  engine named only the column (a missing key field, say). */
+function locateInput(e: InvalidInputError, rows: WriteRows): InvalidInputError {
+  if (e.row !== undefined || e.column === undefined || !Array.isArray(rows)) return e;
+  const column = e.column;
+  const missing = /missing|has no column|no column/.test(e.message);
+  const row = (rows as Row[]).findIndex((r) => (missing ? r?.[column] == null : r?.[column] != null));
+  if (row < 0) return e;
+  return new InvalidInputError(`${e.message} (row ${row} of the input)`, e.object, { cause: e.cause, row, column });
+}
+
+type Io = ReturnType<WasmTable['io']>;
+const ioSince = (start: Io, now: Io): Io =>
+  now.requests < start.requests
+    ? now
+    : {
+        ...now,
+        requests: now.requests - start.requests,
+        bytes: now.bytes - start.bytes,
+        gets: now.gets - start.gets,
+        heads: now.heads - start.heads,
+        lists: now.lists - start.lists,
+        puts: now.puts - start.puts,
+        deletes: now.deletes - start.deletes,
+        roundTrips: now.roundTrips - start.roundTrips,
+        byPurpose: undefined,
+        warnings: now.warnings.slice(start.warnings.length),
+      };
+
 
 /** `https://user:pw@host/a/b/?token=x` → `https://host/a/b` (for messages: no secrets). */
 function publicLocation(url: URL): string {
@@ -278,6 +375,143 @@ export class HudiTable {
       this.#history = undefined;
       return result;
     });
+  }
+
+  /** Updates rows whose key the table holds and inserts the rest, as one commit. Rows: plain
+   *  objects with `rows()`'s value conventions (int64 as bigint, decimals as strings, dates
+   *  `YYYY-MM-DD`, timestamps ISO-8601), an apache-arrow `Table` or Arrow IPC bytes. */
+  upsert(rows: WriteRows, o: WriteJobOptions = {}): Promise<CommitResult> {
+    return this.#writeJob('upsert', rows, o);
+  }
+
+  /** Inserts rows as one commit (a key the table already holds is updated, never duplicated). */
+  insert(rows: WriteRows, o: WriteJobOptions = {}): Promise<CommitResult> {
+    return this.#writeJob('insert', rows, o);
+  }
+
+  /** Deletes the rows with these keys as one commit (a key the table does not hold is counted
+   *  in `deleteMissing`, not an error). */
+  delete(keys: DeleteKeys, o: WriteJobOptions = {}): Promise<CommitResult> {
+    return this.#writeJob('delete', keys, o);
+  }
+
+  #writeJob(operation: WriteOperation, rows: WriteRows, o: WriteJobOptions): Promise<CommitResult> {
+    return this.#run(async (w) => {
+      if (!w.writable) {
+        throw new ReadOnlyError(`${this.location} is open read-only (plain HTTP(S), a zip or local files): open it over S3 or a storage with put and delete to write`, undefined);
+      }
+      o.signal?.throwIfAborted();
+      const start = w.io();
+      const report = (phase: WriteProgress['phase']) => {
+        if (!o.onProgress) return;
+        const d = ioSince(start, w.io());
+        try {
+          o.onProgress({ phase, requests: d.requests, bytes: d.bytes, puts: d.puts });
+        } catch {
+          // A throwing callback must not break the write.
+        }
+      };
+      report('checking');
+      if (Array.isArray(rows)) checkRows(rows, await w.schema(o.signal), operation);
+      const bytes = rowsAsIpc(rows);
+      const before = new Set((await w.timeline(false)).instants.map((i) => i.requestedTime));
+      let seen = -1;
+      const poll = o.onProgress
+        ? setInterval(() => {
+            const n = w.io().requests;
+            if (n !== seen) (seen = n), report('writing');
+          }, 50)
+        : undefined;
+      const wireOptions = { operation, options: o.options, commitRetries: o.commitRetries };
+      try {
+        const r = await w.write(bytes, wireOptions, o.signal);
+        this.#layout = undefined;
+        this.#history = undefined;
+        report('committed');
+        return {
+          instant: r.instant,
+          completionTime: r.completionTime,
+          action: r.action,
+          operation: r.operation,
+          inserted: r.records.inserted,
+          updated: r.records.updated,
+          deleted: r.records.deleted,
+          filesWritten: r.filesWritten,
+          io: r.io,
+          deleteMissing: r.records.deleteMissing,
+          deduplicated: r.records.deduplicated,
+          metadataPartitions: r.metadataTable.partitions,
+        };
+      } catch (e) {
+        const err = toHudiError(e);
+        if (err instanceof InvalidInputError) throw locateInput(err, rows);
+        if (!(err instanceof AbortedError)) throw err;
+        return await this.#afterAbort(w, operation, before, o, err, start, report);
+      } finally {
+        if (poll) clearInterval(poll);
+      }
+    });
+  }
+
+  /** An aborted write: the table as it is now says whether it passed its commit point. If its
+   *  commit completed, that is the answer; else its pending instants are rolled back (on a
+   *  single-writer table) and the abort stands. */
+  async #afterAbort(
+    w: WasmTable,
+    operation: WriteOperation,
+    before: Set<string>,
+    o: WriteJobOptions,
+    aborted: AbortedError,
+    start: Io,
+    report: (phase: WriteProgress['phase']) => void,
+  ): Promise<CommitResult> {
+    this.#layout = undefined;
+    this.#history = undefined;
+    try {
+      await w.reload();
+    } catch (e) {
+      aborted.message += ` (the table could not be read again to check the write: ${toHudiError(e).message})`;
+      throw aborted;
+    }
+    const fresh = (await w.timeline(false)).instants.filter((i) => !before.has(i.requestedTime));
+    const landed = fresh.filter((i) => i.state === 'completed' && (i.action === 'commit' || i.action === 'deltacommit') && i.requestedAction === i.action).pop();
+    // Ours when it carries our operation (the handle's timeline was the latest one it held:
+    // another writer's commit since then would show here too).
+    const detail = landed && (await this.#commit(w, landed.requestedTime, undefined));
+    if (landed && detail && detail.operation?.toLowerCase() === operation) {
+      const d = detail;
+      report('committed');
+      return {
+        instant: landed.requestedTime,
+        completionTime: landed.completionTime ?? '',
+        action: landed.action,
+        operation,
+        inserted: d.inserts,
+        updated: d.updates,
+        deleted: d.deletes,
+        filesWritten: d.files.map((f) => f.path),
+        io: ioSince(start, w.io()),
+        metadataPartitions: [],
+        abortedAfterCommit: true,
+      };
+    }
+    const pending = fresh.filter((i) => i.state !== 'completed' && ['commit', 'deltacommit', 'rollback'].includes(i.requestedAction)).map((i) => i.requestedTime);
+    if (pending.length === 0) throw aborted;
+    if (lazyCleaning(o.options)) {
+      aborted.pending = pending;
+      throw aborted;
+    }
+    report('rolling-back');
+    try {
+      const done = await w.rollbackPending(pending);
+      aborted.rolledBack = [...new Set(done.map((r) => r.instant))];
+    } catch (e) {
+      aborted.pending = pending;
+      aborted.message += ` (rolling back its instant failed, the next write will: ${toHudiError(e).message})`;
+    }
+    this.#layout = undefined;
+    this.#history = undefined;
+    throw aborted;
   }
 
   /** Requests and bytes since the table was opened. */
