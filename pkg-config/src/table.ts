@@ -7,6 +7,7 @@
 import { RecordBatchReader, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch, type Table as ArrowTable } from 'apache-arrow';
 import { WasmTable } from './wasm/hudi_edge.js';
 import { initWasm } from './wasm-loader.js';
+import { rowsToArrow } from './rows-arrow.js';
 import { AbortedError, InvalidArgumentError, InvalidInputError, ReadOnlyError, toHudiError } from './errors.js';
 import { BlobStorage, type LocalFile } from './blob-storage.js';
 import type { StorageObject } from './storage-object.js';
@@ -63,16 +64,17 @@ async function engine<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-/** Rows as Arrow IPC bytes: objects through `tableFromJSON` (the engine takes its JS types —
- *  Float64 numbers, dictionary strings — in the table's types where no value changes). */
+/** Rows as Arrow IPC bytes: objects as columns of their JS types (the engine takes them in
+ *  the table's types where no value changes). */
 function rowsAsIpc(rows: WriteRows): Uint8Array {
   if (rows instanceof Uint8Array) return rows;
   if (Array.isArray(rows)) {
     if (rows.length === 0) throw new InvalidInputError('invalid input: no rows to write');
-    let table: ArrowTable;
+    let table: ArrowTable | null;
     try {
-      table = tableFromJSON(rows);
+      table = rowsToArrow(rows) ?? tableFromJSON(rows);
     } catch (e) {
+      if (e instanceof InvalidInputError) throw e;
       throw new InvalidInputError(`invalid input: rows do not convert to Arrow: ${(e as Error)?.message ?? e}`, undefined, { cause: e });
     }
     return tableToIPC(table, 'stream');
