@@ -211,10 +211,21 @@ http {
   };
 }
 
-/** A proxy on 127.0.0.1 that adds `delayMs` before forwarding each request to `target`. */
-export async function startLatencyProxy(target, delayMs) {
+const CONTENT_TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json' };
+
+/** A proxy on 127.0.0.1 that adds `delayMs` before forwarding each request to `target`.
+ *  `serve: { prefix, dir }` answers paths under `prefix` from `dir` instead (a page and the
+ *  storage on one origin: no CORS in the way). */
+export async function startLatencyProxy(target, delayMs, { serve } = {}) {
   const t = new URL(target);
   const server = createServer((req, res) => {
+    if (serve && req.url.startsWith(serve.prefix)) {
+      const rel = decodeURIComponent(req.url.slice(serve.prefix.length).split('?')[0]) || 'index.html';
+      const file = join(serve.dir, rel);
+      if (!file.startsWith(serve.dir) || !existsSync(file) || statSync(file).isDirectory()) return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': CONTENT_TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream' });
+      return res.end(readFileSync(file));
+    }
     setTimeout(() => {
       const up = httpRequest(
         { host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers },
