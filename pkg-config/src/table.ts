@@ -8,7 +8,7 @@ import { RecordBatchReader, tableFromIPC, tableFromJSON, tableToIPC, type Record
 import { WasmTable } from './wasm/hudi_edge.js';
 import { initWasm } from './wasm-loader.js';
 import { rowsToArrow } from './rows-arrow.js';
-import { AbortedError, InvalidArgumentError, InvalidInputError, ReadOnlyError, toHudiError } from './errors.js';
+import { AbortedError, CorruptError, InvalidArgumentError, InvalidInputError, NotFoundError, ReadOnlyError, toHudiError } from './errors.js';
 import { BlobStorage, type LocalFile } from './blob-storage.js';
 import type { StorageObject } from './storage-object.js';
 import type {
@@ -17,9 +17,11 @@ import type {
   CommitResult,
   DeleteKeys,
   SchemaField,
+  MetadataTableFile,
   WriteJobOptions,
   WriteOperation,
   WriteProgress,
+  WriterState,
   FileLayout,
   Instant,
   IoStats,
@@ -514,6 +516,58 @@ export class HudiTable {
     this.#layout = undefined;
     this.#history = undefined;
     throw aborted;
+  }
+
+  /** Reads the timeline again: later calls see commits made since the table was opened. */
+  refresh(o: Cancellable = {}): Promise<void> {
+    return this.#run(async (w) => {
+      await w.reload(o.signal);
+      this.#layout = undefined;
+      this.#history = undefined;
+    });
+  }
+
+  /** The storage lock and the writers' heartbeats, when the table has them (multi-writer
+   *  setups with Hudi's storage-based lock provider and lazy failed-write cleaning). */
+  writers(o: Cancellable = {}): Promise<WriterState> {
+    return this.#run(async (w) => {
+      const path = '.hoodie/.locks/table_lock.json';
+      const [lockBytes, beats] = await Promise.all([
+        w.readObject(path, o.signal).catch((e) => {
+          if (toHudiError(e) instanceof NotFoundError) return null;
+          throw e;
+        }),
+        w.listObjects('.hoodie/.heartbeat', o.signal),
+      ]);
+      let lock: WriterState['lock'] = null;
+      if (lockBytes) {
+        let raw: Record<string, unknown>;
+        try {
+          raw = JSON.parse(new TextDecoder().decode(lockBytes));
+        } catch (e) {
+          throw new CorruptError(`${path} is corrupt: not JSON (${(e as Error).message})`, path);
+        }
+        const validUntil = typeof raw.validUntil === 'number' ? raw.validUntil : Number(raw.validUntil) || null;
+        const owner = raw.owner ?? raw.holder ?? null;
+        lock = { owner: owner === null ? null : String(owner), validUntil, expired: raw.expired === true || (validUntil !== null && validUntil < Date.now()), raw };
+      }
+      const heartbeats = beats
+        .map((b) => ({ instant: b.path.split('/').at(-1) ?? '', lastBeat: b.lastModified ?? null }))
+        .filter((b) => /^\d{14,17}$/.test(b.instant));
+      return { lock, heartbeats };
+    });
+  }
+
+  /** The files instant `requestedTime` wrote into the metadata table (its delta commit of the
+   *  same time), by metadata-table partition. */
+  metadataTableFiles(requestedTime: string, o: Cancellable = {}): Promise<MetadataTableFile[]> {
+    return this.#run(async (w) => {
+      const listed = await w.listObjects('.hoodie/metadata', o.signal);
+      const mark = `_${requestedTime}.`;
+      return listed
+        .filter((f) => !f.path.startsWith('.hoodie/metadata/.hoodie/') && f.path.split('/').at(-1)!.includes(mark))
+        .map((f) => ({ partition: f.path.split('/').slice(2, -1).join('/'), path: f.path, size: f.size }));
+    });
   }
 
   /** Requests and bytes since the table was opened. */

@@ -385,3 +385,38 @@ export interface CommitResult {
 /** Keys to delete: objects with the record key and partition fields (and the ordering field
  *  when the table has one); whole rows are accepted. */
 export type DeleteKeys = import('apache-arrow').Table | Row[];
+
+/** The storage-based lock (`.hoodie/.locks/table_lock.json`, Hudi's conditional-write lock
+ *  provider), as stored. */
+export interface StorageLock {
+  /** Who holds it (`owner` in the file). */
+  owner: string | null;
+  /** Epoch milliseconds the holder's lease runs to. */
+  validUntil: number | null;
+  /** Whether the holder released it (`expired` in the file) or its lease ran out by now. */
+  expired: boolean;
+  /** The file as stored. */
+  raw: unknown;
+}
+
+export interface Heartbeat {
+  /** The instant the writer works on (`.hoodie/.heartbeat/<instant>`). */
+  instant: string;
+  /** Epoch milliseconds of its last beat (the file's modification time), when known. */
+  lastBeat: number | null;
+}
+
+/** What concurrent writers leave on storage: the lock and their heartbeats. */
+export interface WriterState {
+  lock: StorageLock | null;
+  heartbeats: Heartbeat[];
+}
+
+/** A file an instant wrote into the metadata table. */
+export interface MetadataTableFile {
+  /** `files`, `column_stats`, `record_index`, ... */
+  partition: string;
+  /** Relative to the data table's base path. */
+  path: string;
+  size: number;
+}

@@ -218,6 +218,7 @@ const CONTENT_TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm':
  *  storage on one origin: no CORS in the way). */
 export async function startLatencyProxy(target, delayMs, { serve } = {}) {
   const t = new URL(target);
+  const stats = { requests: 0 };
   const server = createServer((req, res) => {
     if (serve && req.url.startsWith(serve.prefix)) {
       const rel = decodeURIComponent(req.url.slice(serve.prefix.length).split('?')[0]) || 'index.html';
@@ -226,6 +227,7 @@ export async function startLatencyProxy(target, delayMs, { serve } = {}) {
       res.writeHead(200, { 'content-type': CONTENT_TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream' });
       return res.end(readFileSync(file));
     }
+    stats.requests += 1;
     setTimeout(() => {
       const up = httpRequest(
         { host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers },
@@ -240,7 +242,7 @@ export async function startLatencyProxy(target, delayMs, { serve } = {}) {
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address();
-  return { url: `http://127.0.0.1:${port}`, stop: () => new Promise((r) => server.close(r)) };
+  return { url: `http://127.0.0.1:${port}`, stats, stop: () => new Promise((r) => server.close(r)) };
 }
 
 /** moto's S3 server from the project venv (.ci/setup installs it). Returns { url, stop() }. */
