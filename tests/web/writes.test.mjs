@@ -64,7 +64,9 @@ describe('Node: the tarball upserts, inserts and deletes', () => {
         assert.ok(r.completionTime > r.instant, `${r.completionTime} after ${r.instant}`);
         assert.deepEqual({ inserted: r.inserted, updated: r.updated, deleted: r.deleted }, counts, op);
         assert.ok(r.filesWritten.length > 0 && r.io.puts > 0, JSON.stringify(r.io));
-        assert.deepEqual([...r.metadataPartitions].sort(), ['column_stats', 'files', 'partition_stats', 'record_index']);
+        // Every write lists its files and keys; stats partitions get records when files got rows.
+        const mdt = ['column_stats', 'files', 'partition_stats', 'record_index'];
+        assert.ok(r.metadataPartitions.includes('files') && r.metadataPartitions.includes('record_index') && r.metadataPartitions.every((p) => mdt.includes(p)), r.metadataPartitions.join());
         const now = await t.rows();
         assert.deepEqual(lines(now.map(dataOnly)), model(base, writes), `${op}: the rows the writes make`);
         assertReadersAgree(moto.url, uri, now, op);
