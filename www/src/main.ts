@@ -112,7 +112,11 @@ function openUrl(url: string) {
 
 type Opener = (signal: AbortSignal, onProgress: (p: { requests: number; bytes: number }) => void) => Promise<HudiTable>;
 
+/** How the shown table was opened (Reload and the poll open it again). */
+let lastOpen: { label: string; opener: Opener } | null = null;
+
 async function openTable(label: string, opener: Opener) {
+  lastOpen = { label, opener };
   current?.controller.abort();
   current?.table.close();
   current = null;
@@ -164,14 +168,11 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
   timeline.addTool(reloadButton);
   timeline.addTool(h('label', { class: 'small-btn poll' }, pollBox, ' poll'));
   const signature = (list: Instant[]) => list.map((i) => `${i.requestedTime}.${i.action}.${i.state}`).join();
-  const reshow = async () => {
-    if (signal.aborted) return;
-    await table.refresh({ signal });
-    if (!signal.aborted) await showTable(table, label, signal, performance.now(), timings);
-  };
+  // Opened anew (not `refresh()`): a host without listing serves a manifest, read once per open.
+  const reopen = () => lastOpen && openTable(lastOpen.label, lastOpen.opener);
   reloadButton.addEventListener('click', () => {
     reloadButton.disabled = true;
-    reshow().catch((e) => replace(detail, errorView(e, 'Could not reload the table')));
+    void reopen();
   });
   pollBox.addEventListener('change', () => {
     polling = pollBox.checked;
@@ -184,9 +185,11 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
     pollTimer = setTimeout(async () => {
       if (signal.aborted || !main.contains(pollBox)) return;
       try {
-        await table.refresh({ signal });
-        const now = await table.timeline({ operations: false, signal });
-        if (signature(now) !== signature(instants)) return void (await showTable(table, label, signal, performance.now(), timings));
+        const fresh = lastOpen && (await lastOpen.opener(signal, () => {}));
+        if (fresh) {
+          const now = await fresh.timeline({ operations: false, signal }).finally(() => fresh.close());
+          if (signature(now) !== signature(instants)) return void (await reopen());
+        }
       } catch {
         // The next poll tries again.
       }
