@@ -86,6 +86,22 @@ describe('Node: the tarball upserts, inserts and deletes', () => {
     });
   }
 
+  test('the README write example', () => {
+    const text = readFileSync(join(repo, 'pkg-config', 'README.md'), 'utf8');
+    const code = text.match(/<!-- tested: write -->\s*```js\n([\s\S]*?)```/)?.[1];
+    assert.ok(code, 'pkg-config/README.md has a tested write example');
+    loadTables(moto.url, 'readme', [WRITE_TABLES.cow]);
+    const o = s3Options(moto.url);
+    const runnable = code
+      .replace('s3://bucket/tables/txns', `s3://readme/${WRITE_TABLES.cow}`)
+      .replace("endpoint: 'https://s3.example.com'", `endpoint: '${o.endpoint}', forcePathStyle: true`)
+      .replace("'KEY'", `'${o.accessKeyId}'`)
+      .replace("'SECRET'", `'${o.secretAccessKey}'`);
+    writeFileSync(join(project, 'readme-write.mjs'), runnable);
+    const out = execFileSync(process.execPath, ['readme-write.mjs'], { cwd: project, encoding: 'utf8' });
+    assert.match(out, /^\d{17} commit: 1 inserted, 0 updated\n\d{17}: 1 deleted\n$/);
+  });
+
   test('errors arrive with their codes', async () => {
     const root = unzippedFixtures();
     const nginx = await startNginx({ mounts: { '/tables/': join(root, 'tables') } });
