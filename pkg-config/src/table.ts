@@ -161,22 +161,13 @@ function locateInput(e: InvalidInputError, rows: WriteRows): InvalidInputError {
 }
 
 type Io = ReturnType<WasmTable['io']>;
-const ioSince = (start: Io, now: Io): Io =>
-  now.requests < start.requests
-    ? now
-    : {
-        ...now,
-        requests: now.requests - start.requests,
-        bytes: now.bytes - start.bytes,
-        gets: now.gets - start.gets,
-        heads: now.heads - start.heads,
-        lists: now.lists - start.lists,
-        puts: now.puts - start.puts,
-        deletes: now.deletes - start.deletes,
-        roundTrips: now.roundTrips - start.roundTrips,
-        byPurpose: undefined,
-        warnings: now.warnings.slice(start.warnings.length),
-      };
+/** What was spent between two snapshots of the handle's counters (the whole of `now` when the
+ *  handle was reopened in between and its counters started again). */
+function ioSince(start: Io, now: Io): Io {
+  if (now.requests < start.requests) return now;
+  const counters = Object.entries(now).map(([k, v]) => [k, typeof v === 'number' ? v - ((start as unknown as Record<string, number>)[k] ?? 0) : v]);
+  return { ...(Object.fromEntries(counters) as Io), byPurpose: undefined, warnings: now.warnings.slice(start.warnings.length) };
+}
 
 
 /** `https://user:pw@host/a/b/?token=x` → `https://host/a/b` (for messages: no secrets). */
@@ -445,6 +436,7 @@ export class HudiTable {
           deleteMissing: r.records.deleteMissing,
           deduplicated: r.records.deduplicated,
           metadataPartitions: r.metadataTable.partitions,
+          metadataTableCompaction: r.metadataTable.compaction,
         };
       } catch (e) {
         const err = toHudiError(e);

@@ -378,6 +378,9 @@ export interface CommitResult {
   deduplicated?: number;
   /** Metadata-table partitions the commit updated. */
   metadataPartitions: string[];
+  /** The metadata-table compaction the write ran first (every
+   *  `hoodie.metadata.compact.max.delta.commits` writes), if any. */
+  metadataTableCompaction?: string | null;
   /** The signal fired after the commit point: the commit landed (counts from its metadata). */
   abortedAfterCommit?: boolean;
 }

@@ -201,6 +201,15 @@ impl WasmTable {
         self.table.borrow().clone()
     }
 
+    /// `work` on the table as of now, until it finishes or `signal` fires.
+    async fn on_table<T, F, Fut>(&self, signal: Option<AbortSignal>, work: F) -> Result<T, JsValue>
+    where
+        F: FnOnce(Arc<Table>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, JsValue>>,
+    {
+        abortable(signal.as_ref(), work(self.table())).await
+    }
+
     /// The latest file-system view (computed once).
     async fn latest(&self) -> Result<Arc<FileSystemView>, JsValue> {
         if let Some(v) = self.latest.borrow().clone() {
@@ -427,11 +436,9 @@ impl WasmTable {
 
     /// Reopens the table: later calls see the timeline as it is now.
     pub async fn reload(&self, signal: Option<AbortSignal>) -> Result<(), JsValue> {
-        let table = self.table();
-        let fresh = abortable(signal.as_ref(), async {
-            table.reopen().await.map_err(to_js)
-        })
-        .await?;
+        let fresh = self
+            .on_table(signal, |t| async move { t.reopen().await.map_err(to_js) })
+            .await?;
         *self.table.borrow_mut() = Arc::new(fresh);
         *self.latest.borrow_mut() = None;
         Ok(())
@@ -471,15 +478,15 @@ impl WasmTable {
         prefix: String,
         signal: Option<AbortSignal>,
     ) -> Result<JsValue, JsValue> {
-        let table = self.table();
-        let listed = abortable(signal.as_ref(), async {
-            match table.storage().list(&prefix, true).await {
-                Ok(l) => Ok(l),
-                Err(HudiError::NotFound { .. }) => Ok(Vec::new()),
-                Err(e) => Err(to_js(e)),
-            }
-        })
-        .await?;
+        let listed = self
+            .on_table(signal, |t| async move {
+                match t.storage().list(&prefix, true).await {
+                    Ok(l) => Ok(l),
+                    Err(HudiError::NotFound { .. }) => Ok(Vec::new()),
+                    Err(e) => Err(to_js(e)),
+                }
+            })
+            .await?;
         let objects: Vec<ObjectJs> = listed
             .into_iter()
             .filter(|m| !m.is_dir)
@@ -500,15 +507,11 @@ impl WasmTable {
         signal: Option<AbortSignal>,
     ) -> Result<Uint8Array, JsValue> {
         use crate::storage::{Purpose, StorageExt};
-        let table = self.table();
-        let bytes = abortable(signal.as_ref(), async {
-            table
-                .storage()
-                .get(&path, Purpose::Other)
-                .await
-                .map_err(to_js)
-        })
-        .await?;
+        let bytes = self
+            .on_table(signal, |t| async move {
+                t.storage().get(&path, Purpose::Other).await.map_err(to_js)
+            })
+            .await?;
         Ok(Uint8Array::from(&bytes[..]))
     }
 
@@ -516,28 +519,28 @@ impl WasmTable {
     /// rows before a write; empty when the timeline has no schema yet.
     #[wasm_bindgen(unchecked_return_type = "SchemaField[]")]
     pub async fn schema(&self, signal: Option<AbortSignal>) -> Result<JsValue, JsValue> {
-        let table = self.table();
-        let fields = abortable(signal.as_ref(), async {
-            let client = table.client();
-            let visibility = client.timeline().visibility_as_of(None);
-            let Some((avro, origin)) =
-                client.table_avro_schema(&visibility).await.map_err(to_js)?
-            else {
-                return Ok(Vec::new());
-            };
-            let schema =
-                crate::schema::arrow_schema_from_avro_text(&avro, &origin).map_err(to_js)?;
-            Ok(schema
-                .fields()
-                .iter()
-                .map(|f| crate::api::commit::SchemaField {
-                    name: f.name().clone(),
-                    r#type: f.data_type().to_string(),
-                    nullable: f.is_nullable(),
-                })
-                .collect::<Vec<_>>())
-        })
-        .await?;
+        let fields = self
+            .on_table(signal, |table| async move {
+                let client = table.client();
+                let visibility = client.timeline().visibility_as_of(None);
+                let Some((avro, origin)) =
+                    client.table_avro_schema(&visibility).await.map_err(to_js)?
+                else {
+                    return Ok(Vec::new());
+                };
+                let schema =
+                    crate::schema::arrow_schema_from_avro_text(&avro, &origin).map_err(to_js)?;
+                Ok(schema
+                    .fields()
+                    .iter()
+                    .map(|f| crate::api::commit::SchemaField {
+                        name: f.name().clone(),
+                        r#type: f.data_type().to_string(),
+                        nullable: f.is_nullable(),
+                    })
+                    .collect::<Vec<_>>())
+            })
+            .await?;
         js_value(&fields)
     }
 }

@@ -86,6 +86,37 @@ describe('Node: the tarball upserts, inserts and deletes', () => {
     });
   }
 
+  test('the .d.ts types the write API (tsc on a consumer of the tarball)', () => {
+    writeFileSync(
+      join(project, 'typed.ts'),
+      `import { HudiTable, ConflictError, InvalidInputError, AbortedError, type CommitResult, type WriteProgress, type WriterState } from 'hudi-edge';
+export async function ingest(t: HudiTable, rows: Record<string, unknown>[], signal: AbortSignal): Promise<CommitResult> {
+  const seen: WriteProgress['phase'][] = [];
+  try {
+    const r: CommitResult = await t.upsert(rows, { signal, onProgress: (p) => seen.push(p.phase), commitRetries: 3, options: { 'hoodie.parquet.compression.codec': 'snappy' } });
+    const n: number = r.inserted + r.updated + r.deleted;
+    const files: string[] = r.filesWritten;
+    void n, files;
+    await t.insert(rows);
+    await t.delete([{ txn_id: 'x', region: 'us' }]);
+    const w: WriterState = await t.writers();
+    void w.lock?.validUntil;
+    return r;
+  } catch (e) {
+    if (e instanceof ConflictError) console.log(e.instant);
+    if (e instanceof InvalidInputError) console.log(e.row, e.column);
+    if (e instanceof AbortedError) console.log(e.rolledBack, e.pending);
+    throw e;
+  }
+}
+// @ts-expect-error: operation names are typed
+export const bad: Parameters<HudiTable['write']>[1] = { operation: 'merge' };
+`,
+    );
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2022', 'dom'], skipLibCheck: true }, files: ['typed.ts'] }));
+    execFileSync(process.execPath, [join(repo, 'pkg-config', 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { cwd: project, stdio: 'inherit' });
+  });
+
   test('the README write example', () => {
     const text = readFileSync(join(repo, 'pkg-config', 'README.md'), 'utf8');
     const code = text.match(/<!-- tested: write -->\s*```js\n([\s\S]*?)```/)?.[1];

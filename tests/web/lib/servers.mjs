@@ -218,7 +218,8 @@ const CONTENT_TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm':
  *  storage on one origin: no CORS in the way). */
 export async function startLatencyProxy(target, delayMs, { serve } = {}) {
   const t = new URL(target);
-  const stats = { requests: 0 };
+  // Requests forwarded, and the time the target took to answer them (summed).
+  const stats = { requests: 0, upstreamMs: 0 };
   const server = createServer((req, res) => {
     if (serve && req.url.startsWith(serve.prefix)) {
       const rel = decodeURIComponent(req.url.slice(serve.prefix.length).split('?')[0]) || 'index.html';
@@ -229,10 +230,12 @@ export async function startLatencyProxy(target, delayMs, { serve } = {}) {
     }
     stats.requests += 1;
     setTimeout(() => {
+      const sent = performance.now();
       const up = httpRequest(
         { host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers },
         (r) => {
           res.writeHead(r.statusCode ?? 502, r.headers);
+          r.on('end', () => (stats.upstreamMs += performance.now() - sent));
           r.pipe(res);
         },
       );
