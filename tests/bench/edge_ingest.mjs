@@ -126,7 +126,7 @@ export default {
     const r = await t.upsert(rows);
     t.close();
     if (r.updated !== 50 || r.inserted !== 50) throw new Error(`Node upsert: ${JSON.stringify(r)}`);
-    node.push({ ms: performance.now() - s, requests: proxy.stats.requests - before, roundTrips: r.io.roundTrips });
+    node.push({ ms: performance.now() - s, requests: proxy.stats.requests - before, roundTrips: r.io.roundTrips, compaction: r.metadataTableCompaction });
   }
 
   const lines = [];
@@ -152,7 +152,7 @@ export default {
   out(`- storage requests per POST (median): ${median(warm.map((r) => r.requests))}; write round trips (median): ${median(warm.map((r) => r.roundTrips))}`);
   out(`- peak wasm memory over all commits: **${mib(Math.max(...runs.map((r) => r.wasm)))} MiB** (target ≤ 64 MB); workerd process peak RSS (runtime included): ${mib(rss)} MiB`);
   out(`- cold start: first HEAD (instantiates the ${mib(readFileSync(join(dir, 'out', 'bench', 'hudi_edge_bg.wasm')).length)} MiB wasm module) ${coldMs.toFixed(0)} ms vs a warm HEAD ${warmMs.toFixed(1)} ms → instantiate ≈ ${(coldMs - warmMs).toFixed(0)} ms; workerd up (module compiled) in ${worker.listeningMs.toFixed(0)} ms`);
-  out(`- peer, the same upsert from Node (the tarball, open + upsert, same proxy): ${node[0].ms.toFixed(0)} ms, ${node[0].requests} requests, ${node[0].roundTrips} write round trips`);
+  out(`- peer, the same upsert from Node (the tarball, open + upsert, same proxy): ${node[0].ms.toFixed(0)} ms, ${node[0].requests} requests, ${node[0].roundTrips} write round trips${node[0].compaction ? ` (with a metadata-table compaction, ${node[0].compaction})` : ''}`);
   mkdirSync(join(OUT, '..'), { recursive: true });
   writeFileSync(OUT, lines.join('\n') + '\n');
 } finally {
