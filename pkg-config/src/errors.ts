@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'INVALID_INPUT'
   | 'CONFLICT'
   | 'ABORTED'
+  | 'READ_ONLY'
   | 'IO';
 
 export class HudiError extends Error {
@@ -54,20 +55,43 @@ export class InvalidArgumentError extends HudiError {
     super(message, 'INVALID_ARGUMENT', object, options);
   }
 }
-/** Rows handed to `write()` that do not fit the table (the message names the row and column). */
+/** Rows handed to a write that do not fit the table. `row` (0-based, in the rows given) and
+ *  `column` say where, when the check could tell. */
 export class InvalidInputError extends HudiError {
-  constructor(message: string, object?: string, options?: { cause?: unknown }) {
+  row: number | undefined;
+  column: string | undefined;
+  constructor(message: string, object?: string, options?: { cause?: unknown; row?: number; column?: string }) {
     super(message, 'INVALID_INPUT', object, options);
+    const m = /\brow (\d+)/.exec(message);
+    const c = /\bcolumn "((?:[^"\\]|\\.)*)"/.exec(message);
+    this.row = options?.row ?? (m ? Number(m[1]) : undefined);
+    this.column = options?.column ?? (c ? c[1] : undefined);
   }
 }
+/** A concurrent writer got there first. `instant` is the other writer's instant (or the
+ *  pending plan in the way), when the engine named it. */
 export class ConflictError extends HudiError {
+  instant: string | undefined;
   constructor(message: string, object?: string, options?: { cause?: unknown }) {
     super(message, 'CONFLICT', object, options);
+    this.instant = /\b(\d{17})\b/.exec(`${object ?? ''} ${message}`)?.[1];
   }
 }
+/** The signal fired. For a write aborted before its commit point, `rolledBack` lists the
+ *  instants of it that were rolled back (empty when it had written nothing), and `pending` the
+ *  ones left for the next writer (multi-writer / LAZY tables, or a failed rollback). */
 export class AbortedError extends HudiError {
+  rolledBack: string[] = [];
+  pending: string[] = [];
   constructor(message: string, object?: string, options?: { cause?: unknown }) {
     super(message, 'ABORTED', object, options);
+  }
+}
+/** A write to a table opened read-only: plain HTTP(S), a zip or local files. Open it over S3
+ *  (credentials or presigned URLs) or a storage object with `put` and `delete`. */
+export class ReadOnlyError extends HudiError {
+  constructor(message: string, object?: string, options?: { cause?: unknown }) {
+    super(message, 'READ_ONLY', object, options);
   }
 }
 export class IoError extends HudiError {
@@ -85,6 +109,7 @@ const classes: Record<ErrorCode, new (m: string, o?: string, opts?: { cause?: un
   INVALID_INPUT: InvalidInputError,
   CONFLICT: ConflictError,
   ABORTED: AbortedError,
+  READ_ONLY: ReadOnlyError,
   IO: IoError,
 };
 

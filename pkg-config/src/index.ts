@@ -20,6 +20,7 @@ export {
   InvalidInputError,
   ConflictError,
   AbortedError,
+  ReadOnlyError,
   IoError,
   type ErrorCode,
 } from './errors.js';

@@ -7,12 +7,21 @@
 import { RecordBatchReader, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch, type Table as ArrowTable } from 'apache-arrow';
 import { WasmTable } from './wasm/hudi_edge.js';
 import { initWasm } from './wasm-loader.js';
-import { InvalidArgumentError, InvalidInputError, toHudiError } from './errors.js';
+import { rowsToArrow } from './rows-arrow.js';
+import { AbortedError, CorruptError, InvalidArgumentError, InvalidInputError, NotFoundError, ReadOnlyError, toHudiError } from './errors.js';
 import { BlobStorage, type LocalFile } from './blob-storage.js';
 import type { StorageObject } from './storage-object.js';
 import type {
   Cancellable,
   CommitDetail,
+  CommitResult,
+  DeleteKeys,
+  SchemaField,
+  MetadataTableFile,
+  WriteJobOptions,
+  WriteOperation,
+  WriteProgress,
+  WriterState,
   FileLayout,
   Instant,
   IoStats,
@@ -57,16 +66,17 @@ async function engine<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-/** Rows as Arrow IPC bytes: objects through `tableFromJSON` (the engine takes its JS types —
- *  Float64 numbers, dictionary strings — in the table's types where no value changes). */
+/** Rows as Arrow IPC bytes: objects as columns of their JS types (the engine takes them in
+ *  the table's types where no value changes). */
 function rowsAsIpc(rows: WriteRows): Uint8Array {
   if (rows instanceof Uint8Array) return rows;
   if (Array.isArray(rows)) {
     if (rows.length === 0) throw new InvalidInputError('invalid input: no rows to write');
-    let table: ArrowTable;
+    let table: ArrowTable | null;
     try {
-      table = tableFromJSON(rows);
+      table = rowsToArrow(rows) ?? tableFromJSON(rows);
     } catch (e) {
+      if (e instanceof InvalidInputError) throw e;
       throw new InvalidInputError(`invalid input: rows do not convert to Arrow: ${(e as Error)?.message ?? e}`, undefined, { cause: e });
     }
     return tableToIPC(table, 'stream');
@@ -77,6 +87,88 @@ function rowsAsIpc(rows: WriteRows): Uint8Array {
 }
 
 const WRITE_ACTIONS = new Set(['commit', 'deltacommit', 'replacecommit']);
+
+/** Whether the write configs make failed writes someone else's to clean (Hudi's LAZY policy,
+ *  explicit or through a multi-writer concurrency mode), as the engine reads them. */
+function lazyCleaning(options: Record<string, string> = {}): boolean {
+  const v = (k: string) => options[k]?.trim().toUpperCase();
+  return v('hoodie.cleaner.policy.failed.writes') === 'LAZY' || (v('hoodie.write.concurrency.mode') ?? 'SINGLE_WRITER') !== 'SINGLE_WRITER';
+}
+
+const isMetaColumn = (name: string) => name.startsWith('_hoodie_');
+
+/** Why `value` cannot be a value of Arrow type `type` (as `rows()` gives them: int64 as
+ *  bigint or a safe integer, decimals as strings, dates and timestamps as strings), or null. */
+function mismatch(type: string, value: unknown): string | null {
+  const t = typeof value;
+  if (t === 'symbol' || t === 'function') return `a ${t} is not a value`;
+  if (/^(Large)?Utf8/.test(type)) return t === 'string' ? null : `expected a string, got ${t === 'object' ? 'an object' : `a ${t}`}`;
+  if (type === 'Boolean') return t === 'boolean' ? null : `expected a boolean, got a ${t}`;
+  if (/^U?Int(8|16|32|64)$/.test(type)) {
+    if (t === 'bigint' || (t === 'number' && Number.isInteger(value))) return null;
+    if (t === 'string' && /^-?\d+$/.test(value as string)) return null;
+    return `expected an integer, got ${t === 'number' ? value : `a ${t}`}`;
+  }
+  if (/^Float(16|32|64)$/.test(type)) return t === 'number' || t === 'bigint' ? null : `expected a number, got a ${t}`;
+  if (/^Decimal/.test(type)) {
+    if (t === 'number' || t === 'bigint' || (t === 'string' && /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value as string))) return null;
+    return `expected a decimal (a string such as "12.30"), got ${t === 'string' ? JSON.stringify(value) : `a ${t}`}`;
+  }
+  if (/^(Date|Timestamp)/.test(type)) {
+    if (t === 'number' || t === 'bigint' || value instanceof Date) return null;
+    if (t === 'string' && !Number.isNaN(Date.parse(value as string))) return null;
+    return `expected ${type.startsWith('Date') ? 'a date (YYYY-MM-DD)' : 'a timestamp (ISO-8601)'}, got ${t === 'string' ? JSON.stringify(value) : `a ${t}`}`;
+  }
+  return null;
+}
+
+/** Object rows checked against the table's schema before any request: the first row and
+ *  column that cannot fit. Deletes need only the key fields, so nothing is required there. */
+function checkRows(rows: unknown[], schema: SchemaField[], operation: WriteOperation): void {
+  if (schema.length === 0) return;
+  const fields = new Map(schema.map((f) => [f.name, f]));
+  rows.forEach((row, i) => {
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+      throw new InvalidInputError(`invalid input: row ${i} is not an object`, undefined, { row: i });
+    }
+    for (const [column, value] of Object.entries(row)) {
+      if (isMetaColumn(column) || value === undefined) continue;
+      const field = fields.get(column);
+      if (!field) throw new InvalidInputError(`invalid input: row ${i}, column ${JSON.stringify(column)}: the table has no such column`, undefined, { row: i, column });
+      if (value === null) continue;
+      const why = mismatch(field.type, value);
+      if (why) throw new InvalidInputError(`invalid input: row ${i}, column ${JSON.stringify(column)}: ${why}`, undefined, { row: i, column });
+    }
+    if (operation === 'delete') return;
+    for (const f of schema) {
+      const value = (row as Record<string, unknown>)[f.name];
+      if (!f.nullable && !isMetaColumn(f.name) && (value === undefined || value === null)) {
+        throw new InvalidInputError(`invalid input: row ${i}, column ${JSON.stringify(f.name)}: missing and not nullable`, undefined, { row: i, column: f.name });
+      }
+    }
+  });
+}
+
+/** The engine's INVALID_INPUT with the row filled in from the caller's objects when the
+ *  engine named only the column (a missing key field, say). */
+function locateInput(e: InvalidInputError, rows: WriteRows): InvalidInputError {
+  if (e.row !== undefined || e.column === undefined || !Array.isArray(rows)) return e;
+  const column = e.column;
+  const missing = /missing|has no column|no column/.test(e.message);
+  const row = (rows as Row[]).findIndex((r) => (missing ? r?.[column] == null : r?.[column] != null));
+  if (row < 0) return e;
+  return new InvalidInputError(`${e.message} (row ${row} of the input)`, e.object, { cause: e.cause, row, column });
+}
+
+type Io = ReturnType<WasmTable['io']>;
+/** What was spent between two snapshots of the handle's counters (the whole of `now` when the
+ *  handle was reopened in between and its counters started again). */
+function ioSince(start: Io, now: Io): Io {
+  if (now.requests < start.requests) return now;
+  const counters = Object.entries(now).map(([k, v]) => [k, typeof v === 'number' ? v - ((start as unknown as Record<string, number>)[k] ?? 0) : v]);
+  return { ...(Object.fromEntries(counters) as Io), byPurpose: undefined, warnings: now.warnings.slice(start.warnings.length) };
+}
+
 
 /** `https://user:pw@host/a/b/?token=x` → `https://host/a/b` (for messages: no secrets). */
 function publicLocation(url: URL): string {
@@ -277,6 +369,196 @@ export class HudiTable {
       this.#layout = undefined;
       this.#history = undefined;
       return result;
+    });
+  }
+
+  /** Updates rows whose key the table holds and inserts the rest, as one commit. Rows: plain
+   *  objects with `rows()`'s value conventions (int64 as bigint, decimals as strings, dates
+   *  `YYYY-MM-DD`, timestamps ISO-8601), an apache-arrow `Table` or Arrow IPC bytes. */
+  upsert(rows: WriteRows, o: WriteJobOptions = {}): Promise<CommitResult> {
+    return this.#writeJob('upsert', rows, o);
+  }
+
+  /** Inserts rows as one commit (a key the table already holds is updated, never duplicated). */
+  insert(rows: WriteRows, o: WriteJobOptions = {}): Promise<CommitResult> {
+    return this.#writeJob('insert', rows, o);
+  }
+
+  /** Deletes the rows with these keys as one commit (a key the table does not hold is counted
+   *  in `deleteMissing`, not an error). */
+  delete(keys: DeleteKeys, o: WriteJobOptions = {}): Promise<CommitResult> {
+    return this.#writeJob('delete', keys, o);
+  }
+
+  #writeJob(operation: WriteOperation, rows: WriteRows, o: WriteJobOptions): Promise<CommitResult> {
+    return this.#run(async (w) => {
+      if (!w.writable) {
+        throw new ReadOnlyError(`${this.location} is open read-only (plain HTTP(S), a zip or local files): open it over S3 or a storage with put and delete to write`, undefined);
+      }
+      o.signal?.throwIfAborted();
+      const start = w.io();
+      const report = (phase: WriteProgress['phase']) => {
+        if (!o.onProgress) return;
+        const d = ioSince(start, w.io());
+        try {
+          o.onProgress({ phase, requests: d.requests, bytes: d.bytes, puts: d.puts });
+        } catch {
+          // A throwing callback must not break the write.
+        }
+      };
+      report('checking');
+      if (Array.isArray(rows)) checkRows(rows, await w.schema(o.signal), operation);
+      const bytes = rowsAsIpc(rows);
+      const before = new Set((await w.timeline(false)).instants.map((i) => i.requestedTime));
+      let seen = -1;
+      const poll = o.onProgress
+        ? setInterval(() => {
+            const n = w.io().requests;
+            if (n !== seen) (seen = n), report('writing');
+          }, 50)
+        : undefined;
+      const wireOptions = { operation, options: o.options, commitRetries: o.commitRetries };
+      try {
+        const r = await w.write(bytes, wireOptions, o.signal);
+        this.#layout = undefined;
+        this.#history = undefined;
+        report('committed');
+        return {
+          instant: r.instant,
+          completionTime: r.completionTime,
+          action: r.action,
+          operation: r.operation,
+          inserted: r.records.inserted,
+          updated: r.records.updated,
+          deleted: r.records.deleted,
+          filesWritten: r.filesWritten,
+          io: r.io,
+          deleteMissing: r.records.deleteMissing,
+          deduplicated: r.records.deduplicated,
+          metadataPartitions: r.metadataTable.partitions,
+          metadataTableCompaction: r.metadataTable.compaction,
+        };
+      } catch (e) {
+        const err = toHudiError(e);
+        if (err instanceof InvalidInputError) throw locateInput(err, rows);
+        if (!(err instanceof AbortedError)) throw err;
+        return await this.#afterAbort(w, operation, before, o, err, start, report);
+      } finally {
+        if (poll) clearInterval(poll);
+      }
+    });
+  }
+
+  /** An aborted write: the table as it is now says whether it passed its commit point. If its
+   *  commit completed, that is the answer; else its pending instants are rolled back (on a
+   *  single-writer table) and the abort stands. */
+  async #afterAbort(
+    w: WasmTable,
+    operation: WriteOperation,
+    before: Set<string>,
+    o: WriteJobOptions,
+    aborted: AbortedError,
+    start: Io,
+    report: (phase: WriteProgress['phase']) => void,
+  ): Promise<CommitResult> {
+    this.#layout = undefined;
+    this.#history = undefined;
+    try {
+      await w.reload();
+    } catch (e) {
+      aborted.message += ` (the table could not be read again to check the write: ${toHudiError(e).message})`;
+      throw aborted;
+    }
+    const fresh = (await w.timeline(false)).instants.filter((i) => !before.has(i.requestedTime));
+    const landed = fresh.filter((i) => i.state === 'completed' && (i.action === 'commit' || i.action === 'deltacommit') && i.requestedAction === i.action).pop();
+    // Ours when it carries our operation (the handle's timeline was the latest one it held:
+    // another writer's commit since then would show here too).
+    const detail = landed && (await this.#commit(w, landed.requestedTime, undefined));
+    if (landed && detail && detail.operation?.toLowerCase() === operation) {
+      const d = detail;
+      report('committed');
+      return {
+        instant: landed.requestedTime,
+        completionTime: landed.completionTime ?? '',
+        action: landed.action,
+        operation,
+        inserted: d.inserts,
+        updated: d.updates,
+        deleted: d.deletes,
+        filesWritten: d.files.map((f) => f.path),
+        io: ioSince(start, w.io()),
+        metadataPartitions: [],
+        abortedAfterCommit: true,
+      };
+    }
+    const pending = fresh.filter((i) => i.state !== 'completed' && ['commit', 'deltacommit', 'rollback'].includes(i.requestedAction)).map((i) => i.requestedTime);
+    if (pending.length === 0) throw aborted;
+    if (lazyCleaning(o.options)) {
+      aborted.pending = pending;
+      throw aborted;
+    }
+    report('rolling-back');
+    try {
+      const done = await w.rollbackPending(pending);
+      aborted.rolledBack = [...new Set(done.map((r) => r.instant))];
+    } catch (e) {
+      aborted.pending = pending;
+      aborted.message += ` (rolling back its instant failed, the next write will: ${toHudiError(e).message})`;
+    }
+    this.#layout = undefined;
+    this.#history = undefined;
+    throw aborted;
+  }
+
+  /** Reads the timeline again: later calls see commits made since the table was opened. */
+  refresh(o: Cancellable = {}): Promise<void> {
+    return this.#run(async (w) => {
+      await w.reload(o.signal);
+      this.#layout = undefined;
+      this.#history = undefined;
+    });
+  }
+
+  /** The storage lock and the writers' heartbeats, when the table has them (multi-writer
+   *  setups with Hudi's storage-based lock provider and lazy failed-write cleaning). */
+  writers(o: Cancellable = {}): Promise<WriterState> {
+    return this.#run(async (w) => {
+      const path = '.hoodie/.locks/table_lock.json';
+      const [lockBytes, beats] = await Promise.all([
+        w.readObject(path, o.signal).catch((e) => {
+          if (toHudiError(e) instanceof NotFoundError) return null;
+          throw e;
+        }),
+        w.listObjects('.hoodie/.heartbeat', o.signal),
+      ]);
+      let lock: WriterState['lock'] = null;
+      if (lockBytes) {
+        let raw: Record<string, unknown>;
+        try {
+          raw = JSON.parse(new TextDecoder().decode(lockBytes));
+        } catch (e) {
+          throw new CorruptError(`${path} is corrupt: not JSON (${(e as Error).message})`, path);
+        }
+        const validUntil = typeof raw.validUntil === 'number' ? raw.validUntil : Number(raw.validUntil) || null;
+        const owner = raw.owner ?? raw.holder ?? null;
+        lock = { owner: owner === null ? null : String(owner), validUntil, expired: raw.expired === true || (validUntil !== null && validUntil < Date.now()), raw };
+      }
+      const heartbeats = beats
+        .map((b) => ({ instant: b.path.split('/').at(-1) ?? '', lastBeat: b.lastModified ?? null }))
+        .filter((b) => /^\d{14,17}$/.test(b.instant));
+      return { lock, heartbeats };
+    });
+  }
+
+  /** The files instant `requestedTime` wrote into the metadata table (its delta commit of the
+   *  same time), by metadata-table partition. */
+  metadataTableFiles(requestedTime: string, o: Cancellable = {}): Promise<MetadataTableFile[]> {
+    return this.#run(async (w) => {
+      const listed = await w.listObjects('.hoodie/metadata', o.signal);
+      const mark = `_${requestedTime}.`;
+      return listed
+        .filter((f) => !f.path.startsWith('.hoodie/metadata/.hoodie/') && f.path.split('/').at(-1)!.includes(mark))
+        .map((f) => ({ partition: f.path.split('/').slice(2, -1).join('/'), path: f.path, size: f.size }));
     });
   }
 

@@ -327,3 +327,99 @@ export interface WriteResult {
   /** What the write cost. */
   io: IoStats;
 }
+
+/** What `upsert` / `insert` / `delete` have done so far. */
+export interface WriteProgress {
+  /** `checking`: rows checked against the table's schema (no request yet); `writing`: the
+   *  engine's requests (reported as they change, at most every 50 ms); `rolling-back`: an
+   *  aborted write undoing its own instant; `committed`: done. */
+  phase: 'checking' | 'writing' | 'rolling-back' | 'committed';
+  /** Requests and bytes of this write so far, and of them the writes (`PUT`s). */
+  requests: number;
+  bytes: number;
+  puts: number;
+}
+
+export interface WriteJobOptions {
+  /**
+   * Aborts the write. Aborted before its commit point (the completed instant created on
+   * storage) it rejects with an `AbortedError`: readers never saw it, and the instant it
+   * requested is rolled back before the promise settles (on a single-writer table; with a
+   * multi-writer or `LAZY` setup it is left, named in `pending`, for Hudi's lazy cleaning).
+   * Aborted after the commit point it resolves with the commit (`abortedAfterCommit: true`).
+   */
+  signal?: AbortSignal;
+  onProgress?: (progress: WriteProgress) => void;
+  /** Times a commit that lost to a concurrent writer is retried (passed to the engine as is;
+   *  without multi-writer support a lost race is a `ConflictError`). */
+  commitRetries?: number;
+  /** Hudi write configs by their Java names (`hoodie.*`). */
+  options?: Record<string, string>;
+}
+
+/** One committed write (`upsert`, `insert` or `delete`). */
+export interface CommitResult {
+  /** The commit's requested time. */
+  instant: string;
+  completionTime: string;
+  /** `commit` (Copy-On-Write) or `deltacommit` (Merge-On-Read). */
+  action: string;
+  operation: WriteOperation;
+  inserted: number;
+  updated: number;
+  deleted: number;
+  /** Data files written, relative to the base path. */
+  filesWritten: string[];
+  /** What the write cost (requests, bytes, round trips, by purpose). */
+  io: IoStats;
+  /** Deletes of keys the table does not hold (no-ops), and input rows dropped because a row
+   *  with the same key won (absent when the commit was found after an abort). */
+  deleteMissing?: number;
+  deduplicated?: number;
+  /** Metadata-table partitions the commit updated. */
+  metadataPartitions: string[];
+  /** The metadata-table compaction the write ran first (every
+   *  `hoodie.metadata.compact.max.delta.commits` writes), if any. */
+  metadataTableCompaction?: string | null;
+  /** The signal fired after the commit point: the commit landed (counts from its metadata). */
+  abortedAfterCommit?: boolean;
+}
+
+/** Keys to delete: objects with the record key and partition fields (and the ordering field
+ *  when the table has one); whole rows are accepted. */
+export type DeleteKeys = import('apache-arrow').Table | Row[];
+
+/** The storage-based lock (`.hoodie/.locks/table_lock.json`, Hudi's conditional-write lock
+ *  provider), as stored. */
+export interface StorageLock {
+  /** Who holds it (`owner` in the file). */
+  owner: string | null;
+  /** Epoch milliseconds the holder's lease runs to. */
+  validUntil: number | null;
+  /** Whether the holder released it (`expired` in the file) or its lease ran out by now. */
+  expired: boolean;
+  /** The file as stored. */
+  raw: unknown;
+}
+
+export interface Heartbeat {
+  /** The instant the writer works on (`.hoodie/.heartbeat/<instant>`). */
+  instant: string;
+  /** Epoch milliseconds of its last beat (the file's modification time), when known. */
+  lastBeat: number | null;
+}
+
+/** What concurrent writers leave on storage: the lock and their heartbeats. */
+export interface WriterState {
+  lock: StorageLock | null;
+  heartbeats: Heartbeat[];
+}
+
+/** A file an instant wrote into the metadata table. */
+export interface MetadataTableFile {
+  /** `files`, `column_stats`, `record_index`, ... */
+  partition: string;
+  /** Relative to the data table's base path. */
+  path: string;
+  size: number;
+}

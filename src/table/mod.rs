@@ -108,6 +108,15 @@ impl Table {
         Scan::new(self.client.clone(), plan, options)
     }
 
+    /// Rolls back the pending writes requested at `times`
+    /// ([`crate::write::rollback::rollback_pending`]).
+    pub async fn rollback_pending(
+        &self,
+        times: &[String],
+    ) -> Result<Vec<crate::write::RolledBack>> {
+        crate::write::rollback::rollback_pending(&self.client, times).await
+    }
+
     /// Commits `batches` as one upsert, insert or delete ([`crate::write`]).
     pub async fn write(
         &self,

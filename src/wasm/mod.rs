@@ -201,6 +201,15 @@ impl WasmTable {
         self.table.borrow().clone()
     }
 
+    /// `work` on the table as of now, until it finishes or `signal` fires.
+    async fn on_table<T, F, Fut>(&self, signal: Option<AbortSignal>, work: F) -> Result<T, JsValue>
+    where
+        F: FnOnce(Arc<Table>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, JsValue>>,
+    {
+        abortable(signal.as_ref(), work(self.table())).await
+    }
+
     /// The latest file-system view (computed once).
     async fn latest(&self) -> Result<Arc<FileSystemView>, JsValue> {
         if let Some(v) = self.latest.borrow().clone() {
@@ -417,6 +426,140 @@ impl WasmTable {
         }
         js_value(&wire::WriteResult::from(result))
     }
+
+    /// Whether the table's storage takes writes (S3, presigned URLs, a JS storage with `put`
+    /// and `delete`); plain HTTP(S), zips and copied files do not.
+    #[wasm_bindgen(getter)]
+    pub fn writable(&self) -> bool {
+        self.table().storage().capabilities().writable
+    }
+
+    /// Reopens the table: later calls see the timeline as it is now.
+    pub async fn reload(&self, signal: Option<AbortSignal>) -> Result<(), JsValue> {
+        let fresh = self
+            .on_table(signal, |t| async move { t.reopen().await.map_err(to_js) })
+            .await?;
+        *self.table.borrow_mut() = Arc::new(fresh);
+        *self.latest.borrow_mut() = None;
+        Ok(())
+    }
+
+    /// Rolls back the pending writes requested at `times` (an aborted write's own instant),
+    /// then reloads. Not abortable: a rollback cut short would be finished by the next write,
+    /// but the caller asked for it to be done now.
+    #[wasm_bindgen(
+        js_name = rollbackPending,
+        unchecked_return_type = "{ rollbackInstant: string; instant: string; action: string; filesDeleted: string[] }[]"
+    )]
+    pub async fn rollback_pending(&self, times: Vec<String>) -> Result<JsValue, JsValue> {
+        let table = self.table();
+        let done = table.rollback_pending(&times).await.map_err(to_js)?;
+        self.reload(None).await?;
+        let done: Vec<RolledBackJs> = done
+            .into_iter()
+            .map(|r| RolledBackJs {
+                rollback_instant: r.rollback_instant,
+                instant: r.instant,
+                action: r.action,
+                files_deleted: r.files_deleted,
+            })
+            .collect();
+        js_value(&done)
+    }
+
+    /// Objects under `prefix` (relative to the base path); none when it does not exist. For
+    /// what the timeline does not describe: the storage lock and heartbeats.
+    #[wasm_bindgen(
+        js_name = listObjects,
+        unchecked_return_type = "{ path: string; size: number; lastModified: number | null }[]"
+    )]
+    pub async fn list_objects(
+        &self,
+        prefix: String,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        let listed = self
+            .on_table(signal, |t| async move {
+                match t.storage().list(&prefix, true).await {
+                    Ok(l) => Ok(l),
+                    Err(HudiError::NotFound { .. }) => Ok(Vec::new()),
+                    Err(e) => Err(to_js(e)),
+                }
+            })
+            .await?;
+        let objects: Vec<ObjectJs> = listed
+            .into_iter()
+            .filter(|m| !m.is_dir)
+            .map(|m| ObjectJs {
+                path: m.path,
+                size: m.size,
+                last_modified: m.last_modified_ms,
+            })
+            .collect();
+        js_value(&objects)
+    }
+
+    /// One object's bytes, whole (relative to the base path).
+    #[wasm_bindgen(js_name = readObject)]
+    pub async fn read_object(
+        &self,
+        path: String,
+        signal: Option<AbortSignal>,
+    ) -> Result<Uint8Array, JsValue> {
+        use crate::storage::{Purpose, StorageExt};
+        let bytes = self
+            .on_table(signal, |t| async move {
+                t.storage().get(&path, Purpose::Other).await.map_err(to_js)
+            })
+            .await?;
+        Ok(Uint8Array::from(&bytes[..]))
+    }
+
+    /// The table's latest schema as Arrow fields (`type` as Arrow prints it), for checking
+    /// rows before a write; empty when the timeline has no schema yet.
+    #[wasm_bindgen(unchecked_return_type = "SchemaField[]")]
+    pub async fn schema(&self, signal: Option<AbortSignal>) -> Result<JsValue, JsValue> {
+        let fields = self
+            .on_table(signal, |table| async move {
+                let client = table.client();
+                let visibility = client.timeline().visibility_as_of(None);
+                let Some((avro, origin)) =
+                    client.table_avro_schema(&visibility).await.map_err(to_js)?
+                else {
+                    return Ok(Vec::new());
+                };
+                let schema =
+                    crate::schema::arrow_schema_from_avro_text(&avro, &origin).map_err(to_js)?;
+                Ok(schema
+                    .fields()
+                    .iter()
+                    .map(|f| crate::api::commit::SchemaField {
+                        name: f.name().clone(),
+                        r#type: f.data_type().to_string(),
+                        nullable: f.is_nullable(),
+                    })
+                    .collect::<Vec<_>>())
+            })
+            .await?;
+        js_value(&fields)
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RolledBackJs {
+    rollback_instant: String,
+    instant: String,
+    action: String,
+    files_deleted: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ObjectJs {
+    path: String,
+    size: u64,
+    last_modified: Option<i64>,
 }
 
 /// The input in the table's types where JS typed it otherwise ([`crate::api::input::js_types`]).

@@ -182,6 +182,19 @@ impl Listing {
     }
 }
 
+/// Rolls back the pending writes (and pending rollbacks) requested at `times`, as the next
+/// write would roll them back: a writer that gave up mid-write (an abort) undoes its own
+/// instant at once instead of leaving it to the next writer. Other pending instants, which
+/// may be a live writer's, are left alone.
+pub async fn rollback_pending(client: &MetaClient, times: &[String]) -> Result<Vec<RolledBack>> {
+    let objects = list_timeline(client).await?;
+    let mut listing = Listing::of_timeline(client.config(), &objects);
+    listing
+        .files
+        .retain(|(p, _)| times.contains(&p.requested_time));
+    rollback_listed(client, listing).await
+}
+
 /// Whether the write configs ask for the LAZY failed-writes policy (explicitly, or through
 /// a multi-writer concurrency mode, which Java pairs with LAZY): pending instants may then
 /// belong to live writers (Java rolls back only those whose heartbeat expired).

@@ -1,7 +1,7 @@
 """Reads a table with PyPI `hudi` (hudi-rs) and prints its rows as JSON lines in the
 fixtures' canonical encoding (tests/data/fixtures/tools/make_expected.py), sorted.
 
-    python hudi_rs_rows.py TABLE [--as-of INSTANT] [--start T1 --end T2]
+    python hudi_rs_rows.py TABLE|s3://bucket/prefix [--as-of INSTANT] [--start T1 --end T2]
 """
 import json
 import os
@@ -17,7 +17,8 @@ from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder  # noqa: E402
 
 def main():
     args = sys.argv[1:]
-    path = os.path.abspath(args[0])
+    # s3:// URIs as they are (object_store takes the endpoint and keys from AWS_* variables).
+    path = args[0] if "://" in args[0] else os.path.abspath(args[0])
     opt = lambda name: args[args.index(name) + 1] if name in args else None  # noqa: E731
     table = HudiTableBuilder.from_base_uri(path).build()
     as_of, start, end = opt("--as-of"), opt("--start"), opt("--end")

@@ -6,7 +6,7 @@ import './style.css';
 import { HudiTable, type CommitDetail, type Instant, type TableInfo } from 'hudi-edge';
 import { $, h, replace } from './dom';
 import { bytes, count, ms, plural } from './format';
-import { commitView, errorView } from './panels/commit';
+import { commitView, errorView, metadataTableView } from './panels/commit';
 import { DataPanel } from './panels/data';
 import { layoutView, type Pending } from './panels/layout';
 import { overviewView } from './panels/overview';
@@ -35,6 +35,9 @@ window.hudiViewer = { table: null, timings: {}, instants: [] };
 const main = $('#main')!;
 const urlInput = $<HTMLInputElement>('#table-url')!;
 let current: { table: HudiTable; controller: AbortController } | null = null;
+/** Whether the shown table's timeline is polled (kept across redraws). */
+let polling = false;
+const POLL_MS = 5000;
 let samples: Sample[] = [];
 
 async function loadSamples(): Promise<Sample[]> {
@@ -109,7 +112,11 @@ function openUrl(url: string) {
 
 type Opener = (signal: AbortSignal, onProgress: (p: { requests: number; bytes: number }) => void) => Promise<HudiTable>;
 
+/** How the shown table was opened (Reload and the poll open it again). */
+let lastOpen: { label: string; opener: Opener } | null = null;
+
 async function openTable(label: string, opener: Opener) {
+  lastOpen = { label, opener };
   current?.controller.abort();
   current?.table.close();
   current = null;
@@ -153,6 +160,43 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
   const detail = h('div', { class: 'detail-slot' });
   const timeline = new TimelineView((i) => selectInstant(i));
   timeline.addTool(archivedToggle);
+  // Writers may commit while the table is shown: Reload reads the timeline again; the poll
+  // does so every 5 s and redraws when an instant appeared or changed state.
+  const reloadButton = h('button', { type: 'button', class: 'small-btn', 'data-testid': 'reload' }, 'Reload');
+  const pollBox = h('input', { type: 'checkbox', 'data-testid': 'poll' }) as HTMLInputElement;
+  pollBox.checked = polling;
+  timeline.addTool(reloadButton);
+  timeline.addTool(h('label', { class: 'small-btn poll' }, pollBox, ' poll'));
+  const signature = (list: Instant[]) => list.map((i) => `${i.requestedTime}.${i.action}.${i.state}`).join();
+  // Opened anew (not `refresh()`): a host without listing serves a manifest, read once per open.
+  const reopen = () => lastOpen && openTable(lastOpen.label, lastOpen.opener);
+  reloadButton.addEventListener('click', () => {
+    reloadButton.disabled = true;
+    void reopen();
+  });
+  pollBox.addEventListener('change', () => {
+    polling = pollBox.checked;
+    schedulePoll();
+  });
+  let pollTimer: ReturnType<typeof setTimeout> | undefined;
+  function schedulePoll() {
+    clearTimeout(pollTimer);
+    if (!polling || signal.aborted) return;
+    pollTimer = setTimeout(async () => {
+      if (signal.aborted || !main.contains(pollBox)) return;
+      try {
+        const fresh = lastOpen && (await lastOpen.opener(signal, () => {}));
+        if (fresh) {
+          const now = await fresh.timeline({ operations: false, signal }).finally(() => fresh.close());
+          if (signature(now) !== signature(instants)) return void (await reopen());
+        }
+      } catch {
+        // The next poll tries again.
+      }
+      schedulePoll();
+    }, POLL_MS);
+  }
+  signal.addEventListener('abort', () => clearTimeout(pollTimer));
   const layoutSlot = h('div', null, h('p', { class: 'muted' }, 'reading the file layout…'));
   const dataSlot = h('div', null, h('p', { class: 'muted' }, 'waiting for the table…'));
   const ioLine = h('div', { class: 'io-line muted', 'data-testid': 'io' });
@@ -188,10 +232,15 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
     replace(detail, h('div', { class: 'card commit loading-inline' }, h('div', { class: 'spinner small' }), `reading ${i.requestedTime}.${i.action}…`));
     try {
       const d = await commitOf(i.requestedTime);
-      replace(detail, commitView(d, () => {
+      const view = commitView(d, () => {
         timeline.select(null);
         replace(detail);
-      }));
+      });
+      replace(detail, view);
+      if (['commit', 'deltacommit', 'replacecommit'].includes(i.action)) {
+        const files = await table.metadataTableFiles(i.requestedTime, { signal }).catch(() => null);
+        if (files && detail.contains(view)) view.append(metadataTableView(files));
+      }
       detail.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
     } catch (e) {
       replace(detail, errorView(e, `Could not read instant ${i.requestedTime}`));
@@ -219,6 +268,7 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
   performance.mark('hudi:timeline-drawn');
   document.body.dataset.timelineDrawn = 'yes';
   refreshIo();
+  schedulePoll();
 
   archivedToggle.addEventListener('click', async () => {
     archivedToggle.disabled = true;
@@ -256,8 +306,8 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
   };
 
   const layoutWork = (async () => {
-    const [info, layout] = await Promise.all([table.info({ signal }), table.fileGroups({ signal })]);
-    replace(overview, overviewView(info, layout, instants, table.location));
+    const [info, layout, writers] = await Promise.all([table.info({ signal }), table.fileGroups({ signal }), table.writers({ signal }).catch(() => null)]);
+    replace(overview, overviewView(info, layout, instants, table.location, writers));
     overview.className = '';
     const pending = await pendingWork(instants);
     replace(layoutSlot, layoutView(layout, info.properties, pending));

@@ -211,15 +211,31 @@ http {
   };
 }
 
-/** A proxy on 127.0.0.1 that adds `delayMs` before forwarding each request to `target`. */
-export async function startLatencyProxy(target, delayMs) {
+const CONTENT_TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json' };
+
+/** A proxy on 127.0.0.1 that adds `delayMs` before forwarding each request to `target`.
+ *  `serve: { prefix, dir }` answers paths under `prefix` from `dir` instead (a page and the
+ *  storage on one origin: no CORS in the way). */
+export async function startLatencyProxy(target, delayMs, { serve } = {}) {
   const t = new URL(target);
+  // Requests forwarded, and the time the target took to answer them (summed).
+  const stats = { requests: 0, upstreamMs: 0 };
   const server = createServer((req, res) => {
+    if (serve && req.url.startsWith(serve.prefix)) {
+      const rel = decodeURIComponent(req.url.slice(serve.prefix.length).split('?')[0]) || 'index.html';
+      const file = join(serve.dir, rel);
+      if (!file.startsWith(serve.dir) || !existsSync(file) || statSync(file).isDirectory()) return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': CONTENT_TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream' });
+      return res.end(readFileSync(file));
+    }
+    stats.requests += 1;
     setTimeout(() => {
+      const sent = performance.now();
       const up = httpRequest(
         { host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers },
         (r) => {
           res.writeHead(r.statusCode ?? 502, r.headers);
+          r.on('end', () => (stats.upstreamMs += performance.now() - sent));
           r.pipe(res);
         },
       );
@@ -229,7 +245,7 @@ export async function startLatencyProxy(target, delayMs) {
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address();
-  return { url: `http://127.0.0.1:${port}`, stop: () => new Promise((r) => server.close(r)) };
+  return { url: `http://127.0.0.1:${port}`, stats, stop: () => new Promise((r) => server.close(r)) };
 }
 
 /** moto's S3 server from the project venv (.ci/setup installs it). Returns { url, stop() }. */

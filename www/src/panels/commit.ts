@@ -1,7 +1,7 @@
 // One instant in detail: what it wrote (files, records, bytes, partitions), what it replaced,
 // the writer's schema, and the metadata as Hudi stored it.
 
-import type { CommitDetail, HudiError } from 'hudi-edge';
+import type { CommitDetail, HudiError, MetadataTableFile } from 'hudi-edge';
 import { actionColor, laneOf } from '../colors';
 import { h } from '../dom';
 import { bytes, count, instantLabel, instantMillis, ms, plural } from '../format';
@@ -83,4 +83,16 @@ export function errorView(e: unknown, what: string): HTMLElement {
     h('div', { class: 'error-head' }, h('span', { class: 'code' }, err.code ?? 'ERROR'), what),
     h('div', null, err.message ?? String(e)),
     err.object ? h('div', { class: 'muted' }, 'object: ', h('code', null, err.object)) : null);
+}
+
+/** The metadata-table files an instant wrote (its delta commit of the same time), by partition. */
+export function metadataTableView(files: MetadataTableFile[]): HTMLElement {
+  const byPartition = new Map<string, MetadataTableFile[]>();
+  for (const f of files) byPartition.set(f.partition, [...(byPartition.get(f.partition) ?? []), f]);
+  return h('div', { class: 'mdt-touched', 'data-testid': 'mdt-partitions' },
+    h('h4', null, `Metadata table (${plural(byPartition.size, 'partition')})`),
+    byPartition.size
+      ? h('ul', { class: 'chips' }, [...byPartition].map(([p, fs]) =>
+          h('li', { 'data-partition': p, title: fs.map((f) => f.path).join('\n') }, h('code', null, p), h('span', { class: 'muted' }, ` ${plural(fs.length, 'file')} · ${bytes(fs.reduce((n, f) => n + f.size, 0))}`))))
+      : h('p', { class: 'muted' }, 'no metadata-table files carry this instant'));
 }

@@ -1,7 +1,7 @@
 // The table at a glance: type and version, keys, partitions, file groups, sizes, metadata-table
 // partitions, and what opening it cost.
 
-import type { FileLayout, Instant, TableInfo } from 'hudi-edge';
+import type { FileLayout, Instant, TableInfo, WriterState } from 'hudi-edge';
 import { h } from '../dom';
 import { bytes, count, instantLabel } from '../format';
 
@@ -10,7 +10,23 @@ const fact = (label: string, value: unknown) =>
 
 const list = (xs: string[]) => (xs.length ? xs.map((x) => h('code', { class: 'tag' }, x)) : h('span', { class: 'muted' }, 'none'));
 
-export function overviewView(info: TableInfo, layout: FileLayout, instants: Instant[], location: string): HTMLElement {
+/** The storage lock (holder, lease, held or expired) and the writers' heartbeats. */
+function writersView(w: WriterState): HTMLElement {
+  const lock = w.lock;
+  const until = lock?.validUntil ? new Date(lock.validUntil).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : null;
+  return h('div', { class: 'writers', 'data-testid': 'writers' },
+    lock
+      ? h('div', { 'data-testid': 'storage-lock', 'data-expired': String(lock.expired) },
+          h('span', { class: `badge ${lock.expired ? 'muted' : 'warn'}` }, lock.expired ? 'lock expired' : 'lock held'),
+          ' by ', h('code', { 'data-testid': 'lock-owner' }, lock.owner ?? '?'),
+          until ? h('span', { class: 'muted' }, ` · valid until ${until}`) : null)
+      : h('span', { class: 'muted' }, 'no storage lock'),
+    w.heartbeats.length
+      ? h('div', null, 'heartbeats: ', w.heartbeats.map((b) => h('code', { class: 'tag', 'data-testid': 'heartbeat', title: b.lastBeat ? `last beat ${new Date(b.lastBeat).toISOString()}` : '' }, b.instant)))
+      : null);
+}
+
+export function overviewView(info: TableInfo, layout: FileLayout, instants: Instant[], location: string, writers: WriterState | null = null): HTMLElement {
   const completed = instants.filter((i) => i.state === 'completed');
   const pending = instants.filter((i) => i.state !== 'completed');
   const archived = instants.filter((i) => i.archived).length;
@@ -52,7 +68,8 @@ export function overviewView(info: TableInfo, layout: FileLayout, instants: Inst
       fact('Timeline timezone', info.timezone),
       fact('Latest commit', last ? h('span', null, h('code', null, last.requestedTime), h('span', { class: 'muted' }, ` ${instantLabel(last.requestedTime)}`)) : null),
       fact('Metadata table', list(info.metadataPartitions)),
-      info.metadataPartitionsInflight.length ? fact('Metadata (building)', list(info.metadataPartitionsInflight)) : null),
+      info.metadataPartitionsInflight.length ? fact('Metadata (building)', list(info.metadataPartitionsInflight)) : null,
+      writers && (writers.lock || writers.heartbeats.length) ? fact('Writers', writersView(writers)) : null),
     h('details', { class: 'props' },
       h('summary', null, `hoodie.properties (${Object.keys(info.properties).length})`),
       h('table', { class: 'grid-table' }, h('tbody', null, Object.entries(info.properties).map(([k, v]) => h('tr', null, h('td', null, h('code', null, k)), h('td', { class: 'wrap' }, v)))))),

@@ -1,0 +1,113 @@
+// edge-ingest: a Cloudflare Workers / workerd `fetch` handler that commits JSON rows to a Hudi
+// table on S3-compatible storage (R2, S3, MinIO) with the hudi-edge package.
+//
+//   POST /        body: [{...row}, ...] or {"rows": [...], "operation": "upsert"|"insert"|"delete"}
+//                 → 200 with the commit: {instant, completionTime, action, operation, inserted,
+//                   updated, deleted, filesWritten, io, ...}
+//   GET /         → 200 with the latest commits, newest first (?limit=N, default 10)
+//   HEAD /        → 204 once the engine's wasm module is instantiated (a warm-up / health check)
+//
+// Errors answer {code, message, row?, column?, instant?} with a status by code (below).
+// Configuration comes from the worker's bindings (vars and secrets), see README.md.
+import { HudiTable, initWasm } from 'hudi-edge';
+
+const STATUS_BY_CODE = {
+  INVALID_INPUT: 400,
+  INVALID_ARGUMENT: 400,
+  ACCESS_DENIED: 403,
+  NOT_FOUND: 404,
+  READ_ONLY: 405,
+  CONFLICT: 409,
+  UNSUPPORTED: 422,
+  ABORTED: 499,
+};
+const OPERATIONS = new Set(['upsert', 'insert', 'delete']);
+
+function openTable(env, signal) {
+  if (!env.TABLE_URL) throw Object.assign(new Error('the TABLE_URL binding is not set'), { code: 'INVALID_ARGUMENT' });
+  return HudiTable.open(env.TABLE_URL, {
+    signal,
+    s3: {
+      endpoint: env.S3_ENDPOINT,
+      region: env.S3_REGION ?? 'auto',
+      accessKeyId: env.S3_ACCESS_KEY_ID,
+      secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+      forcePathStyle: env.S3_FORCE_PATH_STYLE === 'true',
+    },
+  });
+}
+
+function failure(code, message, extra = {}) {
+  return Response.json({ code, message, ...extra }, { status: STATUS_BY_CODE[code] ?? 500 });
+}
+
+/** The rows of a POST body, or a Response saying why not. */
+async function readBody(request, maxRows) {
+  let body;
+  try {
+    body = await request.json();
+  } catch (e) {
+    return failure('INVALID_INPUT', `the body is not JSON: ${e.message}`);
+  }
+  const rows = Array.isArray(body) ? body : body?.rows;
+  const operation = (Array.isArray(body) ? undefined : body?.operation) ?? 'upsert';
+  if (!Array.isArray(rows) || rows.length === 0) return failure('INVALID_INPUT', 'expected a non-empty array of rows (or {"rows": [...]})');
+  if (!OPERATIONS.has(operation)) return failure('INVALID_ARGUMENT', `unknown operation ${JSON.stringify(operation)} (upsert, insert or delete)`);
+  if (rows.length > maxRows) return failure('INVALID_INPUT', `${rows.length} rows in one request; at most ${maxRows} (MAX_ROWS)`);
+  return { rows, operation };
+}
+
+async function latestCommits(table, limit) {
+  const instants = await table.timeline({ operations: false });
+  const writes = instants.filter((i) => i.state === 'completed' && (i.action === 'commit' || i.action === 'deltacommit')).slice(-limit).reverse();
+  return Promise.all(
+    writes.map(async (i) => {
+      const d = await table.commit(i.requestedTime);
+      return {
+        instant: i.requestedTime,
+        completionTime: i.completionTime,
+        action: i.action,
+        operation: d.operation,
+        inserted: d.inserts,
+        updated: d.updates,
+        deleted: d.deletes,
+        files: d.files.length,
+      };
+    }),
+  );
+}
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    if (request.method === 'HEAD') {
+      await initWasm();
+      return new Response(null, { status: 204 });
+    }
+    if (request.method !== 'GET' && request.method !== 'POST') {
+      return new Response('GET or POST\n', { status: 405, headers: { allow: 'GET, HEAD, POST' } });
+    }
+    let input;
+    if (request.method === 'POST') {
+      input = await readBody(request, Number(env.MAX_ROWS ?? 10000));
+      if (input instanceof Response) return input;
+    }
+    let table;
+    try {
+      table = await openTable(env, request.signal);
+      if (request.method === 'GET') {
+        const limit = Math.max(1, Math.min(100, Number(url.searchParams.get('limit') ?? 10) || 10));
+        return Response.json(await latestCommits(table, limit));
+      }
+      // The client going away aborts the write: before the commit point nothing is visible
+      // and the instant is rolled back; after it the commit stands.
+      const options = { signal: request.signal, commitRetries: Number(env.COMMIT_RETRIES ?? 3) };
+      const result = input.operation === 'delete' ? await table.delete(input.rows, options) : await table[input.operation](input.rows, options);
+      return Response.json(result);
+    } catch (e) {
+      return failure(e.code ?? 'IO', e.message ?? String(e), { row: e.row, column: e.column, instant: e.instant });
+    } finally {
+      table?.close();
+    }
+  },
+};

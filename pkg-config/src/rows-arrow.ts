@@ -1,0 +1,111 @@
+// Plain-object rows as an Arrow table, built from typed arrays. apache-arrow's `tableFromJSON`
+// compiles its null checks with `new Function`, which edge runtimes (Cloudflare Workers,
+// workerd) refuse; this path makes no code. Columns take JS types (strings, numbers, bigints,
+// booleans, bytes); the engine converts them to the table's types (decimals, dates and
+// timestamps from their text, as `rows()` prints them). Nested values (objects, arrays) are
+// left to `tableFromJSON` (Node and browsers), which returns null here.
+
+import { Binary, Bool, Float64, Int64, Table, Utf8, makeData, makeVector, type DataType, type Vector } from 'apache-arrow';
+import { InvalidInputError } from './errors.js';
+
+type Kind = 'string' | 'number' | 'bigint' | 'boolean' | 'bytes';
+
+function kindOf(v: unknown): Kind | 'nested' | 'bad' {
+  switch (typeof v) {
+    case 'string':
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return typeof v as Kind;
+    case 'object':
+      if (v instanceof Uint8Array) return 'bytes';
+      if (v instanceof Date) return 'string';
+      return 'nested';
+    default:
+      return 'bad';
+  }
+}
+
+function validity(values: unknown[]): { bitmap: Uint8Array; nulls: number } {
+  const bitmap = new Uint8Array((values.length + 7) >> 3);
+  let nulls = 0;
+  values.forEach((v, i) => (v === null || v === undefined ? nulls++ : (bitmap[i >> 3] |= 1 << (i & 7))));
+  return { bitmap, nulls };
+}
+
+function variable(values: unknown[], type: Utf8 | Binary, bytesOf: (v: unknown) => Uint8Array): Vector {
+  const parts = values.map((v) => (v === null || v === undefined ? new Uint8Array(0) : bytesOf(v)));
+  const offsets = new Int32Array(values.length + 1);
+  parts.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
+  const data = new Uint8Array(offsets[values.length]);
+  parts.forEach((p, i) => data.set(p, offsets[i]));
+  const { bitmap, nulls } = validity(values);
+  return makeVector(makeData({ type, length: values.length, nullCount: nulls, nullBitmap: bitmap, valueOffsets: offsets, data } as never));
+}
+
+function vectorOf(kind: Kind, values: unknown[], column: string): Vector {
+  const { bitmap, nulls } = validity(values);
+  const fixed = <T extends DataType>(type: T, data: ArrayLike<unknown>) =>
+    makeVector(makeData({ type, length: values.length, nullCount: nulls, nullBitmap: bitmap, data } as never));
+  switch (kind) {
+    case 'string': {
+      const encoder = new TextEncoder();
+      return variable(values, new Utf8(), (v) => encoder.encode(v instanceof Date ? v.toISOString() : (v as string)));
+    }
+    case 'bytes':
+      return variable(values, new Binary(), (v) => v as Uint8Array);
+    case 'number':
+      return fixed(new Float64(), Float64Array.from(values, (v) => (v == null ? 0 : (v as number))));
+    case 'bigint':
+      return fixed(
+        new Int64(),
+        BigInt64Array.from(values, (v, row) => {
+          if (v == null) return 0n;
+          if (typeof v === 'bigint') return v;
+          if (Number.isSafeInteger(v)) return BigInt(v as number);
+          throw new InvalidInputError(`invalid input: row ${row}, column ${JSON.stringify(column)}: ${v} is not an integer (the column holds bigints)`, undefined, { row, column });
+        }),
+      );
+    case 'boolean': {
+      const bits = new Uint8Array((values.length + 7) >> 3);
+      values.forEach((v, i) => v === true && (bits[i >> 3] |= 1 << (i & 7)));
+      return fixed(new Bool(), bits);
+    }
+  }
+}
+
+/** The rows as an Arrow table, or null when a value is nested (objects, arrays). */
+export function rowsToArrow(rows: unknown[]): Table | null {
+  const columns = new Map<string, { kind: Kind | undefined; values: unknown[] }>();
+  rows.forEach((row, i) => {
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+      throw new InvalidInputError(`invalid input: row ${i} is not an object`, undefined, { row: i });
+    }
+    for (const [name, value] of Object.entries(row)) {
+      if (value === undefined) continue;
+      let c = columns.get(name);
+      if (!c) columns.set(name, (c = { kind: undefined, values: [] }));
+      c.values.length = i;
+      c.values.push(value);
+    }
+  });
+  const vectors: Record<string, Vector> = {};
+  for (const [name, c] of columns) {
+    c.values.length = rows.length;
+    // Rows without the column left holes: nulls (`forEach` and `map` skip holes).
+    c.values = Array.from(c.values);
+    for (let row = 0; row < c.values.length; row++) {
+      const v = c.values[row];
+      if (v === null || v === undefined) continue;
+      const kind = kindOf(v);
+      if (kind === 'nested') return null;
+      if (kind === 'bad') throw new InvalidInputError(`invalid input: row ${row}, column ${JSON.stringify(name)}: a ${typeof v} is not a value`, undefined, { row, column: name });
+      // Integers beside bigints are int64; other mixes are the caller's mistake.
+      const merged = c.kind === undefined || c.kind === kind ? kind : new Set([c.kind, kind]).size === 2 && [c.kind, kind].every((k) => k === 'number' || k === 'bigint') ? 'bigint' : null;
+      if (!merged) throw new InvalidInputError(`invalid input: row ${row}, column ${JSON.stringify(name)}: a ${kind} among ${c.kind} values`, undefined, { row, column: name });
+      c.kind = merged;
+    }
+    vectors[name] = vectorOf(c.kind ?? 'string', c.values, name);
+  }
+  return new Table(vectors);
+}

@@ -1,0 +1,174 @@
+// What the write tests share: the v9 tables they write to (a metadata table with files,
+// column_stats, partition_stats and record_index), rows for them, the tables loaded into moto,
+// the package tarball installed into a scratch project, a workerd worker started from a
+// bundle, and the check that after a write the package, PyPI `hudi` (hudi-rs) and the CLI read
+// the same rows.
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cache, freePort, repo, unzippedFixtures } from './servers.mjs';
+
+export const WRITE_TABLES = {
+  cow: 'sample_table/cow/v9_txns_simple_overwrite',
+  mor: 'sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle',
+};
+export const S3_CREDS = { accessKeyId: 'AKIDHUDIEDGEWRITE', secretAccessKey: 'hudi-edge-write-secret', region: 'us-east-1' };
+export const python = join(cache, 'venv', 'bin', 'python');
+export const cliBin = process.env.HUDI_EDGE_BIN ?? join(process.env.CARGO_TARGET_DIR ?? join(repo, 'target'), 'debug', 'hudi-edge');
+const here = import.meta.dirname;
+export const bin = (name) => join(here, '..', 'node_modules', '.bin', name);
+
+const pad = (n, w = 2) => String(n).padStart(w, '0');
+
+/**
+ * `n` rows for a txns table (`cow`: partitioned by region; `mor`: by the timestamp string
+ * `ts_str`), keys `${prefix}-${i}` for i in [from, from + n), in `rows()`' conventions.
+ * `version` goes into the ordering field and the merchant, so a later version of a key wins.
+ */
+export function txnRows(kind, n, { from = 0, prefix = 'EDGE', version = 0 } = {}) {
+  return Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    const day = 1 + (i % 28);
+    const hour = i % 24;
+    const row = {
+      txn_id: `${prefix}-${pad(i, 5)}`,
+      account_id: `ACC-${i % 11}`,
+      txn_ts: 1_800_000_000_000 + version * 1000 + (i % 1000),
+      txn_datetime: `2025-03-${pad(day)}T${pad(hour)}:15:00.000000Z`,
+      txn_date: `2025-03-${pad(day)}`,
+      amount: `${(i * 37) % 5000}.${pad(i % 100)}`,
+      currency: ['USD', 'EUR', 'SGD'][i % 3],
+      txn_type: i % 2 ? 'debit' : 'credit',
+      merchant_name: `merchant ${i} v${version}`,
+      is_international: i % 5 === 0,
+      fee_amount: `${i % 10}.50`,
+      txn_metadata: JSON.stringify({ batch: version }),
+    };
+    if (kind === 'cow') row.region = ['us', 'eu', 'apac'][i % 3];
+    else row.ts_str = `2025-03-${pad(day)}T${pad(hour)}:15:00.000Z`;
+    return row;
+  });
+}
+
+export const dataOnly = (row) => Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('_hoodie_')));
+
+/** JSON with keys sorted at every depth, so rows compare as text whoever printed them. */
+export function sortedJson(v) {
+  const sort = (x) =>
+    Array.isArray(x) ? x.map(sort) : x && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sort(x[k])])) : x;
+  return JSON.stringify(sort(v), (_, x) => (typeof x === 'bigint' ? Number(x) : x));
+}
+export const lines = (rows) => rows.map(sortedJson).sort();
+
+/** Creates `bucket` on moto and uploads the fixture tables `names` (tests/http/s3_load.py). */
+export function loadTables(motoUrl, bucket, names) {
+  execFileSync(python, [join(repo, 'tests', 'http', 's3_load.py'), motoUrl, bucket, join(unzippedFixtures(), 'tables'), ...names], {
+    env: { ...process.env, ...awsEnv(motoUrl) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+/** The AWS_* variables the CLI and hudi-rs (object_store) read. */
+export const awsEnv = (motoUrl) => ({
+  AWS_ACCESS_KEY_ID: S3_CREDS.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: S3_CREDS.secretAccessKey,
+  AWS_REGION: S3_CREDS.region,
+  AWS_DEFAULT_REGION: S3_CREDS.region,
+  AWS_ENDPOINT_URL: motoUrl,
+  AWS_ALLOW_HTTP: 'true',
+});
+
+export const s3Options = (motoUrl) => ({ endpoint: motoUrl, region: S3_CREDS.region, accessKeyId: S3_CREDS.accessKeyId, secretAccessKey: S3_CREDS.secretAccessKey, forcePathStyle: true });
+
+/** The table's rows as PyPI `hudi` reads them from moto (sorted JSON lines). */
+export function hudiRsLines(motoUrl, uri) {
+  const out = execFileSync(python, [join(repo, 'tests', 'write', 'hudi_rs_rows.py'), uri], { encoding: 'utf8', env: { ...process.env, ...awsEnv(motoUrl) } });
+  return out.split('\n').filter(Boolean).map((l) => sortedJson(JSON.parse(l))).sort();
+}
+
+/** The table's rows as the native CLI reads them from moto (sorted JSON lines). */
+export function cliLines(motoUrl, uri) {
+  const out = execFileSync(cliBin, ['read', uri, '--endpoint', motoUrl, '--region', S3_CREDS.region, '--path-style', '--format', 'jsonl'], {
+    encoding: 'utf8',
+    env: { ...process.env, ...awsEnv(motoUrl) },
+    maxBuffer: 256 << 20,
+  });
+  return out.split('\n').filter(Boolean).map((l) => sortedJson(JSON.parse(l))).sort();
+}
+
+/** Asserts that `packageRows` (the package's `rows()`), PyPI `hudi` and the CLI read the same
+ *  rows, meta columns included; returns them as sorted JSON lines. */
+export function assertReadersAgree(motoUrl, uri, packageRows, what = uri) {
+  const ours = lines(packageRows);
+  assert.deepEqual(hudiRsLines(motoUrl, uri), ours, `${what}: PyPI hudi reads what the package reads`);
+  assert.deepEqual(cliLines(motoUrl, uri), ours, `${what}: the CLI reads what the package reads`);
+  return ours;
+}
+
+/** `npm pack` of pkg-config installed into a scratch project; returns the project folder. */
+export function installTarball() {
+  const pack = mkdtempSync(join(tmpdir(), 'hudi-edge-pack-'));
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', pack], { cwd: join(repo, 'pkg-config'), encoding: 'utf8' });
+  const tarball = join(pack, JSON.parse(out)[0].filename);
+  const project = mkdtempSync(join(tmpdir(), 'hudi-edge-consumer-'));
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: project, stdio: 'inherit' });
+  return project;
+}
+
+/** Bundles `entry` (in `dir`, resolving packages from `dir`) as wrangler would, and serves it in
+ *  workerd with `bindings` as text bindings. Returns { url, pid, stop() }. */
+export async function startWorker(dir, entry, bindings = {}) {
+  const name = entry.replace(/\.[mc]?js$/, '');
+  execFileSync(
+    bin('esbuild'),
+    [entry, '--bundle', '--format=esm', '--platform=neutral', '--conditions=workerd,worker,browser', '--main-fields=module,main', '--loader:.wasm=copy', '--asset-names=[name]', `--outdir=out/${name}`, '--log-level=warning'],
+    { cwd: dir, stdio: 'inherit' },
+  );
+  const port = await freePort();
+  const texts = Object.entries(bindings)
+    .map(([k, v]) => `(name = ${JSON.stringify(k)}, text = ${JSON.stringify(String(v))})`)
+    .join(', ');
+  mkdirSync(join(dir, 'out'), { recursive: true });
+  writeFileSync(
+    join(dir, 'out', `${name}.capnp`),
+    `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = (modules = [(name = "${name}.js", esModule = embed "${name}/${name}.js"), (name = "hudi_edge_bg.wasm", wasm = embed "${name}/hudi_edge_bg.wasm")], compatibilityDate = "2025-06-01", bindings = [${texts}])),
+    # Loopback is refused unless the "internet" service allows it.
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
+  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
+);
+`,
+  );
+  const proc = spawn(bin('workerd'), ['serve', `${name}.capnp`], { cwd: join(dir, 'out'), stdio: ['ignore', 'inherit', 'inherit'] });
+  let exited = false;
+  const exit = new Promise((r) => proc.on('exit', () => ((exited = true), r())));
+  const url = `http://127.0.0.1:${port}`;
+  const startedAt = performance.now();
+  for (let i = 0; ; i++) {
+    if (exited) throw new Error('workerd exited');
+    try {
+      await fetch(url, { method: 'OPTIONS' }).then((r) => r.arrayBuffer());
+      break;
+    } catch (e) {
+      if (i > 300) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return {
+    url,
+    pid: proc.pid,
+    listeningMs: performance.now() - startedAt,
+    async stop() {
+      if (!exited) {
+        proc.kill('SIGTERM');
+        await exit;
+      }
+    },
+  };
+}

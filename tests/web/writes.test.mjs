@@ -1,0 +1,266 @@
+// Writes from the package as users install it (the `npm pack` tarball): in Node, in a Vite app
+// in headless Chromium, and in workerd through the edge-ingest example worker
+// (pkg-config/examples/edge-ingest), each committing to v9 Copy-On-Write and Merge-On-Read
+// tables with a metadata table (files, column_stats, partition_stats, record_index) served by
+// moto's S3 on loopback. After every write the package's read, PyPI `hudi` and the native CLI
+// read the same rows, and those are the rows a model of the writes expects.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { repo, startLatencyProxy, startMoto, startNginx, unzippedFixtures } from './lib/servers.mjs';
+import { launchChromium } from './lib/browser.mjs';
+import { WRITE_TABLES, assertReadersAgree, bin, dataOnly, installTarball, lines, loadTables, s3Options, startWorker, txnRows } from './lib/writes.mjs';
+
+let moto;
+let project;
+let pkg;
+
+before(async () => {
+  moto = await startMoto();
+  for (const bucket of ['node-writes', 'web-writes', 'ingest-cow', 'ingest-mor']) loadTables(moto.url, bucket, Object.values(WRITE_TABLES));
+  project = installTarball();
+  pkg = await import(join(project, 'node_modules', 'hudi-edge', 'dist', 'node.js'));
+});
+
+after(async () => {
+  await moto?.stop();
+  if (project) rmSync(project, { recursive: true, force: true });
+});
+
+/** The rows a table holds after `writes` on top of `base` (data columns only, by txn_id; the
+ *  MOR fixture holds one key twice, which the writes leave alone). */
+function model(base, writes) {
+  const m = new Map();
+  for (const r of base) m.set(r.txn_id, [...(m.get(r.txn_id) ?? []), dataOnly(r)]);
+  for (const [op, rows] of writes) for (const r of rows) op === 'delete' ? m.delete(r.txn_id) : m.set(r.txn_id, [dataOnly(r)]);
+  return lines([...m.values()].flat());
+}
+
+/** Base rows whose key is there once, each changed with a later ordering value. */
+const updatesOf = (base, n) =>
+  base
+    .filter((r) => base.filter((x) => x.txn_id === r.txn_id).length === 1)
+    .slice(0, n)
+    .map((r) => ({ ...dataOnly(r), merchant_name: `updated ${r.txn_id}`, txn_ts: r.txn_ts + 1 }));
+
+const partitionOf = (kind, r) => (kind === 'cow' ? { region: r.region } : { ts_str: r.ts_str });
+
+describe('Node: the tarball upserts, inserts and deletes', () => {
+  for (const [kind, name] of Object.entries(WRITE_TABLES)) {
+    test(`${kind}: ${name}`, async () => {
+      const uri = `s3://node-writes/${name}`;
+      const t = await pkg.HudiTable.open(uri, { s3: s3Options(moto.url) });
+      const base = await t.rows();
+      assertReadersAgree(moto.url, uri, base, 'before');
+      const writes = [];
+      const action = kind === 'cow' ? 'commit' : 'deltacommit';
+      const check = async (r, op, rows, counts) => {
+        writes.push([op, rows]);
+        assert.equal(r.operation, op);
+        assert.equal(r.action, action);
+        assert.match(r.instant, /^\d{17}$/);
+        assert.ok(r.completionTime > r.instant, `${r.completionTime} after ${r.instant}`);
+        assert.deepEqual({ inserted: r.inserted, updated: r.updated, deleted: r.deleted }, counts, op);
+        assert.ok(r.filesWritten.length > 0 && r.io.puts > 0, JSON.stringify(r.io));
+        // Every write lists its files and keys; stats partitions get records when files got rows.
+        const mdt = ['column_stats', 'files', 'partition_stats', 'record_index'];
+        assert.ok(r.metadataPartitions.includes('files') && r.metadataPartitions.includes('record_index') && r.metadataPartitions.every((p) => mdt.includes(p)), r.metadataPartitions.join());
+        const now = await t.rows();
+        assert.deepEqual(lines(now.map(dataOnly)), model(base, writes), `${op}: the rows the writes make`);
+        assertReadersAgree(moto.url, uri, now, op);
+        const last = (await t.timeline()).at(-1);
+        assert.deepEqual([last.requestedTime, last.state, last.operation], [r.instant, 'completed', op.toUpperCase()]);
+      };
+
+      const updates = updatesOf(base, 3);
+      const fresh = txnRows(kind, 50, { prefix: 'NODE' });
+      await check(await t.upsert([...updates, ...fresh], {}), 'upsert', [...updates, ...fresh], { inserted: 50, updated: 3, deleted: 0 });
+      const more = txnRows(kind, 20, { prefix: 'NODE', from: 50 });
+      await check(await t.insert(more), 'insert', more, { inserted: 20, updated: 0, deleted: 0 });
+      // Keys as key + partition fields, and one whole row as rows() gives it.
+      const keys = [...fresh.slice(0, 4).map((r) => ({ txn_id: r.txn_id, ...partitionOf(kind, r) })), (await t.rows()).find((r) => r.txn_id === more[0].txn_id)];
+      await check(await t.delete(keys), 'delete', keys, { inserted: 0, updated: 0, deleted: 5 });
+      t.close();
+    });
+  }
+
+  test('the .d.ts types the write API (tsc on a consumer of the tarball)', () => {
+    writeFileSync(
+      join(project, 'typed.ts'),
+      `import { HudiTable, ConflictError, InvalidInputError, AbortedError, type CommitResult, type WriteProgress, type WriterState } from 'hudi-edge';
+export async function ingest(t: HudiTable, rows: Record<string, unknown>[], signal: AbortSignal): Promise<CommitResult> {
+  const seen: WriteProgress['phase'][] = [];
+  try {
+    const r: CommitResult = await t.upsert(rows, { signal, onProgress: (p) => seen.push(p.phase), commitRetries: 3, options: { 'hoodie.parquet.compression.codec': 'snappy' } });
+    const n: number = r.inserted + r.updated + r.deleted;
+    const files: string[] = r.filesWritten;
+    void n, files;
+    await t.insert(rows);
+    await t.delete([{ txn_id: 'x', region: 'us' }]);
+    const w: WriterState = await t.writers();
+    void w.lock?.validUntil;
+    return r;
+  } catch (e) {
+    if (e instanceof ConflictError) console.log(e.instant);
+    if (e instanceof InvalidInputError) console.log(e.row, e.column);
+    if (e instanceof AbortedError) console.log(e.rolledBack, e.pending);
+    throw e;
+  }
+}
+// @ts-expect-error: operation names are typed
+export const bad: Parameters<HudiTable['write']>[1] = { operation: 'merge' };
+`,
+    );
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2022', 'dom'], skipLibCheck: true }, files: ['typed.ts'] }));
+    execFileSync(process.execPath, [join(repo, 'pkg-config', 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { cwd: project, stdio: 'inherit' });
+  });
+
+  test('the README write example', () => {
+    const text = readFileSync(join(repo, 'pkg-config', 'README.md'), 'utf8');
+    const code = text.match(/<!-- tested: write -->\s*```js\n([\s\S]*?)```/)?.[1];
+    assert.ok(code, 'pkg-config/README.md has a tested write example');
+    loadTables(moto.url, 'readme', [WRITE_TABLES.cow]);
+    const o = s3Options(moto.url);
+    const runnable = code
+      .replace('s3://bucket/tables/txns', `s3://readme/${WRITE_TABLES.cow}`)
+      .replace("endpoint: 'https://s3.example.com'", `endpoint: '${o.endpoint}', forcePathStyle: true`)
+      .replace("'KEY'", `'${o.accessKeyId}'`)
+      .replace("'SECRET'", `'${o.secretAccessKey}'`);
+    writeFileSync(join(project, 'readme-write.mjs'), runnable);
+    const out = execFileSync(process.execPath, ['readme-write.mjs'], { cwd: project, encoding: 'utf8' });
+    assert.match(out, /^\d{17} commit: 1 inserted, 0 updated\n\d{17}: 1 deleted\n$/);
+  });
+
+  test('errors arrive with their codes', async () => {
+    const root = unzippedFixtures();
+    const nginx = await startNginx({ mounts: { '/tables/': join(root, 'tables') } });
+    try {
+      const http = await pkg.HudiTable.open(`${nginx.url}/tables/${WRITE_TABLES.cow}`);
+      await assert.rejects(http.upsert(txnRows('cow', 1)), (e) => e instanceof pkg.ReadOnlyError && e.code === 'READ_ONLY' && e instanceof pkg.HudiError);
+      assert.equal(http.io().puts, 0);
+    } finally {
+      await nginx.stop();
+    }
+    const t = await pkg.HudiTable.open(`s3://node-writes/${WRITE_TABLES.cow}`, { s3: s3Options(moto.url) });
+    const before = await t.rows();
+    const rows = txnRows('cow', 3, { prefix: 'BAD' });
+    rows[2].amount = 'twelve';
+    await assert.rejects(t.upsert(rows), (e) => e.code === 'INVALID_INPUT' && e.row === 2 && e.column === 'amount');
+    await assert.rejects(t.upsert([{ ...rows[0], no_such_column: 1 }]), (e) => e.code === 'INVALID_INPUT' && e.row === 0 && e.column === 'no_such_column');
+    const noKey = txnRows('cow', 2, { prefix: 'BAD' });
+    delete noKey[1].txn_id;
+    await assert.rejects(t.insert(noKey), (e) => e.code === 'INVALID_INPUT' && e.column === 'txn_id', 'a missing key field');
+    const aborted = new AbortController();
+    aborted.abort();
+    await assert.rejects(t.upsert(txnRows('cow', 1), { signal: aborted.signal }), (e) => e instanceof pkg.AbortedError && e.code === 'ABORTED');
+    assert.deepEqual(lines(await t.rows()), lines(before), 'nothing was written');
+    // A metadata table with secondary indexes: refused before anything is written.
+    loadTables(moto.url, 'node-writes', ['sample_table/cow/v9_txns_simple_meta']);
+    const secondary = await pkg.HudiTable.open('s3://node-writes/sample_table/cow/v9_txns_simple_meta', { s3: s3Options(moto.url) });
+    await assert.rejects(secondary.upsert(txnRows('cow', 1)), (e) => e.code === 'UNSUPPORTED' && /secondary/.test(e.message));
+    assert.equal(secondary.io().puts, 0);
+  });
+});
+
+describe('Chromium: a Vite app with the tarball upserts', () => {
+  test('into the COW and MOR tables, readers agree after each commit', async () => {
+    const app = join(project, 'app');
+    mkdirSync(app, { recursive: true });
+    writeFileSync(join(app, 'index.html'), '<!doctype html><meta charset="utf-8"><title>writer</title><pre id="out">loading</pre><script type="module" src="./main.js"></script>\n');
+    writeFileSync(join(app, 'main.js'), "import * as hudi from 'hudi-edge';\nwindow.hudi = hudi;\ndocument.querySelector('#out').dataset.ready = 'yes';\n");
+    writeFileSync(join(app, 'vite.config.js'), "export default { base: './', logLevel: 'warn', build: { outDir: 'dist', emptyOutDir: true } };\n");
+    execFileSync(bin('vite'), ['build'], { cwd: app, stdio: 'inherit' });
+    // The page and moto on one origin (moto answers no CORS preflight for signed PUTs).
+    const origin = await startLatencyProxy(moto.url, 0, { serve: { prefix: '/app/', dir: join(app, 'dist') } });
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${origin.url}/app/`);
+      await page.waitForSelector('#out[data-ready]');
+      for (const [kind, name] of Object.entries(WRITE_TABLES)) {
+        const uri = `s3://web-writes/${name}`;
+        const rows = txnRows(kind, 40, { prefix: 'WEB' });
+        const got = await page.evaluate(
+          async ({ uri, s3, rows }) => {
+            const t = await window.hudi.HudiTable.open(uri, { s3 });
+            const base = await t.rows();
+            const phases = [];
+            const r = await t.upsert(rows, { onProgress: (p) => phases.push(p.phase) });
+            const again = await t.upsert(rows.slice(0, 5).map((x) => ({ ...x, merchant_name: 'again', txn_ts: x.txn_ts + 1 })));
+            const out = { base, r, again, phases, rows: await t.rows() };
+            t.close();
+            return JSON.parse(JSON.stringify(out, (_, v) => (typeof v === 'bigint' ? Number(v) : v)));
+          },
+          { uri, s3: s3Options(origin.url), rows },
+        );
+        assert.deepEqual([got.r.inserted, got.r.updated, got.again.inserted, got.again.updated], [40, 0, 0, 5], kind);
+        assert.equal(got.phases.at(-1), 'committed');
+        const changed = rows.slice(0, 5).map((x) => ({ ...x, merchant_name: 'again', txn_ts: x.txn_ts + 1 }));
+        assert.deepEqual(lines(got.rows.map(dataOnly)), model(got.base, [['upsert', rows], ['upsert', changed]]));
+        assertReadersAgree(moto.url, uri, got.rows, `Chromium ${kind}`);
+      }
+      await page.close();
+    } finally {
+      await browser.close();
+      await origin.stop();
+    }
+  });
+});
+
+describe('workerd: the edge-ingest example', () => {
+  for (const [kind, posts] of [['mor', 20], ['cow', 5]]) {
+    test(`${posts} POSTs of 100 rows into the ${kind.toUpperCase()} table; the table holds exactly those rows`, async () => {
+      const name = WRITE_TABLES[kind];
+      const bucket = `ingest-${kind}`;
+      const uri = `s3://${bucket}/${name}`;
+      const dir = join(project, `ingest-${kind}`);
+      mkdirSync(dir, { recursive: true });
+      cpSync(join(repo, 'pkg-config', 'examples', 'edge-ingest', 'worker.js'), join(dir, 'worker.js'));
+      cpSync(join(project, 'node_modules'), join(dir, 'node_modules'), { recursive: true });
+      const worker = await startWorker(dir, 'worker.js', {
+        TABLE_URL: uri,
+        S3_ENDPOINT: moto.url,
+        S3_REGION: 'us-east-1',
+        S3_ACCESS_KEY_ID: 's3-key-from-a-binding',
+        S3_SECRET_ACCESS_KEY: 's3-secret-from-a-binding',
+        S3_FORCE_PATH_STYLE: 'true',
+      });
+      try {
+        const t0 = await pkg.HudiTable.open(uri, { s3: s3Options(moto.url) });
+        const base = await t0.rows();
+        t0.close();
+        const writes = [];
+        const instants = [];
+        for (let k = 0; k < posts; k++) {
+          // 80 new keys and 20 keys of the POST before, updated.
+          const rows = [...txnRows(kind, 80, { prefix: 'INGEST', from: k * 80, version: k }), ...(k > 0 ? txnRows(kind, 20, { prefix: 'INGEST', from: (k - 1) * 80, version: k }) : txnRows(kind, 20, { prefix: 'INGEST0', version: k }))];
+          const res = await fetch(worker.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rows) });
+          const body = await res.json();
+          assert.equal(res.status, 200, JSON.stringify(body));
+          assert.deepEqual([body.operation, body.inserted, body.updated, body.deleted], ['upsert', k > 0 ? 80 : 100, k > 0 ? 20 : 0, 0], `POST ${k}`);
+          writes.push(['upsert', rows]);
+          instants.push(body.instant);
+        }
+        const res = await fetch(`${worker.url}/?limit=3`);
+        const latest = await res.json();
+        assert.deepEqual(latest.map((c) => c.instant), instants.slice(-3).reverse());
+        assert.deepEqual([latest[0].operation, latest[0].inserted, latest[0].updated], ['UPSERT', 80, 20]);
+        const bad = await fetch(worker.url, { method: 'POST', body: JSON.stringify([{ ...txnRows(kind, 1)[0], amount: 'lots' }]) });
+        assert.deepEqual([bad.status, (await bad.json()).code], [400, 'INVALID_INPUT']);
+        const notJson = await fetch(worker.url, { method: 'POST', body: '{oops' });
+        assert.equal(notJson.status, 400);
+
+        const t = await pkg.HudiTable.open(uri, { s3: s3Options(moto.url) });
+        const now = await t.rows();
+        assert.equal(now.length, base.length + posts * 80 + 20);
+        assert.deepEqual(lines(now.map(dataOnly)), model(base, writes), 'exactly the rows POSTed (the last version of each key) beside the table\'s own');
+        assertReadersAgree(moto.url, uri, now, `after ${posts} POSTs`);
+        t.close();
+      } finally {
+        await worker.stop();
+      }
+    });
+  }
+});
