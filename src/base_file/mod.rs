@@ -33,8 +33,17 @@ mod maps;
 mod thrift;
 pub mod writer;
 
-/// Bytes read speculatively from the end of a file to get its footer in one request.
-pub const FOOTER_PREFETCH: u64 = 64 * 1024;
+/// Bytes read speculatively from the end of a file: a footer without Hudi's bloom filter
+/// (a few KB for tens of columns), or the last fields after the bloom filter.
+pub const FOOTER_PREFETCH: u64 = 8 * 1024;
+/// Bytes read from the start of a footer too long for the tail read (the schema and the row
+/// groups come first), and at each offset a footer walk still needs.
+const FOOTER_HEAD: u64 = 8 * 1024;
+/// Key-value metadata values at least this long that the reads above did not fetch are left
+/// out of the footer (Hudi's ~430 KB bloom filter; reads never use it).
+const UNFETCHED_VALUE: u64 = 4 * 1024;
+/// Fetches a footer walk may ask for before the rest of the footer is fetched whole.
+const FOOTER_FETCHES: usize = 8;
 /// Ranges closer than this are fetched as one request.
 const COALESCE_GAP: u64 = 64 * 1024;
 
@@ -79,31 +88,74 @@ fn parquet_err(path: &str, e: ParquetError) -> HudiError {
     }
 }
 
+/// A base file's footer: the last [`FOOTER_PREFETCH`] bytes, and when the footer is longer,
+/// its head and whatever else its walk needs, skipping key-value values not fetched.
 pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
     let purpose = Purpose::Footer;
-    let mut file = RangedFile::open_tail(storage, path, FOOTER_PREFETCH, None, purpose).await?;
+    let file = RangedFile::open_tail(storage, path, FOOTER_PREFETCH, None, purpose).await?;
     let size = file.size();
     let meta_len = footer_len(file.held().1, size, path)?;
-    file.hold_from(size - meta_len - 8, purpose).await?;
-    let tail = file.held().1.clone();
-    let meta_start = tail.len() - 8 - meta_len as usize;
-    let footer = &tail[meta_start..tail.len() - 8];
-    let metadata = decode_footer(footer, size - meta_len - 8, path)?;
+    let data_end = size - meta_len - 8;
+    let (held_start, held) = file.held();
+    let (footer, tail) = if held_start <= data_end {
+        let at = (data_end - held_start) as usize;
+        let footer = held.slice(at..held.len() - 8);
+        // Keep the tail only when it holds column data too (small files); a footer alone is
+        // already decoded, and a session keeps the footers of every file it read.
+        let tail = if at > 0 { held.clone() } else { Bytes::new() };
+        (footer, tail)
+    } else {
+        (
+            footer_by_parts(&file, data_end, meta_len, path).await?,
+            Bytes::new(),
+        )
+    };
+    let metadata = decode_footer(&footer, data_end, path)?;
     let metadata = ArrowReaderMetadata::try_new(
         Arc::new(without_bloom_filters(metadata)),
         ArrowReaderOptions::new(),
     )
     .map_err(|e| parquet_err(path, e))?;
     let reading = maps::reading_metadata(&metadata, path)?;
-    // Keep the tail only when it holds column data too (small files); a footer alone is
-    // already decoded, and a session keeps the footers of every file it read.
-    let tail = if meta_start > 0 { tail } else { Bytes::new() };
     Ok(Footer {
         metadata,
         size,
         tail,
         reading,
     })
+}
+
+/// The footer of `meta_len` bytes at `data_end`, of which `file` holds the end: its walk
+/// fetches the head and what else it needs, and big values it did not need stay unfetched.
+async fn footer_by_parts(
+    file: &RangedFile<&dyn Storage>,
+    data_end: u64,
+    meta_len: u64,
+    path: &str,
+) -> Result<Bytes> {
+    let (held_start, held) = file.held();
+    let mut windows = vec![(
+        (held_start - data_end) as usize,
+        held.slice(..held.len() - 8),
+    )];
+    for _ in 0..FOOTER_FETCHES {
+        let views: Vec<(usize, &[u8])> = windows.iter().map(|(s, b)| (*s, &b[..])).collect();
+        let needed = thrift::trim_footer(&views, meta_len as usize, UNFETCHED_VALUE)
+            .map_err(|e| HudiError::corrupt(path, format!("bad footer: {e}")))?;
+        let at = match needed {
+            thrift::Trimmed::Footer(footer) => return Ok(Bytes::from(footer)),
+            thrift::Trimmed::Needs(at) => at as u64,
+        };
+        let next = windows.iter().map(|(s, _)| *s as u64).filter(|s| *s > at);
+        let end = next.min().unwrap_or(meta_len).min(at + FOOTER_HEAD);
+        let bytes = file
+            .read_one(data_end + at..data_end + end, Purpose::Footer)
+            .await?;
+        let i = windows.partition_point(|(s, _)| (*s as u64) < at);
+        windows.insert(i, (at as usize, bytes));
+    }
+    file.read_one(data_end..data_end + meta_len, Purpose::Footer)
+        .await
 }
 
 /// The footer's length, from the last 8 bytes of `tail`, checked against the file's `size`.
