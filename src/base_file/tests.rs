@@ -426,3 +426,34 @@ fn a_footer_whose_big_value_runs_past_it_is_corrupt() {
     file[n - 8..n - 4].copy_from_slice(&meta_len.to_le_bytes());
     assert_corrupt(read(file.into()), "bad footer");
 }
+
+#[test]
+fn a_small_files_data_comes_with_its_footer_head() {
+    let file = with_pairs(&[("org.apache.hudi.bloomfilter", 430_000)]);
+    let storage = MemoryStorage::new();
+    storage.insert(PATH, file.clone(), None);
+    let counted = crate::storage::Instrumented::new(Arc::new(storage));
+    let stats = counted.stats();
+    let storage: Arc<dyn Storage> = Arc::new(counted);
+    let footer =
+        futures::executor::block_on(read_footer_and_data(storage.as_ref(), PATH, 1 << 20)).unwrap();
+    let groups = matching_row_groups(&footer, None);
+    let stream = stream_row_groups(storage.clone(), PATH, footer.clone(), groups, None, 1024);
+    let batches = futures::executor::block_on(stream.unwrap().try_collect::<Vec<_>>()).unwrap();
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+    let io = stats.snapshot();
+    assert_eq!(
+        io.requests, 2,
+        "the tail, then the data with the footer's head"
+    );
+    assert!(
+        io.bytes < 20_000,
+        "{} bytes of a {} byte file",
+        io.bytes,
+        file.len()
+    );
+    // The session keeps the footer alone; a limit below the data reads the footer alone.
+    assert!(footer.without_data().data.is_empty() && !footer.data.is_empty());
+    let footer = futures::executor::block_on(read_footer_and_data(storage.as_ref(), PATH, 100));
+    assert!(footer.unwrap().data.is_empty());
+}
