@@ -313,7 +313,7 @@ def main():
         lim = physical_limit(py, bin_, table, q, a_["plan_bytes"])
         print(f"physical limit: {fmt_bytes(lim['limit'])} = metadata table {fmt_bytes(lim['mdt'])} + column chunks "
               f"{fmt_bytes(lim['chunks'])} of {lim['matching_files']} file(s) with matching rows; (a) fetched "
-              f"{fmt_bytes(a_['bytes'])} ({ratio(a_['bytes'], lim['limit'])} of the limit)")
+              f"{fmt_bytes(a_['bytes'])} ({a_['bytes'] / lim['limit']:.2f}x of the limit)")
         for n in a_["notes"][1:]:
             print(f"   - {n}")
         print()
