@@ -33,8 +33,17 @@ mod maps;
 mod thrift;
 pub mod writer;
 
-/// Bytes read speculatively from the end of a file to get its footer in one request.
-pub const FOOTER_PREFETCH: u64 = 64 * 1024;
+/// Bytes read speculatively from the end of a file: a footer without Hudi's bloom filter
+/// (a few KB for tens of columns), or the last fields after the bloom filter.
+pub const FOOTER_PREFETCH: u64 = 8 * 1024;
+/// Bytes read from the start of a footer too long for the tail read (the schema and the row
+/// groups come first), and at each offset a footer walk still needs.
+const FOOTER_HEAD: u64 = 8 * 1024;
+/// Key-value metadata values at least this long that the reads above did not fetch are left
+/// out of the footer (Hudi's ~430 KB bloom filter; reads never use it).
+const UNFETCHED_VALUE: u64 = 4 * 1024;
+/// Fetches a footer walk may ask for before the rest of the footer is fetched whole.
+const FOOTER_FETCHES: usize = 8;
 /// Ranges closer than this are fetched as one request.
 const COALESCE_GAP: u64 = 64 * 1024;
 
@@ -44,6 +53,8 @@ pub struct Footer {
     pub metadata: ArrowReaderMetadata,
     pub size: u64,
     tail: Bytes,
+    /// The file's bytes before the footer, when they came with it ([`read_footer_and_data`]).
+    data: Bytes,
     /// What the crate reads the file with when it has map columns (see [`maps`]).
     reading: Option<ArrowReaderMetadata>,
 }
@@ -55,6 +66,14 @@ impl Footer {
 
     pub fn num_rows(&self) -> i64 {
         self.parquet().file_metadata().num_rows()
+    }
+
+    /// The footer alone, to keep for the session.
+    pub fn without_data(&self) -> Footer {
+        Footer {
+            data: Bytes::new(),
+            ..self.clone()
+        }
     }
 
     /// Key/value metadata of the footer (e.g. `hoodie_min_record_key`).
@@ -79,31 +98,98 @@ fn parquet_err(path: &str, e: ParquetError) -> HudiError {
     }
 }
 
+/// A base file's footer: the last [`FOOTER_PREFETCH`] bytes, and when the footer is longer,
+/// its head and whatever else its walk needs, skipping key-value values not fetched.
 pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
+    read_footer_and_data(storage, path, 0).await
+}
+
+/// [`read_footer`], and when the footer's head needs a request of its own and the data
+/// before it is at most `data_limit` bytes, the data too in that request: a read of every
+/// column saves the round trip its column chunks would take.
+pub async fn read_footer_and_data(
+    storage: &dyn Storage,
+    path: &str,
+    data_limit: u64,
+) -> Result<Footer> {
     let purpose = Purpose::Footer;
-    let mut file = RangedFile::open_tail(storage, path, FOOTER_PREFETCH, None, purpose).await?;
+    let file = RangedFile::open_tail(storage, path, FOOTER_PREFETCH, None, purpose).await?;
     let size = file.size();
     let meta_len = footer_len(file.held().1, size, path)?;
-    file.hold_from(size - meta_len - 8, purpose).await?;
-    let tail = file.held().1.clone();
-    let meta_start = tail.len() - 8 - meta_len as usize;
-    let footer = &tail[meta_start..tail.len() - 8];
-    let metadata = decode_footer(footer, size - meta_len - 8, path)?;
+    let data_end = size - meta_len - 8;
+    let (held_start, held) = file.held();
+    let (footer, tail, data) = if held_start <= data_end {
+        let at = (data_end - held_start) as usize;
+        let footer = held.slice(at..held.len() - 8);
+        // Keep the tail only when it holds column data too (small files); a footer alone is
+        // already decoded, and a session keeps the footers of every file it read.
+        let tail = if at > 0 { held.clone() } else { Bytes::new() };
+        (footer, tail, Bytes::new())
+    } else {
+        let with_data = data_end <= data_limit;
+        let (footer, data) = footer_by_parts(&file, data_end, meta_len, with_data, path).await?;
+        (footer, Bytes::new(), data)
+    };
+    let metadata = decode_footer(&footer, data_end, path)?;
     let metadata = ArrowReaderMetadata::try_new(
         Arc::new(without_bloom_filters(metadata)),
         ArrowReaderOptions::new(),
     )
     .map_err(|e| parquet_err(path, e))?;
     let reading = maps::reading_metadata(&metadata, path)?;
-    // Keep the tail only when it holds column data too (small files); a footer alone is
-    // already decoded, and a session keeps the footers of every file it read.
-    let tail = if meta_start > 0 { tail } else { Bytes::new() };
     Ok(Footer {
         metadata,
         size,
         tail,
+        data,
         reading,
     })
+}
+
+/// The footer of `meta_len` bytes at `data_end`, of which `file` holds the end: its walk
+/// fetches the head and what else it needs, and big values it did not need stay unfetched.
+/// `with_data`: the head's request starts at the file's start; the data comes back too.
+async fn footer_by_parts(
+    file: &RangedFile<&dyn Storage>,
+    data_end: u64,
+    meta_len: u64,
+    with_data: bool,
+    path: &str,
+) -> Result<(Bytes, Bytes)> {
+    let (held_start, held) = file.held();
+    let mut windows = vec![(
+        (held_start - data_end) as usize,
+        held.slice(..held.len() - 8),
+    )];
+    let mut data = Bytes::new();
+    for _ in 0..FOOTER_FETCHES {
+        let views: Vec<(usize, &[u8])> = windows.iter().map(|(s, b)| (*s, &b[..])).collect();
+        let needed = thrift::trim_footer(&views, meta_len as usize, UNFETCHED_VALUE)
+            .map_err(|e| HudiError::corrupt(path, format!("bad footer: {e}")))?;
+        let at = match needed {
+            thrift::Trimmed::Footer(footer) => return Ok((Bytes::from(footer), data)),
+            thrift::Trimmed::Needs(at) => at as u64,
+        };
+        let next = windows.iter().map(|(s, _)| *s as u64).filter(|s| *s > at);
+        let end = next.min().unwrap_or(meta_len).min(at + FOOTER_HEAD);
+        let bytes = if with_data && at == 0 && data.is_empty() {
+            // Mostly column chunks: counted as such.
+            let both = file
+                .read_one(0..data_end + end, Purpose::ColumnChunk)
+                .await?;
+            data = both.slice(..data_end as usize);
+            both.slice(data_end as usize..)
+        } else {
+            file.read_one(data_end + at..data_end + end, Purpose::Footer)
+                .await?
+        };
+        let i = windows.partition_point(|(s, _)| (*s as u64) < at);
+        windows.insert(i, (at as usize, bytes));
+    }
+    let footer = file
+        .read_one(data_end..data_end + meta_len, Purpose::Footer)
+        .await?;
+    Ok((footer, data))
 }
 
 /// The footer's length, from the last 8 bytes of `tail`, checked against the file's `size`.
@@ -389,7 +475,8 @@ pub fn stream_row_groups(
         None => ProjectionMask::all(),
         Some(_) => ProjectionMask::roots(metadata.parquet_schema(), roots.iter().copied()),
     };
-    let file = RangedFile::holding(Some(storage), path, footer.size, footer.tail.clone());
+    let file = RangedFile::holding(Some(storage), path, footer.size, footer.tail.clone())
+        .with_prefix(footer.data.clone());
     // Map columns are read as lists of entries and turned back into maps (see `maps`).
     let reading = footer.reading.clone().unwrap_or_else(|| metadata.clone());
     let reader = StorageReader::new(

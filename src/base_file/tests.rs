@@ -340,3 +340,120 @@ fn a_damaged_map_column_is_corrupt_not_a_panic() {
         "children array length",
     );
 }
+
+/// The fixture with its key-value metadata replaced by `pairs` (in that order, before the
+/// footer's `created_by` and column orders).
+fn with_pairs(pairs: &[(&str, usize)]) -> Bytes {
+    let (data_end, metadata) = fixture_footer();
+    let pairs = pairs
+        .iter()
+        .map(|(k, n)| KeyValue::new(k.to_string(), "v".repeat(*n)))
+        .collect();
+    let schema = metadata.file_metadata().schema_descr_ptr();
+    let groups = metadata.row_groups().to_vec();
+    let metadata = rebuilt(&metadata, pairs, schema, groups);
+    let mut out = fixture()[..data_end].to_vec();
+    ParquetMetaDataWriter::new(&mut out, &metadata)
+        .finish()
+        .unwrap();
+    out.into()
+}
+
+/// Reads the footer of `file`: the footer, and the footer bytes and requests it cost.
+fn footer_and_cost(file: Bytes) -> (Footer, u64, u64) {
+    let storage = MemoryStorage::new();
+    storage.insert(PATH, file, None);
+    let counted = crate::storage::Instrumented::new(Arc::new(storage));
+    let stats = counted.stats();
+    let footer = futures::executor::block_on(read_footer(&counted, PATH)).unwrap();
+    let io = stats.snapshot();
+    (footer, io.bytes, io.requests)
+}
+
+#[test]
+fn big_unfetched_footer_values_are_skipped_and_the_rest_kept() {
+    let bloom = "org.apache.hudi.bloomfilter";
+    // A bloom filter the size Hudi writes, between small pairs.
+    let file = with_pairs(&[
+        ("first", 10),
+        (bloom, 430_000),
+        ("hoodie_min_record_key", 3),
+    ]);
+    let (footer, bytes, requests) = footer_and_cost(file.clone());
+    assert_eq!(requests, 2, "the tail, then the footer's head");
+    assert!(bytes <= FOOTER_PREFETCH + FOOTER_HEAD, "{bytes} bytes");
+    assert_eq!(footer.key_value("first"), Some("vvvvvvvvvv"));
+    assert_eq!(footer.key_value("hoodie_min_record_key"), Some("vvv"));
+    assert_eq!(footer.key_value(bloom), None);
+    let meta_len = u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().unwrap());
+    let whole = &file[file.len() - 8 - meta_len as usize..file.len() - 8];
+    let whole = ParquetMetaDataReader::decode_metadata(whole).unwrap();
+    let trimmed = footer.parquet();
+    assert!(trimmed.row_groups() == whole.row_groups());
+    let (t, w) = (trimmed.file_metadata(), whole.file_metadata());
+    assert_eq!(t.created_by(), w.created_by());
+    assert_eq!(t.column_orders(), w.column_orders());
+    assert!(t.schema_descr() == w.schema_descr());
+    read(file).unwrap();
+
+    // A small value that neither read held is fetched, not dropped; big ones are dropped.
+    let file = with_pairs(&[("a", 20_000), ("middle", 3000), ("b", 20_000), ("last", 1)]);
+    let (footer, _, requests) = footer_and_cost(file);
+    assert_eq!(requests, 3, "the tail, the head, the small value");
+    assert_eq!(footer.key_value("middle").map(str::len), Some(3000));
+    assert_eq!(footer.key_value("last"), Some("v"));
+    assert!(footer.key_value("a").is_none() && footer.key_value("b").is_none());
+
+    // Footers that fit the tail read cost one request and keep every pair.
+    let (footer, _, requests) = footer_and_cost(with_pairs(&[("a", 100)]));
+    assert_eq!(
+        (requests, footer.key_value("a").map(str::len)),
+        (1, Some(100))
+    );
+}
+
+#[test]
+fn a_footer_whose_big_value_runs_past_it_is_corrupt() {
+    let mut file = with_pairs(&[("a", 10), ("b", 200_000), ("c", 1)]).to_vec();
+    // The varint length of b's value (200,000 = 0xc0 0x9a 0x0c) claims 2⁴⁰ bytes instead.
+    let at = file
+        .windows(3)
+        .position(|w| w == [0xc0, 0x9a, 0x0c])
+        .unwrap();
+    file.splice(at..at + 3, [0x80, 0x80, 0x80, 0x80, 0x80, 0x20]);
+    let n = file.len();
+    let meta_len = u32::from_le_bytes(file[n - 8..n - 4].try_into().unwrap()) + 3;
+    file[n - 8..n - 4].copy_from_slice(&meta_len.to_le_bytes());
+    assert_corrupt(read(file.into()), "bad footer");
+}
+
+#[test]
+fn a_small_files_data_comes_with_its_footer_head() {
+    let file = with_pairs(&[("org.apache.hudi.bloomfilter", 430_000)]);
+    let storage = MemoryStorage::new();
+    storage.insert(PATH, file.clone(), None);
+    let counted = crate::storage::Instrumented::new(Arc::new(storage));
+    let stats = counted.stats();
+    let storage: Arc<dyn Storage> = Arc::new(counted);
+    let footer =
+        futures::executor::block_on(read_footer_and_data(storage.as_ref(), PATH, 1 << 20)).unwrap();
+    let groups = matching_row_groups(&footer, None);
+    let stream = stream_row_groups(storage.clone(), PATH, footer.clone(), groups, None, 1024);
+    let batches = futures::executor::block_on(stream.unwrap().try_collect::<Vec<_>>()).unwrap();
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+    let io = stats.snapshot();
+    assert_eq!(
+        io.requests, 2,
+        "the tail, then the data with the footer's head"
+    );
+    assert!(
+        io.bytes < 20_000,
+        "{} bytes of a {} byte file",
+        io.bytes,
+        file.len()
+    );
+    // The session keeps the footer alone; a limit below the data reads the footer alone.
+    assert!(footer.without_data().data.is_empty() && !footer.data.is_empty());
+    let footer = futures::executor::block_on(read_footer_and_data(storage.as_ref(), PATH, 100));
+    assert!(footer.unwrap().data.is_empty());
+}

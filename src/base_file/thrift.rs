@@ -18,21 +18,15 @@ const MAX_SCHEMA_DEPTH: usize = 64;
 /// Checks that `footer` is one well-formed compact-protocol struct whose schema
 /// (`FileMetaData` field 2) nests at most [`MAX_SCHEMA_DEPTH`] levels.
 pub fn check_footer(footer: &[u8]) -> Result<(), String> {
-    Walk {
-        buf: footer,
-        pos: 0,
-    }
-    .value(12, MAX_DEPTH, false)?;
+    Walk::new(&[(0, footer)], footer.len()).value(12, MAX_DEPTH, false)?;
     check_schema_depth(footer)
 }
 
 /// The schema is a list of `SchemaElement`s in depth-first order, each with its
 /// `num_children` (field 5): the levels still open are a stack of children left to come.
 fn check_schema_depth(footer: &[u8]) -> Result<(), String> {
-    let mut walk = Walk {
-        buf: footer,
-        pos: 0,
-    };
+    let windows = [(0, footer)];
+    let mut walk = Walk::new(&windows, footer.len());
     let mut id = 0;
     while let Some(ty) = walk.field(&mut id)? {
         if (id, ty) != (2, 9) {
@@ -71,6 +65,89 @@ fn check_schema_depth(footer: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// `FileMetaData`'s field of key-value pairs (a list of `KeyValue` structs); the row groups
+/// (field 4) come before it, `created_by` and the column orders after.
+const KEY_VALUE_METADATA: i64 = 5;
+
+/// What [`trim_footer`] answers.
+#[derive(Debug)]
+pub enum Trimmed {
+    /// The footer re-encoded without the key-value pairs it could not hold.
+    Footer(Vec<u8>),
+    /// The walk needs the byte at this offset of the footer.
+    Needs(usize),
+}
+
+/// A footer of `len` bytes, of which `windows` hold some, re-encoded without each key-value
+/// pair whose value is at least `big` bytes long and not held: Hudi's bloom filter (hundreds
+/// of KB between the row groups and the footer's last fields) need never be fetched.
+pub fn trim_footer(windows: &[(usize, &[u8])], len: usize, big: u64) -> Result<Trimmed, String> {
+    let mut walk = Walk::new(windows, len);
+    match trimmed(&mut walk, big) {
+        Ok(footer) => Ok(Trimmed::Footer(footer)),
+        Err(e) => walk.missing.map(Trimmed::Needs).ok_or(e),
+    }
+}
+
+fn trimmed(walk: &mut Walk, big: u64) -> Result<Vec<u8>, String> {
+    let (mut out, mut copied, mut id) = (Vec::new(), 0, 0);
+    while let Some(ty) = walk.field(&mut id)? {
+        if (id, ty) != (KEY_VALUE_METADATA, 9) {
+            walk.value(ty, MAX_DEPTH, false)?;
+            continue;
+        }
+        walk.copy(copied, walk.pos, &mut out)?;
+        let (n, element) = walk.collection_header()?;
+        if element != 12 {
+            return Err("key-value metadata is not a list of structs".into());
+        }
+        let mut kept = Vec::new();
+        let mut count = 0u64;
+        for _ in 0..n {
+            let start = walk.pos;
+            if !key_value_dropped(walk, big)? {
+                walk.copy(start, walk.pos, &mut kept)?;
+                count += 1;
+            }
+        }
+        list_header(count, element, &mut out);
+        out.extend(kept);
+        copied = walk.pos;
+    }
+    walk.copy(copied, walk.pos, &mut out)?;
+    Ok(out)
+}
+
+/// Walks one `KeyValue`: whether a binary field of at least `big` bytes is not held.
+fn key_value_dropped(walk: &mut Walk, big: u64) -> Result<bool, String> {
+    let (mut id, mut dropped) = (0, false);
+    while let Some(ty) = walk.field(&mut id)? {
+        if ty != 8 {
+            walk.value(ty, MAX_DEPTH - 1, false)?;
+            continue;
+        }
+        let n = walk.varint()?;
+        let start = walk.pos;
+        walk.skip(n)?;
+        dropped |= n >= big && !walk.holds(start, walk.pos);
+    }
+    Ok(dropped)
+}
+
+fn list_header(n: u64, element: u8, out: &mut Vec<u8>) {
+    if n < 15 {
+        out.push(((n as u8) << 4) | element);
+        return;
+    }
+    out.push(0xf0 | element);
+    let mut n = n;
+    while n >= 0x80 {
+        out.push((n & 0x7f) as u8 | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
 /// Checks every page header of a column chunk, following each header's
 /// `compressed_page_size` to the next. A dictionary-encoded data page must follow a
 /// dictionary page (the crate panics otherwise).
@@ -81,10 +158,8 @@ pub fn check_pages(chunk: &[u8]) -> Result<(), String> {
     const DICTIONARY_ENCODINGS: [i64; 2] = [2, 8];
     let (mut pos, mut dictionary) = (0, false);
     while pos < chunk.len() {
-        let mut walk = Walk {
-            buf: &chunk[pos..],
-            pos: 0,
-        };
+        let windows = [(0, &chunk[pos..])];
+        let mut walk = Walk::new(&windows, chunk.len() - pos);
         let mut ints = Vec::new();
         walk.structure(MAX_DEPTH, Some(&mut ints), 0)?;
         let int = |key| ints.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
@@ -106,14 +181,63 @@ pub fn check_pages(chunk: &[u8]) -> Result<(), String> {
 
 type Ints = Vec<((i64, i64), i64)>;
 
+/// Some byte ranges of a buffer of `len` bytes: `(offset, bytes)` windows in offset order.
+/// A contiguous buffer is one window at 0.
 struct Walk<'a> {
-    buf: &'a [u8],
+    windows: &'a [(usize, &'a [u8])],
+    len: usize,
     pos: usize,
+    /// The first offset asked for that no window holds.
+    missing: Option<usize>,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    fn new(windows: &'a [(usize, &'a [u8])], len: usize) -> Self {
+        Walk {
+            windows,
+            len,
+            pos: 0,
+            missing: None,
+        }
+    }
+
     fn left(&self) -> usize {
-        self.buf.len() - self.pos
+        self.len - self.pos
+    }
+
+    fn holds(&self, from: usize, to: usize) -> bool {
+        let mut p = from;
+        while p < to {
+            match self.window_at(p) {
+                Some((start, bytes)) => p = start + bytes.len(),
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// The window holding offset `p`, as (its offset, its bytes).
+    fn window_at(&self, p: usize) -> Option<(usize, &'a [u8])> {
+        let found = self
+            .windows
+            .iter()
+            .find(|(s, b)| *s <= p && p < s + b.len());
+        found.copied()
+    }
+
+    /// Appends bytes `[from, to)` to `out`, across windows.
+    fn copy(&mut self, from: usize, to: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        let mut p = from;
+        while p < to {
+            let Some((start, bytes)) = self.window_at(p) else {
+                self.missing = Some(p);
+                return Err(format!("Thrift byte {p} not fetched"));
+            };
+            let end = to.min(start + bytes.len());
+            out.extend_from_slice(&bytes[p - start..end - start]);
+            p = end;
+        }
+        Ok(())
     }
 
     fn skip(&mut self, n: u64) -> Result<(), String> {
@@ -124,10 +248,14 @@ impl Walk<'_> {
     }
 
     fn byte(&mut self) -> Result<u8, String> {
-        let b = *self
-            .buf
-            .get(self.pos)
-            .ok_or("Thrift field runs past the footer")?;
+        if self.pos >= self.len {
+            return Err("Thrift field runs past the footer".into());
+        }
+        let Some((start, bytes)) = self.window_at(self.pos) else {
+            self.missing = Some(self.pos);
+            return Err(format!("Thrift byte {} not fetched", self.pos));
+        };
+        let b = bytes[self.pos - start];
         self.pos += 1;
         Ok(b)
     }

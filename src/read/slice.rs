@@ -15,6 +15,10 @@ use crate::file_group::FileSlice;
 use crate::meta_client::MetaClient;
 use crate::schema::align;
 
+/// Data bytes read with a base file's footer when every column is read (see
+/// [`MetaClient::footer_and_data`]).
+const DATA_WITH_FOOTER: u64 = 1024 * 1024;
+
 /// What every slice of one plan shares.
 pub(super) struct SliceReader {
     client: Arc<MetaClient>,
@@ -76,7 +80,10 @@ impl SliceReader {
         let Some(path) = slice.base_path() else {
             return Ok(stream::empty().boxed());
         };
-        let footer = self.client.footer(&path).await?;
+        // A read of every column wants a small file's data whole: it comes with the footer.
+        let every_column = self.needed.len() == self.plan.read_schema.fields().len();
+        let data_limit = if every_column { DATA_WITH_FOOTER } else { 0 };
+        let footer = self.client.footer_and_data(&path, data_limit).await?;
         let row_groups = crate::base_file::matching_row_groups(&footer, self.plan.filter.as_ref());
         crate::base_file::stream_row_groups(
             self.client.storage().clone(),

@@ -21,6 +21,8 @@ pub struct RangedFile<S> {
     /// The bytes `[held_start, size)` of the file.
     held: Bytes,
     held_start: u64,
+    /// The bytes `[0, prefix.len())` of the file (a Parquet file's data read with its footer).
+    prefix: Bytes,
     /// Ranges closer than this are fetched as one.
     gap: u64,
 }
@@ -64,8 +66,15 @@ where
             held_start: size.saturating_sub(tail.len() as u64),
             size,
             held: tail,
+            prefix: Bytes::new(),
             gap: 0,
         }
+    }
+
+    /// Also holds the file's first bytes, `prefix`.
+    pub fn with_prefix(mut self, prefix: Bytes) -> Self {
+        self.prefix = prefix;
+        self
     }
 
     /// Fetches ranges less than `gap` bytes apart as one (fewer requests, a few more bytes).
@@ -109,7 +118,9 @@ where
     /// Each of `ranges`, in order: sliced from the held bytes when there, the rest coalesced
     /// and fetched in one read (its requests run concurrently).
     pub async fn read(&self, ranges: &[Range<u64>], purpose: Purpose) -> Result<Vec<Bytes>> {
-        let is_held = |r: &Range<u64>| r.start >= self.held_start && r.end <= self.size;
+        let in_prefix = |r: &Range<u64>| r.end <= self.prefix.len() as u64;
+        let in_tail = |r: &Range<u64>| r.start >= self.held_start && r.end <= self.size;
+        let is_held = |r: &Range<u64>| in_prefix(r) || in_tail(r);
         let merged = coalesce(ranges.iter().filter(|r| !is_held(r)).cloned(), self.gap);
         let fetched = match (&self.storage, merged.is_empty()) {
             (_, true) => Vec::new(),
@@ -124,7 +135,9 @@ where
         ranges
             .iter()
             .map(|r| {
-                let (start, bytes) = if is_held(r) {
+                let (start, bytes) = if in_prefix(r) {
+                    (0, &self.prefix)
+                } else if in_tail(r) {
                     (self.held_start, &self.held)
                 } else {
                     let i = merged

@@ -28,6 +28,11 @@ How requests are counted:
 With --latency-ms N, hudi-edge runs with `--latency-ms N` (a storage wrapper that delays every
 request); hudi-rs reads a local store and cannot be delayed, so its row shows the serial
 bound `wall + requests x N ms` instead.
+
+`rounds` are hudi-edge's dependent round trips from `open` to the last row (its counters:
+a request starting while none is in flight starts a round trip). They only show under
+latency, so without --latency-ms they come from one more run at 20 ms per request. hudi-rs
+reads its local store one request after another: its rounds are its requests.
 """
 from __future__ import annotations
 
@@ -104,6 +109,9 @@ def venv_python() -> Path:
 
 # --- runners --------------------------------------------------------------------------------
 
+ROUNDS_LATENCY_MS = 20
+
+
 def edge(bin_: Path, table: Path, filters, extra=(), latency=0, out=subprocess.DEVNULL):
     cmd = [str(bin_), "read", str(table), "--stats"]
     for f in filters:
@@ -118,7 +126,11 @@ def edge(bin_: Path, table: Path, filters, extra=(), latency=0, out=subprocess.D
         raise SystemExit(f"hudi-edge failed: {' '.join(cmd)}\n{p.stderr}")
     report = json.loads(p.stderr.strip().splitlines()[-1])
     plan, read, stats = report["plan_io"], report["read_io"], report["stats"]
+    rounds = report["total_io"]["round_trips"]
+    if not latency:
+        rounds = edge(bin_, table, filters, extra, ROUNDS_LATENCY_MS)["rounds"]
     return {
+        "rounds": rounds,
         "rows": report["rows"],
         "files": stats["files_selected"],
         "requests": plan["requests"] + read["requests"],
@@ -180,7 +192,7 @@ def count_trace(text: str, root: str):
         m = reads.search(line)
         if m and m.group(1).startswith(root):
             nbytes += int(m.group(2))
-    return {"requests": requests, "lists": lists, "bytes": nbytes}
+    return {"requests": requests, "rounds": requests, "lists": lists, "bytes": nbytes}
 
 
 # --- physical limit -------------------------------------------------------------------------
@@ -253,6 +265,7 @@ def main():
     ap.add_argument("--query", action="append", help='filters joined with " and "')
     ap.add_argument("--bin", help="a built hudi-edge binary (default: cargo build --release)")
     ap.add_argument("--skip-hudi-rs", action="store_true")
+    ap.add_argument("--json", help="also write every query's rows and limit to this file")
     a = ap.parse_args()
 
     table = pick_table(a.table)
@@ -262,12 +275,13 @@ def main():
     is_bench = (table / ".hoodie").is_dir() and "bench_" in table.name
     queries = [q.split(" and ") for q in a.query] if a.query else (BENCH_QUERIES if is_bench else FIXTURE_QUERIES)
     lat = a.latency_ms
+    results = []
 
     print(f"table: {table}")
     print(f"hudi-edge: {bin_}   hudi-rs: PyPI {HUDI_RS}   repeat: {a.repeat} (median wall)"
           + (f"   latency: {lat} ms per request (hudi-edge)" if lat else ""))
     print()
-    head = f"{'':22} {'rows':>6} {'files':>6} {'requests':>9} {'bytes':>10} {'wall s':>8}"
+    head = f"{'':22} {'rows':>6} {'files':>6} {'requests':>9} {'rounds':>7} {'bytes':>10} {'wall s':>8}"
     for q in queries:
         title = " and ".join(q)
         print(f"## {title}")
@@ -287,21 +301,25 @@ def main():
             if "error" in r:
                 print(f"{name:22} error: {r['error']}")
                 continue
-            print(f"{name:22} {r['rows']:>6} {r['files']:>6} {r['requests']:>9} {fmt_bytes(r['bytes']):>10} {r['wall']:>8.2f}")
+            print(f"{name:22} {r['rows']:>6} {r['files']:>6} {r['requests']:>9} {r['rounds']:>7}"
+                  f" {fmt_bytes(r['bytes']):>10} {r['wall']:>8.2f}")
         print(f"{'b/a':22} {'':>6} {ratio(b_['files'], a_['files']):>6} {ratio(b_['requests'], a_['requests']):>9}"
-              f" {ratio(b_['bytes'], a_['bytes']):>10} {ratio(b_['wall'], a_['wall']):>8}")
+              f" {ratio(b_['rounds'], a_['rounds']):>7} {ratio(b_['bytes'], a_['bytes']):>10} {ratio(b_['wall'], a_['wall']):>8}")
         if c_ and "error" not in c_:
             print(f"{'c/a':22} {'':>6} {ratio(c_['files'], a_['files']):>6} {ratio(c_['requests'], a_['requests']):>9}"
-                  f" {ratio(c_['bytes'], a_['bytes']):>10} {ratio(c_['wall'], a_['wall']):>8}")
+                  f" {ratio(c_['rounds'], a_['rounds']):>7} {ratio(c_['bytes'], a_['bytes']):>10} {ratio(c_['wall'], a_['wall']):>8}")
         if a_["rows"] != b_["rows"] or (c_ and "error" not in c_ and c_["rows"] != a_["rows"]):
             print("!! row counts differ")
         lim = physical_limit(py, bin_, table, q, a_["plan_bytes"])
         print(f"physical limit: {fmt_bytes(lim['limit'])} = metadata table {fmt_bytes(lim['mdt'])} + column chunks "
               f"{fmt_bytes(lim['chunks'])} of {lim['matching_files']} file(s) with matching rows; (a) fetched "
-              f"{fmt_bytes(a_['bytes'])} ({ratio(a_['bytes'], lim['limit'])} of the limit)")
+              f"{fmt_bytes(a_['bytes'])} ({a_['bytes'] / lim['limit']:.2f}x of the limit)")
         for n in a_["notes"][1:]:
             print(f"   - {n}")
         print()
+        results.append({"query": title, "edge": a_, "edge_no_skipping": b_, "hudi_rs": c_, "limit": lim})
+    if a.json:
+        Path(a.json).write_text(json.dumps({"table": str(table), "latency_ms": lat, "queries": results}, indent=1))
 
 
 if __name__ == "__main__":

@@ -15,9 +15,12 @@ cache="${HUDI_EDGE_CACHE:-$HOME/.cache/hudi-edge}"
 table="${1:-$cache/tables/bench_mor_v9}"
 runs="${2:-3}"
 py="$cache/venv/bin/python"
-bin=target/release/hudi-edge
+target="${CARGO_TARGET_DIR:-target}"
+case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
+bin="$target/release/hudi-edge"
 [ -x "$bin" ] || cargo build --release --bin hudi-edge
-[ -f target/wasm-node/hudi_edge.js ] || .ci/build-wasm
+[ -f "$target/wasm-node/hudi_edge.js" ] || .ci/build-wasm
+export HUDI_EDGE_WASM_NODE="${HUDI_EDGE_WASM_NODE:-$target/wasm-node}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -43,6 +46,7 @@ for _ in $(seq "$runs"); do
   out=$(IPC_OUT="$tmp/wasm.arrow" node tests/bench/read_wasm.mjs "$table")
   wasm_s+=("$(field seconds <<<"$out")")
   wasm_rss+=("$(field peak_rss_mb <<<"$out")")
+  ipc_mb=$(( $(field ipc_bytes <<<"$out") / 1000000 ))
 done
 wasm_rows=$(count_ipc "$tmp/wasm.arrow")
 
@@ -63,7 +67,7 @@ for _ in $(seq "$runs"); do
   rs_rows=$(field rows <<<"$out")
 done
 
-"$py" - "$native_rows" "$wasm_rows" "$ws_rows" "$rs_rows" "${native_s[*]}" "${wasm_s[*]}" "${ws_s[*]}" "${rs_s[*]}" "${native_rss[*]}" "${wasm_rss[*]}" "${ws_rss[*]}" "${rs_rss[*]}" <<'PY'
+"$py" - "$native_rows" "$wasm_rows" "$ws_rows" "$rs_rows" "${native_s[*]}" "${wasm_s[*]}" "${ws_s[*]}" "${rs_s[*]}" "${native_rss[*]}" "${wasm_rss[*]}" "${ws_rss[*]}" "${rs_rss[*]}" "$ipc_mb" <<'PY'
 import sys
 names = ["hudi-edge native (CLI)", "hudi-edge wasm readArrow()", "hudi-edge wasm stream()", "hudi-rs (PyPI hudi 0.5.0)"]
 counts = [int(x) for x in sys.argv[1:5]]
@@ -77,6 +81,8 @@ base = rows[names[-1]]
 for k in names[:-1]:
     r, s, _ = rows[k]
     print(f"ratio {k} / hudi-rs: {(r / s) / (base[0] / base[1]):.2f}x rows/s")
+print(f"readArrow() result: {int(sys.argv[13])} MB of Arrow IPC; its peak RSS {max(rss[1])} MB = "
+      f"{max(rss[1]) / int(sys.argv[13]):.2f}x the result")
 if len(set(counts)) != 1:
     print("NOTE: row counts differ: " + ", ".join(f"{n} {c}" for n, c in zip(names, counts)))
 PY

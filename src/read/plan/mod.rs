@@ -206,9 +206,17 @@ pub async fn plan(
             .map(|i| i.requested_time.clone()),
     };
 
-    let read_schema = client.table_schema(&visibility).await?;
-    let output_schema = output_schema(&read_schema, options.columns.as_deref())?;
     let filter = crate::expr::conjunction(&options.filters);
+    // The schema (a commit's metadata) and the metadata table's open are independent: one
+    // round trip for both, listing every index partition the filter might consult.
+    let prefetch =
+        prune::Indexes::partitions_for(filter.as_ref().filter(|_| options.data_skipping), config);
+    let (read_schema, mdt) = futures::join!(
+        client.table_schema(&visibility),
+        source::metadata_for_planning(client, metadata, options, &visibility, &prefetch),
+    );
+    let read_schema = read_schema?;
+    let output_schema = output_schema(&read_schema, options.columns.as_deref())?;
     if let Some(f) = &filter {
         for c in f.columns() {
             if read_schema.field_with_name(c).is_err() {
@@ -232,8 +240,7 @@ pub async fn plan(
         config,
         &read_schema,
     );
-    let (files, mdt) =
-        source::data_files(client, metadata, options, &visibility, &indexes, &mut stats).await?;
+    let (files, mdt) = source::data_files(client, mdt, &visibility, &mut stats).await?;
     let replaced = client.replaced_file_groups(&visibility).await?;
     let fs_view = view::build(files, &visibility, config, &replaced);
     stats.files_ignored = fs_view.skipped.len();

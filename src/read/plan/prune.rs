@@ -14,7 +14,7 @@ use crate::expr::Expr;
 use crate::file_group::FileSlice;
 use crate::meta_client::MetaClient;
 use crate::metadata::skipping::{record_keys, without_partition_conjuncts, KeyLookup};
-use crate::metadata::table::{COLUMN_STATS, PARTITION_STATS, RECORD_INDEX};
+use crate::metadata::table::{COLUMN_STATS, FILES, PARTITION_STATS, RECORD_INDEX};
 use crate::metadata::MetadataTable;
 use crate::read::QueryType;
 use crate::timeline::{compare_instant_times, Visibility};
@@ -69,18 +69,21 @@ impl Indexes {
         }
     }
 
-    /// The MDT partitions the query will consult (listed while the metadata table opens).
-    pub(super) fn partitions(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        if self.key_lookup.is_some() {
+    /// The MDT partitions a plan may consult with `filter` (when skipping is on), known
+    /// before the schema is, so that they are listed while the metadata table opens: the
+    /// `files` partition, the record index when the filter names a record key field, the
+    /// statistics when there is a filter.
+    pub(super) fn partitions_for(filter: Option<&Expr>, config: &TableConfig) -> Vec<&'static str> {
+        let mut out = vec![FILES];
+        let Some(filter) = filter else { return out };
+        let columns = filter.columns();
+        let names_key = |c: &&str| {
+            *c == crate::schema::RECORD_KEY || config.record_key_fields.iter().any(|k| k == c)
+        };
+        if columns.iter().any(names_key) {
             out.push(RECORD_INDEX);
         }
-        if self.stats_after_keys.is_some() {
-            if self.partition_stats {
-                out.push(PARTITION_STATS);
-            }
-            out.push(COLUMN_STATS);
-        }
+        out.extend([PARTITION_STATS, COLUMN_STATS]);
         out
     }
 }

@@ -4,24 +4,21 @@
 
 use std::sync::Arc;
 
-use super::prune::Indexes;
 use super::PlanStats;
 use crate::error::{HudiError, Result};
 use crate::file_group::view::DataFile;
 use crate::meta_client::MetaClient;
-use crate::metadata::table::FILES;
 use crate::metadata::{MetadataCache, MetadataTable};
 use crate::read::ReadOptions;
 use crate::timeline::Visibility;
 
 /// The data files to plan from and, when it planned, the metadata table (its indexes
 /// prune next).
+/// `opened` is [`metadata_for_planning`]'s answer.
 pub(super) async fn data_files(
     client: &MetaClient,
-    metadata: &MetadataCache,
-    options: &ReadOptions,
+    opened: std::result::Result<Arc<MetadataTable>, String>,
     visibility: &Visibility,
-    indexes: &Indexes,
     stats: &mut PlanStats,
 ) -> Result<(Vec<DataFile>, Option<Arc<MetadataTable>>)> {
     if visibility.instants().next().is_none() {
@@ -31,7 +28,7 @@ pub(super) async fn data_files(
             .push("no completed commit is visible: nothing to read".into());
         return Ok((Vec::new(), None));
     }
-    let reason = match metadata_for_planning(client, metadata, options, indexes).await {
+    let reason = match opened {
         Ok(mdt) => match files_from_metadata(client, &mdt, visibility).await {
             Ok(Ok(files)) => {
                 stats.planning_source = "metadata_table".into();
@@ -89,14 +86,19 @@ async fn files_from_metadata(
 }
 
 /// The metadata table when the options and the table allow planning with it, else why not.
-/// Its open also lists the index partitions the query will consult, in the same round trip.
-async fn metadata_for_planning(
+/// Its open also lists the MDT partitions in `prefetch`, in the same round trip; with no
+/// visible commit there is nothing to plan and it is not opened.
+pub(super) async fn metadata_for_planning(
     client: &MetaClient,
     metadata: &MetadataCache,
     options: &ReadOptions,
-    indexes: &Indexes,
+    visibility: &Visibility,
+    prefetch: &[&str],
 ) -> std::result::Result<Arc<MetadataTable>, String> {
     let config = client.config();
+    if visibility.instants().next().is_none() {
+        return Err("no completed commit is visible".into());
+    }
     if !options.use_metadata_table {
         return Err("the metadata table is turned off by the read options".into());
     }
@@ -112,9 +114,7 @@ async fn metadata_for_planning(
             config.version
         ));
     }
-    let mut prefetch = vec![FILES];
-    prefetch.extend(indexes.partitions());
-    metadata.get(client, &prefetch).await.map_err(|e| match e {
+    metadata.get(client, prefetch).await.map_err(|e| match e {
         HudiError::NotFound { path } => format!("no metadata table ({path} not found)"),
         other => format!("the metadata table is unusable ({other})"),
     })

@@ -1,0 +1,71 @@
+// Measurements of the wasm build in Node for tests/bench/race.sh; each prints one JSON line.
+//
+//   node wasm_node.mjs startup [RUNS]            compile + instantiate of the module (a fresh
+//                                                process per run: require() of the bindings)
+//   node wasm_node.mjs first-rows TABLE FILTER [DELAY_MS]
+//                                                open → first batch of a filtered stream(),
+//                                                every storage call delayed DELAY_MS (20)
+//   node wasm_node.mjs open-cost TABLE           what the viewer asks of the npm package on
+//                                                open: the timeline (without, then with
+//                                                operations), info() and fileGroups()
+//
+// The module is $HUDI_EDGE_WASM_NODE (default $CARGO_TARGET_DIR or target, /wasm-node).
+import { createRequire } from 'node:module';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { fsStorage } from '../js/fs_storage.mjs';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const wasmDir = process.env.HUDI_EDGE_WASM_NODE ?? join(process.env.CARGO_TARGET_DIR ?? join(repo, 'target'), 'wasm-node');
+const bindings = join(wasmDir, 'hudi_edge.js');
+const require = createRequire(import.meta.url);
+const [what, ...args] = process.argv.slice(2);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Every call of `storage` waits `ms` first, as a remote store's round trip would. */
+function delayed(storage, ms) {
+  const wait = () => new Promise((r) => setTimeout(r, ms));
+  const out = { ...storage };
+  for (const k of ['get', 'head', 'list']) {
+    out[k] = async (...a) => {
+      await wait();
+      return storage[k](...a);
+    };
+  }
+  return out;
+}
+
+if (what === 'startup') {
+  const runs = Number(args[0] ?? 5);
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const script = `const t=performance.now();require(${JSON.stringify(bindings)});console.log(performance.now()-t)`;
+    times.push(Number(execFileSync(process.execPath, ['-e', script]).toString().trim()));
+  }
+  console.log(JSON.stringify({ compile_instantiate_ms: median(times), runs }));
+} else if (what === 'first-rows') {
+  const [table, filter, delay = '20'] = args;
+  const { WasmTable } = require(bindings);
+  const t0 = performance.now();
+  const t = await WasmTable.openJs(delayed(fsStorage(table), Number(delay)));
+  const stream = t.stream({ filters: [filter] });
+  const first = await stream.next();
+  const ms = performance.now() - t0;
+  const io = t.io();
+  console.log(JSON.stringify({ ms, got_rows: first !== undefined, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes }));
+} else if (what === 'open-cost') {
+  // Through the npm package (pkg-config/dist, `npm run build`), as the viewer calls it.
+  const [table] = args;
+  const { HudiTable } = await import(join(repo, 'pkg-config', 'dist', 'node.js'));
+  const t = await HudiTable.openStorage(fsStorage(table));
+  await t.timeline({ operations: false });
+  await t.timeline({});
+  await Promise.all([t.info(), t.fileGroups()]);
+  const io = t.io();
+  console.log(JSON.stringify({ requests: io.requests, bytes: io.bytes, round_trips: io.roundTrips, by_purpose: io.byPurpose }));
+  t.close();
+} else {
+  console.error('usage: node wasm_node.mjs startup|first-rows|open-cost ...');
+  process.exit(2);
+}
