@@ -5,6 +5,8 @@
 #[macro_use]
 pub mod two_readers;
 
+pub mod oracle;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
