@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { crc32, deflateRawSync } from 'node:zlib';
 
 import { check, checkSnapshot, sameRows } from '../js/fixture_checks.mjs';
+import { allowances } from '../js/expected.mjs';
 import { fixtures, fixtureNames, tablesDir, writeManifests, startNginx, startMoto, S3_CREDS, BUCKET, wasmNode, cliBin } from './servers.mjs';
 import { startFaultServer } from './fault_server.mjs';
 import { presigner } from './sigv4.mjs';
@@ -51,14 +52,14 @@ after(async () => {
 for (const name of fixtureNames()) {
   test(`nginx→node (manifest): ${name}`, async () => {
     const table = await WasmTable.openUrl(`${nginx.url}/${name}`, {});
-    await check(name, table, exp(name));
+    await check(name, table, exp(name), allowances);
   });
 }
 
 for (const name of fixtureNames()) {
   test(`s3→node (SigV4): ${name}`, async () => {
     const table = await WasmTable.openUrl(`s3://${BUCKET}/${name}`, s3Options());
-    await check(name, table, exp(name));
+    await check(name, table, exp(name), allowances);
   });
 }
 
