@@ -12,7 +12,7 @@ export async function startCountingProxy(target) {
   const sockets = new Set();
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
-    const entry = { method: req.method, path: decodeURIComponent(url.pathname), query: url.search, range: req.headers.range ?? null, status: 0 };
+    const entry = { method: req.method, path: decodeURIComponent(url.pathname), query: url.search, range: req.headers.range ?? null, headers: req.headers, status: 0 };
     log.push(entry);
     inFlight += 1;
     maxInFlight = Math.max(maxInFlight, inFlight);

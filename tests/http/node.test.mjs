@@ -109,6 +109,45 @@ for (const name of CORE) {
     sameRows(name, exp(name), rows, exp(name).snapshot.rows, 'snapshot');
   });
 }
+// The http flags, each against a server that shows its effect (counted by the server side).
+test('native CLI http flags: --header, --concurrency, --retries, --listing', async (t) => {
+  const name = CORE[1]; // a COW table: the autoindex can list it
+  const proxy = await startCountingProxy(nginx.url);
+  t.after(() => proxy.stop());
+  const want = exp(name).snapshot.rows;
+  const cli = (args) => run(cliBin, ['read', ...args, '--format', 'oracle-jsonl'], { maxBuffer: 64 << 20 }).then(
+    ({ stdout }) => ({ code: 0, rows: stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)) }),
+    (e) => ({ code: e.code, stderr: e.stderr }),
+  );
+  const cases = [
+    { what: '--header on every request', args: [`${proxy.url}/${name}`, '--header', 'X-Test: hudi-edge-cli'], check: (log) => log.every((e) => e.headers['x-test'] === 'hudi-edge-cli') },
+    { what: '--concurrency 1: one request in flight at a time', args: [`${proxy.url}/${name}`, '--concurrency', '1'], check: () => proxy.maxInFlight === 1 },
+    { what: '--concurrency 3: never more than 3 in flight', args: [`${proxy.url}/${name}`, '--concurrency', '3'], check: () => proxy.maxInFlight <= 3 },
+    { what: '--listing autoindex: the JSON index, no manifest asked', args: [`${proxy.url}/${name}`, '--listing', 'autoindex'], check: (log) => !log.some((e) => e.path.endsWith('hudi-edge-manifest.json')) && log.some((e) => e.path.endsWith('/')) },
+    { what: '--listing manifest: the manifest, no index asked', args: [`${proxy.url}/${name}`, '--listing', 'manifest'], check: (log) => log.some((e) => e.path.endsWith('hudi-edge-manifest.json')) && !log.some((e) => e.path.endsWith('/')) },
+  ];
+  for (const c of cases) {
+    proxy.reset();
+    const r = await cli(c.args);
+    assert.equal(r.code, 0, `${c.what}: ${r.stderr}`);
+    sameRows(name, exp(name), r.rows, want, c.what);
+    assert.ok(c.check(proxy.log), `${c.what}: ${JSON.stringify(proxy.log.map((e) => [e.method, e.path, e.status]).slice(0, 20))} (max in flight ${proxy.maxInFlight})`);
+  }
+  // Retries: the flaky area answers 503 twice per request; 3 retries (the default) get
+  // through, none fails with the status named.
+  faults.reset();
+  const flaky = `${faults.url}/flaky/${name}`;
+  const retried = await cli([flaky, '--listing', 'autoindex']);
+  assert.equal(retried.code, 0, retried.stderr);
+  sameRows(name, exp(name), retried.rows, want, '--retries (default 3) through 503s');
+  faults.reset();
+  const none = await cli([flaky, '--listing', 'autoindex', '--retries', '0']);
+  assert.equal(none.code, 1, 'no retries: the first 503 fails the read');
+  assert.match(none.stderr, /^error\[IO\].*503/s);
+  const asked = faults.log.map((e) => `${e.method} ${e.path} ${e.range}`);
+  assert.ok(asked.length > 0 && faults.log.every((e) => e.status === 503), JSON.stringify(faults.log));
+  assert.equal(new Set(asked).size, asked.length, `no request asked twice: ${asked.join(', ')}`);
+});
 test('native CLI ← nginx (autoindex) refuses a MOR table with a clear error', async () => {
   const name = 'sample_table/mor/avro/v9_txns_simple_meta';
   await assert.rejects(run(cliBin, ['read', `${nginx.url}/${name}`, '--listing', 'autoindex']), (e) => /UNSUPPORTED/.test(e.stderr) && /hides dot-files/.test(e.stderr));
