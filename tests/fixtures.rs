@@ -1,80 +1,30 @@
 //! Every fixture table (written by Apache Hudi Spark) read natively and compared with its
-//! expected output: timeline, snapshot, time travel at every commit, incremental ranges,
-//! read-optimized and filtered reads. Known oracle disagreements are handled where the
-//! fixtures README describes them (D2, D3, D6).
+//! expected output value for value: timeline, latest file slices, commit metadata, and the
+//! full rows of the snapshot, time travel at every commit, incremental ranges, read-optimized
+//! and filtered reads (tests/common/oracle.rs). Disagreements with the oracle are allowed only
+//! where tests/data/oracle_allowances.json names them (README D2, D3, D4, D6).
 
 mod common;
 
+use common::oracle::{
+    allowance, allowances, check_reads, expected_commits, expected_file_slices, CommitFacts,
+};
 use common::*;
-use hudi_edge::expr::{Expr, Op};
-use hudi_edge::read::{QueryType, ReadOptions};
-use serde_json::Value;
-
-fn key_fields(exp: &Value) -> Vec<String> {
-    exp["table"]["record_key_fields"]
-        .as_array()
-        .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
-        .unwrap_or_default()
-}
-
-fn is_lance(exp: &Value) -> bool {
-    exp["fixture"]["zip"]
-        .as_str()
-        .unwrap_or("")
-        .contains("lance")
-}
-
-async fn rows(table: &hudi_edge::Table, opts: &ReadOptions, keys: &[String]) -> Vec<Value> {
-    let result = table
-        .read(opts)
-        .await
-        .unwrap_or_else(|e| panic!("read {opts:?} failed: {e}"));
-    oracle_rows(&result.batches, keys)
-}
-
-fn assert_rows(what: &str, got: &[Value], want: &Value) {
-    assert_rows_lenient(what, got, want, &[]);
-}
-
-/// D4: for time travel before the partition column changed type, Hudi Spark reads with the
-/// schema as of the instant (a long); the oracle used the latest schema (a string).
-fn assert_rows_lenient(what: &str, got: &[Value], want: &Value, schema_changed: &[&str]) {
-    let want = want.as_array().expect("rows");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let mut g = g.clone();
-        for col in schema_changed {
-            if let (Some(Value::Number(n)), Some(Value::String(text))) = (g.get(*col), w.get(*col))
-            {
-                if &n.to_string() == text {
-                    g[*col] = Value::String(text.clone());
-                }
-            }
-        }
-        assert_eq!(&g, w, "{what}: row {i} differs");
-    }
-    assert_eq!(got.len(), want.len(), "{what}: row count");
-}
+use hudi_edge::api::commit::CommitDetail;
 
 pub async fn check(name: &str) {
     let exp = expected(name).unwrap_or_else(|| panic!("no expected output for {name}"));
-    if is_lance(&exp) {
-        let err = open(name).await.expect_err("Lance tables are unsupported");
-        assert_eq!(err.code(), "UNSUPPORTED", "{name}: {err}");
-        assert!(err.to_string().contains("LANCE"), "{name}: {err}");
+    let spec = allowances();
+    if let Some(a) = allowance(&spec, "unsupported_base_file_format", name, &exp, "open") {
+        let err = open(name).await.expect_err("refused base file format");
+        assert_eq!(err.code(), a["error"]["code"], "{name}: {err}");
+        let needle = a["error"]["message_contains"].as_str().unwrap();
+        assert!(err.to_string().contains(needle), "{name}: {err}");
         return;
     }
     let table = open(name)
         .await
         .unwrap_or_else(|e| panic!("{name}: open failed: {e}"));
-    let keys = key_fields(&exp);
-    let has_meta = exp["table"]["populate_meta_fields"]
-        .as_bool()
-        .unwrap_or(true);
-    let schema_changed: &[&str] = match name {
-        "sample_table/cow/v9_timebasedkeygen_epochmillis" => &["ts_millis"],
-        "sample_table/cow/v9_timebasedkeygen_unixtimestamp" => &["ts_epoch"],
-        _ => &[],
-    };
     let v8_plus = exp["table"]["table_version"].as_u64().unwrap_or(0) >= 8;
 
     // Timeline: every completed instant with its action (and completion time for v8+).
@@ -110,102 +60,60 @@ pub async fn check(name: &str) {
         }
     }
 
-    // Snapshot.
-    let snapshot = rows(&table, &ReadOptions::default(), &keys).await;
-    assert_rows(
-        &format!("{name} snapshot"),
-        &snapshot,
-        &exp["snapshot"]["rows"],
+    // The latest file slices: base file and log files of every file group.
+    let view = table
+        .file_system_view(None)
+        .await
+        .expect("file system view");
+    let mut slices: Vec<(String, String, String, Vec<String>)> = view
+        .latest_slices()
+        .map(|s| {
+            let mut logs: Vec<String> = s.log_files.iter().map(|l| l.name.clone()).collect();
+            logs.sort();
+            let base = s.base_file.as_ref().map(|b| b.name.clone());
+            (
+                s.partition.clone(),
+                s.file_id.clone(),
+                base.unwrap_or_default(),
+                logs,
+            )
+        })
+        .collect();
+    slices.sort();
+    assert_eq!(
+        slices,
+        expected_file_slices(&exp),
+        "{name}: latest file slices"
     );
 
-    // Time travel at every completed commit.
-    for tt in exp["time_travel"].as_array().unwrap() {
-        let as_of = tt["as_of"].as_str().unwrap();
-        let opts = ReadOptions {
-            as_of: Some(as_of.to_string()),
-            ..Default::default()
-        };
-        let got = rows(&table, &opts, &keys).await;
-        assert_rows_lenient(
-            &format!("{name} as of {as_of}"),
-            &got,
-            &tt["rows"],
-            schema_changed,
-        );
-    }
-
-    // Incremental: v6 by requested times, v8+ by completion times (D3).
-    let ranges = if v8_plus {
-        &exp["incremental_by_completion_time"]
-    } else {
-        &exp["incremental"]
-    };
-    for r in ranges.as_array().into_iter().flatten() {
-        let (start, end) = (r["start"].as_str().unwrap(), r["end"].as_str());
-        let opts = ReadOptions {
-            query: QueryType::Incremental,
-            start: Some(start.to_string()),
-            end: end.map(str::to_string),
-            ..Default::default()
-        };
-        if !has_meta {
-            // Hudi refuses incremental queries without meta fields (IncrementalRelation); the
-            // oracle returns whole files instead.
-            let err = table
-                .read(&opts)
-                .await
-                .expect_err("incremental without meta fields");
-            assert_eq!(err.code(), "UNSUPPORTED", "{name}: {err}");
-            continue;
-        }
-        let got = rows(&table, &opts, &keys).await;
-        let got_keys: Vec<(String, String)> = keys_with_partition(&got, &keys);
-        assert_eq!(
-            got_keys,
-            expected_pairs(&r["keys_with_partition"]),
-            "{name}: incremental ({start}, {end:?}]"
-        );
-    }
-
-    // Read-optimized (MOR).
-    if let Some(ro) = exp.get("read_optimized").filter(|v| !v.is_null()) {
-        let opts = ReadOptions {
-            query: QueryType::ReadOptimized,
-            ..Default::default()
-        };
-        let got = rows(&table, &opts, &keys).await;
-        assert_rows(&format!("{name} read-optimized"), &got, &ro["rows"]);
-    }
-
-    // Filters: rows must equal the predicate applied to the snapshot (`python_filter_...`),
-    // which is also right where the oracle failed (D2).
-    for f in exp["filters"].as_array().into_iter().flatten() {
-        let filters: Vec<Expr> = f["filters"]
-            .as_array()
-            .unwrap()
+    // Commit metadata: operation, write totals, files written, replaced file groups.
+    for want in expected_commits(&exp) {
+        let instant = timeline.get(&want.0).expect("instant of commit metadata");
+        let content = table
+            .instant_content(instant)
+            .await
+            .expect("instant content");
+        let d = CommitDetail::new(instant.into(), Some(content));
+        let mut files: Vec<String> = d.files.iter().map(|f| f.path.clone()).collect();
+        files.sort();
+        let mut replaced: Vec<(String, String)> = d
+            .replaced_file_groups
             .iter()
-            .map(|t| {
-                let op = Op::parse(t[1].as_str().unwrap()).unwrap();
-                Expr::pred(t[0].as_str().unwrap(), op, &[t[2].as_str().unwrap()])
-            })
+            .map(|r| (r.partition.clone(), r.file_id.clone()))
             .collect();
-        let opts = ReadOptions {
-            filters,
-            ..Default::default()
-        };
-        let got = rows(&table, &opts, &keys).await;
-        let mut want = expected_pairs(&f["python_filter_of_snapshot_keys"]);
-        if !has_meta {
-            // Without meta columns the partition path is not part of a row.
-            want.iter_mut().for_each(|p| p.1.clear());
-        }
-        assert_eq!(
-            keys_with_partition(&got, &keys),
-            want,
-            "{name}: filter {}",
-            f["filters"]
+        replaced.sort();
+        let got: CommitFacts = (
+            instant.requested_time.clone(),
+            instant.action.clone(),
+            d.operation.clone().unwrap_or_default(),
+            [d.writes, d.inserts, d.updates, d.deletes],
+            files,
+            replaced,
         );
+        assert_eq!(got, want, "{name}: commit metadata of {}", want.0);
     }
+
+    check_reads(&spec, name, &exp, &table).await;
 }
 
 macro_rules! fixture_tests {

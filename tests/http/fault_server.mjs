@@ -5,7 +5,8 @@
 //   /norange/...    ignores Range: 200 with the whole body
 //   /cut/...        the first answer for each (path, range) of a data file stops mid-body
 //   /forbidden/...  403 for data files (Parquet and log files)
-//   /slow/...       data files answer after `slowMs`
+//   /slow/...       data files are held until the client gives up or the test calls
+//                   releaseSlow() (a gate the test opens, no timer)
 //   /long206/...    ranges of data files answer 206 with a body longer than asked
 //   /endless/...    data files ignore Range and stream 40 MiB without a Content-Length
 //   /redirect/...   data files answer 302 to `redirectTo` + `/ok/<path>` (set on the server)
@@ -17,8 +18,15 @@ import { join, normalize } from 'node:path';
 
 const isData = (p) => /\.parquet$|\.log\.\d+_/.test(p);
 
-export async function startFaultServer(root, { slowMs = 5000 } = {}) {
+export async function startFaultServer(root) {
   const log = [];
+  // Tests wait for server-side events (a request arrived, a client hung up), never for time.
+  const waiters = [];
+  const changed = () => {
+    for (const w of waiters.splice(0)) if (!w.check()) waiters.push(w);
+  };
+  let releaseHeld = null;
+  let held = new Promise((r) => (releaseHeld = r));
   const seen = new Map();
   const open_ = new Set();
   const me = { redirectTo: null };
@@ -29,6 +37,7 @@ export async function startFaultServer(root, { slowMs = 5000 } = {}) {
     const range = req.headers.range;
     const entry = { method: req.method, mode, path: rel, range: range ?? null, status: 0, aborted: false };
     log.push(entry);
+    changed();
     const key = `${req.method} ${rel} ${range}`;
     const n = (seen.get(key) ?? 0) + 1;
     seen.set(key, n);
@@ -39,20 +48,16 @@ export async function startFaultServer(root, { slowMs = 5000 } = {}) {
     };
     req.on('close', () => {
       if (!res.writableEnded) entry.aborted = true;
+      changed();
     });
+    res.on('finish', changed);
     try {
       if (mode === 'flaky' && n <= 2) return send(503, { 'retry-after': '0' }, 'try again');
       if (mode === 'forbidden' && isData(rel)) {
         return send(403, { 'content-type': 'application/xml' }, '<Error><Code>AccessDenied</Code><Message>token s3cr3t-token rejected</Message></Error>');
       }
       if (mode === 'slow' && isData(rel)) {
-        await new Promise((r) => {
-          const t = setTimeout(r, slowMs);
-          req.on('close', () => {
-            clearTimeout(t);
-            r();
-          });
-        });
+        await Promise.race([held, new Promise((r) => req.on('close', r))]);
         if (res.destroyed || req.destroyed) {
           entry.aborted = true;
           return;
@@ -142,6 +147,18 @@ export async function startFaultServer(root, { slowMs = 5000 } = {}) {
     reset() {
       log.length = 0;
       seen.clear();
+      held = new Promise((r) => (releaseHeld = r));
+    },
+    /** Lets the held /slow/ requests answer. */
+    releaseSlow() {
+      releaseHeld();
+    },
+    /** Resolves once `predicate(log)` holds (checked whenever a request arrives or ends). */
+    until(predicate) {
+      return new Promise((resolve) => {
+        const w = { check: () => predicate(log) && (resolve(), true) };
+        if (!w.check()) waiters.push(w);
+      });
     },
     async stop() {
       for (const s of open_) s.destroy();

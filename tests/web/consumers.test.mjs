@@ -129,6 +129,7 @@ const out = document.querySelector('#out');
         assert.ok(!text.startsWith('error'), text);
         await assertSnapshot(name, JSON.parse(text));
         await page.close();
+        browser.assertNoPageErrors();
       }
     } finally {
       await browser.close();

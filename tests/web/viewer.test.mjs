@@ -2,7 +2,7 @@
 // over a loopback nginx, check the timeline shows exactly the table's instants, open a
 // commit, run a filtered query and check the rows and the plan panel. Screenshots go to
 // www/screenshots/ (a few are shown in the README).
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,9 +24,12 @@ before(async () => {
   page = await browser.newPage();
 });
 
+// An uncaught exception in the viewer fails the test that caused it.
+afterEach(() => browser?.assertNoPageErrors());
+
 after(async () => {
-  await browser?.close();
   await nginx?.stop();
+  await browser?.close();
 });
 
 const shot = (name, locator) => (locator ?? page).screenshot({ path: join(shots, `${name}.png`), ...(locator ? {} : { fullPage: false }) });

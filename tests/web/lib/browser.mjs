@@ -24,17 +24,29 @@ export async function launchChromium({ viewport = { width: 1440, height: 960 } }
       '--disable-sync',
     ],
   });
+  // Uncaught exceptions and unhandled rejections in any page fail the test that saw them
+  // (assertNoPageErrors) and, at the latest, close().
+  const pageErrors = [];
+  const assertNoPageErrors = () => {
+    const errors = pageErrors.splice(0);
+    if (errors.length) throw new Error(`uncaught error(s) in the page:\n${errors.join('\n')}`);
+  };
   return {
     context,
     async newPage() {
       const page = await context.newPage();
-      page.on('pageerror', (e) => console.error(`[page error] ${e.message}`));
+      page.on('pageerror', (e) => {
+        console.error(`[page error] ${e.message}`);
+        pageErrors.push(`${e.name}: ${e.message}`);
+      });
       page.on('console', (m) => m.type() === 'error' && console.error(`[console] ${m.text()}`));
       return page;
     },
+    assertNoPageErrors,
     async close() {
       await context.close();
       rmSync(profile, { recursive: true, force: true });
+      assertNoPageErrors();
     },
   };
 }
