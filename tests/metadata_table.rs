@@ -14,6 +14,7 @@ use common::*;
 use hudi_edge::expr::{parse_filter, Expr, Op, Predicate};
 use hudi_edge::read::{Plan, QueryType, ReadOptions};
 use hudi_edge::storage::local::LocalStorage;
+use hudi_edge::storage::Purpose;
 use hudi_edge::Table;
 use serde_json::Value;
 
