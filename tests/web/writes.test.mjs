@@ -6,12 +6,13 @@
 // read the same rows, and those are the rows a model of the writes expects.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { repo, startLatencyProxy, startMoto, startNginx, unzippedFixtures } from './lib/servers.mjs';
 import { launchChromium } from './lib/browser.mjs';
-import { WRITE_TABLES, assertReadersAgree, bin, dataOnly, installTarball, lines, loadTables, s3Options, startWorker, txnRows } from './lib/writes.mjs';
+import { WRITE_TABLES, assertReadersAgree, bin, dataOnly, installTarball, lines, loadTables, s3Options, txnRows } from './lib/writes.mjs';
+import { startIngestWorker } from './ingest-worker.mjs';
 
 let moto;
 let project;
@@ -215,18 +216,7 @@ describe('workerd: the edge-ingest example', () => {
       const name = WRITE_TABLES[kind];
       const bucket = `ingest-${kind}`;
       const uri = `s3://${bucket}/${name}`;
-      const dir = join(project, `ingest-${kind}`);
-      mkdirSync(dir, { recursive: true });
-      cpSync(join(repo, 'pkg-config', 'examples', 'edge-ingest', 'worker.js'), join(dir, 'worker.js'));
-      cpSync(join(project, 'node_modules'), join(dir, 'node_modules'), { recursive: true });
-      const worker = await startWorker(dir, 'worker.js', {
-        TABLE_URL: uri,
-        S3_ENDPOINT: moto.url,
-        S3_REGION: 'us-east-1',
-        S3_ACCESS_KEY_ID: 's3-key-from-a-binding',
-        S3_SECRET_ACCESS_KEY: 's3-secret-from-a-binding',
-        S3_FORCE_PATH_STYLE: 'true',
-      });
+      const worker = await startIngestWorker(project, `ingest-${kind}`, uri, moto.url);
       try {
         const t0 = await pkg.HudiTable.open(uri, { s3: s3Options(moto.url) });
         const base = await t0.rows();
