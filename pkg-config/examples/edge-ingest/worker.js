@@ -115,8 +115,9 @@ export default {
         const limit = Math.max(1, Math.min(100, Number(url.searchParams.get('limit') ?? 10) || 10));
         return Response.json(await latestCommits(table, limit));
       }
-      // The client going away aborts the write (with the enable_request_signal flag): before the commit point nothing is visible
-      // and the instant is rolled back; after it the commit stands.
+      // The client going away aborts the write (with the enable_request_signal flag): before
+      // the commit point nothing is visible and the instant is rolled back; after it the
+      // commit stands.
       const options = { signal: request.signal, commitRetries: Number(env.COMMIT_RETRIES ?? 3), options: writeConfigs(env) };
       const result = input.operation === 'delete' ? await table.delete(input.rows, options) : await table[input.operation](input.rows, options);
       return Response.json(result);
