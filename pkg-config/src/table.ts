@@ -364,7 +364,7 @@ export class HudiTable {
   write(rows: WriteRows, o: WriteOptions): Promise<WriteResult> {
     return this.#run(async (w) => {
       const bytes = rowsAsIpc(rows);
-      const result = await w.write(bytes, { operation: o.operation, options: o.options }, o.signal);
+      const result = await w.write(bytes, { operation: o.operation, options: o.options, commitRetries: o.commitRetries }, o.signal);
       // The engine reopened the table; what was cached here describes the one before.
       this.#layout = undefined;
       this.#history = undefined;
@@ -437,6 +437,8 @@ export class HudiTable {
           deduplicated: r.records.deduplicated,
           metadataPartitions: r.metadataTable.partitions,
           metadataTableCompaction: r.metadataTable.compaction,
+          attempts: r.attempts,
+          rolledBack: r.rolledBack,
         };
       } catch (e) {
         const err = toHudiError(e);

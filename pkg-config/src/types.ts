@@ -287,6 +287,9 @@ export interface WriteOptions {
   /** Hudi write configs by their Java names (`hoodie.*`), e.g.
    *  `hoodie.parquet.compression.codec`. */
   options?: Record<string, string>;
+  /** Multi-writer (`options` with `hoodie.write.concurrency.mode=optimistic_concurrency_control`):
+   *  times a commit that lost a conflict is tried again on the new snapshot (default 0). */
+  commitRetries?: number;
   /** Aborts the write at its next request. Before the commit point nothing is visible to
    *  readers; after it, open the table again to see whether the commit landed (a table is not
    *  refreshed after a failed write). */
@@ -324,6 +327,10 @@ export interface WriteResult {
   /** Data files written, relative to the base path. */
   filesWritten: string[];
   metadataTable: MetadataTableWrite;
+  /** Failed writes rolled back before this one (their instants). */
+  rolledBack: string[];
+  /** Tries the commit took: more than 1 when a lost conflict was retried (`commitRetries`). */
+  attempts: number;
   /** What the write cost. */
   io: IoStats;
 }
@@ -350,8 +357,11 @@ export interface WriteJobOptions {
    */
   signal?: AbortSignal;
   onProgress?: (progress: WriteProgress) => void;
-  /** Times a commit that lost to a concurrent writer is retried (passed to the engine as is;
-   *  without multi-writer support a lost race is a `ConflictError`). */
+  /** Times a commit that lost to a concurrent writer is tried again on the new snapshot
+   *  (default 0). It applies under a multi-writer mode (`options` with
+   *  `hoodie.write.concurrency.mode: 'optimistic_concurrency_control'` and
+   *  `hoodie.write.lock.provider` Hudi's `StorageBasedLockProvider`); a single writer that
+   *  meets another's instant fails with a `ConflictError` whatever it says. */
   commitRetries?: number;
   /** Hudi write configs by their Java names (`hoodie.*`). */
   options?: Record<string, string>;
@@ -381,6 +391,11 @@ export interface CommitResult {
   /** The metadata-table compaction the write ran first (every
    *  `hoodie.metadata.compact.max.delta.commits` writes), if any. */
   metadataTableCompaction?: string | null;
+  /** Tries the commit took: more than 1 when a lost conflict was retried (`commitRetries`;
+   *  absent when the commit was found after an abort). */
+  attempts?: number;
+  /** Failed writes (of crashed or aborted writers) this one rolled back first. */
+  rolledBack?: string[];
   /** The signal fired after the commit point: the commit landed (counts from its metadata). */
   abortedAfterCommit?: boolean;
 }

@@ -108,6 +108,8 @@ export default {
       motoMs: proxy.stats.upstreamMs - upstream,
       roundTrips: body.io.roundTrips,
       writeRequests: body.io.requests,
+      puts: body.io.puts,
+      byPurpose: body.io.byPurpose ?? {},
       compaction: body.metadataTableCompaction ?? null,
       wasm: Number(res.headers.get('x-wasm-memory-bytes')),
     };
@@ -150,6 +152,10 @@ export default {
   const normal = runs.filter((r, i) => !runs.slice(0, i + 1).some((x) => x.compaction));
   out(`- wasm memory high-water before any compaction: **${mib(Math.max(...normal.map((r) => r.wasm)))} MiB**`);
   out(`- storage requests per POST (median): ${median(warm.map((r) => r.requests))}; write round trips (median): ${median(warm.map((r) => r.roundTrips))}`);
+  // Where a write's requests go (load does not change these): the median commit's, by purpose.
+  const typical = [...warm].sort((a, b) => a.writeRequests - b.writeRequests)[warm.length >> 1];
+  const purposes = Object.entries(typical.byPurpose).sort((a, b) => b[1].requests - a[1].requests);
+  out(`- the write's ${typical.writeRequests} requests (commit ${runs.indexOf(typical) + 1}; ${typical.puts} PUTs) by purpose: ${purposes.map(([p, io]) => `${p} ${io.requests}`).join(', ')}`);
   out(`- peak wasm memory over all commits: **${mib(Math.max(...runs.map((r) => r.wasm)))} MiB** (target ≤ 64 MB); workerd process peak RSS (runtime included): ${mib(rss)} MiB`);
   out(`- cold start: first HEAD (instantiates the ${mib(readFileSync(join(dir, 'out', 'bench', 'hudi_edge_bg.wasm')).length)} MiB wasm module) ${coldMs.toFixed(0)} ms vs a warm HEAD ${warmMs.toFixed(1)} ms → instantiate ≈ ${(coldMs - warmMs).toFixed(0)} ms; workerd up (module compiled) in ${worker.listeningMs.toFixed(0)} ms`);
   out(`- peer, the same upsert from Node (the tarball, open + upsert, same proxy): ${node[0].ms.toFixed(0)} ms, ${node[0].requests} requests, ${node[0].roundTrips} write round trips${node[0].compaction ? ` (with a metadata-table compaction, ${node[0].compaction})` : ''}`);

@@ -37,6 +37,22 @@ function openTable(env, signal) {
   });
 }
 
+/** Hudi write configs from the HUDI_WRITE_OPTIONS binding (a JSON object of `hoodie.*` strings),
+ *  e.g. the multi-writer settings; {} when unset. */
+function writeConfigs(env) {
+  if (!env.HUDI_WRITE_OPTIONS) return {};
+  let o;
+  try {
+    o = JSON.parse(env.HUDI_WRITE_OPTIONS);
+  } catch (e) {
+    throw Object.assign(new Error(`the HUDI_WRITE_OPTIONS binding is not JSON: ${e.message}`), { code: 'INVALID_ARGUMENT' });
+  }
+  if (!o || typeof o !== 'object' || Array.isArray(o) || Object.values(o).some((v) => typeof v !== 'string')) {
+    throw Object.assign(new Error('the HUDI_WRITE_OPTIONS binding must be a JSON object of strings'), { code: 'INVALID_ARGUMENT' });
+  }
+  return o;
+}
+
 function failure(code, message, extra = {}) {
   return Response.json({ code, message, ...extra }, { status: STATUS_BY_CODE[code] ?? 500 });
 }
@@ -99,9 +115,10 @@ export default {
         const limit = Math.max(1, Math.min(100, Number(url.searchParams.get('limit') ?? 10) || 10));
         return Response.json(await latestCommits(table, limit));
       }
-      // The client going away aborts the write: before the commit point nothing is visible
-      // and the instant is rolled back; after it the commit stands.
-      const options = { signal: request.signal, commitRetries: Number(env.COMMIT_RETRIES ?? 3) };
+      // The client going away aborts the write (with the enable_request_signal flag): before
+      // the commit point nothing is visible and the instant is rolled back; after it the
+      // commit stands.
+      const options = { signal: request.signal, commitRetries: Number(env.COMMIT_RETRIES ?? 3), options: writeConfigs(env) };
       const result = input.operation === 'delete' ? await table.delete(input.rows, options) : await table[input.operation](input.rows, options);
       return Response.json(result);
     } catch (e) {
