@@ -274,3 +274,79 @@ async fn concurrent_writers_keep_every_acknowledged_commit() {
         );
     }
 }
+
+/// A handle's data timeline is refreshed (as a write on it does under the lock, or before a
+/// retry) while its metadata table is being opened, after the metadata table's timeline was
+/// listed and a commit landed: the open answers for the timeline it started from instead of
+/// calling the table behind, and the handle's next ask opens the metadata table anew, so it
+/// knows that commit and reads its row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_table_opened_while_the_handle_refreshes_its_timeline() {
+    for (fixture, test) in [(MOR, "mor"), (COW, "cow")] {
+        let dir = common::table_copy(fixture, "write-concurrent-mdt-open", test);
+        let template = input_rows(&dir).await[0].clone();
+        let (listed_tx, listed) = oneshot::channel::<()>();
+        let (release, go) = oneshot::channel::<()>();
+        let gate = Arc::new(Mutex::new(Some((listed_tx, go))));
+        let mut hooked = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
+        hooked.after_list = Box::new(move |prefix| {
+            let held = if prefix.trim_end_matches('/') == ".hoodie/metadata/.hoodie/timeline" {
+                gate.lock().unwrap().take()
+            } else {
+                None
+            };
+            Box::pin(async move {
+                if let Some((listed, go)) = held {
+                    let _ = listed.send(());
+                    let _ = go.await;
+                }
+            })
+        });
+        let reader = Table::open(Arc::new(hooked)).await.unwrap();
+        let key = "LANDED-WHILE-OPENING";
+        let open_mdt = reader.metadata_table(&[]);
+        let meanwhile = async {
+            listed.await.unwrap();
+            let writer = open(&dir).await;
+            let rows = decode_input(
+                &writer,
+                &[with(
+                    &template,
+                    key,
+                    "merchant_name",
+                    key,
+                    3_000_000_000_000,
+                )],
+            )
+            .await;
+            let committed = writer
+                .write(&rows, &WriteOptions::new(Operation::Upsert))
+                .await
+                .unwrap();
+            reader.client().reload_timeline().await.unwrap();
+            release.send(()).unwrap();
+            committed.instant
+        };
+        let (opened, instant) = futures::join!(open_mdt, meanwhile);
+        let opened = opened.unwrap_or_else(|e| panic!("{test}: {e}"));
+        assert_ne!(opened.latest_instant().as_deref(), Some(instant.as_str()));
+        let now = reader.metadata_table(&[]).await.unwrap();
+        assert_eq!(
+            now.latest_instant().as_deref(),
+            Some(instant.as_str()),
+            "{test}: the handle answered with a metadata table older than its timeline"
+        );
+        let read = reader.read(&ReadOptions::default()).await.unwrap();
+        assert_eq!(
+            read.plan.stats.planning_source, "metadata_table",
+            "{test}: {:?}",
+            read.plan.stats.planning_notes
+        );
+        let found = read
+            .batches
+            .iter()
+            .flat_map(hudi_edge::api::output::rows_as_json)
+            .any(|r| r.get("txn_id").and_then(Value::as_str) == Some(key));
+        assert!(found, "{test}: the commit the handle shows is not read");
+    }
+}

@@ -1,5 +1,6 @@
 //! A storage that hands every request to another after a test's hooks on lists and puts:
-//! tests see which prefixes were listed, or hold a put until they let it go.
+//! tests see which prefixes were listed, hold a listing's answer or a put until they let it
+//! go.
 
 use std::sync::Arc;
 
@@ -9,13 +10,15 @@ use futures::future::BoxFuture;
 use hudi_edge::storage::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 
 type ListHook = Box<dyn Fn(&str) + Send + Sync>;
-type PutHook = Box<dyn Fn(&str) -> BoxFuture<'static, ()> + Send + Sync>;
+type AwaitedHook = Box<dyn Fn(&str) -> BoxFuture<'static, ()> + Send + Sync>;
 
 pub struct Hooked {
     pub inner: Arc<dyn Storage>,
     pub on_list: ListHook,
+    /// Awaited after the listing was answered, before the caller gets it.
+    pub after_list: AwaitedHook,
     /// Awaited before the put goes on.
-    pub on_put: PutHook,
+    pub on_put: AwaitedHook,
 }
 
 impl Hooked {
@@ -23,6 +26,7 @@ impl Hooked {
         Hooked {
             inner,
             on_list: Box::new(|_| {}),
+            after_list: Box::new(|_| Box::pin(async {})),
             on_put: Box::new(|_| Box::pin(async {})),
         }
     }
@@ -55,7 +59,9 @@ impl Storage for Hooked {
     }
     async fn list(&self, prefix: &str, recursive: bool) -> hudi_edge::Result<Vec<ObjectMeta>> {
         (self.on_list)(prefix);
-        self.inner.list(prefix, recursive).await
+        let listed = self.inner.list(prefix, recursive).await;
+        (self.after_list)(prefix).await;
+        listed
     }
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> hudi_edge::Result<ObjectMeta> {
         (self.on_put)(path).await;
