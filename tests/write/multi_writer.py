@@ -5,7 +5,8 @@ S3 server on loopback (or local files), then checked by this engine and PyPI `hu
                            [--scenario many|kill|pause] [--skew] [--engine cli|wasm]
 
 many:  WRITERS processes each make COMMITS upserts (one CLI process per commit, or with
-       --engine wasm one Node process per writer through the wasm build): a new key
+       --engine wasm one Node process per writer through the wasm build; --engine both runs
+       WRITERS of each kind at once, CLI writers first, on one table): a new key
        of their own every commit (disjoint) and, every 5th commit, an update of one of two
        shared keys (overlapping). Half the writers retry a lost conflict (--commit-retries 3),
        half do not. With --skew writer 0's clock runs 2 s ahead and writer 1's 2 s behind.
@@ -322,14 +323,15 @@ def scenario_many(table, writers, commits, skew, engine="cli", disjoint=False):
                 rows.append((f"SHARED-{(j // 5) % 2}", f"w{w}c{j}", base + 1000 + j * 100 + w))
             batches.append(rows)
         retries = 3 if w % 2 == 0 else 0
-        if engine == "wasm":
+        if engine == "wasm" or (engine == "both" and w >= writers):
             wasm_writer(table, w, batches, retries, results)
             return
         for j, rows in enumerate(batches):
             run_commit(table, w, j, rows, retries, env, results)
 
     t0 = time.time()
-    threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers)]
+    total = writers * 2 if engine == "both" else writers
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(total)]
     for t in threads:
         t.start()
     for t in threads:
@@ -337,7 +339,7 @@ def scenario_many(table, writers, commits, skew, engine="cli", disjoint=False):
     wall = time.time() - t0
     summary = check(table, results, expected, "many")
     summary.update(commits_per_s=round(summary["acknowledged"] / wall, 2))
-    summary.update(engine=engine, writers=writers, commits_each=commits, seconds=round(wall, 1),
+    summary.update(engine=engine, writers=total, commits_each=commits, seconds=round(wall, 1),
                    skew_ms="+2000/-2000 (writers 0/1)" if skew else "0")
     return summary
 
@@ -424,9 +426,11 @@ def main():
     ap.add_argument("--store", default="s3", choices=["s3", "local"])
     ap.add_argument("--scenario", default="many", choices=["many", "kill", "pause"])
     ap.add_argument("--skew", action="store_true")
-    ap.add_argument("--engine", default="cli", choices=["cli", "wasm"])
+    ap.add_argument("--engine", default="cli", choices=["cli", "wasm", "both"])
     ap.add_argument("--disjoint", action="store_true",
                     help="no shared keys: every commit inserts only its own key (throughput)")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="keep the final snapshot (as PyPI hudi read it) in DIR, e.g. for Spark")
     ap.add_argument("--latency-ms", type=int, default=0,
                     help="the CLI adds this delay to every request (local store)")
     a = ap.parse_args()
@@ -446,6 +450,8 @@ def main():
         else:
             summary = scenario_interrupted(table, a.scenario)
         summary.update(store=a.store, table=os.path.basename(a.fixture_zip))
+        if a.keep:
+            shutil.copytree(os.path.join(work, f"copy-{a.scenario}"), a.keep)
         print(json.dumps(summary))
     finally:
         if store:
