@@ -350,3 +350,40 @@ async fn metadata_table_opened_while_the_handle_refreshes_its_timeline() {
         assert!(found, "{test}: the commit the handle shows is not read");
     }
 }
+
+/// A writer that died after taking its instant time but before requesting it (or after
+/// committing, before deleting its heartbeat) leaves a heartbeat with no pending instant:
+/// the next writer deletes it once expired, and leaves a live one alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_heartbeats_without_a_pending_instant_are_deleted() {
+    let dir = common::table_copy(MOR, "write-concurrent-heartbeats", "mor");
+    let template = input_rows(&dir).await[0].clone();
+    let beats = dir.join(".hoodie/.heartbeat");
+    std::fs::create_dir_all(&beats).unwrap();
+    let (dead, live) = ("20200101000000000", "20200101000000001");
+    for name in [dead, live] {
+        std::fs::write(beats.join(name), b"").unwrap();
+    }
+    // Default heartbeat: 60 s × 2 misses; this one stopped an hour ago.
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(beats.join(dead))
+        .unwrap()
+        .set_modified(an_hour_ago)
+        .unwrap();
+    let table = open(&dir).await;
+    let rows = decode_input(
+        &table,
+        &[with(
+            &template,
+            "AFTER-A-DEAD-ONE",
+            "merchant_name",
+            "x",
+            3_000_000_000_000,
+        )],
+    )
+    .await;
+    table.write(&rows, &occ(0)).await.unwrap();
+    assert_eq!(listing(&dir, ".hoodie/.heartbeat"), [live]);
+}

@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -131,6 +132,30 @@ class Store:
                 p = os.path.join(dest, o["Key"][2:])
                 os.makedirs(os.path.dirname(p), exist_ok=True)
                 self.s3.download_file("lake", o["Key"], p)
+
+    def lock_and_heartbeat_requests(self):
+        """What moto's access log saw of the lock object and the heartbeats, by method and
+        status (e.g. `PUT 412`: a conditional put another writer won)."""
+        if not self.moto:
+            return None
+        self.log.flush()
+        counts = {"lock": {}, "heartbeat": {}}
+        pattern = re.compile(r'"([A-Z]+) /lake/t/\.hoodie/([^ ?"]*)[^"]*" (\d{3})')
+        prefix = re.compile(r'"GET /lake\?[^"]*prefix=t%2F\.hoodie%2F\.heartbeat[^"]*" (\d{3})')
+        for line in open(self.log.name):
+            m = pattern.search(line)
+            if m:
+                method, key, status = m.groups()
+                kind = ("lock" if key == ".locks/table_lock.json"
+                        else "heartbeat" if key.startswith(".heartbeat/") else None)
+            elif prefix.search(line):
+                method, kind, status = "LIST", "heartbeat", prefix.search(line).group(1)
+            else:
+                continue
+            if kind:
+                k = method if status.startswith("2") else f"{method} {status}"
+                counts[kind][k] = counts[kind].get(k, 0) + 1
+        return counts
 
     def close(self):
         if self.moto:
@@ -337,7 +362,9 @@ def scenario_many(table, writers, commits, skew, engine="cli", disjoint=False):
     for t in threads:
         t.join()
     wall = time.time() - t0
+    requests = table.store.lock_and_heartbeat_requests()
     summary = check(table, results, expected, "many")
+    summary.update(requests=requests)
     summary.update(commits_per_s=round(summary["acknowledged"] / wall, 2))
     summary.update(engine=engine, writers=total, commits_each=commits, seconds=round(wall, 1),
                    skew_ms="+2000/-2000 (writers 0/1)" if skew else "0")
@@ -350,12 +377,17 @@ def lock_owner(table):
 
 
 def wait_for_lock(table, proc, timeout=60):
-    """Until the lock is held (not expired) while `proc` runs, i.e. it entered its commit."""
+    """Until `proc` holds the lock inside its commit: the lock is held (not expired) while
+    its instant is pending on the timeline (the write takes the lock once before, briefly,
+    to take its instant time; a kill then would leave no instant to roll back)."""
+    before = set(table.store.list(".hoodie/timeline"))
     deadline = time.time() + timeout
     while time.time() < deadline:
         lock = lock_owner(table)
         if lock and not lock["expired"] and proc.poll() is None:
-            return lock
+            new = [n for n in table.store.list(".hoodie/timeline") if n not in before]
+            if any(n.endswith(".inflight") for n in new) and lock_owner(table) == lock:
+                return lock
         time.sleep(0.02)
     fail("the held writer never took the lock")
 
