@@ -45,7 +45,10 @@ LOCK_OPTS = {
     "hoodie.write.lock.storage.validity.timeout.secs": "10",
     "hoodie.write.lock.storage.renew.interval.secs": "1",
     "hoodie.client.heartbeat.interval_in_ms": "1000",
-    "hoodie.client.heartbeat.tolerable.misses": "2",
+    # Expired after 5 s: longer than the ±2 s clock skew of --skew, as it must be (a writer
+    # compares its own clock with the store's time of the last beat, as Java's does: one
+    # 2 s ahead would take 2 s-old beats of live writers for dead ones at 2 s).
+    "hoodie.client.heartbeat.tolerable.misses": "5",
     "hoodie.write.lock.wait_time_ms": "120000",
     "hoodie.write.lock.wait_time_ms_between_retry": "50",
 }
