@@ -12,14 +12,12 @@ mod helpers;
 use std::path::Path;
 use std::sync::Arc;
 
-use futures::channel::oneshot;
 use helpers::*;
 use hudi_edge::read::ReadOptions;
 use hudi_edge::storage::local::LocalStorage;
 use hudi_edge::write::{Operation, WriteOptions};
 use hudi_edge::Table;
 use serde_json::{Map, Value};
-use std::sync::Mutex;
 
 const MOR: &str = "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle";
 const COW: &str = "sample_table/cow/v9_txns_simple_overwrite";
@@ -126,26 +124,13 @@ async fn a_lost_conflict_names_the_winner_and_a_retry_commits() {
                 .unwrap();
             // A's storage holds its first inflight instant (between tagging and writing)
             // until B has committed.
-            let (reached_tx, reached) = oneshot::channel();
-            let (release, open_rx) = oneshot::channel::<()>();
-            let gate = Mutex::new(Some((reached_tx, open_rx)));
             let mut gated = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
-            gated.on_put = Box::new(move |path| {
-                let first = path.starts_with(".hoodie/timeline/")
+            let (hook, reached, release) = common::hooked::gate_once(|path| {
+                path.starts_with(".hoodie/timeline/")
                     && path.ends_with("inflight")
-                    && !path.contains("rollback");
-                let held = if first {
-                    gate.lock().unwrap().take()
-                } else {
-                    None
-                };
-                Box::pin(async move {
-                    if let Some((reached, open)) = held {
-                        let _ = reached.send(());
-                        let _ = open.await;
-                    }
-                })
+                    && !path.contains("rollback")
             });
+            gated.on_put = hook;
             let gated = Arc::new(gated);
             let a_table = Table::open(gated.clone()).await.unwrap();
             let a_rows = decode_input(
@@ -285,23 +270,11 @@ async fn metadata_table_opened_while_the_handle_refreshes_its_timeline() {
     for (fixture, test) in [(MOR, "mor"), (COW, "cow")] {
         let dir = common::table_copy(fixture, "write-concurrent-mdt-open", test);
         let template = input_rows(&dir).await[0].clone();
-        let (listed_tx, listed) = oneshot::channel::<()>();
-        let (release, go) = oneshot::channel::<()>();
-        let gate = Arc::new(Mutex::new(Some((listed_tx, go))));
         let mut hooked = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
-        hooked.after_list = Box::new(move |prefix| {
-            let held = if prefix.trim_end_matches('/') == ".hoodie/metadata/.hoodie/timeline" {
-                gate.lock().unwrap().take()
-            } else {
-                None
-            };
-            Box::pin(async move {
-                if let Some((listed, go)) = held {
-                    let _ = listed.send(());
-                    let _ = go.await;
-                }
-            })
+        let (hook, listed, release) = common::hooked::gate_once(|prefix| {
+            prefix.trim_end_matches('/') == ".hoodie/metadata/.hoodie/timeline"
         });
+        hooked.after_list = hook;
         let reader = Table::open(Arc::new(hooked)).await.unwrap();
         let key = "LANDED-WHILE-OPENING";
         let open_mdt = reader.metadata_table(&[]);

@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use hudi_edge::storage::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 
 type ListHook = Box<dyn Fn(&str) + Send + Sync>;
-type AwaitedHook = Box<dyn Fn(&str) -> BoxFuture<'static, ()> + Send + Sync>;
+pub type AwaitedHook = Box<dyn Fn(&str) -> BoxFuture<'static, ()> + Send + Sync>;
 
 pub struct Hooked {
     pub inner: Arc<dyn Storage>,
@@ -30,6 +30,34 @@ impl Hooked {
             on_put: Box::new(|_| Box::pin(async {})),
         }
     }
+}
+
+/// A hook that holds the first request `matches` picks until the test lets it go. Answers
+/// the hook, a receiver told once that request is held, and the sender that lets it go.
+pub fn gate_once(
+    matches: impl Fn(&str) -> bool + Send + Sync + 'static,
+) -> (
+    AwaitedHook,
+    futures::channel::oneshot::Receiver<()>,
+    futures::channel::oneshot::Sender<()>,
+) {
+    let (reached_tx, reached) = futures::channel::oneshot::channel();
+    let (release, go) = futures::channel::oneshot::channel::<()>();
+    let gate = std::sync::Mutex::new(Some((reached_tx, go)));
+    let hook: AwaitedHook = Box::new(move |path| {
+        let held = if matches(path) {
+            gate.lock().unwrap().take()
+        } else {
+            None
+        };
+        Box::pin(async move {
+            if let Some((reached, go)) = held {
+                let _ = reached.send(());
+                let _ = go.await;
+            }
+        })
+    });
+    (hook, reached, release)
 }
 
 impl std::fmt::Debug for Hooked {
