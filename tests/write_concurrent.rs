@@ -12,14 +12,12 @@ mod helpers;
 use std::path::Path;
 use std::sync::Arc;
 
-use futures::channel::oneshot;
 use helpers::*;
 use hudi_edge::read::ReadOptions;
 use hudi_edge::storage::local::LocalStorage;
 use hudi_edge::write::{Operation, WriteOptions};
 use hudi_edge::Table;
 use serde_json::{Map, Value};
-use std::sync::Mutex;
 
 const MOR: &str = "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle";
 const COW: &str = "sample_table/cow/v9_txns_simple_overwrite";
@@ -126,26 +124,13 @@ async fn a_lost_conflict_names_the_winner_and_a_retry_commits() {
                 .unwrap();
             // A's storage holds its first inflight instant (between tagging and writing)
             // until B has committed.
-            let (reached_tx, reached) = oneshot::channel();
-            let (release, open_rx) = oneshot::channel::<()>();
-            let gate = Mutex::new(Some((reached_tx, open_rx)));
             let mut gated = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
-            gated.on_put = Box::new(move |path| {
-                let first = path.starts_with(".hoodie/timeline/")
+            let (hook, reached, release) = common::hooked::gate_once(|path| {
+                path.starts_with(".hoodie/timeline/")
                     && path.ends_with("inflight")
-                    && !path.contains("rollback");
-                let held = if first {
-                    gate.lock().unwrap().take()
-                } else {
-                    None
-                };
-                Box::pin(async move {
-                    if let Some((reached, open)) = held {
-                        let _ = reached.send(());
-                        let _ = open.await;
-                    }
-                })
+                    && !path.contains("rollback")
             });
+            gated.on_put = hook;
             let gated = Arc::new(gated);
             let a_table = Table::open(gated.clone()).await.unwrap();
             let a_rows = decode_input(
@@ -273,4 +258,105 @@ async fn concurrent_writers_keep_every_acknowledged_commit() {
             &format!("{test}: hudi-rs"),
         );
     }
+}
+
+/// A handle's data timeline is refreshed (as a write on it does under the lock, or before a
+/// retry) while its metadata table is being opened, after the metadata table's timeline was
+/// listed and a commit landed: the open answers for the timeline it started from instead of
+/// calling the table behind, and the handle's next ask opens the metadata table anew, so it
+/// knows that commit and reads its row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_table_opened_while_the_handle_refreshes_its_timeline() {
+    for (fixture, test) in [(MOR, "mor"), (COW, "cow")] {
+        let dir = common::table_copy(fixture, "write-concurrent-mdt-open", test);
+        let template = input_rows(&dir).await[0].clone();
+        let mut hooked = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
+        let (hook, listed, release) = common::hooked::gate_once(|prefix| {
+            prefix.trim_end_matches('/') == ".hoodie/metadata/.hoodie/timeline"
+        });
+        hooked.after_list = hook;
+        let reader = Table::open(Arc::new(hooked)).await.unwrap();
+        let key = "LANDED-WHILE-OPENING";
+        let open_mdt = reader.metadata_table(&[]);
+        let meanwhile = async {
+            listed.await.unwrap();
+            let writer = open(&dir).await;
+            let rows = decode_input(
+                &writer,
+                &[with(
+                    &template,
+                    key,
+                    "merchant_name",
+                    key,
+                    3_000_000_000_000,
+                )],
+            )
+            .await;
+            let committed = writer
+                .write(&rows, &WriteOptions::new(Operation::Upsert))
+                .await
+                .unwrap();
+            reader.client().reload_timeline().await.unwrap();
+            release.send(()).unwrap();
+            committed.instant
+        };
+        let (opened, instant) = futures::join!(open_mdt, meanwhile);
+        let opened = opened.unwrap_or_else(|e| panic!("{test}: {e}"));
+        assert_ne!(opened.latest_instant().as_deref(), Some(instant.as_str()));
+        let now = reader.metadata_table(&[]).await.unwrap();
+        assert_eq!(
+            now.latest_instant().as_deref(),
+            Some(instant.as_str()),
+            "{test}: the handle answered with a metadata table older than its timeline"
+        );
+        let read = reader.read(&ReadOptions::default()).await.unwrap();
+        assert_eq!(
+            read.plan.stats.planning_source, "metadata_table",
+            "{test}: {:?}",
+            read.plan.stats.planning_notes
+        );
+        let found = read
+            .batches
+            .iter()
+            .flat_map(hudi_edge::api::output::rows_as_json)
+            .any(|r| r.get("txn_id").and_then(Value::as_str) == Some(key));
+        assert!(found, "{test}: the commit the handle shows is not read");
+    }
+}
+
+/// A writer that died after taking its instant time but before requesting it (or after
+/// committing, before deleting its heartbeat) leaves a heartbeat with no pending instant:
+/// the next writer deletes it once expired, and leaves a live one alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_heartbeats_without_a_pending_instant_are_deleted() {
+    let dir = common::table_copy(MOR, "write-concurrent-heartbeats", "mor");
+    let template = input_rows(&dir).await[0].clone();
+    let beats = dir.join(".hoodie/.heartbeat");
+    std::fs::create_dir_all(&beats).unwrap();
+    let (dead, live) = ("20200101000000000", "20200101000000001");
+    for name in [dead, live] {
+        std::fs::write(beats.join(name), b"").unwrap();
+    }
+    // Default heartbeat: 60 s × 2 misses; this one stopped an hour ago.
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(beats.join(dead))
+        .unwrap()
+        .set_modified(an_hour_ago)
+        .unwrap();
+    let table = open(&dir).await;
+    let rows = decode_input(
+        &table,
+        &[with(
+            &template,
+            "AFTER-A-DEAD-ONE",
+            "merchant_name",
+            "x",
+            3_000_000_000_000,
+        )],
+    )
+    .await;
+    table.write(&rows, &occ(0)).await.unwrap();
+    assert_eq!(listing(&dir, ".hoodie/.heartbeat"), [live]);
 }

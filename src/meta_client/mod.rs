@@ -3,6 +3,7 @@
 //! Everything above it (the metadata table, merging, planning, the writer) starts here.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arrow_schema::{Schema, SchemaRef};
@@ -19,6 +20,9 @@ pub struct MetaClient {
     io: Arc<IoStats>,
     config: TableConfig,
     timeline: Mutex<Arc<Timeline>>,
+    /// Counts the listings the active timeline was replaced by (changed only with the
+    /// timeline's lock held): what the metadata table opened against is matched by it.
+    listing: AtomicU64,
     commit_metadata: Mutex<HashMap<String, Arc<CommitMetadata>>>,
     footers: Mutex<HashMap<String, Footer>>,
 }
@@ -87,6 +91,7 @@ impl MetaClient {
             io,
             config,
             timeline: Mutex::new(Arc::new(timeline)),
+            listing: AtomicU64::new(0),
             commit_metadata: Mutex::new(HashMap::new()),
             footers: Mutex::new(HashMap::new()),
         })
@@ -111,6 +116,13 @@ impl MetaClient {
 
     pub fn timeline(&self) -> Arc<Timeline> {
         lock(&self.timeline).clone()
+    }
+
+    /// The timeline with the number of the listing its active instants came from (archived
+    /// instants loaded since do not change it).
+    pub fn listed_timeline(&self) -> (Arc<Timeline>, u64) {
+        let held = lock(&self.timeline);
+        (held.clone(), self.listing.load(Ordering::SeqCst))
     }
 
     /// Takes the active timeline from a fresh listing of its directory; whether it differed
@@ -138,6 +150,7 @@ impl MetaClient {
             updated.history_loaded = true;
         }
         *held = Arc::new(updated);
+        self.listing.fetch_add(1, Ordering::SeqCst);
         true
     }
 
@@ -145,7 +158,9 @@ impl MetaClient {
     pub async fn reload_timeline(&self) -> Result<Arc<Timeline>> {
         let listing = self.storage.list(&self.config.timeline_dir, false).await?;
         let fresh = Arc::new(Timeline::from_listing(&listing, &self.config));
-        *lock(&self.timeline) = fresh.clone();
+        let mut held = lock(&self.timeline);
+        *held = fresh.clone();
+        self.listing.fetch_add(1, Ordering::SeqCst);
         Ok(fresh)
     }
 

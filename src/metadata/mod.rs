@@ -61,10 +61,14 @@ impl MetadataCache {
     }
 
     /// The metadata table of `data`; the first open also lists the MDT partitions in
-    /// `prefetch`, in the same round trip.
+    /// `prefetch`, in the same round trip. One opened against an earlier listing of the data
+    /// timeline is opened again: it may not know commits the handle now shows.
     pub async fn get(&self, data: &MetaClient, prefetch: &[&str]) -> Result<Arc<MetadataTable>> {
+        let (_, listing) = data.listed_timeline();
         if let Some(m) = lock(&self.opened).clone() {
-            return Ok(m);
+            if m.data_listing() == listing {
+                return Ok(m);
+            }
         }
         if let Some((what, path)) = lock(&self.unsupported).clone() {
             return Err(HudiError::Unsupported { what, path });

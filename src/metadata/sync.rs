@@ -31,7 +31,9 @@ pub(super) fn check_config(c: &TableConfig) -> Result<()> {
 
 /// The metadata table must know the data table's latest commit: a metadata delta commit of
 /// the same instant, or an initialization that completed after it (or it was archived out of
-/// the metadata timeline long ago). Otherwise it is behind and would miss files.
+/// the metadata timeline long ago). Otherwise it is behind and would miss files. (Java's
+/// reader does not check; every writer, Java's and ours, completes the metadata delta
+/// commit before the data commit, so a table listed data timeline first always passes.)
 pub(super) fn check_in_sync(data: &Timeline, mdt: &Timeline) -> Result<()> {
     let Some(latest) = data.latest_completed_write() else {
         return Ok(());

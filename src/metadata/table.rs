@@ -58,6 +58,9 @@ pub struct MetadataTable {
     available: Vec<String>,
     /// Valid metadata delta commits the data timeline does not have as completed.
     orphans: Vec<String>,
+    /// Which listing of the data timeline it was checked against and answers for
+    /// ([`MetaClient::listed_timeline`]).
+    data_listing: u64,
     /// MDT partition directory listings fetched ahead (taken when first used).
     listings: Mutex<HashMap<String, Vec<ObjectMeta>>>,
     shards: Mutex<HashMap<String, Arc<Vec<FileSlice>>>>,
@@ -105,6 +108,11 @@ impl MetadataTable {
                  write a listing manifest (.hoodie/hudi-edge-manifest.json) or use an S3 listing",
             ));
         }
+        // The data timeline is taken before the metadata table's is listed: a data commit
+        // completes after its metadata delta commit, so any commit it shows is in that
+        // listing. Taken after, a refresh of the handle's timeline meanwhile (a write on it)
+        // could show a commit newer than the listing and the table would look behind.
+        let (data_timeline, data_listing) = data.listed_timeline();
         let wanted: Vec<&str> = prefetch
             .iter()
             .copied()
@@ -125,10 +133,11 @@ impl MetadataTable {
             .zip(listings?)
             .collect();
         check_config(mdt.config())?;
-        let (data_timeline, mdt_timeline) = (data.timeline(), mdt.timeline());
+        let mdt_timeline = mdt.timeline();
         check_in_sync(&data_timeline, &mdt_timeline)?;
         let valid = valid_instants(&data_timeline, &mdt_timeline);
         Ok(MetadataTable {
+            data_listing,
             orphans: orphans(&data_timeline, &mdt_timeline),
             storage,
             visibility: visibility(&mdt_timeline, &valid),
@@ -141,6 +150,11 @@ impl MetadataTable {
             logs: Mutex::default(),
             decoders: Mutex::default(),
         })
+    }
+
+    /// The listing of the data timeline it answers for.
+    pub fn data_listing(&self) -> u64 {
+        self.data_listing
     }
 
     /// Whether the data table declares an MDT partition complete.

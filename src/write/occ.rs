@@ -232,10 +232,23 @@ pub(crate) async fn write(
             }
             let mut listing = Listing::of_timeline(client.config(), &objects);
             let now = files::now_ms();
+            let pending: HashSet<String> = listing
+                .pending_instants()
+                .into_iter()
+                .map(|(t, _)| t)
+                .collect();
             listing.spare_writes(|t| heartbeat_expired(&beats, t, now, config));
             let rolled_back = rollback::rollback_listed(client, listing).await?;
             for r in &rolled_back {
                 let _ = storage.delete(&heartbeat_path(&r.instant)).await;
+            }
+            // Heartbeats a dead writer left with no pending instant: it died after taking
+            // its instant time but before requesting it, or after committing but before
+            // deleting the heartbeat. Expired, they belong to no live write.
+            for t in beats.keys().filter(|t| !pending.contains(*t)) {
+                if heartbeat_expired(&beats, t, now, config) {
+                    let _ = storage.delete(&heartbeat_path(t)).await;
+                }
             }
             if !rolled_back.is_empty() {
                 client.reload_timeline().await?;

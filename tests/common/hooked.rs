@@ -1,5 +1,6 @@
 //! A storage that hands every request to another after a test's hooks on lists and puts:
-//! tests see which prefixes were listed, or hold a put until they let it go.
+//! tests see which prefixes were listed, hold a listing's answer or a put until they let it
+//! go.
 
 use std::sync::Arc;
 
@@ -9,13 +10,15 @@ use futures::future::BoxFuture;
 use hudi_edge::storage::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 
 type ListHook = Box<dyn Fn(&str) + Send + Sync>;
-type PutHook = Box<dyn Fn(&str) -> BoxFuture<'static, ()> + Send + Sync>;
+pub type AwaitedHook = Box<dyn Fn(&str) -> BoxFuture<'static, ()> + Send + Sync>;
 
 pub struct Hooked {
     pub inner: Arc<dyn Storage>,
     pub on_list: ListHook,
+    /// Awaited after the listing was answered, before the caller gets it.
+    pub after_list: AwaitedHook,
     /// Awaited before the put goes on.
-    pub on_put: PutHook,
+    pub on_put: AwaitedHook,
 }
 
 impl Hooked {
@@ -23,9 +26,38 @@ impl Hooked {
         Hooked {
             inner,
             on_list: Box::new(|_| {}),
+            after_list: Box::new(|_| Box::pin(async {})),
             on_put: Box::new(|_| Box::pin(async {})),
         }
     }
+}
+
+/// A hook that holds the first request `matches` picks until the test lets it go. Answers
+/// the hook, a receiver told once that request is held, and the sender that lets it go.
+pub fn gate_once(
+    matches: impl Fn(&str) -> bool + Send + Sync + 'static,
+) -> (
+    AwaitedHook,
+    futures::channel::oneshot::Receiver<()>,
+    futures::channel::oneshot::Sender<()>,
+) {
+    let (reached_tx, reached) = futures::channel::oneshot::channel();
+    let (release, go) = futures::channel::oneshot::channel::<()>();
+    let gate = std::sync::Mutex::new(Some((reached_tx, go)));
+    let hook: AwaitedHook = Box::new(move |path| {
+        let held = if matches(path) {
+            gate.lock().unwrap().take()
+        } else {
+            None
+        };
+        Box::pin(async move {
+            if let Some((reached, go)) = held {
+                let _ = reached.send(());
+                let _ = go.await;
+            }
+        })
+    });
+    (hook, reached, release)
 }
 
 impl std::fmt::Debug for Hooked {
@@ -55,7 +87,9 @@ impl Storage for Hooked {
     }
     async fn list(&self, prefix: &str, recursive: bool) -> hudi_edge::Result<Vec<ObjectMeta>> {
         (self.on_list)(prefix);
-        self.inner.list(prefix, recursive).await
+        let listed = self.inner.list(prefix, recursive).await;
+        (self.after_list)(prefix).await;
+        listed
     }
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> hudi_edge::Result<ObjectMeta> {
         (self.on_put)(path).await;

@@ -5,7 +5,8 @@ S3 server on loopback (or local files), then checked by this engine and PyPI `hu
                            [--scenario many|kill|pause] [--skew] [--engine cli|wasm]
 
 many:  WRITERS processes each make COMMITS upserts (one CLI process per commit, or with
-       --engine wasm one Node process per writer through the wasm build): a new key
+       --engine wasm one Node process per writer through the wasm build; --engine both runs
+       WRITERS of each kind at once, CLI writers first, on one table): a new key
        of their own every commit (disjoint) and, every 5th commit, an update of one of two
        shared keys (overlapping). Half the writers retry a lost conflict (--commit-retries 3),
        half do not. With --skew writer 0's clock runs 2 s ahead and writer 1's 2 s behind.
@@ -24,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -43,7 +45,10 @@ LOCK_OPTS = {
     "hoodie.write.lock.storage.validity.timeout.secs": "10",
     "hoodie.write.lock.storage.renew.interval.secs": "1",
     "hoodie.client.heartbeat.interval_in_ms": "1000",
-    "hoodie.client.heartbeat.tolerable.misses": "2",
+    # Expired after 5 s: longer than the ±2 s clock skew of --skew, as it must be (a writer
+    # compares its own clock with the store's time of the last beat, as Java's does: one
+    # 2 s ahead would take 2 s-old beats of live writers for dead ones at 2 s).
+    "hoodie.client.heartbeat.tolerable.misses": "5",
     "hoodie.write.lock.wait_time_ms": "120000",
     "hoodie.write.lock.wait_time_ms_between_retry": "50",
 }
@@ -130,6 +135,35 @@ class Store:
                 p = os.path.join(dest, o["Key"][2:])
                 os.makedirs(os.path.dirname(p), exist_ok=True)
                 self.s3.download_file("lake", o["Key"], p)
+
+    def lock_and_heartbeat_requests(self):
+        """What moto's access log saw of the lock object and the heartbeats, by method and
+        status (e.g. `PUT 412`: a conditional put another writer won; `HEAD` after it: the
+        loser checks the object is not its own earlier try). Heartbeat deletes go out as S3
+        bulk deletes (`POST ?delete`), which the log does not name: not counted."""
+        if not self.moto:
+            return None
+        self.log.flush()
+        counts = {"lock": {}, "heartbeat": {}}
+        pattern = re.compile(r'"([A-Z]+) /lake/t/\.hoodie/([^ ?"]*)[^"]*" (\d{3})')
+        prefix = re.compile(
+            r'"GET /lake\?[^"]*prefix=t(?:/|%2F)\.hoodie(?:/|%2F)\.heartbeat[^"]*" (\d{3})')
+        ansi = re.compile(r"\x1b\[[0-9;]*m")  # moto colours the lines of 4xx answers
+        for line in open(self.log.name):
+            line = ansi.sub("", line)
+            m = pattern.search(line)
+            if m:
+                method, key, status = m.groups()
+                kind = ("lock" if key == ".locks/table_lock.json"
+                        else "heartbeat" if key.startswith(".heartbeat/") else None)
+            elif prefix.search(line):
+                method, kind, status = "LIST", "heartbeat", prefix.search(line).group(1)
+            else:
+                continue
+            if kind:
+                k = method if status.startswith("2") else f"{method} {status}"
+                counts[kind][k] = counts[kind].get(k, 0) + 1
+        return counts
 
     def close(self):
         if self.moto:
@@ -322,22 +356,25 @@ def scenario_many(table, writers, commits, skew, engine="cli", disjoint=False):
                 rows.append((f"SHARED-{(j // 5) % 2}", f"w{w}c{j}", base + 1000 + j * 100 + w))
             batches.append(rows)
         retries = 3 if w % 2 == 0 else 0
-        if engine == "wasm":
+        if engine == "wasm" or (engine == "both" and w >= writers):
             wasm_writer(table, w, batches, retries, results)
             return
         for j, rows in enumerate(batches):
             run_commit(table, w, j, rows, retries, env, results)
 
     t0 = time.time()
-    threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers)]
+    total = writers * 2 if engine == "both" else writers
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(total)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     wall = time.time() - t0
+    requests = table.store.lock_and_heartbeat_requests()
     summary = check(table, results, expected, "many")
+    summary.update(requests=requests)
     summary.update(commits_per_s=round(summary["acknowledged"] / wall, 2))
-    summary.update(engine=engine, writers=writers, commits_each=commits, seconds=round(wall, 1),
+    summary.update(engine=engine, writers=total, commits_each=commits, seconds=round(wall, 1),
                    skew_ms="+2000/-2000 (writers 0/1)" if skew else "0")
     return summary
 
@@ -348,12 +385,17 @@ def lock_owner(table):
 
 
 def wait_for_lock(table, proc, timeout=60):
-    """Until the lock is held (not expired) while `proc` runs, i.e. it entered its commit."""
+    """Until `proc` holds the lock inside its commit: the lock is held (not expired) while
+    its instant is pending on the timeline (the write takes the lock once before, briefly,
+    to take its instant time; a kill then would leave no instant to roll back)."""
+    before = set(table.store.list(".hoodie/timeline"))
     deadline = time.time() + timeout
     while time.time() < deadline:
         lock = lock_owner(table)
         if lock and not lock["expired"] and proc.poll() is None:
-            return lock
+            new = [n for n in table.store.list(".hoodie/timeline") if n not in before]
+            if any(n.endswith(".inflight") for n in new) and lock_owner(table) == lock:
+                return lock
         time.sleep(0.02)
     fail("the held writer never took the lock")
 
@@ -424,9 +466,11 @@ def main():
     ap.add_argument("--store", default="s3", choices=["s3", "local"])
     ap.add_argument("--scenario", default="many", choices=["many", "kill", "pause"])
     ap.add_argument("--skew", action="store_true")
-    ap.add_argument("--engine", default="cli", choices=["cli", "wasm"])
+    ap.add_argument("--engine", default="cli", choices=["cli", "wasm", "both"])
     ap.add_argument("--disjoint", action="store_true",
                     help="no shared keys: every commit inserts only its own key (throughput)")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="keep the final snapshot (as PyPI hudi read it) in DIR, e.g. for Spark")
     ap.add_argument("--latency-ms", type=int, default=0,
                     help="the CLI adds this delay to every request (local store)")
     a = ap.parse_args()
@@ -446,6 +490,8 @@ def main():
         else:
             summary = scenario_interrupted(table, a.scenario)
         summary.update(store=a.store, table=os.path.basename(a.fixture_zip))
+        if a.keep:
+            shutil.copytree(os.path.join(work, f"copy-{a.scenario}"), a.keep)
         print(json.dumps(summary))
     finally:
         if store:
