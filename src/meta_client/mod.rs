@@ -14,6 +14,9 @@ use crate::schema::align;
 use crate::storage::{Instrumented, IoSnapshot, IoStats, ObjectMeta, Purpose, Storage, StorageExt};
 use crate::timeline::{history, CommitMetadata, Instant, Timeline, Visibility};
 
+/// Where tables of timeline layout 2 (table versions 8+) keep their instants by default.
+const CURRENT_TIMELINE_DIR: &str = ".hoodie/timeline";
+
 pub struct MetaClient {
     storage: Arc<dyn Storage>,
     io: Arc<IoStats>,
@@ -68,16 +71,15 @@ impl MetaClient {
     }
 
     async fn open_counted(storage: Arc<dyn Storage>, io: Arc<IoStats>) -> Result<MetaClient> {
-        let (props, layout1, layout2) = futures::join!(
+        // The current layout's timeline is listed beside the properties; an older table's
+        // (`.hoodie` itself) costs a second round trip instead of a request on every open.
+        let (props, current_layout) = futures::join!(
             read_properties(&*storage),
-            storage.list(".hoodie", false),
-            storage.list(".hoodie/timeline", false),
+            storage.list(CURRENT_TIMELINE_DIR, false),
         );
         let config = props?;
-        let listing = if config.timeline_dir == ".hoodie" {
-            layout1?
-        } else if config.timeline_dir == ".hoodie/timeline" {
-            layout2?
+        let listing = if config.timeline_dir == CURRENT_TIMELINE_DIR {
+            current_layout?
         } else {
             storage.list(&config.timeline_dir, false).await?
         };
