@@ -6,15 +6,23 @@
 mod common;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
 
 use common::*;
+use hudi_edge::storage::latency::Latency;
+use hudi_edge::storage::local::LocalStorage;
 use hudi_edge::storage::Purpose;
+use hudi_edge::Table;
 
 const MOR: &str = "sample_table/mor/avro/v9_txns_simple_meta";
 
 #[tokio::test]
 async fn first_screen_reads_properties_and_listings_only() {
-    let table = open(MOR).await.unwrap();
+    // 20 ms per request: requests in flight together overlap, so round trips are counted.
+    let local = Arc::new(LocalStorage::new(table_path(MOR)));
+    let storage = Arc::new(Latency::new(local, Duration::from_millis(20)));
+    let table = Table::open(storage).await.unwrap();
     let timeline = table.timeline();
     let view = table.file_system_view(None).await.unwrap();
     let io = table.io();
@@ -74,4 +82,7 @@ async fn first_screen_reads_properties_and_listings_only() {
     assert_eq!(requests(Purpose::Listing), 2 + partitions.len() as u64);
     assert_eq!(requests(Purpose::CommitMetadata), replaces);
     assert!(io.bytes <= 64 * 1024, "{} bytes", io.bytes);
+    // The properties with the timeline; the root with the replacecommits' metadata; the
+    // partitions (which share the second round trip when a commit read is still in flight).
+    assert!(io.round_trips <= 3, "{} round trips", io.round_trips);
 }
