@@ -15,6 +15,9 @@ use crate::schema::align;
 use crate::storage::{Instrumented, IoSnapshot, IoStats, ObjectMeta, Purpose, Storage, StorageExt};
 use crate::timeline::{history, CommitMetadata, Instant, Timeline, Visibility};
 
+/// Where tables of timeline layout 2 (table versions 8+) keep their instants by default.
+const CURRENT_TIMELINE_DIR: &str = ".hoodie/timeline";
+
 pub struct MetaClient {
     storage: Arc<dyn Storage>,
     io: Arc<IoStats>,
@@ -72,16 +75,15 @@ impl MetaClient {
     }
 
     async fn open_counted(storage: Arc<dyn Storage>, io: Arc<IoStats>) -> Result<MetaClient> {
-        let (props, layout1, layout2) = futures::join!(
+        // The current layout's timeline is listed beside the properties; an older table's
+        // (`.hoodie` itself) costs a second round trip instead of a request on every open.
+        let (props, current_layout) = futures::join!(
             read_properties(&*storage),
-            storage.list(".hoodie", false),
-            storage.list(".hoodie/timeline", false),
+            storage.list(CURRENT_TIMELINE_DIR, false),
         );
         let config = props?;
-        let listing = if config.timeline_dir == ".hoodie" {
-            layout1?
-        } else if config.timeline_dir == ".hoodie/timeline" {
-            layout2?
+        let listing = if config.timeline_dir == CURRENT_TIMELINE_DIR {
+            current_layout?
         } else {
             storage.list(&config.timeline_dir, false).await?
         };
@@ -461,16 +463,18 @@ impl MetaClient {
             .map(|t| crate::timeline::time::resolve_time(t, self.config.timezone))
             .transpose()?;
         let visibility = self.timeline().visibility_as_of(as_of.as_deref());
-        let files = self
-            .list_data_files()
-            .await?
+        // The replacecommits' metadata is read beside the listings: one round trip fewer.
+        let (listed, replaced) = futures::try_join!(
+            self.list_data_files(),
+            self.replaced_file_groups(&visibility)
+        )?;
+        let files = listed
             .into_iter()
             .map(|(partition, m)| crate::file_group::view::DataFile {
                 name: m.name().to_string(),
                 partition,
                 size: m.size,
             });
-        let replaced = self.replaced_file_groups(&visibility).await?;
         Ok(crate::file_group::view::build(
             files,
             &visibility,

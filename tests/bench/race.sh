@@ -4,6 +4,12 @@
 #
 #   tests/bench/race.sh [RUNS]        (RUNS: repeats where a median is taken, default 3)
 #
+# HUDI_EDGE_BENCH_COW / HUDI_EDGE_BENCH_MOR name other tables than the 1M-row ones (e.g. a
+# MOR table written with make_bench_tables.py --rows 250000 --batches 8 where the full one
+# takes too long to write); HUDI_EDGE_RACE_WASM_OPT=1 also sizes the module after wasm-opt -Oz
+# (over ten minutes on 2 cores); HUDI_EDGE_RACE_BIN=path uses that CLI instead of building the
+# release one (requests, bytes and round trips do not depend on the build); HUDI_EDGE_RACE_SKIP_MOR=1 leaves out step 6 (its rows say so).
+#
 # 1. module size (raw, gzip, brotli) and its compile + instantiate time in Node
 # 2. bytes against the physical limit, 3. dependent round trips open → last row, per query
 #    of tests/bench/mdt_skipping.py on the 1M-row COW bench table at 20 ms per request
@@ -23,15 +29,19 @@ cache="${HUDI_EDGE_CACHE:-$HOME/.cache/hudi-edge}"
 py="$cache/venv/bin/python"
 target="${CARGO_TARGET_DIR:-target}"
 case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
-cow="$cache/tables/bench_cow_v9"
-mor="$cache/tables/bench_mor_v9"
+cow="${HUDI_EDGE_BENCH_COW:-$cache/tables/bench_cow_v9}"
+mor="${HUDI_EDGE_BENCH_MOR:-$cache/tables/bench_mor_v9}"
 out=tests/bench/results/race.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-  cargo build --release --bin hudi-edge --quiet
-bin="$target/release/hudi-edge"
+if [ -n "${HUDI_EDGE_RACE_BIN:-}" ]; then
+  bin="$HUDI_EDGE_RACE_BIN"; cli="CLI $HUDI_EDGE_RACE_BIN (its wall times are not a release build's)"
+else
+  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+    cargo build --release --bin hudi-edge --quiet
+  bin="$target/release/hudi-edge"; cli="release CLI with LTO off"
+fi
 .ci/build-wasm > "$tmp/wasm-build.txt" 2>&1 || { cat "$tmp/wasm-build.txt"; exit 1; }
 export HUDI_EDGE_WASM_NODE="$target/wasm-node"
 (cd pkg-config && { [ -d node_modules ] || npm ci --silent; } && HUDI_EDGE_SKIP_WASM_BUILD=1 npm run --silent build) > "$tmp/pkg-build.txt"
@@ -44,6 +54,17 @@ const w = readFileSync(process.argv[1]);
 console.log(JSON.stringify({ raw: w.length, gzip: z.gzipSync(w, { level: 9 }).length,
   brotli: z.brotliCompressSync(w, { params: { [z.constants.BROTLI_PARAM_QUALITY]: 11 } }).length }));
 ' "$target/wasm-web/hudi_edge_bg.wasm" > "$tmp/size.json"
+echo '{}' > "$tmp/size-opt.json"
+if [ "${HUDI_EDGE_RACE_WASM_OPT:-0}" = 1 ]; then
+  "$cache/node_modules/.bin/wasm-opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
+    --enable-sign-ext --enable-mutable-globals "$target/wasm-web/hudi_edge_bg.wasm" -o "$tmp/opt.wasm"
+  node -e '
+const w = require("node:fs").readFileSync(process.argv[1]);
+console.log(JSON.stringify({ raw: w.length, gzip: require("node:zlib").gzipSync(w, { level: 9 }).length }));
+' "$tmp/opt.wasm" > "$tmp/size-opt.json"
+fi
+# What `npm pack` ships (the tarball's size and its unpacked size).
+(cd pkg-config && npm pack --dry-run --json 2>/dev/null) > "$tmp/pack.json"
 node tests/bench/wasm_node.mjs startup 5 > "$tmp/startup.json"
 
 echo "2-3. bytes and round trips (mdt_skipping.py, 20 ms per request)" >&2
@@ -69,14 +90,21 @@ print(json.dumps(best))' "$q"
 done > "$tmp/first.jsonl"
 
 echo "6. MOR merge (mor_merge.sh)" >&2
-tests/bench/mor_merge.sh "$mor" "$runs" > "$tmp/mor.txt"
+if [ "${HUDI_EDGE_RACE_SKIP_MOR:-0}" = 1 ]; then
+  echo "not run (HUDI_EDGE_RACE_SKIP_MOR=1)" > "$tmp/mor.txt"
+else
+  tests/bench/mor_merge.sh "$mor" "$runs" > "$tmp/mor.txt"
+fi
 
-"$py" - "$tmp" "$out" "$runs" <<'PY'
+"$py" - "$tmp" "$out" "$runs" "$cow" "$mor" "$cli" <<'PY'
 import json, re, sys, datetime, subprocess
 from pathlib import Path
 
 tmp, out, runs = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+cow_table, mor_table, cli = sys.argv[4], sys.argv[5], sys.argv[6]
 size = json.loads((tmp / "size.json").read_text())
+size_opt = json.loads((tmp / "size-opt.json").read_text())
+pack = json.loads((tmp / "pack.json").read_text())[0]
 startup = json.loads((tmp / "startup.json").read_text())
 skipping = json.loads((tmp / "skipping.json").read_text())
 open_cost = json.loads((tmp / "open.json").read_text())
@@ -92,8 +120,11 @@ commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=
 lines = [
     "# The performance race (tests/bench/race.sh)",
     "",
-    f"{datetime.date.today()}, commit {commit}, 2 shared cores; release CLI with LTO off; wasm without wasm-opt; "
-    f"medians of {runs} where repeated. Peer: hudi-rs (PyPI `hudi` 0.5.0) on the same tables.",
+    f"{datetime.date.today()}, commit {commit}, 2 shared cores; {cli}; wasm without wasm-opt; "
+    f"medians of {runs} where repeated. Peer: hudi-rs (PyPI `hudi` 0.5.0) on the same tables. "
+    f"Tables (tests/spark/make_bench_tables.py): COW `{cow_table.replace(str(Path.home()), '~')}`, "
+    f"MOR `{mor_table.replace(str(Path.home()), '~')}`. Requests, round trips and bytes are deterministic; "
+    "wall times were taken on a loaded machine and are noisy.",
     "",
     "| # | target | hudi-edge | peer | goal | |",
     "|---|---|---|---|---|---|",
@@ -101,6 +132,9 @@ lines = [
 gz = size["gzip"]
 lines.append(f"| 1 | module size (gzip; raw, brotli) | {mb(gz)} ({mb(size['raw'])} raw, {mb(size['brotli'])} brotli) | "
              f"parquet-wasm ~1.2 MB brotli (its docs) | ≤ 1.2 MB gzip | {met(gz <= 1.2e6)} |")
+lines.append(f"| 1 | `npm pack` tarball (unpacked) | {mb(pack['size'])} ({mb(pack['unpackedSize'])}) | - | - | |")
+if size_opt:
+    lines.append(f"| 1 | module after wasm-opt -Oz (gzip; raw) | {mb(size_opt['gzip'])} ({mb(size_opt['raw'])} raw) | - | ≤ 1.2 MB gzip | {met(size_opt['gzip'] <= 1.2e6)} |")
 lines.append(f"| 1 | compile + instantiate, Node | {startup['compile_instantiate_ms']:.0f} ms | - | report | |")
 by_query = {q["query"]: q for q in skipping["queries"]}
 for q in skipping["queries"]:
@@ -114,6 +148,8 @@ for q in skipping["queries"]:
     lines.append(f"| 3 | round trips open → last row: `{q['query']}` | {e['rounds']} ({e['requests']} requests) | {peer} | ≤ 4 | {met(e['rounds'] <= 4)} |")
 lines.append(f"| 4 | viewer open + overview + timeline, v9 MOR sample | {open_cost['requests']} requests, {kb(open_cost['bytes'])} | - | ≤ 5, ≤ 64 KB | "
              f"{met(open_cost['requests'] <= 5 and open_cost['bytes'] <= 64 * 1024)} |")
+ops = open_cost["with_operations"]
+lines.append(f"| 4 | … then the timeline's operations (one commit file per write) | {ops['requests']} requests, {kb(ops['bytes'])} in all | - | - | |")
 for f in first:
     q = by_query.get(f["query"], {})
     rs = q.get("hudi_rs") or {}
@@ -131,7 +167,12 @@ m = re.search(r"peak RSS (\d+) MB = ([\d.]+)x the result", mor)
 if m:
     r = float(m.group(2))
     lines.append(f"| 6 | `readArrow()` peak RSS / its Arrow result | {r:.2f}x ({m.group(1)} MB) | - | ≤ 1.5x | {met(r <= 1.5)} |")
+if "not run" in mor:
+    lines.append("| 6 | MOR merge and `readArrow()` peak | not run in this race (see below the table) | - | ≥ 1.0x, ≥ 2.5x native, ≤ 1.5x | - |")
 lines.append("| 7 | point-lookup requests with 10x the file groups | not measured: no such table yet | - | same ± 2 | - |")
+if "not run" in mor:
+    lines += ["", "Step 6 was left out of this run (HUDI_EDGE_RACE_SKIP_MOR=1); the last MOR merge measurement "
+              "is tests/bench/results/mor_merge.md."]
 lines += ["", "## Bytes and round trips (tests/bench/mdt_skipping.py --latency-ms 20)", "```",
           (tmp / "skipping.txt").read_text().rstrip(), "```", "",
           "## MOR merge (tests/bench/mor_merge.sh)", "```", mor.rstrip(), "```", "",

@@ -6,8 +6,9 @@
 //                                                open → first batch of a filtered stream(),
 //                                                every storage call delayed DELAY_MS (20)
 //   node wasm_node.mjs open-cost TABLE           what the viewer asks of the npm package on
-//                                                open: the timeline (without, then with
-//                                                operations), info() and fileGroups()
+//                                                open: the timeline without operations,
+//                                                info() and fileGroups(); then (apart) the
+//                                                timeline with operations
 //
 // The module is $HUDI_EDGE_WASM_NODE (default $CARGO_TARGET_DIR or target, /wasm-node).
 import { createRequire } from 'node:module';
@@ -58,12 +59,16 @@ if (what === 'startup') {
   // Through the npm package (pkg-config/dist, `npm run build`), as the viewer calls it.
   const [table] = args;
   const { HudiTable } = await import(join(repo, 'pkg-config', 'dist', 'node.js'));
+  // The first screen (timeline drawn, overview, file layout), then the operations the
+  // viewer fills in afterwards (one commit file per completed write).
   const t = await HudiTable.openStorage(fsStorage(table));
   await t.timeline({ operations: false });
-  await t.timeline({});
   await Promise.all([t.info(), t.fileGroups()]);
+  const first = t.io();
+  await t.timeline({});
   const io = t.io();
-  console.log(JSON.stringify({ requests: io.requests, bytes: io.bytes, round_trips: io.roundTrips, by_purpose: io.byPurpose }));
+  const cost = (x) => ({ requests: x.requests, bytes: x.bytes, round_trips: x.roundTrips, by_purpose: x.byPurpose });
+  console.log(JSON.stringify({ ...cost(first), with_operations: cost(io) }));
   t.close();
 } else {
   console.error('usage: node wasm_node.mjs startup|first-rows|open-cost ...');
