@@ -6,6 +6,7 @@
 pub mod two_readers;
 
 pub mod hooked;
+pub mod mdt;
 pub mod oracle;
 
 use std::fs;
