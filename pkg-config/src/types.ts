@@ -324,6 +324,10 @@ export interface WriteResult {
   /** Data files written, relative to the base path. */
   filesWritten: string[];
   metadataTable: MetadataTableWrite;
+  /** Failed writes rolled back first (their instants). */
+  rolledBack: string[];
+  /** Tries the commit took (more than one when a lost conflict was retried). */
+  attempts: number;
   /** What the write cost. */
   io: IoStats;
 }
