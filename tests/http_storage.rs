@@ -172,31 +172,39 @@ fn storage(base: &str) -> HttpStorage {
     HttpStorage::for_url(transport, base, None, HttpOptions::default()).unwrap()
 }
 
-#[tokio::test]
-async fn conditional_puts_ranges_retries_and_errors() {
+/// The in-process server holding `a/f.bin` = `abcdefghij`, and a storage on `/t` whose base
+/// URL carries a token.
+fn with_object() -> (Arc<Mutex<State>>, HttpStorage) {
     let state = Arc::new(Mutex::new(State::default()));
+    state
+        .lock()
+        .unwrap()
+        .objects
+        .insert("t/a/f.bin".into(), (b"abcdefghij".to_vec(), 1));
     let url = serve(state.clone());
-    let s = storage(&format!("{url}/t?token=s3cr3t"));
+    (state, storage(&format!("{url}/t?token=s3cr3t")))
+}
 
-    // Create, then create again: 412 → Conflict.
-    let m = s
-        .put(
-            "a/f.bin",
-            Bytes::from_static(b"0123456789"),
-            PutMode::Create,
-        )
+#[tokio::test]
+async fn create_twice_is_a_conflict() {
+    let (_, s) = with_object();
+    s.put("b/new.bin", Bytes::from_static(b"0123"), PutMode::Create)
         .await
         .unwrap();
-    let etag = m.etag.clone().unwrap();
     let e = s
-        .put("a/f.bin", Bytes::from_static(b"x"), PutMode::Create)
+        .put("b/new.bin", Bytes::from_static(b"x"), PutMode::Create)
         .await
         .unwrap_err();
     assert_eq!(e.code(), "CONFLICT", "{e}");
-    // Update with the right ETag, then with the stale one.
+}
+
+#[tokio::test]
+async fn update_if_match_needs_the_current_etag() {
+    let (_, s) = with_object();
+    let etag = s.head("a/f.bin").await.unwrap().etag.unwrap();
     s.put(
         "a/f.bin",
-        Bytes::from_static(b"abcdefghij"),
+        Bytes::from_static(b"ABCDEFGHIJ"),
         PutMode::UpdateIfMatch(etag.clone()),
     )
     .await
@@ -210,8 +218,15 @@ async fn conditional_puts_ranges_retries_and_errors() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), "CONFLICT");
+    assert_eq!(
+        &s.get("a/f.bin", Purpose::Other).await.unwrap()[..],
+        b"ABCDEFGHIJ"
+    );
+}
 
-    // Ranges, tails, head.
+#[tokio::test]
+async fn ranges_tails_head_and_not_found() {
+    let (_, s) = with_object();
     assert_eq!(
         &s.get_range("a/f.bin", 2..5, Purpose::Other).await.unwrap()[..],
         b"cde"
@@ -224,22 +239,37 @@ async fn conditional_puts_ranges_retries_and_errors() {
         s.get("nope", Purpose::Other).await.unwrap_err().code(),
         "NOT_FOUND"
     );
+}
 
-    // Two 503s, then the answer.
+#[tokio::test]
+async fn two_503s_are_retried_four_exhaust_three_retries() {
+    let (state, s) = with_object();
     state.lock().unwrap().fail_next = 2;
     assert_eq!(
         &s.get("a/f.bin", Purpose::Other).await.unwrap()[..],
         b"abcdefghij"
     );
-    // Four 503s exhaust three retries.
+    assert_eq!(
+        state.lock().unwrap().requests.len(),
+        3,
+        "two 503s, then 200"
+    );
+    state.lock().unwrap().requests.clear();
     state.lock().unwrap().fail_next = 4;
     assert_eq!(
         s.get("a/f.bin", Purpose::Other).await.unwrap_err().code(),
         "IO"
     );
-    state.lock().unwrap().fail_next = 0;
+    assert_eq!(
+        state.lock().unwrap().requests.len(),
+        4,
+        "the first try and three retries"
+    );
+}
 
-    // A server that ignores Range: sliced locally, noted.
+#[tokio::test]
+async fn a_server_ignoring_range_is_sliced_locally_with_a_warning() {
+    let (state, s) = with_object();
     state.lock().unwrap().ignore_range = true;
     let both = [ByteRange::Bounded(2..5), ByteRange::Suffix(3)];
     let f = s.read("a/f.bin", &both, Purpose::Other).await.unwrap();
@@ -248,9 +278,11 @@ async fn conditional_puts_ranges_retries_and_errors() {
         (&b"cde"[..], &b"hij"[..], Some(10))
     );
     assert!(f.warnings.iter().any(|w| w.contains("ignored Range")));
-    state.lock().unwrap().ignore_range = false;
+}
 
-    // 403 names the object, not the token.
+#[tokio::test]
+async fn a_403_names_the_object_not_the_token() {
+    let (_, s) = with_object();
     let e = s.get("secret/x.parquet", Purpose::Other).await.unwrap_err();
     assert_eq!(e.code(), "ACCESS_DENIED");
     let text = e.to_string();
@@ -258,19 +290,22 @@ async fn conditional_puts_ranges_retries_and_errors() {
         text.contains("/t/secret/x.parquet") && !text.contains("s3cr3t"),
         "{text}"
     );
+}
 
-    // Delete; the base URL's query went with every request.
+#[tokio::test]
+async fn delete_then_not_found_and_the_token_goes_with_every_request() {
+    let (state, s) = with_object();
     s.delete("a/f.bin").await.unwrap();
     assert_eq!(
         s.get("a/f.bin", Purpose::Other).await.unwrap_err().code(),
         "NOT_FOUND"
     );
-    assert!(state
-        .lock()
-        .unwrap()
-        .requests
-        .iter()
-        .all(|r| r.ends_with("token=s3cr3t")));
+    let requests = state.lock().unwrap().requests.clone();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert!(
+        requests.iter().all(|r| r.ends_with("token=s3cr3t")),
+        "{requests:?}"
+    );
 }
 
 /// A server answering each request with what `answer` writes (raw HTTP), recording

@@ -347,19 +347,6 @@ async fn mor_compacts_every_ten_delta_commits() {
     .await;
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
 /// A compaction that dies at its k-th mutating request, for every k: readers still see the
 /// previous snapshot, and the next write completes the pending compaction (or, when not
 /// even the plan was written, schedules a new one) and commits.
@@ -383,7 +370,7 @@ async fn a_crashed_compaction_is_completed_by_the_next_write() {
     loop {
         let dir = base.with_file_name(format!("crash_k{k}"));
         let _ = std::fs::remove_dir_all(&dir);
-        copy_dir(&base, &dir);
+        common::copy_dir(&base, &dir);
         let crash = Arc::new(CrashAfter::new(Arc::new(LocalStorage::new(&dir)), k));
         let table = Table::open(crash.clone()).await.expect("open");
         let result = write_opts(&table, &batch, MAX).await;

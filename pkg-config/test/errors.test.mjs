@@ -3,8 +3,7 @@
 // and no credentials or tokens in any message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import {
@@ -20,9 +19,10 @@ import {
 } from 'hudi-edge';
 import { freePort, writeManifests } from '../../tests/web/lib/servers.mjs';
 import { V9, useNginx } from './helpers.mjs';
+import { tempDir } from '../../tests/lib/harness.mjs';
 
 // Copies of a v9 table, each broken in one way.
-const broken = mkdtempSync(join(tmpdir(), 'hudi-edge-broken-'));
+const broken = tempDir('broken');
 let truncated;
 let badCommit;
 const server = useNginx((root) => {

@@ -6,17 +6,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { HudiTable, AbortedError, ConflictError } from 'hudi-edge';
 import { unzippedFixtures } from '../../tests/web/lib/servers.mjs';
 import { WRITE_TABLES, cliBin, dataOnly, lines, python, txnRows } from '../../tests/web/lib/writes.mjs';
 import { fsStorage } from '../../tests/js/fs_storage.mjs';
 import { repo } from '../../tests/web/lib/servers.mjs';
+import { tempDir } from '../../tests/lib/harness.mjs';
 
 function copy(name) {
-  const dir = join(mkdtempSync(join(tmpdir(), 'hudi-edge-pkg-jobs-')), 't');
+  const dir = join(tempDir('pkg-jobs'), 't');
   cpSync(join(unzippedFixtures(), 'tables', name), dir, { recursive: true });
   return dir;
 }

@@ -3,19 +3,19 @@
 // read-only table and for rows that do not fit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { tableFromArrays } from 'apache-arrow';
 import { HudiTable, InvalidInputError, UnsupportedError, InvalidArgumentError } from 'hudi-edge';
 import { fixtures, unzippedFixtures } from '../../tests/web/lib/servers.mjs';
 import { fsStorage } from '../../tests/js/fs_storage.mjs';
+import { tempDir } from '../../tests/lib/harness.mjs';
 
 const COW = 'sample_table/cow/v9_txns_simple_nometa';
 
 function copy(name) {
-  const dir = join(mkdtempSync(join(tmpdir(), 'hudi-edge-pkg-write-')), 't');
+  const dir = join(tempDir('pkg-write'), 't');
   cpSync(join(unzippedFixtures(), 'tables', name), dir, { recursive: true });
   return dir;
 }

@@ -6,6 +6,7 @@
 pub mod two_readers;
 
 pub mod hooked;
+pub mod mdt;
 pub mod oracle;
 
 use std::fs;
@@ -167,7 +168,8 @@ pub fn expected_pairs(v: &Value) -> Vec<(String, String)> {
     out
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies the tree at `from` to `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     for e in fs::read_dir(from).unwrap() {
         let e = e.unwrap();

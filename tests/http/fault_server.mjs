@@ -11,11 +11,19 @@
 //   /endless/...    data files ignore Range and stream 40 MiB without a Content-Length
 //   /redirect/...   data files answer 302 to `redirectTo` + `/ok/<path>` (set on the server)
 //   /fanout/...     every directory index also lists 20 sub-directories, without end
+//   /nomanifest/... plain, but the table's listing manifest is not there (404)
+//   /s3?list-type=2 ListObjectsV2 over the tree in pages of 3 keys (so every listing of a
+//                   table takes several pages); /s3/... objects, plain
+//   /expiring/...   plain, but a URL carrying `expired=401` or `expired=403` is refused
+//                   with that status (a presigned URL that expired)
+//   /throttle/...   the first request for each (path, range) of a data file answers 429
+//                   with `Retry-After: 1`
 // Every request is logged (method, path, range, status) for the request-log test.
 import { createServer } from 'node:http';
 import { open, stat, readdir } from 'node:fs/promises';
 import { join, normalize } from 'node:path';
 
+const S3_PAGE = 3;
 const isData = (p) => /\.parquet$|\.log\.\d+_/.test(p);
 
 export async function startFaultServer(root) {
@@ -29,14 +37,18 @@ export async function startFaultServer(root) {
   let held = new Promise((r) => (releaseHeld = r));
   const seen = new Map();
   const open_ = new Set();
-  const me = { redirectTo: null };
+  const me = { redirectTo: null, maxInFlight: 0 };
+  let inFlight = 0;
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     const [, mode, ...rest] = decodeURIComponent(url.pathname).split('/');
     const rel = normalize(rest.join('/')).replace(/^(\.\.(\/|$))+/, '');
     const range = req.headers.range;
-    const entry = { method: req.method, mode, path: rel, range: range ?? null, status: 0, aborted: false };
+    const entry = { method: req.method, mode, path: rel, query: url.search, range: range ?? null, status: 0, aborted: false, at: Date.now() };
     log.push(entry);
+    inFlight += 1;
+    me.maxInFlight = Math.max(me.maxInFlight, inFlight);
+    res.once('close', () => (inFlight -= 1));
     changed();
     const key = `${req.method} ${rel} ${range}`;
     const n = (seen.get(key) ?? 0) + 1;
@@ -53,6 +65,15 @@ export async function startFaultServer(root) {
     res.on('finish', changed);
     try {
       if (mode === 'flaky' && n <= 2) return send(503, { 'retry-after': '0' }, 'try again');
+      if (mode === 'throttle' && isData(rel) && n === 1) return send(429, { 'retry-after': '1' }, 'slow down');
+      const expired = url.searchParams.get('expired');
+      if (mode === 'expiring' && expired) {
+        return send(Number(expired), { 'content-type': 'application/xml' }, '<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>');
+      }
+      if (mode === 'nomanifest' && rel.endsWith('.hoodie/hudi-edge-manifest.json')) return send(404, {}, 'not found');
+      if (mode === 's3' && url.searchParams.get('list-type') === '2') {
+        return send(200, { 'content-type': 'application/xml' }, await listObjectsV2(root, url.searchParams));
+      }
       if (mode === 'forbidden' && isData(rel)) {
         return send(403, { 'content-type': 'application/xml' }, '<Error><Code>AccessDenied</Code><Message>token s3cr3t-token rejected</Message></Error>');
       }
@@ -83,6 +104,7 @@ export async function startFaultServer(root) {
       let st;
       try {
         st = await stat(full);
+        if (mode === 'expiring' && st.isDirectory()) throw new Error('S3 has no directories');
       } catch {
         if (fanout) return send(200, { 'content-type': 'application/json' }, JSON.stringify(fakeDirs));
         return send(404, {}, 'not found');
@@ -147,6 +169,7 @@ export async function startFaultServer(root) {
     reset() {
       log.length = 0;
       seen.clear();
+      me.maxInFlight = inFlight;
       held = new Promise((r) => (releaseHeld = r));
     },
     /** Lets the held /slow/ requests answer. */
@@ -165,4 +188,49 @@ export async function startFaultServer(root) {
       await new Promise((r) => server.close(r));
     },
   });
+}
+
+// One page of a ListObjectsV2 answer over the files under `root` (dot-files included, as S3
+// holds them): keys under `prefix`, folded at `delimiter`, S3_PAGE entries a page, the
+// continuation token the index of the next entry.
+async function listObjectsV2(root, q) {
+  const prefix = q.get('prefix') ?? '';
+  const delimiter = q.get('delimiter');
+  const base = prefix.slice(0, prefix.lastIndexOf('/') + 1);
+  const files = [];
+  const walk = async (dir) => {
+    let entries;
+    try {
+      entries = await readdir(join(root, dir), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const key = `${dir}${e.name}`;
+      if (e.isDirectory()) await walk(`${key}/`);
+      else if (key.startsWith(prefix)) {
+        const st = await stat(join(root, key));
+        files.push({ key, size: st.size, mtimeMs: st.mtimeMs, mtime: st.mtime });
+      }
+    }
+  };
+  await walk(base);
+  const entries = new Map();
+  for (const f of files) {
+    const cut = delimiter ? f.key.indexOf(delimiter, prefix.length) : -1;
+    if (cut < 0) entries.set(f.key, f);
+    else entries.set(f.key.slice(0, cut + 1), null);
+  }
+  const all = [...entries.keys()].sort();
+  const from = Number(q.get('continuation-token') ?? 0);
+  const page = all.slice(from, from + S3_PAGE);
+  const more = from + S3_PAGE < all.length;
+  const esc = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const items = page.map((k) => {
+    const f = entries.get(k);
+    return f
+      ? `<Contents><Key>${esc(k)}</Key><LastModified>${f.mtime.toISOString()}</LastModified><ETag>"${f.size}-${f.mtimeMs}"</ETag><Size>${f.size}</Size></Contents>`
+      : `<CommonPrefixes><Prefix>${esc(k)}</Prefix></CommonPrefixes>`;
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>s3</Name><Prefix>${esc(prefix)}</Prefix><KeyCount>${page.length}</KeyCount><MaxKeys>${S3_PAGE}</MaxKeys><IsTruncated>${more}</IsTruncated>${more ? `<NextContinuationToken>${from + S3_PAGE}</NextContinuationToken>` : ''}${items.join('')}</ListBucketResult>`;
 }

@@ -307,6 +307,120 @@ test('faults: an abort drops the requests in flight', async () => {
   await assert.rejects(table.plan({}, AbortSignal.abort()), (e) => e.code === 'ABORTED');
 });
 
+// ---- listing modes and the client's paths the fixtures never reach, each shown by the
+// server's own log
+
+const isManifest = (e) => e.path.endsWith('.hoodie/hudi-edge-manifest.json');
+const isIndex = (e) => e.path.endsWith('/') && !e.query.includes('list-type=2');
+const isDataFile = (e) => /\.parquet$|\.log\.\d+_/.test(e.path);
+
+test("listing 'auto': the manifest when there is one, else the JSON index", async () => {
+  faults.reset();
+  const withManifest = await WasmTable.openUrl(`${faults.url}/ok/${COW9}`, {});
+  await checkSnapshot(COW9, withManifest, exp(COW9));
+  assert.ok(faults.log.some((e) => isManifest(e) && e.status === 200), 'the manifest was read');
+  assert.deepEqual(faults.log.filter(isIndex), [], 'no index asked when the manifest is there');
+  faults.reset();
+  const without = await WasmTable.openUrl(`${faults.url}/nomanifest/${COW9}`, {});
+  await checkSnapshot(COW9, without, exp(COW9));
+  const asked = faults.log.filter(isManifest);
+  assert.ok(asked.length > 0 && asked.every((e) => e.status === 404), JSON.stringify(asked));
+  assert.ok(faults.log.some((e) => isIndex(e) && e.status === 200), 'the JSON index was read');
+});
+
+test("listing 'manifest': only the manifest, and a clear error when it is missing", async () => {
+  faults.reset();
+  const table = await WasmTable.openUrl(`${faults.url}/ok/${V9}`, { listing: 'manifest' });
+  await checkSnapshot(V9, table, exp(V9));
+  assert.deepEqual(faults.log.filter(isIndex), [], 'no index asked');
+  faults.reset();
+  await assert.rejects(
+    (async () => (await WasmTable.openUrl(`${faults.url}/nomanifest/${V9}`, { listing: 'manifest' })).readJson({}, true))(),
+    (e) => {
+      assert.equal(e.code, 'NOT_FOUND', e.message);
+      assert.match(e.message, /hudi-edge-manifest\.json/);
+      return true;
+    },
+  );
+  assert.deepEqual(faults.log.filter(isIndex), [], 'no fallback to the index');
+});
+
+test("listing 's3' over plain HTTP: ListObjectsV2 answered in pages of 3, every page read", async () => {
+  faults.reset();
+  const table = await WasmTable.openUrl(`${faults.url}/s3/${V9}`, { listing: 's3' });
+  await check(V9, table, exp(V9), allowances);
+  const lists = faults.log.filter((e) => e.query.includes('list-type=2'));
+  assert.ok(lists.length > 0 && lists.every((e) => e.status === 200), JSON.stringify(lists));
+  assert.ok(lists.some((e) => e.query.includes('continuation-token=')), 'some listing went past its first page');
+  assert.deepEqual(faults.log.filter(isIndex), [], 'no JSON index asked');
+});
+
+test('presigned URLs: a 401 or 403 asks the callback once more for a fresh URL', async () => {
+  faults.reset();
+  const asked = new Map();
+  let signed = 0;
+  // The first URL handed out for each (method, key) has expired; the next ones are good.
+  const presign = (method, key, page) => {
+    if (method === 'LIST') {
+      const q = new URLSearchParams({ 'list-type': '2', prefix: key });
+      if (page?.delimiter) q.set('delimiter', page.delimiter);
+      if (page?.continuationToken) q.set('continuation-token', page.continuationToken);
+      return `${faults.url}/s3?${q}`;
+    }
+    const k = `${method} ${key}`;
+    asked.set(k, (asked.get(k) ?? 0) + 1);
+    signed += 1;
+    const q = new URLSearchParams({ sig: String(signed) });
+    if (asked.get(k) === 1) q.set('expired', signed % 2 ? '401' : '403');
+    return `${faults.url}/expiring/${key}?${q}`;
+  };
+  const table = await WasmTable.openUrl(`s3://bucket/${V9}`, {}, undefined, presign);
+  await checkSnapshot(V9, table, exp(V9));
+  const refused = faults.log.filter((e) => e.status === 401 || e.status === 403);
+  assert.ok(refused.some((e) => e.status === 401) && refused.some((e) => e.status === 403), JSON.stringify(refused));
+  for (const r of refused) {
+    assert.ok(asked.get(`${r.method} ${r.path}`) >= 2, `${r.method} ${r.path}: the callback was asked again`);
+    const after = faults.log.slice(faults.log.indexOf(r));
+    assert.ok(after.some((e) => e.method === r.method && e.path === r.path && !e.query.includes('expired') && e.status < 300), `${r.method} ${r.path} was asked again with a fresh URL`);
+  }
+});
+
+test('429 with Retry-After: the retry waits what the server asked', async () => {
+  faults.reset();
+  const table = await WasmTable.openUrl(`${faults.url}/throttle/${COW9}`, { listing: 'autoindex' });
+  await checkSnapshot(COW9, table, exp(COW9));
+  const throttled = faults.log.filter((e) => e.status === 429);
+  assert.ok(throttled.length > 0, 'the server throttled data reads');
+  for (const t of throttled) {
+    const retry = faults.log.find((e) => e !== t && e.method === t.method && e.path === t.path && e.range === t.range && e.status !== 429);
+    assert.ok(retry, `${t.path} ${t.range} was retried`);
+    // A lower bound only: a busy machine makes the wait longer, never shorter. Without the
+    // header the first backoff is 100 ms.
+    assert.ok(retry.at - t.at >= 990, `${t.path} ${t.range}: retried after ${retry.at - t.at} ms, Retry-After said 1 s`);
+  }
+  // No retries: the 429 is the answer, named.
+  faults.reset();
+  const once = await WasmTable.openUrl(`${faults.url}/throttle/${COW9}`, { listing: 'autoindex', retries: 0 });
+  await assert.rejects(once.readJson({}, true), (e) => e.code === 'IO' && /429/.test(e.message));
+});
+
+test('the in-flight cap: never more requests at the server than `concurrency`', { timeout: 60_000 }, async () => {
+  // /slow/ holds every data request until the test lets go: the requests held at once are
+  // exactly those the client has in flight, whatever the machine's speed.
+  const held = (log) => log.filter((e) => isDataFile(e) && e.status === 0 && !e.aborted).length;
+  for (const concurrency of [1, 2, undefined]) {
+    faults.reset();
+    const table = await WasmTable.openUrl(`${faults.url}/slow/${COW9}`, { listing: 'autoindex', ...(concurrency ? { concurrency } : {}) });
+    const reading = checkSnapshot(COW9, table, exp(COW9));
+    // The default (8) lets at least 3 of the table's data files be asked at once.
+    await faults.until((log) => held(log) >= (concurrency ?? 3));
+    faults.releaseSlow();
+    await reading;
+    if (concurrency) assert.equal(faults.maxInFlight, concurrency, `concurrency ${concurrency}`);
+    else assert.ok(faults.maxInFlight >= 3 && faults.maxInFlight <= 8, `default: ${faults.maxInFlight} in flight`);
+  }
+});
+
 // ---- hostile servers: errors, never a panic, a hang or unbounded memory
 
 test('hostile: a 206 longer than the range asked is an IO error', async () => {

@@ -4,10 +4,10 @@
 // worker module that reads from moto with SigV4. Same fixture expectations as Node.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, mkdirSync, cpSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, mkdirSync, cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { chromium } from 'playwright-core';
+import { CHROMIUM, requireBinary, tempDir } from '../lib/harness.mjs';
 
 import { sameRows } from '../js/fixture_checks.mjs';
 import { repo, fixtures, tablesDir, writeManifests, startNginx, startMoto, startWorkerd, S3_CREDS, BUCKET, wasmWeb, wasmNode } from './servers.mjs';
@@ -74,8 +74,8 @@ window.hudiReady = true;
   // Every runtime reaches the servers through counting proxies: the server side's count.
   [nginxSeen, motoSeen] = await Promise.all([startCountingProxy(nginx.url), startCountingProxy(moto.url)]);
   workerd = await startWorkerd(WORKER, { BUCKET, ENDPOINT: motoSeen.url, REGION: S3_CREDS.region, KEY_ID: S3_CREDS.accessKeyId, SECRET: S3_CREDS.secretAccessKey });
-  browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'hudi-edge-chromium-')), {
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  browser = await chromium.launchPersistentContext(tempDir('chromium'), {
+    executablePath: requireBinary(CHROMIUM, 'Chromium', 'HUDI_EDGE_CHROMIUM'),
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     timeout: 60_000,

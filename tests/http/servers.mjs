@@ -6,18 +6,19 @@ import { spawn, execFileSync, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtempSync, mkdirSync, readdirSync, statSync, writeFileSync, cpSync, renameSync, rmSync, existsSync, openSync, closeSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir, homedir } from 'node:os';
+import { homedir } from 'node:os';
 import { join, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NGINX, cliBin, requireBinary, targetDir, tempDir } from '../lib/harness.mjs';
+
+export { cliBin, targetDir };
 
 export const here = dirname(fileURLToPath(import.meta.url));
 export const repo = join(here, '..', '..');
 export const fixtures = process.env.HUDI_EDGE_FIXTURES ?? join(repo, 'tests', 'data', 'fixtures');
 export const cache = process.env.HUDI_EDGE_CACHE ?? join(homedir(), '.cache', 'hudi-edge');
-export const targetDir = process.env.CARGO_TARGET_DIR ?? join(repo, 'target');
 export const wasmNode = process.env.HUDI_EDGE_WASM_NODE ?? join(targetDir, 'wasm-node');
 export const wasmWeb = process.env.HUDI_EDGE_WASM_WEB ?? join(targetDir, 'wasm-web');
-export const cliBin = process.env.HUDI_EDGE_BIN ?? join(targetDir, 'debug', 'hudi-edge');
 
 const execFileAsync = promisify(execFile);
 const children = new Set();
@@ -29,7 +30,6 @@ function cleanup() {
   }
 }
 process.on('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(1));
 
 export async function freePort() {
   return new Promise((resolve, reject) => {
@@ -47,7 +47,7 @@ export async function freePort() {
 export function launch(cmd, args, { cwd, env, maxMs = 20 * 60_000, name = cmd } = {}) {
   // Output goes to a file, not a pipe: a synchronous step in this process (loading tables)
   // must not leave a chatty server blocked on a full pipe.
-  const logFile = join(mkdtempSync(join(tmpdir(), 'hudi-edge-log-')), 'server.log');
+  const logFile = join(tempDir('log'), 'server.log');
   const fd = openSync(logFile, 'w');
   const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
@@ -120,7 +120,7 @@ let unzipped;
 /// written by the native CLI (`hudi-edge manifest`) when `withManifest`.
 export function tablesDir() {
   if (unzipped) return unzipped;
-  const dir = mkdtempSync(join(tmpdir(), 'hudi-edge-http-'));
+  const dir = tempDir('http');
   for (const name of fixtureNames()) {
     const scratch = mkdtempSync(join(dir, '.unzip-'));
     execFileSync('unzip', ['-q', join(fixtures, 'tables', `${name}.zip`), '-d', scratch]);
@@ -135,7 +135,7 @@ export function tablesDir() {
 
 /// Writes `.hoodie/hudi-edge-manifest.json` into each table with the native CLI.
 export function writeManifests(dir) {
-  if (!existsSync(cliBin)) throw new Error(`native CLI missing at ${cliBin} (cargo build)`);
+  requireBinary(cliBin, 'the native CLI (cargo build)', 'HUDI_EDGE_BIN');
   for (const name of fixtureNames()) execFileSync(cliBin, ['manifest', join(dir, name)], { stdio: 'pipe' });
 }
 
@@ -144,7 +144,7 @@ export function writeManifests(dir) {
 
 /// nginx serving `root` with Range support and JSON autoindex (which hides dot-files).
 export async function startNginx(root) {
-  const prefix = mkdtempSync(join(tmpdir(), 'hudi-edge-nginx-'));
+  const prefix = tempDir('nginx');
   const port = await freePort();
   for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(prefix, d));
   const asRoot = process.getuid?.() === 0;
@@ -176,7 +176,7 @@ http {
 }
 `;
   writeFileSync(join(prefix, 'nginx.conf'), conf);
-  const server = launch('/usr/sbin/nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { name: 'nginx' });
+  const server = launch(requireBinary(NGINX, 'nginx', 'HUDI_EDGE_NGINX'), ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { name: 'nginx' });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/`, server);
   return { ...server, url, accessLog: join(prefix, 'access.log') };
@@ -192,7 +192,7 @@ export const BUCKET = 'hudi-tables';
 export async function startMoto(tables) {
   const port = await freePort();
   const bin = join(cache, 'venv', 'bin', 'moto_server');
-  if (!existsSync(bin)) throw new Error(`moto_server missing at ${bin}: run .ci/setup`);
+  requireBinary(bin, "moto's S3 server", 'HUDI_EDGE_CACHE');
   const server = launch(bin, ['-H', '127.0.0.1', '-p', String(port)], { name: 'moto' });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/moto-api/`, server);
@@ -208,7 +208,7 @@ export async function startMoto(tables) {
 /// workerd running `workerModule` (with the wasm-web build and the fixture checks as
 /// modules); loopback reachable through the `internet` service.
 export async function startWorkerd(workerSource, bindings = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'hudi-edge-workerd-'));
+  const dir = tempDir('workerd');
   const port = await freePort();
   cpSync(join(wasmWeb, 'hudi_edge.js'), join(dir, 'hudi_edge.js'));
   cpSync(join(wasmWeb, 'hudi_edge_bg.wasm'), join(dir, 'hudi_edge_bg.wasm'));
@@ -239,7 +239,7 @@ const worker :Workerd.Worker = (
 );
 `,
   );
-  const bin = join(here, 'node_modules', '.bin', 'workerd');
+  const bin = requireBinary(join(here, 'node_modules', '.bin', 'workerd'), 'workerd (npm ci in tests/http)');
   const server = launch(bin, ['serve', join(dir, 'config.capnp'), '--verbose'], { name: 'workerd' });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/health`, server, 60_000);

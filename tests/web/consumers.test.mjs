@@ -5,11 +5,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonical, expected, freePort, repo, startNginx, unzippedFixtures } from './lib/servers.mjs';
 import { launchChromium } from './lib/browser.mjs';
+import { tempDir } from '../lib/harness.mjs';
 
 const here = import.meta.dirname;
 const bin = (name) => join(here, 'node_modules', '.bin', name);
@@ -47,10 +47,10 @@ let nginx;
 let tarball;
 
 before(async () => {
-  const pack = mkdtempSync(join(tmpdir(), 'hudi-edge-pack-'));
+  const pack = tempDir('pack');
   const out = execFileSync('npm', ['pack', '--json', '--pack-destination', pack], { cwd: join(repo, 'pkg-config'), encoding: 'utf8' });
   tarball = join(pack, JSON.parse(out)[0].filename);
-  project = mkdtempSync(join(tmpdir(), 'hudi-edge-consumer-'));
+  project = tempDir('consumer');
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: project, stdio: 'inherit' });
   const root = unzippedFixtures();

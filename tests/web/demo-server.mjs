@@ -1,10 +1,10 @@
 // `.ci/demo`: the viewer (www/dist) and the sample tables, unzipped with their listing
 // manifests, on one loopback nginx; the samples open by URL (real ranged reads over HTTP).
 // Runs until Ctrl-C.   node tests/web/demo-server.mjs [--port N]
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, repo, startNginx, unzippedFixtures } from './lib/servers.mjs';
+import { tempDir } from '../lib/harness.mjs';
 
 const i = process.argv.indexOf('--port');
 const asked = i > 0 ? Number(process.argv[i + 1]) : Number(process.env.HUDI_EDGE_DEMO_PORT ?? 8080);
@@ -14,7 +14,7 @@ if (!existsSync(join(dist, 'index.html'))) {
   process.exit(1);
 }
 const root = unzippedFixtures();
-const work = mkdtempSync(join(tmpdir(), 'hudi-edge-demo-'));
+const work = tempDir('demo');
 const samples = JSON.parse(readFileSync(join(dist, 'samples', 'index.json'), 'utf8')).map((s) => ({
   ...s,
   url: s.table.startsWith('generated/') ? s.table : `tables/${s.table}`,

@@ -7,13 +7,13 @@
 // commit made meanwhile. Tables written by the package (pkg-config/dist) over node:fs.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repo, startNginx, unzippedFixtures, writeManifests } from './lib/servers.mjs';
-import { launchChromium } from './lib/browser.mjs';
+import { launchChromium, screenshotDir } from './lib/browser.mjs';
 import { WRITE_TABLES, txnRows } from './lib/writes.mjs';
 import { fsStorage } from '../js/fs_storage.mjs';
+import { tempDir } from '../lib/harness.mjs';
 
 const dist = join(repo, 'www', 'dist');
 const { HudiTable } = await import(join(repo, 'pkg-config', 'dist', 'node.js'));
@@ -23,7 +23,7 @@ let browser;
 
 before(async () => {
   assert.ok(existsSync(join(dist, 'index.html')), 'www/dist is built (cd www && npm ci && npm run build)');
-  work = mkdtempSync(join(tmpdir(), 'hudi-edge-viewer-writers-'));
+  work = tempDir('viewer-writers');
   browser = await launchChromium();
 });
 
@@ -102,7 +102,7 @@ test('inflight, rolled back, lock and heartbeat, commit detail, Reload', async (
   await page.waitForSelector('[data-testid=mdt-partitions]');
   const partitions = await page.$$eval('[data-testid=mdt-partitions] li', (els) => els.map((e) => e.dataset.partition).sort());
   assert.deepEqual(partitions, [...commit.metadataPartitions].sort());
-  await page.screenshot({ path: join(repo, 'www', 'screenshots', 'writers.png') });
+  await page.screenshot({ path: join(screenshotDir(), 'writers.png') });
 
   // A commit made while the page is open shows after Reload.
   const later = await t.upsert(txnRows('cow', 2, { prefix: 'LATER' }), { options: { 'hoodie.cleaner.policy.failed.writes': 'LAZY' } });

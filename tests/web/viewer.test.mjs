@@ -1,23 +1,22 @@
 // The viewer end to end in Debian's Chromium (playwright-core): open fixture tables by URL
 // over a loopback nginx, check the timeline shows exactly the table's instants, open a
-// commit, run a filtered query and check the rows and the plan panel. Screenshots go to
-// www/screenshots/ (a few are shown in the README).
+// commit, run a filtered query and check the rows and the plan panel. Screenshots go to a temp
+// dir, or where HUDI_EDGE_SCREENSHOTS says (www/screenshots: the README shows a few).
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expected, repo, startNginx, unzippedFixtures } from './lib/servers.mjs';
-import { launchChromium } from './lib/browser.mjs';
+import { launchChromium, screenshotDir } from './lib/browser.mjs';
 
 const dist = join(repo, 'www', 'dist');
-const shots = join(repo, 'www', 'screenshots');
+const shots = screenshotDir();
 let nginx;
 let browser;
 let page;
 
 before(async () => {
   assert.ok(existsSync(join(dist, 'index.html')), 'www/dist is built (cd www && npm ci && npm run build)');
-  mkdirSync(shots, { recursive: true });
   const root = unzippedFixtures();
   nginx = await startNginx({ mounts: { '/tables/': join(root, 'tables'), '/generated/': join(root, 'generated'), '/': dist } });
   browser = await launchChromium();

@@ -1,16 +1,26 @@
 // Debian's Chromium driven by playwright-core (see /work/shared/docs/wasm-toolchain.md): a
 // persistent context in a fresh profile, with the flags that keep it quiet on a closed network.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
+import { CHROMIUM, requireBinary, tempDir } from '../../lib/harness.mjs';
 
-export const CHROMIUM = process.env.HUDI_EDGE_CHROMIUM ?? '/usr/bin/chromium';
+export { CHROMIUM };
+
+/** Where the e2e tests write screenshots: `HUDI_EDGE_SCREENSHOTS` (e.g. www/screenshots, to
+ *  refresh the README's images) or a temp dir removed at exit, so a test run leaves tracked
+ *  files alone. */
+export function screenshotDir() {
+  const asked = process.env.HUDI_EDGE_SCREENSHOTS;
+  if (!asked) return tempDir('screenshots');
+  mkdirSync(asked, { recursive: true });
+  return resolve(asked);
+}
 
 export async function launchChromium({ viewport = { width: 1440, height: 960 } } = {}) {
-  const profile = mkdtempSync(join(tmpdir(), 'hudi-edge-chromium-'));
+  const profile = tempDir('chromium');
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
+    executablePath: requireBinary(CHROMIUM, 'Chromium', 'HUDI_EDGE_CHROMIUM'),
     headless: true,
     viewport,
     deviceScaleFactor: 1,

@@ -9,6 +9,7 @@ import { createServer as netServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NGINX, cliBin, requireBinary, tempDir } from '../../lib/harness.mjs';
 
 export const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const fixtures = process.env.HUDI_EDGE_FIXTURES ?? join(repo, 'tests', 'data', 'fixtures');
@@ -24,27 +25,33 @@ function zipsUnder(dir) {
 }
 
 /**
- * Every fixture table unzipped once into a shared directory (keyed by the zips' names and
- * sizes; made atomically): `<root>/tables/sample_table/cow/v9_txns_simple_meta/` and
- * `<root>/generated/v9_archive_mor/`.
+ * Every fixture table unzipped once into a shared directory (keyed by the zips' contents;
+ * made atomically), each with a manifest the native CLI wrote:
+ * `<root>/tables/sample_table/cow/v9_txns_simple_meta/`, `<root>/generated/v9_archive_mor/`.
  */
 export function unzippedFixtures() {
   const zips = [
     ...zipsUnder(join(fixtures, 'tables')).map((z) => [z, join('tables', relative(join(fixtures, 'tables'), dirname(z)))]),
     ...zipsUnder(generated).map((z) => [z, 'generated']),
   ].sort();
-  const key = createHash('sha1').update('manifests v1\n');
-  for (const [z, d] of zips) key.update(`${d}/${relative(repo, z)}:${statSync(z).size}\n`);
+  // Keyed by the zips' bytes and the manifest format (version 1) the CLI writes.
+  const key = createHash('sha1').update('manifests by the CLI, version 1\n');
+  for (const [z, d] of zips) key.update(`${d}/${relative(repo, z)}\n`).update(readFileSync(z));
   const root = join(tmpdir(), `hudi-edge-web-fixtures-${key.digest('hex').slice(0, 12)}`);
   if (existsSync(root)) return root;
   const work = mkdtempSync(`${root}.tmp-`);
-  for (const [z, d] of zips) {
-    mkdirSync(join(work, d), { recursive: true });
-    execFileSync('unzip', ['-q', '-o', z, '-d', join(work, d)]);
-    rmSync(join(work, d, '__MACOSX'), { recursive: true, force: true });
+  try {
+    for (const [z, d] of zips) {
+      mkdirSync(join(work, d), { recursive: true });
+      execFileSync('unzip', ['-q', '-o', z, '-d', join(work, d)]);
+      rmSync(join(work, d, '__MACOSX'), { recursive: true, force: true });
+    }
+    writeManifests(work);
+    execFileSync('chmod', ['-R', 'a+rX', work]);
+  } catch (e) {
+    rmSync(work, { recursive: true, force: true });
+    throw e;
   }
-  writeManifests(work);
-  execFileSync('chmod', ['-R', 'a+rX', work]);
   try {
     renameSync(work, root);
   } catch {
@@ -57,50 +64,22 @@ export function unzippedFixtures() {
 export const MANIFEST = '.hoodie/hudi-edge-manifest.json';
 
 /**
- * Writes `.hoodie/hudi-edge-manifest.json` (format `hudi-edge-manifest`, version 1: every file
- * under the table by directory, `[name, size, mtimeMillis]`) into every table under `root`.
- * nginx's JSON autoindex leaves out names starting with a dot — Hudi's log files
- * (`.<fileId>_<instant>.log.N`), `.hoodie`, the v6 archive — so Merge-On-Read tables served
- * by nginx are listed from this manifest (as `hudi-edge manifest TABLE` would write it).
+ * Writes `.hoodie/hudi-edge-manifest.json` into every table under `root` with the native CLI
+ * (`hudi-edge manifest TABLE`). nginx's JSON autoindex leaves out names starting with a dot —
+ * Hudi's log files, `.hoodie`, the v6 archive — so Merge-On-Read tables served by nginx are
+ * listed from it.
  */
 export function writeManifests(root) {
   if (existsSync(join(root, '.hoodie', 'hoodie.properties'))) {
-    writeManifest(root);
+    try {
+      execFileSync(requireBinary(cliBin, 'the native CLI (cargo build)', 'HUDI_EDGE_BIN'), ['manifest', root], { stdio: 'pipe' });
+    } catch (e) {
+      // Lance base files are refused at open (no manifest, nothing reads them).
+      if (!/error\[UNSUPPORTED\]: unsupported: base file format LANCE/.test(e.stderr)) throw new Error(`hudi-edge manifest ${root}: ${e.stderr || e.message}`);
+    }
     return;
   }
   for (const e of readdirSync(root, { withFileTypes: true })) if (e.isDirectory()) writeManifests(join(root, e.name));
-}
-
-function writeManifest(table) {
-  const dirs = {};
-  const walk = (rel) => {
-    for (const e of readdirSync(join(table, rel), { withFileTypes: true })) {
-      const path = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) {
-        if (path !== '.hoodie/.temp') walk(path);
-      } else if (path !== MANIFEST) {
-        const st = statSync(join(table, path));
-        (dirs[rel] ??= []).push([e.name, st.size, Math.floor(st.mtimeMs)]);
-      }
-    }
-  };
-  walk('');
-  for (const d of Object.values(dirs)) d.sort((a, b) => (a[0] < b[0] ? -1 : 1));
-  const props = Object.fromEntries(
-    readFileSync(join(table, '.hoodie', 'hoodie.properties'), 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('=') && !l.startsWith('#'))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-  const manifest = {
-    format: 'hudi-edge-manifest',
-    version: 1,
-    table: props['hoodie.table.name'] ?? null,
-    tableVersion: Number(props['hoodie.table.version']) || null,
-    createdAt: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-    dirs,
-  };
-  writeFileSync(join(table, MANIFEST), JSON.stringify(manifest));
 }
 
 /** The expected results of a fixture table (tests/data/fixtures/expected/NAME.json). */
@@ -142,7 +121,7 @@ async function waitFor(url, ms = 10000) {
  * Returns { url, port, dir, stop() }.
  */
 export async function startNginx({ mounts, slowRate = '64k', port: wanted } = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'hudi-edge-nginx-'));
+  const dir = tempDir('nginx');
   const port = wanted ?? (await freePort());
   const tables = mounts?.['/tables/'];
   const listing = 'autoindex on; autoindex_format json;';
@@ -187,7 +166,7 @@ http {
   }
 }`;
   writeFileSync(join(dir, 'nginx.conf'), conf);
-  const proc = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const proc = spawn(requireBinary(NGINX, 'nginx', 'HUDI_EDGE_NGINX'), ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'inherit', 'inherit'] });
   const exited = new Promise((r) => proc.on('exit', r));
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/denied/`);
@@ -250,7 +229,7 @@ export async function startLatencyProxy(target, delayMs, { serve } = {}) {
 
 /** moto's S3 server from the project venv (.ci/setup installs it). Returns { url, stop() }. */
 export async function startMoto() {
-  const python = join(cache, 'venv', 'bin', 'python');
+  const python = requireBinary(join(cache, 'venv', 'bin', 'python'), "the project venv (moto's S3 server)", 'HUDI_EDGE_CACHE');
   const port = await freePort();
   const proc = spawn(python, ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
   const exited = new Promise((r) => proc.on('exit', r));

@@ -5,10 +5,10 @@
 // the same rows.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cache, freePort, repo, unzippedFixtures } from './servers.mjs';
+import { tempDir } from '../../lib/harness.mjs';
 
 export const WRITE_TABLES = {
   cow: 'sample_table/cow/v9_txns_simple_overwrite',
@@ -109,10 +109,10 @@ export function assertReadersAgree(motoUrl, uri, packageRows, what = uri) {
 
 /** `npm pack` of pkg-config installed into a scratch project; returns the project folder. */
 export function installTarball() {
-  const pack = mkdtempSync(join(tmpdir(), 'hudi-edge-pack-'));
+  const pack = tempDir('pack');
   const out = execFileSync('npm', ['pack', '--json', '--pack-destination', pack], { cwd: join(repo, 'pkg-config'), encoding: 'utf8' });
   const tarball = join(pack, JSON.parse(out)[0].filename);
-  const project = mkdtempSync(join(tmpdir(), 'hudi-edge-consumer-'));
+  const project = tempDir('consumer');
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: project, stdio: 'inherit' });
   return project;
