@@ -266,26 +266,8 @@ impl Transport for FetchTransport {
     }
 
     async fn sleep(&self, d: Duration) {
-        let (tx, rx) = oneshot::channel::<()>();
-        wasm_bindgen_futures::spawn_local(async move {
-            let _ = timeout(d).await;
-            let _ = tx.send(());
-        });
-        let _ = rx.await;
+        super::timer::sleep(d).await
     }
-}
-
-/// A promise resolved after `d` (`setTimeout`).
-pub fn timeout(d: Duration) -> JsFuture {
-    let ms = d.as_millis().min(i32::MAX as u128) as i32;
-    let promise = Promise::new(&mut |resolve, _reject| {
-        if let Some(set_timeout) = global_fn("setTimeout") {
-            let _ = set_timeout.call2(&JsValue::UNDEFINED, &resolve, &ms.into());
-        } else {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-        }
-    });
-    JsFuture::from(promise)
 }
 
 // ---------------------------------------------------------------------------------------

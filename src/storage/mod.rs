@@ -37,6 +37,7 @@ pub mod object_store;
 pub mod path;
 pub mod prefixed;
 pub mod ranged;
+pub mod timer;
 
 use std::fmt;
 use std::ops::Range;

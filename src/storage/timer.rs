@@ -1,0 +1,43 @@
+//! Waiting without a thread: tokio's timer natively, `setTimeout` on the JS event loop in wasm
+//! (the global's, so it works where there is no `window`). The HTTP retries' backoff and the
+//! writer's lock renewal and heartbeats wait here.
+
+use std::time::Duration;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub async fn sleep(d: Duration) {
+    tokio::time::sleep(d).await
+}
+
+/// The timer runs on the event loop as its own task; this future only waits for its signal,
+/// so it stays `Send` like every other future of the core.
+#[cfg(target_arch = "wasm32")]
+pub async fn sleep(d: Duration) {
+    let (tx, rx) = futures::channel::oneshot::channel::<()>();
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = timeout(d).await;
+        let _ = tx.send(());
+    });
+    let _ = rx.await;
+}
+
+/// A promise resolved after `d` (at once when the global has no `setTimeout`).
+#[cfg(target_arch = "wasm32")]
+fn timeout(d: Duration) -> wasm_bindgen_futures::JsFuture {
+    use wasm_bindgen::{JsCast, JsValue};
+    let ms = d.as_millis().min(i32::MAX as u128) as i32;
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        let set_timeout = js_sys::Reflect::get(&js_sys::global(), &"setTimeout".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        match set_timeout {
+            Some(f) => {
+                let _ = f.call2(&JsValue::UNDEFINED, &resolve, &ms.into());
+            }
+            None => {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            }
+        }
+    });
+    wasm_bindgen_futures::JsFuture::from(promise)
+}
