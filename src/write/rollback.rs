@@ -199,12 +199,10 @@ pub async fn rollback_pending(client: &MetaClient, times: &[String]) -> Result<V
 /// a multi-writer concurrency mode, which Java pairs with LAZY): pending instants may then
 /// belong to live writers (Java rolls back only those whose heartbeat expired).
 pub fn lazy(options: &std::collections::BTreeMap<String, String>) -> bool {
-    let is = |k: &str, f: &dyn Fn(&str) -> bool| options.get(k).is_some_and(|v| f(v.trim()));
-    is("hoodie.cleaner.policy.failed.writes", &|v| {
-        v.eq_ignore_ascii_case("LAZY")
-    }) || is("hoodie.write.concurrency.mode", &|v| {
-        !v.eq_ignore_ascii_case("SINGLE_WRITER")
-    })
+    use super::lock::{CONCURRENCY_MODE, FAILED_WRITES_POLICY};
+    let value = |k: &str| options.get(k).map(|v| v.trim());
+    value(FAILED_WRITES_POLICY).is_some_and(|v| v.eq_ignore_ascii_case("LAZY"))
+        || value(CONCURRENCY_MODE).is_some_and(|v| !v.eq_ignore_ascii_case("SINGLE_WRITER"))
 }
 
 /// The timeline folder as it is now (a read only: it can go beside the write's other first
