@@ -25,6 +25,8 @@ pub mod writer;
 mod writer_tests;
 
 #[cfg(test)]
+mod hudi_multilevel_tests;
+#[cfg(test)]
 pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
