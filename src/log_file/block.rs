@@ -42,6 +42,19 @@ impl BlockType {
         self as i32
     }
 
+    /// The Java enum constant (`HoodieLogBlockType`), as Hudi's own tools name the type.
+    pub fn java_name(self) -> &'static str {
+        match self {
+            BlockType::Command => "COMMAND_BLOCK",
+            BlockType::Delete => "DELETE_BLOCK",
+            BlockType::Corrupt => "CORRUPT_BLOCK",
+            BlockType::AvroData => "AVRO_DATA_BLOCK",
+            BlockType::HFileData => "HFILE_DATA_BLOCK",
+            BlockType::ParquetData => "PARQUET_DATA_BLOCK",
+            BlockType::CdcData => "CDC_DATA_BLOCK",
+        }
+    }
+
     /// Data and delete blocks carry records; command and corrupt blocks do not.
     pub fn is_data(self) -> bool {
         matches!(
