@@ -1,6 +1,6 @@
 //! A record-index HFile with a multi-level block index written by Apache Hudi 0.15.0 (HBase's
 //! writer), read against what Hudi's and HBase's own readers read from it
-//! (`tests/data/generated/hfile_multilevel_rli.{zip,json}`, made by
+//! (`tests/data/hfile/hfile_multilevel_rli.{zip,json}`, made by
 //! `tests/spark/hfile_multilevel.sh`).
 
 use std::io::Read;
@@ -15,7 +15,7 @@ use super::*;
 use crate::storage::memory::MemoryStorage;
 use crate::storage::Instrumented;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/generated/");
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/hfile/");
 
 fn fixture() -> (Bytes, Value) {
     let expected: Value =

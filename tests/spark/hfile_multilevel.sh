@@ -3,8 +3,8 @@
 # HFile writer), and what Hudi's and HBase's own readers read from it — the fixture and expected
 # values of src/hfile/hudi_multilevel_tests.rs. Dev-only (needs tests/spark/setup.sh); CI reads
 # the committed files:
-#   tests/data/generated/hfile_multilevel_rli.zip   the HFile (one entry)
-#   tests/data/generated/hfile_multilevel_rli.json  levels (HBase), entries, scan digest, lookups (Hudi 1.1.1)
+#   tests/data/hfile/hfile_multilevel_rli.zip   the HFile (one entry)
+#   tests/data/hfile/hfile_multilevel_rli.json  levels (HBase), entries, scan digest, lookups (Hudi 1.1.1)
 # Usage: tests/spark/hfile_multilevel.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -34,7 +34,7 @@ print(' '.join(['k%07d'%i for i in ks]+['k%07dx'%i for i in ks[:5]]+['a','k','k9
 # shellcheck disable=SC2086
 hudi=$(java -cp "$jar11:$spark_jars:$work/c11" HudiHFileRead "$hfile" $keys 2>/dev/null)
 
-out=tests/data/generated
+out=tests/data/hfile
 name=$(basename "$hfile")
 (cd "$(dirname "$hfile")" && rm -f "$OLDPWD/$out/hfile_multilevel_rli.zip" && zip -qX "$OLDPWD/$out/hfile_multilevel_rli.zip" "$name")
 python3 - "$out/hfile_multilevel_rli.json" "$name" "$hbase" "$hudi" <<'PY'
