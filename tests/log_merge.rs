@@ -308,14 +308,24 @@ async fn garbage_between_blocks_loses_the_block_before_it() {
 async fn rollback_command_voids_every_block_of_its_target() {
     let f = fixture("rollback").await;
     let mut bytes = f.update(111.0, f.ts() + 1);
-    // The command carries a committed instant: Hudi 0.15 stops reading a slice's logs at a
-    // block newer than the instant it reads as of, so a future-dated command is never applied
-    // there (we apply it — a known difference, see the closing note of issue 17).
+    // The command carries the target's (committed) instant: one written after the instant
+    // the read is as of is not applied (the next test).
     bytes.extend_from_slice(&rollback_block(&f.instant, &f.instant).unwrap());
     f.write_log(2, &bytes);
     // The target's blocks in every log file of the slice are void — the original update
     // too — so the base row comes back.
     assert_eq!(f.hudi_fare(), Some(f.base_fare().await));
+    f.assert_as_hudi(2).await;
+}
+
+#[tokio::test]
+async fn rollback_command_written_after_the_read_instant_is_not_applied() {
+    let f = fixture("rollback-future").await;
+    let mut bytes = f.update(111.0, f.ts() + 1);
+    bytes.extend_from_slice(&rollback_block("29990101000000000", &f.instant).unwrap());
+    f.write_log(2, &bytes);
+    // Hudi's log scanner skips blocks newer than the latest completed instant: the update stays.
+    assert_eq!(f.hudi_fare(), Some(111.0));
     f.assert_as_hudi(2).await;
 }
 

@@ -13,7 +13,7 @@ use super::{newer_wins, Kind, MergeColumns, MergeRule, Version};
 use crate::error::{HudiError, Result};
 use crate::log_file::{BlockType, LogBlock, LogFileBlocks};
 use crate::meta_client::MetaClient;
-use crate::timeline::Visibility;
+use crate::timeline::{compare_instant_times, Visibility};
 
 /// Counts of what a slice's logs held.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -121,10 +121,16 @@ impl LogRecordBuffer {
         logs: &[LogFileBlocks],
         visibility: &Visibility,
     ) -> Result<()> {
+        // A command written after the instant the read is as of is not applied (as in Hudi).
+        let as_of = visibility.reads_as_of();
         let rolled_back: HashSet<&str> = logs
             .iter()
             .flat_map(|l| l.valid_blocks())
             .filter(|b| b.block_type == BlockType::Command)
+            .filter(|b| {
+                let after = b.instant_time().zip(as_of);
+                !after.is_some_and(|(t, u)| compare_instant_times(t, u).is_gt())
+            })
             .filter_map(|b| b.rollback_target())
             .collect();
         let compacted: HashSet<String> = logs

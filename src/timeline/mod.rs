@@ -212,6 +212,17 @@ impl Visibility {
         self.upper.as_deref()
     }
 
+    /// The instant the read is as of: the time-travel bound, else the latest visible write.
+    /// Hudi's log scanners skip blocks (command blocks too) written after it.
+    pub fn reads_as_of(&self) -> Option<&str> {
+        self.upper.as_deref().or_else(|| {
+            self.committed
+                .keys()
+                .max_by(|a, b| compare_instant_times(a, b))
+                .map(String::as_str)
+        })
+    }
+
     /// Requested times of the visible completed writes.
     pub fn instants(&self) -> impl Iterator<Item = &str> {
         self.committed.keys().map(String::as_str)
