@@ -12,7 +12,7 @@ import { crc32, deflateRawSync } from 'node:zlib';
 
 import { check, checkSnapshot, sameRows } from '../js/fixture_checks.mjs';
 import { allowances } from '../js/expected.mjs';
-import { fixtures, fixtureNames, tablesDir, writeManifests, startNginx, startMoto, S3_CREDS, BUCKET, wasmNode, cliBin } from './servers.mjs';
+import { fixtures, fixtureNames, tablesDir, startNginx, startMoto, S3_CREDS, BUCKET, wasmNode, cliBin } from './servers.mjs';
 import { startFaultServer } from './fault_server.mjs';
 import { startCountingProxy } from './counting_proxy.mjs';
 import { presigner } from './sigv4.mjs';
@@ -39,7 +39,6 @@ const s3Options = () => ({ s3: { region: S3_CREDS.region, endpoint: moto.url, ac
 
 before(async () => {
   tables = tablesDir();
-  writeManifests(tables);
   [nginx, moto, faults] = await Promise.all([startNginx(tables), startMoto(tables), startFaultServer(tables)]);
 });
 

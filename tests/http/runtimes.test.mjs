@@ -4,13 +4,13 @@
 // worker module that reads from moto with SigV4. Same fixture expectations as Node.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, mkdirSync, cpSync, writeFileSync } from 'node:fs';
+import { readFileSync, cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { CHROMIUM, requireBinary, tempDir } from '../lib/harness.mjs';
 
 import { sameRows } from '../js/fixture_checks.mjs';
-import { repo, fixtures, tablesDir, writeManifests, startNginx, startMoto, startWorkerd, S3_CREDS, BUCKET, wasmWeb, wasmNode } from './servers.mjs';
+import { repo, fixtures, tablesDir, startNginx, startMoto, startWorkerd, S3_CREDS, BUCKET, wasmWeb, wasmNode } from './servers.mjs';
 import { presigner } from './sigv4.mjs';
 import { startCountingProxy } from './counting_proxy.mjs';
 import { createRequire } from 'node:module';
@@ -52,10 +52,8 @@ export default {
 
 before(async () => {
   tables = tablesDir();
-  writeManifests(tables);
   // The page and the web build, served by the same nginx as the tables (same origin).
-  const app = join(tables, '_app');
-  mkdirSync(app, { recursive: true });
+  const app = tempDir('app');
   cpSync(wasmWeb, join(app, 'wasm'), { recursive: true });
   cpSync(join(repo, 'tests', 'js', 'fixture_checks.mjs'), join(app, 'fixture_checks.mjs'));
   writeFileSync(
@@ -70,7 +68,7 @@ window.checks = checks;
 window.hudiReady = true;
 </script>`,
   );
-  [nginx, moto] = await Promise.all([startNginx(tables), startMoto(tables)]);
+  [nginx, moto] = await Promise.all([startNginx(tables, { '/_app/': app }), startMoto(tables)]);
   // Every runtime reaches the servers through counting proxies: the server side's count.
   [nginxSeen, motoSeen] = await Promise.all([startCountingProxy(nginx.url), startCountingProxy(moto.url)]);
   workerd = await startWorkerd(WORKER, { BUCKET, ENDPOINT: motoSeen.url, REGION: S3_CREDS.region, KEY_ID: S3_CREDS.accessKeyId, SECRET: S3_CREDS.secretAccessKey });

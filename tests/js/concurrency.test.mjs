@@ -5,14 +5,13 @@
 // default 30 s renewal is refused as Java refuses it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, mkdtempSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { execFileSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { tableFromJSON, tableToIPC } from 'apache-arrow';
 import { fsStorage } from './fs_storage.mjs';
+import { tableCopy } from '../lib/fixtures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -26,11 +25,7 @@ const OCC = {
   'hoodie.write.lock.provider': 'org.apache.hudi.client.transaction.lock.StorageBasedLockProvider',
 };
 
-function copy(name) {
-  const dir = mkdtempSync(join(tmpdir(), 'hudi-edge-occ-'));
-  execFileSync('unzip', ['-q', join(fixtures, 'tables', `${name}.zip`), '-d', dir]);
-  return join(dir, readdirSync(dir).find((n) => n !== '__MACOSX'));
-}
+const copy = (name) => tableCopy(name, 'occ');
 
 test('a store without ETags refuses concurrent writing and leaves no lock', async () => {
   const root = copy('sample_table/cow/v9_txns_simple_nometa');

@@ -10,13 +10,28 @@ export const keyOf = (row, keyFields) => {
 };
 
 const cmp = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
-export const canonical = (rows, keyFields) =>
+export const canonical = (rows, keyFields = []) =>
   rows
     .map((r) => [keyOf(r, keyFields), r._hoodie_partition_path ?? '', JSON.stringify(r), r])
     .sort((a, b) => cmp(a[0], b[0]) || cmp(a[1], b[1]) || cmp(a[2], b[2]))
     .map((x) => x[3]);
 export const pairs = (rows, keyFields) =>
   canonical(rows, keyFields).map((r) => [keyOf(r, keyFields), r._hoodie_partition_path ?? '']).sort();
+
+/** The fixtures' value encoding (binary as hex, maps as [key, value] pairs) from the
+ *  package's JSON rows (binary as base64, maps as objects), for the columns whose type in the
+ *  expected file's `schema` says so. */
+export function oracleEncoding(rows, schema) {
+  const binary = schema.filter((f) => f.type === 'binary' || f.type === 'large_binary').map((f) => f.name);
+  const maps = schema.filter((f) => f.type.startsWith('map<')).map((f) => f.name);
+  const hex = (b64) => Array.from(atob(b64), (c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('');
+  return rows.map((r) => {
+    const c = { ...r };
+    for (const k of binary) if (typeof c[k] === 'string') c[k] = hex(c[k]);
+    for (const k of maps) if (c[k] && typeof c[k] === 'object' && !Array.isArray(c[k])) c[k] = Object.entries(c[k]);
+    return c;
+  });
+}
 
 export async function readRows(table, options) {
   return table.readJson(options, true);

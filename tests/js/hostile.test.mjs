@@ -8,10 +8,10 @@ import { readFileSync, readdirSync, statSync, mkdtempSync, copyFileSync, writeFi
 import { join, relative, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { deflateRawSync } from 'node:zlib';
 import { fsStorage } from './fs_storage.mjs';
+import { tableCopy } from '../lib/fixtures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -84,11 +84,7 @@ const { WasmTable, memoryBytes } = withMemoryMaximum(128 * MB);
 const TABLE = 'sample_table/cow/v9_txns_simple_meta';
 
 /** A fixture unzipped into a temporary folder: its root. */
-function tableDir(name = TABLE) {
-  const dir = mkdtempSync(join(tmpdir(), 'hudi-edge-hostile-'));
-  execFileSync('unzip', ['-q', join(fixtures, 'tables', `${name}.zip`), '-d', dir]);
-  return join(dir, readdirSync(dir).find((n) => n !== '__MACOSX'));
-}
+const tableDir = (name = TABLE) => tableCopy(name, 'hostile');
 
 /** The fixture's files as `[path, bytes]`, paths relative to the table root. */
 function tableFiles(name = TABLE) {

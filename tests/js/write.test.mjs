@@ -6,14 +6,15 @@
 // fit fail INVALID_INPUT with nothing written.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, statSync, mkdtempSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
 import { join, relative, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
-import { tmpdir, homedir } from 'node:os';
+import { homedir } from 'node:os';
 import { tableFromJSON, tableToIPC } from 'apache-arrow';
 import { fsStorage } from './fs_storage.mjs';
+import { tableCopy } from '../lib/fixtures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -27,11 +28,7 @@ const COW = 'sample_table/cow/v9_txns_simple_nometa';
 const MOR = 'sample_table/mor/avro/v9_txns_simple_nometa';
 
 /** A fresh copy of a fixture table on disk; its root. */
-function copy(name) {
-  const dir = mkdtempSync(join(tmpdir(), 'hudi-edge-write-'));
-  execFileSync('unzip', ['-q', join(fixtures, 'tables', `${name}.zip`), '-d', dir]);
-  return join(dir, readdirSync(dir).find((n) => n !== '__MACOSX'));
-}
+const copy = (name) => tableCopy(name, 'write');
 
 /** The fs storage, counting the calls that change storage. */
 function counted(root, options) {

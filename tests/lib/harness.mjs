@@ -1,8 +1,11 @@
 // What every JS test harness (tests/http, tests/web, the package tests) shares: where the
-// server and browser binaries are, a clear error when one is missing, and temporary
-// directories removed when the test process ends (a table tree is ~115 MB).
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// server and browser binaries are, a clear error when one is missing, temporary directories
+// removed when the test process ends (a table tree is ~115 MB), and server processes that
+// die with it.
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,6 +15,8 @@ export const targetDir = process.env.CARGO_TARGET_DIR ?? join(repo, 'target');
 export const cliBin = process.env.HUDI_EDGE_BIN ?? join(targetDir, 'debug', 'hudi-edge');
 export const NGINX = process.env.HUDI_EDGE_NGINX ?? '/usr/sbin/nginx';
 export const CHROMIUM = process.env.HUDI_EDGE_CHROMIUM ?? '/usr/bin/chromium';
+/** Where .ci/setup puts the project venv (moto, PyPI hudi) and other downloads. */
+export const cache = process.env.HUDI_EDGE_CACHE ?? join(homedir(), '.cache', 'hudi-edge');
 
 /** `path`, or an error naming what is missing, where it was looked for and how to get it. */
 export function requireBinary(path, what, env) {
@@ -42,4 +47,84 @@ export function tempDir(what) {
 export function removeTemp(dir) {
   temporary.delete(dir);
   rmSync(dir, { recursive: true, force: true });
+}
+
+const children = new Set();
+process.on('exit', () => {
+  for (const c of children) {
+    try {
+      c.kill('SIGKILL');
+    } catch {}
+  }
+});
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns a server; it is killed when stopped (`stopSignal`, then SIGKILL after 3 s), when the
+ *  test process exits, and after `maxMs` whatever happens (`null`: lives as long as the test
+ *  process). */
+export function launch(cmd, args, { cwd, env, maxMs = 20 * 60_000, name = cmd, stopSignal = 'SIGTERM' } = {}) {
+  // Output goes to a file, not a pipe: a synchronous step in this process (loading tables)
+  // must not leave a chatty server blocked on a full pipe.
+  const logDir = tempDir('log');
+  const logFile = join(logDir, 'server.log');
+  const fd = openSync(logFile, 'w');
+  const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  children.add(child);
+  const timer = maxMs === null ? undefined : setTimeout(() => child.kill('SIGKILL'), maxMs);
+  timer?.unref();
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.once('exit', () => {
+    clearTimeout(timer);
+    children.delete(child);
+  });
+  return {
+    child,
+    name,
+    log: () => {
+      try {
+        return readFileSync(logFile, 'utf8').slice(-20_000);
+      } catch {
+        return '';
+      }
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill(stopSignal);
+        const t = setTimeout(() => child.kill('SIGKILL'), 3000);
+        await exited;
+        clearTimeout(t);
+      }
+      removeTemp(logDir);
+    },
+  };
+}
+
+/** Waits until `url` answers (any status), at most `ms`; fails early, with the server's log,
+ *  when the server exits. */
+export async function waitFor(url, server, ms = 30_000) {
+  const end = Date.now() + ms;
+  let last;
+  while (Date.now() < end) {
+    if (server && server.child.exitCode !== null) break;
+    try {
+      const r = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      await r.arrayBuffer();
+      return;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${server?.name ?? url} did not come up at ${url}: ${last?.message ?? 'exited'}\n${server?.log() ?? ''}`);
 }

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonical, expected, freePort, repo, startNginx, unzippedFixtures } from './lib/servers.mjs';
+import { expected, freePort, repo, startNginx, unzippedFixtures } from './lib/servers.mjs';
+import { canonical, oracleEncoding } from '../js/fixture_checks.mjs';
 import { launchChromium } from './lib/browser.mjs';
 import { tempDir } from '../lib/harness.mjs';
 
@@ -16,22 +17,10 @@ const bin = (name) => join(here, 'node_modules', '.bin', name);
 const TABLES = ['sample_table/cow/v6_complexkeygen_hivestyle', 'sample_table/cow/v9_txns_simple_meta', 'sample_table/mor/avro/v9_txns_simple_meta'];
 const README_URL = 'https://data.example.com/tables/txns';
 
-/** The fixtures' encoding from the package's: binary base64 → hex, maps → [key, value] pairs. */
-function oracle(rows, schema) {
-  const binary = schema.filter((f) => f.type === 'binary').map((f) => f.name);
-  const maps = schema.filter((f) => f.type.startsWith('map<')).map((f) => f.name);
-  return rows.map((r) => {
-    const c = { ...r };
-    for (const k of binary) if (typeof c[k] === 'string') c[k] = Buffer.from(c[k], 'base64').toString('hex');
-    for (const k of maps) if (c[k] && !Array.isArray(c[k])) c[k] = Object.entries(c[k]);
-    return c;
-  });
-}
-
 async function assertSnapshot(name, rows) {
   const exp = await expected(name);
   const keys = exp.table.record_key_fields;
-  assert.deepEqual(canonical(oracle(rows, exp.snapshot.schema), keys), canonical(exp.snapshot.rows, keys), name);
+  assert.deepEqual(canonical(oracleEncoding(rows, exp.snapshot.schema), keys), canonical(exp.snapshot.rows, keys), name);
 }
 
 /** `<!-- tested: KIND -->` followed by a ```js block in the README. */
