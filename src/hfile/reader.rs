@@ -311,10 +311,44 @@ impl HFileReader {
         Ok(Some(payload))
     }
 
+    /// Every data block in file order, in runs of about `run_bytes` on disk: a whole file
+    /// scanned one run at a time holds one run's cells, not the file's.
+    pub async fn data_block_runs(&self, run_bytes: u64) -> Result<Vec<BlockRun>> {
+        let mut runs: Vec<BlockRun> = Vec::new();
+        let mut bytes = 0;
+        for e in self.data_block_entries(&[KeyRange::all()]).await? {
+            match runs.last_mut() {
+                Some(run) if bytes + e.size <= run_bytes.max(1) => {
+                    bytes += e.size;
+                    run.0.push(e);
+                }
+                _ => {
+                    bytes = e.size;
+                    runs.push(BlockRun(vec![e]));
+                }
+            }
+        }
+        Ok(runs)
+    }
+
+    /// The cells of one run of [`Self::data_block_runs`], in key order.
+    pub async fn cells_of_run(&self, run: &BlockRun) -> Result<Vec<Cell>> {
+        self.cells_of_entries(&run.0).await
+    }
+
     /// All cells of the data blocks that may hold a row in `ranges`.
     async fn cells_of_blocks(&self, ranges: &[KeyRange]) -> Result<Vec<Cell>> {
+        let entries = self.data_block_entries(ranges).await?;
+        self.cells_of_entries(&entries).await
+    }
+
+    /// All cells of the data blocks `entries` (in file order).
+    async fn cells_of_entries(&self, entries: &[IndexEntry]) -> Result<Vec<Cell>> {
+        let raws = self.read_raw(entries, Purpose::MdtDataBlock).await?;
         let mut cells: Vec<Cell> = Vec::new();
-        for (offset, payload) in self.data_blocks(ranges).await? {
+        for (e, raw) in entries.iter().zip(&raws) {
+            let offset = e.offset;
+            let payload = self.decode(raw, offset, &[BlockType::Data])?.1;
             let first = cells.len();
             cells.extend(
                 parse_cells(&payload, self.layout).map_err(|e| self.block_error(e, offset))?,
@@ -332,18 +366,6 @@ impl HFileReader {
             }
         }
         Ok(cells)
-    }
-
-    /// The decoded payloads of the data blocks that may hold a row in `ranges`, in file
-    /// order.
-    async fn data_blocks(&self, ranges: &[KeyRange]) -> Result<Vec<(u64, Bytes)>> {
-        let entries = self.data_block_entries(ranges).await?;
-        let raws = self.read_raw(&entries, Purpose::MdtDataBlock).await?;
-        entries
-            .iter()
-            .zip(&raws)
-            .map(|(e, raw)| Ok((e.offset, self.decode(raw, e.offset, &[BlockType::Data])?.1)))
-            .collect()
     }
 
     /// Walks the index from the root down, one round trip per level, to the entries of the
@@ -399,6 +421,10 @@ impl HFileReader {
         }
     }
 }
+
+/// Consecutive data blocks of one file, read together ([`HFileReader::data_block_runs`]).
+#[derive(Debug, Clone)]
+pub struct BlockRun(Vec<IndexEntry>);
 
 fn pick(entries: &[IndexEntry], ranges: &[KeyRange]) -> Vec<IndexEntry> {
     select(entries, ranges)
