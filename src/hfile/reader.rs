@@ -161,6 +161,13 @@ impl HFileReader {
         Ok((h, payload))
     }
 
+    /// Fetches blocks less than `gap` bytes apart in one request (fewer requests for a few
+    /// bytes more: worth it where a request costs far more than reading a block).
+    pub fn with_coalesce_gap(mut self, gap: u64) -> Self {
+        self.file = self.file.with_gap(gap);
+        self
+    }
+
     /// What the checksums of the blocks decoded so far said (none of them stops a read).
     pub fn checksums(&self) -> ChecksumReport {
         self.checksums.report()

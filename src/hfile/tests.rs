@@ -278,6 +278,13 @@ fn adjacent_blocks_coalesce_and_distant_ones_run_concurrently() {
         .all(Option::is_some));
     let c = cost(&io, before);
     assert_eq!((c.requests, c.round_trips), (3, 1));
+    // With a coalescing gap wider than the blocks between them: one request, same values.
+    let expected = block_on(r.get_many(&far)).unwrap();
+    let wide = r.clone().with_coalesce_gap(1 << 20);
+    let before = io.stats().snapshot();
+    assert_eq!(block_on(wide.get_many(&far)).unwrap(), expected);
+    let c = cost(&io, before);
+    assert_eq!((c.requests, c.round_trips), (1, 1));
     // A prefix spanning many blocks is one coalesced range too.
     let before = io.stats().snapshot();
     assert_eq!(block_on(r.scan_prefix(b"key-000")).unwrap().len(), 34);

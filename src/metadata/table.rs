@@ -39,6 +39,12 @@ pub const COLUMN_STATS: &str = "column_stats";
 pub const PARTITION_STATS: &str = "partition_stats";
 pub const RECORD_INDEX: &str = "record_index";
 
+/// Blocks of an MDT base file closer than this are fetched in one request: a record-index
+/// lookup of a few keys per file group touches blocks spread over the file, and on object
+/// storage a request costs more than reading a few hundred KiB (Hudi writes 1 MiB blocks,
+/// ~250 KiB compressed).
+const BLOCK_GAP: u64 = 512 * 1024;
+
 /// Prefix of the metadata table's initialization instants.
 pub(super) const INIT_INSTANT_PREFIX: &str = "00000000000000";
 
@@ -636,7 +642,9 @@ impl MetadataTable {
             file_size: Some(size),
             ..OpenOptions::default()
         };
-        let reader = HFileReader::open_with(self.storage.clone(), path, opts).await?;
+        let reader = HFileReader::open_with(self.storage.clone(), path, opts)
+            .await?
+            .with_coalesce_gap(BLOCK_GAP);
         let decoder = self.decoder(None, &reader)?;
         lock(&self.bases).insert(path.to_string(), (reader.clone(), decoder.clone()));
         Ok((reader, decoder))
