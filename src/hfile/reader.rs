@@ -338,9 +338,36 @@ impl HFileReader {
         Ok(runs)
     }
 
-    /// The cells of one run of [`Self::data_block_runs`], in key order.
-    pub async fn cells_of_run(&self, run: &BlockRun) -> Result<Vec<Cell>> {
-        self.cells_of_entries(&run.0).await
+    /// The cells of one run of [`Self::data_block_runs`], in key order, handed to `f` one
+    /// block at a time: the run comes in one request, and only one block is inflated at once.
+    pub async fn scan_run(
+        &self,
+        run: &BlockRun,
+        mut f: impl FnMut(&[Cell]) -> Result<()>,
+    ) -> Result<()> {
+        let raws = self.read_raw(&run.0, Purpose::MdtDataBlock).await?;
+        let mut last_key: Option<Bytes> = None;
+        for (e, raw) in run.0.iter().zip(raws) {
+            let payload = self.decode(&raw, e.offset, &[BlockType::Data])?.1;
+            let cells = parse_cells(&payload, self.layout)
+                .map_err(|err| self.block_error(err, e.offset))?;
+            let mut previous = last_key.as_ref();
+            for c in &cells {
+                if previous.is_some_and(|p| *p > c.key) {
+                    let reason = format!(
+                        "rows out of order: {:?} after {:?}",
+                        String::from_utf8_lossy(&c.key),
+                        String::from_utf8_lossy(previous.expect("checked"))
+                    );
+                    return Err(self.block_error(malformed(reason), e.offset));
+                }
+                previous = Some(&c.key);
+            }
+            // A copy: the previous block's bytes are not kept for one key.
+            last_key = cells.last().map(|c| Bytes::copy_from_slice(&c.key));
+            f(&cells)?;
+        }
+        Ok(())
     }
 
     /// All cells of the data blocks that may hold a row in `ranges`.

@@ -378,8 +378,9 @@ impl MetadataTable {
     /// Every record of one slice merged, for compaction, handed to `emit` in key order
     /// with whether the base file held the key (a record that does not decode or merge is
     /// an error: a base file must not lose it silently). Memory stays bounded by the log
-    /// files' records plus one run of about `run_bytes` of the base file: the base HFile is
-    /// sorted, so it is merged with the (sorted) log records as it streams.
+    /// files' records plus one run of about `run_bytes` of the base file (compressed) and
+    /// one of its blocks inflated: the base HFile is sorted, so it is merged with the
+    /// (sorted) log records as it streams.
     pub(crate) async fn merge_slice_streaming(
         &self,
         slice: &FileSlice,
@@ -407,31 +408,33 @@ impl MetadataTable {
             // reader merges repeats, and so does this).
             let mut current: Option<(String, Result<MetadataPayload>)> = None;
             for run in reader.data_block_runs(run_bytes).await? {
-                let cells = reader.cells_of_run(&run).await?;
-                decoder
-                    .decode_for_each(&cells, |key, payload| {
-                        let payload = payload.map_err(|e| e.in_file(reader.path()));
-                        match current.take() {
-                            Some((k, older)) if k == key => {
-                                let merged = older
-                                    .and_then(|o| payload.and_then(|n| merge_payloads(&o, &n)));
-                                current = Some((k, merged));
-                            }
-                            Some((k, _)) if k > key => {
-                                return Err(HudiError::corrupt(
-                                    reader.path(),
-                                    format!("rows out of order: {key:?} after {k:?}"),
-                                ))
-                            }
-                            previous => {
-                                if let Some((k, v)) = previous {
-                                    merge.base_record(k, v)?;
+                reader
+                    .scan_run(&run, |cells| {
+                        decoder.decode_for_each(cells, |key, payload| {
+                            let payload = payload.map_err(|e| e.in_file(reader.path()));
+                            match current.take() {
+                                Some((k, older)) if k == key => {
+                                    let merged = older
+                                        .and_then(|o| payload.and_then(|n| merge_payloads(&o, &n)));
+                                    current = Some((k, merged));
                                 }
-                                current = Some((key, payload));
+                                Some((k, _)) if k > key => {
+                                    return Err(HudiError::corrupt(
+                                        reader.path(),
+                                        format!("rows out of order: {key:?} after {k:?}"),
+                                    ))
+                                }
+                                previous => {
+                                    if let Some((k, v)) = previous {
+                                        merge.base_record(k, v)?;
+                                    }
+                                    current = Some((key, payload));
+                                }
                             }
-                        }
-                        Ok(())
+                            Ok(())
+                        })
                     })
+                    .await
                     .map_err(|e| e.in_file(reader.path()))?;
             }
             if let Some((k, v)) = current {
