@@ -445,15 +445,10 @@ impl MetadataTable {
         Ok(counts)
     }
 
-    /// The versions each key has in the valid, not rolled back blocks of a slice's log
-    /// files (in log order), after the key's last delete.
-    async fn log_versions(
-        &self,
-        logs: &[Vec<Block>],
-    ) -> Result<(BTreeMap<String, LogVersions>, super::compact::LogCounts)> {
-        let mut counts = super::compact::LogCounts::default();
+    /// The blocks of a slice's log files that count, in log order: of valid instants, and
+    /// not voided by a rollback block in any of the slice's log files.
+    fn live_blocks<'a>(&self, logs: impl Iterator<Item = &'a [Block]>) -> Vec<&'a Block> {
         let blocks: Vec<&Block> = logs
-            .iter()
             .flat_map(|l| l.iter())
             .filter(|b| b.instant.as_ref().is_none_or(|i| self.valid.contains(i)))
             .collect();
@@ -464,15 +459,26 @@ impl MetadataTable {
                 _ => None,
             })
             .collect();
+        blocks
+            .into_iter()
+            .filter(|b| {
+                !b.instant
+                    .as_deref()
+                    .is_some_and(|i| rolled_back.contains(i))
+            })
+            .collect()
+    }
+
+    /// The versions each key has in the valid, not rolled back blocks of a slice's log
+    /// files (in log order), after the key's last delete.
+    async fn log_versions(
+        &self,
+        logs: &[Vec<Block>],
+    ) -> Result<(BTreeMap<String, LogVersions>, super::compact::LogCounts)> {
+        let mut counts = super::compact::LogCounts::default();
+        let blocks = self.live_blocks(logs.iter().map(|l| l.as_slice()));
         let mut out: BTreeMap<String, LogVersions> = BTreeMap::new();
         for block in blocks {
-            if block
-                .instant
-                .as_deref()
-                .is_some_and(|i| rolled_back.contains(i))
-            {
-                continue;
-            }
             counts.log_blocks += 1;
             match &block.content {
                 Content::HFile { reader, schema } => {
@@ -587,26 +593,8 @@ impl MetadataTable {
                 reader.path(),
             );
         }
-        let blocks: Vec<&Block> = logs
-            .iter()
-            .flat_map(|l| l.iter())
-            .filter(|b| b.instant.as_ref().is_none_or(|i| self.valid.contains(i)))
-            .collect();
-        let rolled_back: HashSet<&str> = blocks
-            .iter()
-            .filter_map(|b| match &b.content {
-                Content::Rollback { target } => Some(target.as_str()),
-                _ => None,
-            })
-            .collect();
+        let blocks = self.live_blocks(logs.iter().map(|l| l.as_slice()));
         for block in blocks {
-            if block
-                .instant
-                .as_deref()
-                .is_some_and(|i| rolled_back.contains(i))
-            {
-                continue;
-            }
             if let Some(c) = counts.as_deref_mut() {
                 c.log_blocks += 1;
             }
