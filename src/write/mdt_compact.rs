@@ -206,10 +206,11 @@ struct Written {
 }
 
 /// Merges each operation's slice into its new base file and writes it, one file group at a
-/// time: a file group's bytes are freed before the next is read, so memory stays at one
-/// file group's new base file plus a run of its old one (a 1M-key record index held whole
-/// takes over 500 MiB). The files are invisible until the commit in [`finish`];
-/// overwritten, as a crashed attempt may have left a file of the same name.
+/// time: a file group's bytes are freed once written, so memory stays at about two file
+/// groups' new base files (one being written while the next is merged) plus a run of the
+/// next's old one (a 1M-key record index held whole takes over 500 MiB). The files are
+/// invisible until the commit in [`finish`]; overwritten, as a crashed attempt may have left
+/// a file of the same name.
 async fn write_base_files(
     table: &Ctx<'_>,
     mdt: &MetadataTable,
@@ -223,29 +224,40 @@ async fn write_base_files(
         files: Vec::with_capacity(ops.len()),
         stats: Vec::with_capacity(ops.len()),
     };
+    let put = |file: Option<(String, Bytes)>| async move {
+        if let Some((path, bytes)) = file {
+            storage.put(&path, bytes, PutMode::Overwrite).await?;
+        }
+        Ok::<_, HudiError>(())
+    };
+    let mut unwritten: Option<(String, Bytes)> = None;
     for (i, op) in ops.iter().enumerate() {
-        let slice = op.slice()?;
-        let name = compact::base_file_name(&op.file_id, &compact::write_token(i), instant);
-        // Wall clock through chrono (std's Instant panics on wasm32-unknown-unknown).
-        let started = files::now_ms();
-        let mut builder = compact::BaseFileBuilder::new(enc, &name, started);
-        let counts = mdt
-            .merge_slice_streaming(&slice, BASE_RUN_BYTES, |key, payload, from_base| {
-                builder.push(key, &payload, from_base)
-            })
-            .await?;
-        let file = builder.finish(schema)?;
-        let read_ms = (files::now_ms() - started).max(0);
-        let rel = join(&op.partition, &name);
-        written
-            .stats
-            .push(compact::write_stat(op, &rel, &file, counts, read_ms));
-        let path = join(METADATA_DIR, &rel);
-        storage
-            .put(&path, Bytes::from(file.bytes), PutMode::Overwrite)
-            .await?;
-        written.files.push(path);
+        let build = async {
+            let slice = op.slice()?;
+            let name = compact::base_file_name(&op.file_id, &compact::write_token(i), instant);
+            // Wall clock through chrono (std's Instant panics on wasm32-unknown-unknown).
+            let started = files::now_ms();
+            let mut builder = compact::BaseFileBuilder::new(enc, &name, started);
+            let counts = mdt
+                .merge_slice_streaming(&slice, BASE_RUN_BYTES, |key, payload, from_base| {
+                    builder.push(key, &payload, from_base)
+                })
+                .await?;
+            let file = builder.finish(schema)?;
+            let read_ms = (files::now_ms() - started).max(0);
+            let rel = join(&op.partition, &name);
+            let stat = compact::write_stat(op, &rel, &file, counts, read_ms);
+            Ok::<_, HudiError>((join(METADATA_DIR, &rel), Bytes::from(file.bytes), stat))
+        };
+        // The previous file group's PUT overlaps this one's reads.
+        let (previous, built) = futures::join!(put(unwritten.take()), build);
+        previous?;
+        let (path, bytes, stat) = built?;
+        written.stats.push(stat);
+        written.files.push(path.clone());
+        unwritten = Some((path, bytes));
     }
+    put(unwritten).await?;
     Ok(written)
 }
 
