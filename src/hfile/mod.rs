@@ -35,6 +35,6 @@ pub use block::Codec;
 pub use checksum::ChecksumReport;
 pub use data::Cell;
 pub use file_info::FileInfo;
-pub use reader::{HFileReader, OpenOptions};
+pub use reader::{BlockRun, HFileReader, OpenOptions};
 pub use trailer::{Trailer, TRAILER_SIZE};
-pub use writer::{write_hfile, write_hfile_with, ChecksumKind, HFileWriteOptions};
+pub use writer::{write_hfile, write_hfile_with, ChecksumKind, HFileWriteOptions, HFileWriter};

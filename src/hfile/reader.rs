@@ -161,6 +161,13 @@ impl HFileReader {
         Ok((h, payload))
     }
 
+    /// Fetches blocks less than `gap` bytes apart in one request (fewer requests for a few
+    /// bytes more: worth it where a request costs far more than reading a block).
+    pub fn with_coalesce_gap(mut self, gap: u64) -> Self {
+        self.file = self.file.with_gap(gap);
+        self
+    }
+
     /// What the checksums of the blocks decoded so far said (none of them stops a read).
     pub fn checksums(&self) -> ChecksumReport {
         self.checksums.report()
@@ -311,10 +318,71 @@ impl HFileReader {
         Ok(Some(payload))
     }
 
+    /// Every data block in file order, in runs of about `run_bytes` on disk: a whole file
+    /// scanned one run at a time holds one run's cells, not the file's.
+    pub async fn data_block_runs(&self, run_bytes: u64) -> Result<Vec<BlockRun>> {
+        let mut runs: Vec<BlockRun> = Vec::new();
+        let mut bytes = 0;
+        for e in self.data_block_entries(&[KeyRange::all()]).await? {
+            match runs.last_mut() {
+                Some(run) if bytes + e.size <= run_bytes.max(1) => {
+                    bytes += e.size;
+                    run.0.push(e);
+                }
+                _ => {
+                    bytes = e.size;
+                    runs.push(BlockRun(vec![e]));
+                }
+            }
+        }
+        Ok(runs)
+    }
+
+    /// The cells of one run of [`Self::data_block_runs`], in key order, handed to `f` one
+    /// block at a time: the run comes in one request, and only one block is inflated at once.
+    pub async fn scan_run(
+        &self,
+        run: &BlockRun,
+        mut f: impl FnMut(&[Cell]) -> Result<()>,
+    ) -> Result<()> {
+        let raws = self.read_raw(&run.0, Purpose::MdtDataBlock).await?;
+        let mut last_key: Option<Bytes> = None;
+        for (e, raw) in run.0.iter().zip(raws) {
+            let payload = self.decode(&raw, e.offset, &[BlockType::Data])?.1;
+            let cells = parse_cells(&payload, self.layout)
+                .map_err(|err| self.block_error(err, e.offset))?;
+            let mut previous = last_key.as_ref();
+            for c in &cells {
+                if previous.is_some_and(|p| *p > c.key) {
+                    let reason = format!(
+                        "rows out of order: {:?} after {:?}",
+                        String::from_utf8_lossy(&c.key),
+                        String::from_utf8_lossy(previous.expect("checked"))
+                    );
+                    return Err(self.block_error(malformed(reason), e.offset));
+                }
+                previous = Some(&c.key);
+            }
+            // A copy: the previous block's bytes are not kept for one key.
+            last_key = cells.last().map(|c| Bytes::copy_from_slice(&c.key));
+            f(&cells)?;
+        }
+        Ok(())
+    }
+
     /// All cells of the data blocks that may hold a row in `ranges`.
     async fn cells_of_blocks(&self, ranges: &[KeyRange]) -> Result<Vec<Cell>> {
+        let entries = self.data_block_entries(ranges).await?;
+        self.cells_of_entries(&entries).await
+    }
+
+    /// All cells of the data blocks `entries` (in file order).
+    async fn cells_of_entries(&self, entries: &[IndexEntry]) -> Result<Vec<Cell>> {
+        let raws = self.read_raw(entries, Purpose::MdtDataBlock).await?;
         let mut cells: Vec<Cell> = Vec::new();
-        for (offset, payload) in self.data_blocks(ranges).await? {
+        for (e, raw) in entries.iter().zip(&raws) {
+            let offset = e.offset;
+            let payload = self.decode(raw, offset, &[BlockType::Data])?.1;
             let first = cells.len();
             cells.extend(
                 parse_cells(&payload, self.layout).map_err(|e| self.block_error(e, offset))?,
@@ -332,18 +400,6 @@ impl HFileReader {
             }
         }
         Ok(cells)
-    }
-
-    /// The decoded payloads of the data blocks that may hold a row in `ranges`, in file
-    /// order.
-    async fn data_blocks(&self, ranges: &[KeyRange]) -> Result<Vec<(u64, Bytes)>> {
-        let entries = self.data_block_entries(ranges).await?;
-        let raws = self.read_raw(&entries, Purpose::MdtDataBlock).await?;
-        entries
-            .iter()
-            .zip(&raws)
-            .map(|(e, raw)| Ok((e.offset, self.decode(raw, e.offset, &[BlockType::Data])?.1)))
-            .collect()
     }
 
     /// Walks the index from the root down, one round trip per level, to the entries of the
@@ -399,6 +455,10 @@ impl HFileReader {
         }
     }
 }
+
+/// Consecutive data blocks of one file, read together ([`HFileReader::data_block_runs`]).
+#[derive(Debug, Clone)]
+pub struct BlockRun(Vec<IndexEntry>);
 
 fn pick(entries: &[IndexEntry], ranges: &[KeyRange]) -> Vec<IndexEntry> {
     select(entries, ranges)

@@ -278,6 +278,13 @@ fn adjacent_blocks_coalesce_and_distant_ones_run_concurrently() {
         .all(Option::is_some));
     let c = cost(&io, before);
     assert_eq!((c.requests, c.round_trips), (3, 1));
+    // With a coalescing gap wider than the blocks between them: one request, same values.
+    let expected = block_on(r.get_many(&far)).unwrap();
+    let wide = r.clone().with_coalesce_gap(1 << 20);
+    let before = io.stats().snapshot();
+    assert_eq!(block_on(wide.get_many(&far)).unwrap(), expected);
+    let c = cost(&io, before);
+    assert_eq!((c.requests, c.round_trips), (1, 1));
     // A prefix spanning many blocks is one coalesced range too.
     let before = io.stats().snapshot();
     assert_eq!(block_on(r.scan_prefix(b"key-000")).unwrap().len(), 34);
@@ -525,4 +532,33 @@ fn damaged_files_never_panic() {
             try_all(patched(&bytes, at, &[(seed >> 32) as u8]));
         }
     }
+}
+
+/// Runs of blocks scanned one block at a time give every cell of a full scan, in order,
+/// whatever the run size; a run is one request.
+#[test]
+fn block_runs_scan_like_a_full_scan() {
+    let spec = Spec {
+        cells_per_block: 7,
+        ..Spec::default()
+    };
+    let bytes = Bytes::from(ts::write_hfile(&cells(400), &spec));
+    let (r, io) = on_storage(bytes, OpenOptions::default());
+    let r = r.unwrap();
+    let all = block_on(r.scan_all()).unwrap();
+    for run_bytes in [1, 300, 4096, 1 << 30] {
+        let runs = block_on(r.data_block_runs(run_bytes)).unwrap();
+        let before = io.stats().snapshot();
+        let mut got = Vec::new();
+        for run in &runs {
+            block_on(r.scan_run(run, |cells| {
+                got.extend_from_slice(cells);
+                Ok(())
+            }))
+            .unwrap();
+        }
+        assert_eq!(got, all, "runs of {run_bytes} bytes");
+        assert!(cost(&io, before).requests <= runs.len() as u64);
+    }
+    assert_eq!(block_on(r.data_block_runs(1 << 30)).unwrap().len(), 1);
 }

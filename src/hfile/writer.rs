@@ -64,20 +64,69 @@ pub fn write_hfile_with(
     file_info: &[(&str, Vec<u8>)],
     opts: &HFileWriteOptions,
 ) -> Result<Vec<u8>> {
-    for pair in cells.windows(2) {
-        if pair[0].0 >= pair[1].0 {
-            let what = if pair[0].0 == pair[1].0 {
-                "duplicate"
-            } else {
-                "unsorted"
-            };
-            return Err(HudiError::invalid(format!(
-                "HFile cells must be strictly ascending by row: {what} row {:?}",
-                String::from_utf8_lossy(&pair[1].0)
-            )));
+    let mut w = HFileWriter::new(opts.clone());
+    for (row, value) in cells {
+        w.append(row, value)?;
+    }
+    w.finish(file_info)
+}
+
+/// An HFile built one cell at a time: only the current data block's payload and the bytes
+/// written so far are held, so a file of any number of cells is written from a stream.
+/// The bytes equal [`write_hfile_with`]'s for the same cells.
+pub struct HFileWriter {
+    blocks: BlockWriter,
+    /// (offset, on-disk size, first row) per data block.
+    index: Vec<(u64, usize, Vec<u8>)>,
+    payload: Vec<u8>,
+    first_row: Vec<u8>,
+    last_row: Option<Vec<u8>>,
+    cells: u64,
+    key_total: u64,
+    value_total: u64,
+}
+
+impl HFileWriter {
+    pub fn new(opts: HFileWriteOptions) -> HFileWriter {
+        HFileWriter {
+            blocks: BlockWriter {
+                out: Vec::new(),
+                opts,
+            },
+            index: Vec::new(),
+            payload: Vec::new(),
+            first_row: Vec::new(),
+            last_row: None,
+            cells: 0,
+            key_total: 0,
+            value_total: 0,
         }
     }
-    for (row, _) in cells {
+
+    /// Cells written so far.
+    pub fn len(&self) -> u64 {
+        self.cells
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells == 0
+    }
+
+    /// Appends a cell; rows must be strictly ascending by bytes.
+    pub fn append(&mut self, row: &[u8], value: &[u8]) -> Result<()> {
+        if let Some(last) = &self.last_row {
+            if last.as_slice() >= row {
+                let what = if last.as_slice() == row {
+                    "duplicate"
+                } else {
+                    "unsorted"
+                };
+                return Err(HudiError::invalid(format!(
+                    "HFile cells must be strictly ascending by row: {what} row {:?}",
+                    String::from_utf8_lossy(row)
+                )));
+            }
+        }
         // The row length is a u16 in the key; the key and value lengths are i32.
         if row.len() > u16::MAX as usize {
             return Err(HudiError::invalid(format!(
@@ -85,103 +134,105 @@ pub fn write_hfile_with(
                 row.len()
             )));
         }
-    }
-    let mut w = BlockWriter {
-        out: Vec::new(),
-        opts,
-    };
-    // (offset, on-disk size, first row) per data block.
-    let mut index: Vec<(u64, usize, &[u8])> = Vec::new();
-    let mut payload = Vec::new();
-    let mut first_row: &[u8] = &[];
-    for (row, value) in cells {
         let cell_len = row.len() + value.len() + 21;
-        if !payload.is_empty() && payload.len() + cell_len > opts.block_size {
-            let offset = w.out.len() as u64;
-            let size = w.block(b"DATABLK*", &payload)?;
-            index.push((offset, size, first_row));
-            payload.clear();
+        if !self.payload.is_empty() && self.payload.len() + cell_len > self.blocks.opts.block_size {
+            self.close_data_block()?;
         }
-        if payload.is_empty() {
-            first_row = row;
+        if self.payload.is_empty() {
+            self.first_row = row.to_vec();
         }
-        put_cell(&mut payload, row, value)?;
+        put_cell(&mut self.payload, row, value)?;
+        self.last_row = Some(row.to_vec());
+        self.cells += 1;
+        self.key_total += row.len() as u64;
+        self.value_total += value.len() as u64;
+        Ok(())
     }
-    if !payload.is_empty() {
-        let offset = w.out.len() as u64;
-        let size = w.block(b"DATABLK*", &payload)?;
-        index.push((offset, size, first_row));
-    }
-    // Hudi's trailer carries the data bytes here, not the index size (§7.2 quirk).
-    let uncompressed_data: u64 = cells
-        .iter()
-        .map(|(k, v)| (k.len() + v.len() + 21) as u64)
-        .sum();
 
-    let load_on_open = w.out.len() as u64;
-    let mut root = Vec::new();
-    for (offset, size, row) in &index {
-        root.extend_from_slice(&offset.to_be_bytes());
-        root.extend_from_slice(&(*size as i32).to_be_bytes());
-        let key = row_key(row);
-        hadoop_vlong(&mut root, key.len() as i64);
-        root.extend_from_slice(&key);
+    fn close_data_block(&mut self) -> Result<()> {
+        let offset = self.blocks.out.len() as u64;
+        let size = self.blocks.block(b"DATABLK*", &self.payload)?;
+        self.index
+            .push((offset, size, std::mem::take(&mut self.first_row)));
+        self.payload.clear();
+        Ok(())
     }
-    w.block(b"IDXROOT2", &root)?;
-    // The meta index must be there even when empty (Java readers expect it).
-    w.block(b"IDXROOT2", &[])?;
 
-    let file_info_offset = w.out.len() as u64;
-    let n = cells.len() as i64;
-    let avg = |total: usize| if n == 0 { 0 } else { (total as i64 / n) as i32 };
-    let key_total: usize = cells.iter().map(|(k, _)| k.len()).sum();
-    let value_total: usize = cells.iter().map(|(_, v)| v.len()).sum();
-    let last_key = cells.last().map(|(k, _)| row_key(k)).unwrap_or_default();
-    let mut info = InfoMap::default();
-    info.put("MAX_MEMSTORE_TS_KEY", 0i64.to_be_bytes().to_vec());
-    for (k, v) in file_info {
-        info.put(k, v.clone());
-    }
-    info.put("hfile.LASTKEY", last_key);
-    info.put("hfile.AVG_KEY_LEN", avg(key_total).to_be_bytes().to_vec());
-    info.put(
-        "hfile.CREATE_TIME_TS",
-        opts.create_time_ms.to_be_bytes().to_vec(),
-    );
-    info.put(
-        "hfile.AVG_VALUE_LEN",
-        avg(value_total).to_be_bytes().to_vec(),
-    );
-    if !info.contains("KEY_VALUE_VERSION") {
-        info.put("KEY_VALUE_VERSION", 1i32.to_be_bytes().to_vec());
-    }
-    w.block(b"FILEINF2", &info.payload())?;
+    /// The file's bytes, with `file_info` entries added to the ones the writer always puts.
+    pub fn finish(mut self, file_info: &[(&str, Vec<u8>)]) -> Result<Vec<u8>> {
+        if !self.payload.is_empty() {
+            self.close_data_block()?;
+        }
+        // Hudi's trailer carries the data bytes here, not the index size (§7.2 quirk).
+        let uncompressed_data = self.key_total + self.value_total + 21 * self.cells;
+        let w = &mut self.blocks;
+        let index = &self.index;
+        let load_on_open = w.out.len() as u64;
+        let mut root = Vec::new();
+        for (offset, size, row) in index {
+            root.extend_from_slice(&offset.to_be_bytes());
+            root.extend_from_slice(&(*size as i32).to_be_bytes());
+            let key = row_key(row);
+            hadoop_vlong(&mut root, key.len() as i64);
+            root.extend_from_slice(&key);
+        }
+        w.block(b"IDXROOT2", &root)?;
+        // The meta index must be there even when empty (Java readers expect it).
+        w.block(b"IDXROOT2", &[])?;
 
-    let mut t = Vec::new();
-    proto_varint(&mut t, 1, file_info_offset);
-    proto_varint(&mut t, 2, load_on_open);
-    proto_varint(&mut t, 3, uncompressed_data);
-    proto_varint(&mut t, 5, index.len() as u64);
-    proto_varint(&mut t, 6, 0);
-    proto_varint(&mut t, 7, cells.len() as u64);
-    proto_varint(&mut t, 8, 1);
-    // -1 (no data block) as protobuf writes a negative int64.
-    proto_varint(&mut t, 9, index.first().map_or(u64::MAX, |b| b.0));
-    proto_varint(&mut t, 10, index.last().map_or(0, |b| b.0));
-    proto_bytes(&mut t, 11, COMPARATOR.as_bytes());
-    proto_varint(&mut t, 12, codec_id(opts.codec));
-    let mut out = w.out;
-    let trailer_at = out.len();
-    out.extend_from_slice(b"TRABLK\"$");
-    varint(&mut out, t.len() as u64);
-    out.extend_from_slice(&t);
-    if out.len() - trailer_at > TRAILER_SIZE - 4 {
-        return Err(HudiError::invalid("HFile trailer larger than 4096 bytes"));
+        let file_info_offset = w.out.len() as u64;
+        let n = self.cells as i64;
+        let avg = |total: u64| if n == 0 { 0 } else { (total as i64 / n) as i32 };
+        let last_key = self.last_row.as_deref().map(row_key).unwrap_or_default();
+        let mut info = InfoMap::default();
+        info.put("MAX_MEMSTORE_TS_KEY", 0i64.to_be_bytes().to_vec());
+        for (k, v) in file_info {
+            info.put(k, v.clone());
+        }
+        info.put("hfile.LASTKEY", last_key);
+        info.put(
+            "hfile.AVG_KEY_LEN",
+            avg(self.key_total).to_be_bytes().to_vec(),
+        );
+        info.put(
+            "hfile.CREATE_TIME_TS",
+            w.opts.create_time_ms.to_be_bytes().to_vec(),
+        );
+        info.put(
+            "hfile.AVG_VALUE_LEN",
+            avg(self.value_total).to_be_bytes().to_vec(),
+        );
+        if !info.contains("KEY_VALUE_VERSION") {
+            info.put("KEY_VALUE_VERSION", 1i32.to_be_bytes().to_vec());
+        }
+        w.block(b"FILEINF2", &info.payload())?;
+
+        let mut t = Vec::new();
+        proto_varint(&mut t, 1, file_info_offset);
+        proto_varint(&mut t, 2, load_on_open);
+        proto_varint(&mut t, 3, uncompressed_data);
+        proto_varint(&mut t, 5, index.len() as u64);
+        proto_varint(&mut t, 6, 0);
+        proto_varint(&mut t, 7, self.cells);
+        proto_varint(&mut t, 8, 1);
+        // -1 (no data block) as protobuf writes a negative int64.
+        proto_varint(&mut t, 9, index.first().map_or(u64::MAX, |b| b.0));
+        proto_varint(&mut t, 10, index.last().map_or(0, |b| b.0));
+        proto_bytes(&mut t, 11, COMPARATOR.as_bytes());
+        proto_varint(&mut t, 12, codec_id(w.opts.codec));
+        let mut out = std::mem::take(&mut w.out);
+        let trailer_at = out.len();
+        out.extend_from_slice(b"TRABLK\"$");
+        varint(&mut out, t.len() as u64);
+        out.extend_from_slice(&t);
+        if out.len() - trailer_at > TRAILER_SIZE - 4 {
+            return Err(HudiError::invalid("HFile trailer larger than 4096 bytes"));
+        }
+        out.resize(trailer_at + TRAILER_SIZE - 4, 0);
+        // Major version 3, minor 0 (Hudi's writer; HBase writes minor 3).
+        out.extend_from_slice(&[0, 0, 0, 3]);
+        Ok(out)
     }
-    out.resize(trailer_at + TRAILER_SIZE - 4, 0);
-    // Major version 3, minor 0 (Hudi's writer; HBase writes minor 3).
-    out.extend_from_slice(&[0, 0, 0, 3]);
-    Ok(out)
 }
 
 fn codec_id(codec: Codec) -> u64 {
@@ -215,12 +266,12 @@ fn row_key(row: &[u8]) -> Vec<u8> {
     k
 }
 
-struct BlockWriter<'a> {
+struct BlockWriter {
     out: Vec<u8>,
-    opts: &'a HFileWriteOptions,
+    opts: HFileWriteOptions,
 }
 
-impl BlockWriter<'_> {
+impl BlockWriter {
     /// Appends one block; returns its on-disk size (header, payload and checksums).
     fn block(&mut self, magic: &[u8; 8], payload: &[u8]) -> Result<usize> {
         let body = match self.opts.codec {

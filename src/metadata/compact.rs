@@ -15,8 +15,8 @@ use super::records::encode::RecordEncoder;
 use super::records::MetadataPayload;
 use crate::error::{HudiError, Result};
 use crate::file_group::{BaseFile, FileSlice, LogFile};
-use crate::hfile::write_hfile;
 use crate::hfile::writer::java_hash_map_order;
+use crate::hfile::{HFileWriteOptions, HFileWriter};
 use crate::storage::join;
 use crate::timeline::instant::{action, compare_instant_times};
 use crate::timeline::metadata::OrderedMap;
@@ -244,7 +244,15 @@ pub fn plan_operations(plan: &Json, origin: &str) -> Result<Vec<(Operation, Vec<
     Ok(out)
 }
 
-/// A file group's latest slice merged: what the new base file holds, and what was read.
+/// What a slice's merge read from its log files (the write stat reports it).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LogCounts {
+    pub log_records: u64,
+    pub log_blocks: u64,
+}
+
+/// A file group's latest slice merged in memory: what the new base file holds, and what was
+/// read (the reference for the streaming merge compaction runs).
 #[derive(Debug, Default)]
 pub struct MergedSlice {
     pub records: BTreeMap<String, MetadataPayload>,
@@ -252,6 +260,15 @@ pub struct MergedSlice {
     pub base_keys: HashSet<String>,
     pub log_records: u64,
     pub log_blocks: u64,
+}
+
+impl MergedSlice {
+    pub fn counts(&self) -> LogCounts {
+        LogCounts {
+            log_records: self.log_records,
+            log_blocks: self.log_blocks,
+        }
+    }
 }
 
 /// Whether a merged record is a delete that compaction drops (Java's payload reports
@@ -283,47 +300,86 @@ pub struct BaseFileBytes {
     pub updates: u64,
 }
 
-/// The new base HFile `name`: every live record, keys ascending, values encoded with the
-/// table's record schema (`_hoodie_file_name` = `name`, as Java fills it); file info
-/// `schema`, `minRecordKey`, `maxRecordKey` as Java writes them.
+/// The new base HFile `name` built record by record: every live record, keys ascending,
+/// values encoded with the table's record schema (`_hoodie_file_name` = `name`, as Java
+/// fills it); file info `schema`, `minRecordKey`, `maxRecordKey` as Java writes them.
+pub struct BaseFileBuilder<'a> {
+    enc: &'a RecordEncoder,
+    name: &'a str,
+    hfile: HFileWriter,
+    first: Option<Vec<u8>>,
+    last: Vec<u8>,
+    inserts: u64,
+    updates: u64,
+}
+
+impl<'a> BaseFileBuilder<'a> {
+    pub fn new(enc: &'a RecordEncoder, name: &'a str, create_time_ms: i64) -> Self {
+        BaseFileBuilder {
+            enc,
+            name,
+            hfile: HFileWriter::new(HFileWriteOptions {
+                create_time_ms,
+                ..HFileWriteOptions::default()
+            }),
+            first: None,
+            last: Vec::new(),
+            inserts: 0,
+            updates: 0,
+        }
+    }
+
+    /// Adds the merged record of `key` (keys must come ascending); `from_base` says whether
+    /// the old base file held the key (an update, else an insert). Deletes are dropped.
+    pub fn push(&mut self, key: &str, payload: &MetadataPayload, from_base: bool) -> Result<()> {
+        if is_tombstone(payload) {
+            return Ok(());
+        }
+        let value = self.enc.encode_in_base_file(payload, self.name)?;
+        self.hfile.append(key.as_bytes(), &value)?;
+        if from_base {
+            self.updates += 1;
+        } else {
+            self.inserts += 1;
+        }
+        if self.first.is_none() {
+            self.first = Some(key.as_bytes().to_vec());
+        }
+        self.last.clear();
+        self.last.extend_from_slice(key.as_bytes());
+        Ok(())
+    }
+
+    pub fn finish(self, schema: &str) -> Result<BaseFileBytes> {
+        let written = self.hfile.len();
+        let last = self.last;
+        let bytes = self.hfile.finish(&[
+            ("schema", schema.as_bytes().to_vec()),
+            ("minRecordKey", self.first.unwrap_or_default()),
+            ("maxRecordKey", last),
+        ])?;
+        Ok(BaseFileBytes {
+            bytes,
+            written,
+            inserts: self.inserts,
+            updates: self.updates,
+        })
+    }
+}
+
+/// [`BaseFileBuilder`] over a slice merged in memory.
 pub fn base_file(
     enc: &RecordEncoder,
     schema: &str,
     name: &str,
     merged: &MergedSlice,
+    create_time_ms: i64,
 ) -> Result<BaseFileBytes> {
-    let mut cells = Vec::with_capacity(merged.records.len());
-    let (mut inserts, mut updates) = (0u64, 0u64);
+    let mut b = BaseFileBuilder::new(enc, name, create_time_ms);
     for (key, payload) in &merged.records {
-        if is_tombstone(payload) {
-            continue;
-        }
-        if merged.base_keys.contains(key) {
-            updates += 1;
-        } else {
-            inserts += 1;
-        }
-        cells.push((
-            key.as_bytes().to_vec(),
-            enc.encode_in_base_file(payload, name)?,
-        ));
+        b.push(key, payload, merged.base_keys.contains(key))?;
     }
-    let first = cells.first().map(|(k, _)| k.clone()).unwrap_or_default();
-    let last = cells.last().map(|(k, _)| k.clone()).unwrap_or_default();
-    let bytes = write_hfile(
-        &cells,
-        &[
-            ("schema", schema.as_bytes().to_vec()),
-            ("minRecordKey", first),
-            ("maxRecordKey", last),
-        ],
-    )?;
-    Ok(BaseFileBytes {
-        bytes,
-        written: cells.len() as u64,
-        inserts,
-        updates,
-    })
+    b.finish(schema)
 }
 
 /// The write stat of one compacted file group, in the shape of Java's compaction stats.
@@ -331,7 +387,7 @@ pub fn write_stat(
     op: &Operation,
     path: &str,
     file: &BaseFileBytes,
-    merged: &MergedSlice,
+    counts: LogCounts,
     read_ms: i64,
 ) -> WriteStat {
     let size = file.bytes.len() as i64;
@@ -350,9 +406,9 @@ pub fn write_stat(
         total_write_bytes: Some(size),
         total_write_errors: Some(0),
         partition_path: Some(op.partition.clone()),
-        total_log_records: Some(merged.log_records as i64),
+        total_log_records: Some(counts.log_records as i64),
         total_updated_records_compacted: Some(file.written as i64),
-        total_log_blocks: Some(merged.log_blocks as i64),
+        total_log_blocks: Some(counts.log_blocks as i64),
         total_corrupt_log_block: Some(0),
         total_rollback_blocks: Some(0),
         file_size_in_bytes: Some(size),

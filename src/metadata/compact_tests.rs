@@ -127,3 +127,59 @@ async fn base_file_records_encode_as_java_writes_them() {
         "{exact} of {checked}"
     );
 }
+
+/// The streaming merge compaction runs (one base-file run at a time) builds the same bytes
+/// as merging the whole slice in memory through the lookups' fold, for every slice of the
+/// fixtures' MDT partitions, with runs of one block and of 1 MiB.
+#[tokio::test]
+async fn streaming_merge_builds_the_same_base_files() {
+    use crate::metadata::MetadataTable;
+    use crate::storage::local::LocalStorage;
+    let (mut slices, mut with_logs, mut with_both) = (0, 0, 0);
+    for fixture in [
+        FIXTURE,
+        "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle",
+    ] {
+        let root = crate::hfile::test_support::table(fixture);
+        let client =
+            crate::meta_client::MetaClient::open(std::sync::Arc::new(LocalStorage::new(&root)))
+                .await
+                .unwrap();
+        let mdt = MetadataTable::open(&client, &[]).await.unwrap();
+        let schema = mdt.record_schema().await.unwrap();
+        let enc = RecordEncoder::new(&schema).unwrap();
+        for partition in &client.config().metadata_partitions {
+            for slice in mdt.shards(partition).await.unwrap().iter() {
+                let name = base_file_name(&slice.file_id, &write_token(0), "20261202000000000");
+                let merged = mdt.merge_slice(slice).await.unwrap();
+                let expected = base_file(&enc, &schema, &name, &merged, 7).unwrap();
+                for run_bytes in [1, 1024 * 1024] {
+                    let mut b = BaseFileBuilder::new(&enc, &name, 7);
+                    let counts = mdt
+                        .merge_slice_streaming(slice, run_bytes, |k, p, from_base| {
+                            b.push(k, &p, from_base)
+                        })
+                        .await
+                        .unwrap();
+                    let got = b.finish(&schema).unwrap();
+                    let what = format!("{fixture} {partition} {}", slice.file_id);
+                    assert_eq!(counts, merged.counts(), "{what}");
+                    assert_eq!(
+                        (got.written, got.inserts, got.updates),
+                        (expected.written, expected.inserts, expected.updates),
+                        "{what}"
+                    );
+                    assert!(got.bytes == expected.bytes, "{what}: bytes differ");
+                }
+                slices += 1;
+                with_logs += usize::from(!slice.log_files.is_empty());
+                with_both += usize::from(!slice.log_files.is_empty() && slice.base_file.is_some());
+            }
+        }
+    }
+    eprintln!("{slices} slices, {with_logs} with log files, {with_both} with base and logs");
+    assert!(
+        with_both >= 4,
+        "{slices} slices, {with_both} with base and logs"
+    );
+}

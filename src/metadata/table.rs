@@ -19,7 +19,7 @@ use futures::future::try_join_all;
 use super::keys::{file_group_index, partition_id, ALL_PARTITIONS_KEY, NON_PARTITIONED_ID};
 use super::log_blocks::{self, Block, Content};
 use super::lookup::{Fold, Lookup, Records};
-use super::merge::live_files;
+use super::merge::{live_files, merge_payloads};
 use super::records::{MetadataPayload, RecordDecoder};
 use super::sync::{check_config, check_in_sync, orphans, valid_instants, visibility};
 use crate::error::{HudiError, Result};
@@ -38,6 +38,12 @@ pub const FILES: &str = "files";
 pub const COLUMN_STATS: &str = "column_stats";
 pub const PARTITION_STATS: &str = "partition_stats";
 pub const RECORD_INDEX: &str = "record_index";
+
+/// Blocks of an MDT base file closer than this are fetched in one request: a record-index
+/// lookup of a few keys per file group touches blocks spread over the file, and on object
+/// storage a request costs more than reading a few hundred KiB (Hudi writes 1 MiB blocks,
+/// ~250 KiB compressed).
+const BLOCK_GAP: u64 = 512 * 1024;
 
 /// Prefix of the metadata table's initialization instants.
 pub(super) const INIT_INSTANT_PREFIX: &str = "00000000000000";
@@ -348,8 +354,9 @@ impl MetadataTable {
         ))
     }
 
-    /// Every record of one slice merged, for compaction (a record that does not decode or
-    /// merge is an error: a base file must not lose it silently).
+    /// Every record of one slice merged in memory (the reference the streaming merge of
+    /// [`Self::merge_slice_streaming`] is tested against).
+    #[cfg(test)]
     pub(crate) async fn merge_slice(
         &self,
         slice: &FileSlice,
@@ -366,6 +373,138 @@ impl MetadataTable {
         }
         counts.records = records.values;
         Ok(counts)
+    }
+
+    /// Every record of one slice merged, for compaction, handed to `emit` in key order
+    /// with whether the base file held the key (a record that does not decode or merge is
+    /// an error: a base file must not lose it silently). Memory stays bounded by the log
+    /// files' records plus one run of about `run_bytes` of the base file (compressed) and
+    /// one of its blocks inflated: the base HFile is sorted, so it is merged with the
+    /// (sorted) log records as it streams.
+    pub(crate) async fn merge_slice_streaming(
+        &self,
+        slice: &FileSlice,
+        run_bytes: u64,
+        mut emit: impl FnMut(&str, MetadataPayload, bool) -> Result<()>,
+    ) -> Result<super::compact::LogCounts> {
+        let logs = try_join_all(slice.log_files.iter().map(|l| {
+            let path = mdt_path(&join(&slice.partition, &l.name));
+            async move { log_blocks::read(self.storage.as_ref(), &path, l.size).await }
+        }))
+        .await?;
+        let (log_versions, counts) = self.log_versions(&logs).await?;
+        drop(logs);
+        let origin = mdt_path(&join(&slice.partition, &slice.file_id));
+        let mut merge = SliceMerge {
+            logs: log_versions.into_iter().peekable(),
+            emit: &mut emit,
+            origin: &origin,
+        };
+        if let Some(b) = &slice.base_file {
+            let (reader, decoder) = self
+                .base(&mdt_path(&join(&slice.partition, &b.name)), b.size)
+                .await?;
+            // Versions of the current key (a base file should hold each key once; Hudi's
+            // reader merges repeats, and so does this).
+            let mut current: Option<(String, Result<MetadataPayload>)> = None;
+            for run in reader.data_block_runs(run_bytes).await? {
+                reader
+                    .scan_run(&run, |cells| {
+                        decoder.decode_for_each(cells, |key, payload| {
+                            let payload = payload.map_err(|e| e.in_file(reader.path()));
+                            match current.take() {
+                                Some((k, older)) if k == key => {
+                                    let merged = older
+                                        .and_then(|o| payload.and_then(|n| merge_payloads(&o, &n)));
+                                    current = Some((k, merged));
+                                }
+                                Some((k, _)) if k > key => {
+                                    return Err(HudiError::corrupt(
+                                        reader.path(),
+                                        format!("rows out of order: {key:?} after {k:?}"),
+                                    ))
+                                }
+                                previous => {
+                                    if let Some((k, v)) = previous {
+                                        merge.base_record(k, v)?;
+                                    }
+                                    current = Some((key, payload));
+                                }
+                            }
+                            Ok(())
+                        })
+                    })
+                    .await
+                    .map_err(|e| e.in_file(reader.path()))?;
+            }
+            if let Some((k, v)) = current {
+                merge.base_record(k, v)?;
+            }
+        }
+        merge.rest()?;
+        Ok(counts)
+    }
+
+    /// The blocks of a slice's log files that count, in log order: of valid instants, and
+    /// not voided by a rollback block in any of the slice's log files.
+    fn live_blocks<'a>(&self, logs: impl Iterator<Item = &'a [Block]>) -> Vec<&'a Block> {
+        let blocks: Vec<&Block> = logs
+            .flat_map(|l| l.iter())
+            .filter(|b| b.instant.as_ref().is_none_or(|i| self.valid.contains(i)))
+            .collect();
+        let rolled_back: HashSet<&str> = blocks
+            .iter()
+            .filter_map(|b| match &b.content {
+                Content::Rollback { target } => Some(target.as_str()),
+                _ => None,
+            })
+            .collect();
+        blocks
+            .into_iter()
+            .filter(|b| {
+                !b.instant
+                    .as_deref()
+                    .is_some_and(|i| rolled_back.contains(i))
+            })
+            .collect()
+    }
+
+    /// The versions each key has in the valid, not rolled back blocks of a slice's log
+    /// files (in log order), after the key's last delete.
+    async fn log_versions(
+        &self,
+        logs: &[Vec<Block>],
+    ) -> Result<(BTreeMap<String, LogVersions>, super::compact::LogCounts)> {
+        let mut counts = super::compact::LogCounts::default();
+        let blocks = self.live_blocks(logs.iter().map(|l| l.as_slice()));
+        let mut out: BTreeMap<String, LogVersions> = BTreeMap::new();
+        for block in blocks {
+            counts.log_blocks += 1;
+            match &block.content {
+                Content::HFile { reader, schema } => {
+                    let decoder = self.decoder(schema.as_deref(), reader)?;
+                    let cells = reader.scan_all().await?;
+                    decoder
+                        .decode_for_each(&cells, |key, payload| {
+                            counts.log_records += 1;
+                            let version = payload.map_err(|e| e.in_file(reader.path()));
+                            out.entry(key).or_default().versions.push(version);
+                            Ok(())
+                        })
+                        .map_err(|e| e.in_file(reader.path()))?;
+                }
+                Content::Delete(keys) => {
+                    counts.log_records += keys.len() as u64;
+                    for k in keys {
+                        let v = out.entry(k.clone()).or_default();
+                        v.deleted = true;
+                        v.versions.clear();
+                    }
+                }
+                Content::Rollback { .. } | Content::Other => {}
+            }
+        }
+        Ok((out, counts))
     }
 
     /// What the block checksums of the metadata files read so far said.
@@ -454,26 +593,8 @@ impl MetadataTable {
                 reader.path(),
             );
         }
-        let blocks: Vec<&Block> = logs
-            .iter()
-            .flat_map(|l| l.iter())
-            .filter(|b| b.instant.as_ref().is_none_or(|i| self.valid.contains(i)))
-            .collect();
-        let rolled_back: HashSet<&str> = blocks
-            .iter()
-            .filter_map(|b| match &b.content {
-                Content::Rollback { target } => Some(target.as_str()),
-                _ => None,
-            })
-            .collect();
+        let blocks = self.live_blocks(logs.iter().map(|l| l.as_slice()));
         for block in blocks {
-            if block
-                .instant
-                .as_deref()
-                .is_some_and(|i| rolled_back.contains(i))
-            {
-                continue;
-            }
             if let Some(c) = counts.as_deref_mut() {
                 c.log_blocks += 1;
             }
@@ -512,7 +633,9 @@ impl MetadataTable {
             file_size: Some(size),
             ..OpenOptions::default()
         };
-        let reader = HFileReader::open_with(self.storage.clone(), path, opts).await?;
+        let reader = HFileReader::open_with(self.storage.clone(), path, opts)
+            .await?
+            .with_coalesce_gap(BLOCK_GAP);
         let decoder = self.decoder(None, &reader)?;
         lock(&self.bases).insert(path.to_string(), (reader.clone(), decoder.clone()));
         Ok((reader, decoder))
@@ -547,6 +670,77 @@ impl MetadataTable {
             Arc::new(RecordDecoder::new(schema, "").map_err(|e| e.in_file(reader.path()))?);
         lock(&self.decoders).insert(schema.to_string(), decoder.clone());
         Ok(decoder)
+    }
+}
+
+/// A key's versions in a slice's log files: whether a delete dropped what came before,
+/// and the versions after the last delete.
+#[derive(Default)]
+struct LogVersions {
+    deleted: bool,
+    versions: Vec<Result<MetadataPayload>>,
+}
+
+/// The merge of a sorted base file with a slice's log versions, record by record.
+struct SliceMerge<'a, E> {
+    logs: std::iter::Peekable<std::collections::btree_map::IntoIter<String, LogVersions>>,
+    emit: &'a mut E,
+    origin: &'a str,
+}
+
+impl<E: FnMut(&str, MetadataPayload, bool) -> Result<()>> SliceMerge<'_, E> {
+    /// A base file's key (its versions merged): log-only keys before it go first.
+    fn base_record(&mut self, key: String, base: Result<MetadataPayload>) -> Result<()> {
+        while let Some((k, _)) = self.logs.peek() {
+            if *k >= key {
+                break;
+            }
+            let (k, v) = self.logs.next().expect("peeked");
+            self.resolve(&k, None, Some(v))?;
+        }
+        let log = match self.logs.peek() {
+            Some((k, _)) if *k == key => self.logs.next().map(|(_, v)| v),
+            _ => None,
+        };
+        self.resolve(&key, Some(base), log)
+    }
+
+    /// The log-only keys after the base file's last.
+    fn rest(&mut self) -> Result<()> {
+        while let Some((k, v)) = self.logs.next() {
+            self.resolve(&k, None, Some(v))?;
+        }
+        Ok(())
+    }
+
+    /// Folds a key's versions in merge order (as [`Fold`] does for lookups) and emits the
+    /// result; a delete without later versions emits nothing.
+    fn resolve(
+        &mut self,
+        key: &str,
+        base: Option<Result<MetadataPayload>>,
+        log: Option<LogVersions>,
+    ) -> Result<()> {
+        let from_base = base.is_some();
+        let mut state = base;
+        if let Some(log) = log {
+            if log.deleted {
+                state = None;
+            }
+            for newer in log.versions {
+                state = Some(match state {
+                    // A version that failed spoils the key until a delete.
+                    Some(Err(e)) => Err(e),
+                    Some(Ok(older)) => newer.and_then(|n| merge_payloads(&older, &n)),
+                    None => newer,
+                });
+            }
+        }
+        match state {
+            None => Ok(()),
+            Some(Ok(p)) => (self.emit)(key, p, from_base),
+            Some(Err(e)) => Err(HudiError::corrupt(self.origin, format!("key {key:?}: {e}"))),
+        }
     }
 }
 

@@ -11,10 +11,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures::future::try_join_all;
 use serde::Serialize;
 
-use super::commit::{all_times, settle_all, time_after};
+use super::commit::{all_times, time_after};
 use super::{files, Ctx, WriteOptions};
 use crate::error::{HudiError, Result};
 use crate::metadata::compact::{self, Decision, Operation};
@@ -110,8 +109,11 @@ async fn schedule_and_run(table: &Ctx<'_>, mdt: &MetadataTable) -> Result<MdtCom
     }
     let instant = time_after(table, &all_times(table, mdt))?;
     let plan = encode_avro_instant(InstantSchema::CompactionPlan, &compact::plan_json(&ops))?;
-    // Built before the first request: a plan that cannot be executed is never written.
-    let built = build(mdt, &ops, &instant).await?;
+    // The schema and its encoder before the first request; the slices are merged one at a
+    // time after the plan (a failure then leaves the plan pending, completed by the next
+    // write, as Java's executor would).
+    let schema = mdt.record_schema().await?;
+    let enc = RecordEncoder::new(&schema)?;
     let dir = timeline_dir();
     storage
         .put(
@@ -127,7 +129,8 @@ async fn schedule_and_run(table: &Ctx<'_>, mdt: &MetadataTable) -> Result<MdtCom
             PutMode::Create,
         )
         .await?;
-    finish(table, mdt, &instant, built, false).await
+    let written = write_base_files(table, mdt, &ops, &instant, &enc, &schema).await?;
+    finish(table, mdt, &instant, written, &schema, false).await
 }
 
 /// Completes compaction `instant` from its plan (Java redoes a pending MDT compaction
@@ -170,9 +173,11 @@ async fn resume(table: &Ctx<'_>, mdt: &MetadataTable, instant: &str) -> Result<M
         for (n, s) in op.log_files.iter_mut() {
             *s = size_of(n)?;
         }
+        op.slice()?;
         ops.push(op);
     }
-    let built = build(mdt, &ops, instant).await?;
+    let schema = mdt.record_schema().await?;
+    let enc = RecordEncoder::new(&schema)?;
     let inflight = join(&dir, &format!("{instant}.compaction.inflight"));
     if !mdt_timeline_has_inflight(mdt, instant) {
         match storage.put(&inflight, Bytes::new(), PutMode::Create).await {
@@ -180,7 +185,8 @@ async fn resume(table: &Ctx<'_>, mdt: &MetadataTable, instant: &str) -> Result<M
             Err(e) => return Err(e),
         }
     }
-    finish(table, mdt, instant, built, true).await
+    let written = write_base_files(table, mdt, &ops, instant, &enc, &schema).await?;
+    finish(table, mdt, instant, written, &schema, true).await
 }
 
 fn mdt_timeline_has_inflight(mdt: &MetadataTable, instant: &str) -> bool {
@@ -190,59 +196,82 @@ fn mdt_timeline_has_inflight(mdt: &MetadataTable, instant: &str) -> bool {
         .any(|i| i.requested_time == instant && i.state == crate::timeline::State::Inflight)
 }
 
-/// The base files and write stats of a compaction, built in memory.
-struct Built {
-    files: Vec<(String, Bytes)>,
+/// Base-file bytes of a slice are read this many at a time (on disk).
+const BASE_RUN_BYTES: u64 = 1024 * 1024;
+
+/// The new base files written, with their write stats.
+struct Written {
+    files: Vec<String>,
     stats: Vec<crate::timeline::WriteStat>,
-    schema: String,
 }
 
-async fn build(mdt: &MetadataTable, ops: &[Operation], instant: &str) -> Result<Built> {
-    let schema = mdt.record_schema().await?;
-    let enc = Arc::new(RecordEncoder::new(&schema)?);
-    // Wall clock through chrono (std's Instant panics on wasm32-unknown-unknown).
-    let started = files::now_ms();
-    let merged = try_join_all(ops.iter().map(|op| async move {
-        let slice = op.slice()?;
-        mdt.merge_slice(&slice).await
-    }))
-    .await?;
-    let read_ms = (files::now_ms() - started).max(0);
-    let mut files = Vec::with_capacity(ops.len());
-    let mut stats = Vec::with_capacity(ops.len());
-    for (i, (op, m)) in ops.iter().zip(&merged).enumerate() {
-        let name = compact::base_file_name(&op.file_id, &compact::write_token(i), instant);
-        let file = compact::base_file(&enc, &schema, &name, m)?;
-        let rel = join(&op.partition, &name);
-        stats.push(compact::write_stat(op, &rel, &file, m, read_ms));
-        files.push((join(METADATA_DIR, &rel), Bytes::from(file.bytes)));
+/// Merges each operation's slice into its new base file and writes it, one file group at a
+/// time: a file group's bytes are freed once written, so memory stays at about two file
+/// groups' new base files (one being written while the next is merged) plus a run of the
+/// next's old one (a 1M-key record index held whole takes over 500 MiB). The files are
+/// invisible until the commit in [`finish`]; overwritten, as a crashed attempt may have left
+/// a file of the same name.
+async fn write_base_files(
+    table: &Ctx<'_>,
+    mdt: &MetadataTable,
+    ops: &[Operation],
+    instant: &str,
+    enc: &RecordEncoder,
+    schema: &str,
+) -> Result<Written> {
+    let storage: &Arc<dyn Storage> = table.client.storage();
+    let mut written = Written {
+        files: Vec::with_capacity(ops.len()),
+        stats: Vec::with_capacity(ops.len()),
+    };
+    let put = |file: Option<(String, Bytes)>| async move {
+        if let Some((path, bytes)) = file {
+            storage.put(&path, bytes, PutMode::Overwrite).await?;
+        }
+        Ok::<_, HudiError>(())
+    };
+    let mut unwritten: Option<(String, Bytes)> = None;
+    for (i, op) in ops.iter().enumerate() {
+        let build = async {
+            let slice = op.slice()?;
+            let name = compact::base_file_name(&op.file_id, &compact::write_token(i), instant);
+            // Wall clock through chrono (std's Instant panics on wasm32-unknown-unknown).
+            let started = files::now_ms();
+            let mut builder = compact::BaseFileBuilder::new(enc, &name, started);
+            let counts = mdt
+                .merge_slice_streaming(&slice, BASE_RUN_BYTES, |key, payload, from_base| {
+                    builder.push(key, &payload, from_base)
+                })
+                .await?;
+            let file = builder.finish(schema)?;
+            let read_ms = (files::now_ms() - started).max(0);
+            let rel = join(&op.partition, &name);
+            let stat = compact::write_stat(op, &rel, &file, counts, read_ms);
+            Ok::<_, HudiError>((join(METADATA_DIR, &rel), Bytes::from(file.bytes), stat))
+        };
+        // The previous file group's PUT overlaps this one's reads.
+        let (previous, built) = futures::join!(put(unwritten.take()), build);
+        previous?;
+        let (path, bytes, stat) = built?;
+        written.stats.push(stat);
+        written.files.push(path.clone());
+        unwritten = Some((path, bytes));
     }
-    Ok(Built {
-        files,
-        stats,
-        schema,
-    })
+    put(unwritten).await?;
+    Ok(written)
 }
 
 async fn finish(
     table: &Ctx<'_>,
     mdt: &MetadataTable,
     instant: &str,
-    built: Built,
+    written: Written,
+    schema: &str,
     resumed: bool,
 ) -> Result<MdtCompaction> {
     let client = table.client;
     let storage: &Arc<dyn Storage> = client.storage();
-    // Overwrite: a crashed attempt may have left a file of the same name, invisible until
-    // the commit below.
-    settle_all(
-        built
-            .files
-            .iter()
-            .map(|(path, bytes)| storage.put(path, bytes.clone(), PutMode::Overwrite)),
-    )
-    .await?;
-    let metadata = compact::commit_metadata(built.stats, &built.schema);
+    let metadata = compact::commit_metadata(written.stats, schema);
     let bytes = encode_commit_metadata(&metadata, client.config().version)?;
     let mut times = all_times(table, mdt);
     times.push(instant.to_string());
@@ -255,7 +284,7 @@ async fn finish(
         instant: instant.to_string(),
         completion_time: completion,
         resumed,
-        files_written: built.files.into_iter().map(|(p, _)| p).collect(),
+        files_written: written.files,
         io: IoSnapshot::default(),
         elapsed_ms: 0,
     })

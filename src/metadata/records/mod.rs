@@ -176,6 +176,24 @@ impl RecordDecoder {
             .collect()
     }
 
+    /// [`Self::decode_each`] handing each record to `f` as it is decoded, so a scan holds
+    /// one decoded record at a time.
+    pub fn decode_for_each(
+        &self,
+        cells: &[Cell],
+        mut f: impl FnMut(String, Result<MetadataPayload>) -> Result<()>,
+    ) -> Result<()> {
+        let reader = self.datum_reader()?;
+        for c in cells {
+            let key = String::from_utf8(c.key.to_vec()).map_err(|_| {
+                HudiError::corrupt(&self.source, format!("key {:?} is not UTF-8", c.key))
+            })?;
+            let payload = self.decode_with(&reader, &key, &c.value).map(|r| r.payload);
+            f(key, payload)?;
+        }
+        Ok(())
+    }
+
     /// Decodes the Avro binary `value` stored under `key`.
     pub fn decode(&self, key: &str, value: &[u8]) -> Result<MetadataRecord> {
         self.decode_with(&self.datum_reader()?, key, value)
