@@ -324,6 +324,53 @@ async fn metadata_table_opened_while_the_handle_refreshes_its_timeline() {
     }
 }
 
+/// Archived instants loaded while the handle's timeline is refreshed (a commit landed and the
+/// handle listed it): the history joins the timeline held after the load, so the refresh
+/// (and the commit it shows) stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_loaded_while_the_handle_refreshes_keeps_the_refresh() {
+    let dir = common::table_copy(COW, "write-concurrent-history", "cow");
+    let template = input_rows(&dir).await[0].clone();
+    let mut hooked = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
+    let (hook, listed, release) = common::hooked::gate_once(|prefix| {
+        prefix.trim_end_matches('/') == ".hoodie/timeline/history"
+    });
+    hooked.after_list = hook;
+    let reader = Table::open(Arc::new(hooked)).await.unwrap();
+    let meanwhile = async {
+        listed.await.unwrap();
+        let writer = open(&dir).await;
+        let key = "LANDED-WHILE-LOADING-HISTORY";
+        let rows = decode_input(
+            &writer,
+            &[with(
+                &template,
+                key,
+                "merchant_name",
+                key,
+                3_000_000_000_000,
+            )],
+        )
+        .await;
+        let committed = writer
+            .write(&rows, &WriteOptions::new(Operation::Upsert))
+            .await
+            .unwrap();
+        reader.client().reload_timeline().await.unwrap();
+        release.send(()).unwrap();
+        committed.instant
+    };
+    let (loaded, instant) = futures::join!(reader.load_history(), meanwhile);
+    let loaded = loaded.unwrap();
+    for (what, timeline) in [("answer", loaded), ("handle", reader.client().timeline())] {
+        assert!(timeline.history_loaded, "{what}");
+        assert!(
+            timeline.completed_write(&instant).is_some(),
+            "{what}: the refresh made during the history load was undone"
+        );
+    }
+}
+
 /// A writer that died after taking its instant time but before requesting it (or after
 /// committing, before deleting its heartbeat) leaves a heartbeat with no pending instant:
 /// the next writer deletes it once expired, and leaves a live one alone.
