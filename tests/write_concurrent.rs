@@ -260,6 +260,50 @@ async fn concurrent_writers_keep_every_acknowledged_commit() {
     }
 }
 
+/// The table at `dir` opened on a storage that holds the first listing of `dir_to_hold`'s
+/// answer: answers the handle, a receiver told when it is held and the sender that lets it go.
+async fn holding_a_listing(
+    dir: &Path,
+    dir_to_hold: &'static str,
+) -> (
+    Table,
+    futures::channel::oneshot::Receiver<()>,
+    futures::channel::oneshot::Sender<()>,
+) {
+    let mut hooked = common::hooked::Hooked::new(Arc::new(LocalStorage::new(dir)));
+    let (hook, listed, release) =
+        common::hooked::gate_once(move |prefix| prefix.trim_end_matches('/') == dir_to_hold);
+    hooked.after_list = hook;
+    (
+        Table::open(Arc::new(hooked)).await.unwrap(),
+        listed,
+        release,
+    )
+}
+
+/// While a request of `reader` is held: another handle commits `key`, `reader` reloads its
+/// timeline, then the request goes on. Answers the commit's instant.
+async fn commit_and_refresh_while_held(
+    dir: &Path,
+    template: &Map<String, Value>,
+    key: &str,
+    reader: &Table,
+    held: futures::channel::oneshot::Receiver<()>,
+    release: futures::channel::oneshot::Sender<()>,
+) -> String {
+    held.await.unwrap();
+    let writer = open(dir).await;
+    let row = with(template, key, "merchant_name", key, 3_000_000_000_000);
+    let rows = decode_input(&writer, &[row]).await;
+    let committed = writer
+        .write(&rows, &WriteOptions::new(Operation::Upsert))
+        .await
+        .unwrap();
+    reader.client().reload_timeline().await.unwrap();
+    release.send(()).unwrap();
+    committed.instant
+}
+
 /// A handle's data timeline is refreshed (as a write on it does under the lock, or before a
 /// retry) while its metadata table is being opened, after the metadata table's timeline was
 /// listed and a commit landed: the open answers for the timeline it started from instead of
@@ -270,36 +314,12 @@ async fn metadata_table_opened_while_the_handle_refreshes_its_timeline() {
     for (fixture, test) in [(MOR, "mor"), (COW, "cow")] {
         let dir = common::table_copy(fixture, "write-concurrent-mdt-open", test);
         let template = input_rows(&dir).await[0].clone();
-        let mut hooked = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
-        let (hook, listed, release) = common::hooked::gate_once(|prefix| {
-            prefix.trim_end_matches('/') == ".hoodie/metadata/.hoodie/timeline"
-        });
-        hooked.after_list = hook;
-        let reader = Table::open(Arc::new(hooked)).await.unwrap();
+        let (reader, listed, release) =
+            holding_a_listing(&dir, ".hoodie/metadata/.hoodie/timeline").await;
         let key = "LANDED-WHILE-OPENING";
         let open_mdt = reader.metadata_table(&[]);
-        let meanwhile = async {
-            listed.await.unwrap();
-            let writer = open(&dir).await;
-            let rows = decode_input(
-                &writer,
-                &[with(
-                    &template,
-                    key,
-                    "merchant_name",
-                    key,
-                    3_000_000_000_000,
-                )],
-            )
-            .await;
-            let committed = writer
-                .write(&rows, &WriteOptions::new(Operation::Upsert))
-                .await
-                .unwrap();
-            reader.client().reload_timeline().await.unwrap();
-            release.send(()).unwrap();
-            committed.instant
-        };
+        let meanwhile =
+            commit_and_refresh_while_held(&dir, &template, key, &reader, listed, release);
         let (opened, instant) = futures::join!(open_mdt, meanwhile);
         let opened = opened.unwrap_or_else(|e| panic!("{test}: {e}"));
         assert_ne!(opened.latest_instant().as_deref(), Some(instant.as_str()));
@@ -322,6 +342,141 @@ async fn metadata_table_opened_while_the_handle_refreshes_its_timeline() {
             .any(|r| r.get("txn_id").and_then(Value::as_str) == Some(key));
         assert!(found, "{test}: the commit the handle shows is not read");
     }
+}
+
+/// Archived instants loaded while the handle's timeline is refreshed (a commit landed and the
+/// handle listed it): the history joins the timeline held after the load, so the refresh
+/// (and the commit it shows) stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_loaded_while_the_handle_refreshes_keeps_the_refresh() {
+    let dir = common::table_copy(COW, "write-concurrent-history", "cow");
+    let template = input_rows(&dir).await[0].clone();
+    let (reader, listed, release) = holding_a_listing(&dir, ".hoodie/timeline/history").await;
+    let key = "LANDED-WHILE-LOADING-HISTORY";
+    let meanwhile = commit_and_refresh_while_held(&dir, &template, key, &reader, listed, release);
+    let (loaded, instant) = futures::join!(reader.load_history(), meanwhile);
+    let loaded = loaded.unwrap();
+    for (what, timeline) in [("answer", loaded), ("handle", reader.client().timeline())] {
+        assert!(timeline.history_loaded, "{what}");
+        assert!(
+            timeline.completed_write(&instant).is_some(),
+            "{what}: the refresh made during the history load was undone"
+        );
+    }
+}
+
+/// A write whose future is dropped at its commit point (the completed instant's put held,
+/// the lock held): nothing of it is visible, the lock is neither renewed nor released and no
+/// heartbeat beats, so the next writer takes the lock once its validity ran out and rolls the
+/// attempt back. (The wasm twin, an `AbortSignal` there: tests/js/concurrency.test.mjs.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_dropped_at_its_commit_point_leaves_nothing_and_its_lease_runs_out() {
+    let dir = common::table_copy(COW, "write-concurrent-dropped", "cow");
+    let template = input_rows(&dir).await[0].clone();
+    let held_instant = Arc::new(std::sync::Mutex::new(None::<String>));
+    let seen = held_instant.clone();
+    let (hook, reached, _never_released) = common::hooked::gate_once(move |path| {
+        let name = path.strip_prefix(".hoodie/timeline/").unwrap_or("");
+        let commit_point = !name.contains('/') && name.contains('_') && name.ends_with(".commit");
+        if commit_point {
+            *seen.lock().unwrap() = name.split('_').next().map(str::to_string);
+        }
+        commit_point
+    });
+    let mut hooked = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
+    hooked.on_put = hook;
+    let writer = Table::open(Arc::new(hooked)).await.unwrap();
+    let mut options = occ(0);
+    for (k, v) in [
+        ("hoodie.write.lock.storage.validity.timeout.secs", "10"),
+        ("hoodie.write.lock.storage.renew.interval.secs", "1"),
+        ("hoodie.client.heartbeat.interval_in_ms", "1000"),
+        ("hoodie.client.heartbeat.tolerable.misses", "2"),
+    ] {
+        options.options.insert(k.into(), v.into());
+    }
+    let key = "DROPPED-AT-THE-COMMIT-POINT";
+    let rows = decode_input(
+        &writer,
+        &[with(
+            &template,
+            key,
+            "merchant_name",
+            key,
+            3_000_000_000_000,
+        )],
+    )
+    .await;
+    {
+        let write = Box::pin(writer.write(&rows, &options));
+        match futures::future::select(write, reached).await {
+            futures::future::Either::Left((done, _)) => panic!("the write ended: {done:?}"),
+            futures::future::Either::Right((_, write)) => drop(write),
+        }
+    }
+    let instant = held_instant.lock().unwrap().clone().unwrap();
+    let lock_path = dir.join(".hoodie/.locks/table_lock.json");
+    let beat_path = dir.join(".hoodie/.heartbeat").join(&instant);
+    let lock_at_drop = std::fs::read(&lock_path).unwrap();
+    let beat_at_drop = std::fs::metadata(&beat_path).unwrap().modified().unwrap();
+    let held: Value = serde_json::from_slice(&lock_at_drop).unwrap();
+    assert_eq!(held["expired"], Value::Bool(false), "{held}");
+    // Renewal and beats were every second while the future lived.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(
+        std::fs::read(&lock_path).unwrap(),
+        lock_at_drop,
+        "renewed after the drop"
+    );
+    assert_eq!(
+        std::fs::metadata(&beat_path).unwrap().modified().unwrap(),
+        beat_at_drop,
+        "beat after the drop"
+    );
+
+    let next = open(&dir).await;
+    let after = "AFTER-THE-DROPPED-ONE";
+    let rows = decode_input(
+        &next,
+        &[with(
+            &template,
+            after,
+            "merchant_name",
+            after,
+            3_000_000_000_001,
+        )],
+    )
+    .await;
+    let committed = next.write(&rows, &options).await.unwrap();
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let valid_until = held["validUntil"].as_i64().unwrap();
+    assert!(
+        now_ms >= valid_until + 500,
+        "the lock was taken {} ms before its lease (+ drift) ran out",
+        valid_until + 500 - now_ms
+    );
+    let rolled: Vec<&str> = committed
+        .rolled_back
+        .iter()
+        .map(|r| r.instant.as_str())
+        .collect();
+    assert_eq!(rolled, [instant.as_str()]);
+    settled(&dir, "after the dropped write");
+    assert!(
+        !listing(&dir, ".hoodie/timeline")
+            .iter()
+            .any(|f| f.starts_with(&instant)),
+        "the dropped attempt left instant files"
+    );
+    assert!(value_of(&dir, after, "merchant_name").await.is_some());
+    assert_eq!(
+        value_of(&dir, key, "merchant_name").await,
+        None,
+        "the dropped write is visible"
+    );
 }
 
 /// A writer that died after taking its instant time but before requesting it (or after

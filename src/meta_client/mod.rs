@@ -174,11 +174,15 @@ impl MetaClient {
             return Ok(current);
         }
         let archived = history::load(&*self.storage, &self.config).await?;
-        let mut updated = (*current).clone();
-        updated.add_archived(archived);
-        let updated = Arc::new(updated);
-        *lock(&self.timeline) = updated.clone();
-        Ok(updated)
+        // Added to the timeline held now, not to `current`: a refresh that landed during the
+        // load must not be undone.
+        let mut held = lock(&self.timeline);
+        if !held.history_loaded {
+            let mut updated = (**held).clone();
+            updated.add_archived(archived);
+            *held = Arc::new(updated);
+        }
+        Ok(held.clone())
     }
 
     /// Commit metadata of a completed instant (cached: completed instants are immutable).

@@ -1,10 +1,18 @@
 // A Storage for the wasm build over node:fs (the JsStorage path, as an application would plug
 // one in); used by the Node tests and the benchmarks. `put` / `delete` make tables writable;
-// `fsStorage(root, { readOnly: true })` leaves them out.
+// `fsStorage(root, { readOnly: true })` leaves them out; `{ etags: true }` adds content-hash
+// etags and update-if-match puts (what the storage-based lock needs), atomic within one
+// process.
 import { readFile, stat, readdir, open, writeFile, mkdir, rm } from 'node:fs/promises';
+import { readFileSync, writeFileSync, renameSync, linkSync, unlinkSync, mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 
-export function fsStorage(root, { readOnly = false } = {}) {
+const etagOf = (bytes) => createHash('sha1').update(bytes).digest('hex');
+const conflict = (message) => Object.assign(new Error(message), { conflict: true });
+
+export function fsStorage(root, { readOnly = false, etags = false } = {}) {
+  if (etags) return etagFsStorage(root);
   const storage = {
     location: `file://${root}`,
     async get(path, start, end) {
@@ -64,6 +72,60 @@ export function fsStorage(root, { readOnly = false } = {}) {
     },
     async delete(path) {
       await rm(join(root, path), { force: true });
+    },
+  };
+}
+
+// Objects are replaced by rename and created by hard link, and the etag check runs with no
+// await before the write: a reader never sees half an object, and no two puts of this process
+// interleave between check and write.
+function etagFsStorage(root) {
+  const base = fsStorage(root);
+  let tmpSeq = 0;
+  const place = (path, data, mode) => {
+    const file = join(root, path);
+    mkdirSync(dirname(file), { recursive: true });
+    const tmp = `${file}.tmp-${process.pid}-${tmpSeq++}`;
+    writeFileSync(tmp, data);
+    try {
+      if (mode === 'create') {
+        try {
+          linkSync(tmp, file);
+        } catch (e) {
+          if (e.code === 'EEXIST') throw conflict(`${path} exists`);
+          throw e;
+        }
+      } else {
+        if (mode !== 'overwrite') {
+          let current;
+          try {
+            current = readFileSync(file);
+          } catch (e) {
+            if (e.code === 'ENOENT') throw conflict(`${path} is gone`);
+            throw e;
+          }
+          if (etagOf(current) !== mode) throw conflict(`${path} changed (etag ${mode})`);
+        }
+        renameSync(tmp, file);
+        return;
+      }
+    } finally {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // renamed away
+      }
+    }
+  };
+  return {
+    ...base,
+    async head(path) {
+      const meta = await base.head(path);
+      return { ...meta, etag: etagOf(await readFile(join(root, path))) };
+    },
+    async put(path, data, mode) {
+      place(path, data, mode);
+      return { path, size: data.byteLength, etag: etagOf(data) };
     },
   };
 }
