@@ -566,22 +566,7 @@ impl MetadataTable {
         lookup: Lookup<'_>,
         mut counts: Option<&mut super::compact::MergedSlice>,
     ) -> Result<Records> {
-        let base = async {
-            match &slice.base_file {
-                Some(b) => self
-                    .base(&mdt_path(&join(&slice.partition, &b.name)), b.size)
-                    .await
-                    .map(Some),
-                None => Ok(None),
-            }
-        };
-        let logs = try_join_all(
-            slice
-                .log_files
-                .iter()
-                .map(|l| self.log(mdt_path(&join(&slice.partition, &l.name)), l.size)),
-        );
-        let (base, logs) = futures::future::try_join(base, logs).await?;
+        let (base, logs) = self.open_slice(slice).await?;
         let mut fold = Fold::default();
         if let Some((reader, decoder)) = base {
             let decoded = decoder.decode_each(&lookup.cells(&reader).await?);
@@ -622,6 +607,37 @@ impl MetadataTable {
             }
         }
         Ok(fold.into_records())
+    }
+
+    /// A shard's base HFile (opened: its tail read) and its log files' blocks, all at once.
+    async fn open_slice(
+        &self,
+        slice: &FileSlice,
+    ) -> Result<(Option<BaseFile>, Vec<Arc<Vec<Block>>>)> {
+        let base = async {
+            match &slice.base_file {
+                Some(b) => self
+                    .base(&mdt_path(&join(&slice.partition, &b.name)), b.size)
+                    .await
+                    .map(Some),
+                None => Ok(None),
+            }
+        };
+        let logs = try_join_all(
+            slice
+                .log_files
+                .iter()
+                .map(|l| self.log(mdt_path(&join(&slice.partition, &l.name)), l.size)),
+        );
+        futures::future::try_join(base, logs).await
+    }
+
+    /// Opens every shard of `partition` ahead of its lookups (base tails and log files,
+    /// cached), so that a lookup issued once the data files are known needs only data blocks.
+    pub async fn open_shards(&self, partition: &str) -> Result<()> {
+        let shards = self.shards(partition).await?;
+        try_join_all(shards.iter().map(|s| self.open_slice(s))).await?;
+        Ok(())
     }
 
     /// An MDT base HFile, opened once (its size is known, so the tail is one ranged read).

@@ -16,7 +16,7 @@
 # 4. what the viewer's open costs on the v9 MOR sample table (requests, bytes)
 # 5. time to first rows, wasm in Node at 20 ms per request, selective queries on the COW bench
 # 6. MOR merge throughput and readArrow() peak memory (tests/bench/mor_merge.sh)
-# 7. planning with 10x the file groups: needs a table that does not exist yet (see race.md)
+# 7. a point lookup on a table with 10x the file groups (step 7 below says how it is made)
 #
 # Needs .ci/setup and the bench tables (tests/spark/make_bench_tables.py). Builds the release
 # CLI with LTO off (as mdt_skipping.py does) and the wasm module (.ci/build-wasm, without
@@ -96,6 +96,18 @@ else
   tests/bench/mor_merge.sh "$mor" "$runs" > "$tmp/mor.txt"
 fi
 
+echo "7. point lookup with 10x the file groups" >&2
+# make_bench_tables.py --only cow --max-file-size 48000 --out $cache/tables10x: the same rows in
+# 2,560 file groups (each batch and partition rolled over into ~10 files of adjacent ids).
+cow10="${HUDI_EDGE_BENCH_COW10X:-$cache/tables10x/bench_cow_v9}"
+echo '{}' > "$tmp/skipping10.json"
+if [ -d "$cow10/.hoodie" ]; then
+  "$py" tests/bench/mdt_skipping.py "$cow10" --bin "$bin" --latency-ms 20 --repeat 1 \
+    --query "id = 500000" --json "$tmp/skipping10.json" > "$tmp/skipping10.txt"
+else
+  echo "no 10x table at $cow10" > "$tmp/skipping10.txt"
+fi
+
 "$py" - "$tmp" "$out" "$runs" "$cow" "$mor" "$cli" <<'PY'
 import json, re, sys, datetime, subprocess
 from pathlib import Path
@@ -169,12 +181,25 @@ if m:
     lines.append(f"| 6 | `readArrow()` peak RSS / its Arrow result | {r:.2f}x ({m.group(1)} MB) | - | ≤ 1.5x | {met(r <= 1.5)} |")
 if "not run" in mor:
     lines.append("| 6 | MOR merge and `readArrow()` peak | not run in this race (see below the table) | - | ≥ 1.0x, ≥ 2.5x native, ≤ 1.5x | - |")
-lines.append("| 7 | point-lookup requests with 10x the file groups | not measured: no such table yet | - | same ± 2 | - |")
+skipping10 = json.loads((tmp / "skipping10.json").read_text())
+one = by_query.get("id = 500000")
+if skipping10.get("queries") and one:
+    ten = skipping10["queries"][0]
+    e1, e10 = one["edge"], ten["edge"]
+    rs = ten["hudi_rs"] or {}
+    peer = f"{rs['requests']} requests (vs {one['hudi_rs']['requests']})" if "requests" in rs and one.get("hudi_rs") else "-"
+    lines.append(f"| 7 | point lookup `id = 500000`, {ten['files_total'] if 'files_total' in ten else '10x'} vs 1x file groups | "
+                 f"{e10['requests']} requests, {e10['rounds']} round trips, {mb(e10['bytes'])} (1x: {e1['requests']}, {e1['rounds']}, {mb(e1['bytes'])}) | {peer} | same ± 2 | "
+                 f"{met(abs(e10['requests'] - e1['requests']) <= 2)} |")
+else:
+    lines.append("| 7 | point-lookup requests with 10x the file groups | not measured: no 10x table (see race.sh step 7) | - | same ± 2 | - |")
 if "not run" in mor:
     lines += ["", "Step 6 was left out of this run (HUDI_EDGE_RACE_SKIP_MOR=1); the last MOR merge measurement "
               "is tests/bench/results/mor_merge.md."]
 lines += ["", "## Bytes and round trips (tests/bench/mdt_skipping.py --latency-ms 20)", "```",
           (tmp / "skipping.txt").read_text().rstrip(), "```", "",
+          "## 10x the file groups (tests/bench/mdt_skipping.py --query 'id = 500000')", "```",
+          (tmp / "skipping10.txt").read_text().rstrip(), "```", "",
           "## MOR merge (tests/bench/mor_merge.sh)", "```", mor.rstrip(), "```", "",
           "## The viewer's open (tests/bench/wasm_node.mjs open-cost)", "```", json.dumps(open_cost, indent=1), "```", ""]
 out.write_text("\n".join(lines) + "\n")

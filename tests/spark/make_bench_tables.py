@@ -34,7 +34,7 @@ CATEGORIES = ["grocery", "travel", "fuel", "dining", "electronics", "health", "u
 BASE_EPOCH = 1704067200  # 2024-01-01T00:00:00Z; event_ts = BASE + id * 30 s
 
 
-def hudi_options(name: str, table_type: str) -> dict:
+def hudi_options(name: str, table_type: str, max_file_size: int = 8 * 1024 * 1024) -> dict:
     return {
         "hoodie.table.name": name,
         "hoodie.datasource.write.table.type": table_type,
@@ -47,7 +47,7 @@ def hudi_options(name: str, table_type: str) -> dict:
         # file sizing: never pack new inserts into existing files -> one new file group per
         # (batch, partition)
         "hoodie.parquet.small.file.limit": "0",
-        "hoodie.parquet.max.file.size": str(8 * 1024 * 1024),
+        "hoodie.parquet.max.file.size": str(max_file_size),
         "hoodie.bulkinsert.sort.mode": "NONE",
         "hoodie.bulkinsert.shuffle.parallelism": "8",
         "hoodie.upsert.shuffle.parallelism": "8",
@@ -157,13 +157,13 @@ def table_stats(path: Path) -> dict:
     }
 
 
-def build(spark, kind: str, rows: int, batches: int, root: Path) -> dict:
+def build(spark, kind: str, rows: int, batches: int, root: Path, max_file_size: int) -> dict:
     name = f"bench_{kind}_v9"
     path = root / name
     prog_path = root / f"{name}.progress.json"
     prog = load_progress(prog_path)
     table_type = "COPY_ON_WRITE" if kind == "cow" else "MERGE_ON_READ"
-    opts = hudi_options(name, table_type)
+    opts = hudi_options(name, table_type, max_file_size)
     if not path.exists() and prog["steps"]:
         prog = {"steps": {}, "done": False}  # table was removed: start over
     t_table = time.time()
@@ -245,6 +245,9 @@ def main():
     ap.add_argument("--batches", type=int, default=32)
     ap.add_argument("--only", choices=["cow", "mor"])
     ap.add_argument("--out", default=str(TABLES_DIR))
+    # A smaller size rolls each (batch, partition) over into several file groups with adjacent
+    # id ranges: more file groups for the same data (issue 14's 10x planning table).
+    ap.add_argument("--max-file-size", type=int, default=8 * 1024 * 1024)
     a = ap.parse_args()
     root = Path(a.out)
     root.mkdir(parents=True, exist_ok=True)
@@ -253,7 +256,7 @@ def main():
     print(f"spark started in {time.time() - t0:.1f}s; writing to {root}", flush=True)
     summary = {}
     for kind in (["cow", "mor"] if not a.only else [a.only]):
-        s = build(spark, kind, a.rows, a.batches, root)
+        s = build(spark, kind, a.rows, a.batches, root, a.max_file_size)
         summary[s["table"]] = s
         brief = {k: s[k] for k in ("rows", "file_groups", "base_files", "log_files", "data_bytes",
                                    "mdt_partitions_on_disk", "write_seconds_total", "this_run_seconds")}

@@ -240,8 +240,15 @@ pub async fn plan(
         config,
         &read_schema,
     );
-    let (files, mdt) = source::data_files(client, mdt, &visibility, &mut stats).await?;
-    let replaced = client.replaced_file_groups(&visibility).await?;
+    // The index lookups that do not need the data files run beside their listing.
+    let early_mdt = mdt.as_ref().ok().cloned();
+    let (listed, replaced, located) = futures::join!(
+        source::data_files(client, mdt, &visibility, &mut stats),
+        client.replaced_file_groups(&visibility),
+        indexes.look_up_early(early_mdt.as_deref()),
+    );
+    let (files, mdt) = listed?;
+    let replaced = replaced?;
     let fs_view = view::build(files, &visibility, config, &replaced);
     stats.files_ignored = fs_view.skipped.len();
     stats.ignored = fs_view.skipped.clone();
@@ -275,6 +282,7 @@ pub async fn plan(
             mdt,
             slices,
             &indexes,
+            located,
             &read_schema,
             options.query,
             &mut stats,

@@ -88,6 +88,47 @@ impl Indexes {
     }
 }
 
+/// The record index's answer, looked up while the data files are being listed.
+pub(super) type Located = Option<Result<HashSet<(String, String)>>>;
+
+impl Indexes {
+    /// What the indexes can do before the data files are known, run beside their listing:
+    /// the record-index lookup, and opening the statistics partitions a lookup will consult
+    /// (their tails and log files), so that the statistics lookups after the listing need
+    /// only data blocks. Statistics are opened after a record-index answer only when it found
+    /// a file group (else they would not be consulted). Errors of the opening are left for
+    /// the lookups to report.
+    pub(super) async fn look_up_early(&self, mdt: Option<&MetadataTable>) -> Located {
+        let mdt = mdt.filter(|_| self.active)?;
+        let located = match self
+            .key_lookup
+            .as_ref()
+            .filter(|_| mdt.has_partition(RECORD_INDEX))
+        {
+            Some(lookup) => Some(mdt.locate_keys(&lookup.keys).await),
+            None => None,
+        };
+        let stats_filter = match &located {
+            Some(Ok(groups)) if groups.is_empty() => None,
+            Some(Ok(_)) => self.stats_after_keys.as_ref(),
+            _ => self.stats_alone.as_ref(),
+        };
+        if stats_filter.is_some() {
+            let partition_stats = self.partition_stats && mdt.has_partition(PARTITION_STATS);
+            let opened = [
+                (partition_stats, PARTITION_STATS),
+                (mdt.has_partition(COLUMN_STATS), COLUMN_STATS),
+            ];
+            let opened = opened
+                .into_iter()
+                .filter(|(used, _)| *used)
+                .map(|(_, p)| mdt.open_shards(p));
+            let _ = futures::future::join_all(opened).await;
+        }
+        located
+    }
+}
+
 /// Partition pruning on the values the partition paths encode.
 pub(super) fn by_partition_values(
     slices: Vec<FileSlice>,
@@ -138,17 +179,14 @@ pub(super) async fn by_metadata_indexes(
     mdt: &MetadataTable,
     mut slices: Vec<FileSlice>,
     indexes: &Indexes,
+    located: Located,
     schema: &Schema,
     query: QueryType,
     stats: &mut PlanStats,
 ) -> (Vec<FileSlice>, Vec<bool>) {
     let mut keys_answered = false;
-    if let Some(lookup) = indexes
-        .key_lookup
-        .as_ref()
-        .filter(|_| mdt.has_partition(RECORD_INDEX))
-    {
-        match mdt.locate_keys(&lookup.keys).await {
+    if let (Some(lookup), Some(located)) = (&indexes.key_lookup, located) {
+        match located {
             Ok(groups) => {
                 slices.retain(|s| groups.contains(&(s.partition.clone(), s.file_id.clone())));
                 stats.files_after_record_index = Some(count_files(&slices, query));
