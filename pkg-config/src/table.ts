@@ -329,7 +329,8 @@ export class HudiTable {
 
   /** The rows as an apache-arrow `Table`. */
   read(o: ReadOptions = {}): Promise<ArrowTable> {
-    return this.#run(async (w) => tableFromIPC(await w.readArrow(o, o.signal, o.onProgress)));
+    // Piece by piece: each batch leaves wasm memory as it is read, so the result is held once.
+    return this.#run(async (w) => tableFromIPC(await w.readArrowPieces(o, o.signal, o.onProgress)));
   }
 
   /** The rows as plain objects (decimals as strings with their scale, timestamps ISO-8601,

@@ -112,6 +112,41 @@ pub fn write_arrow_ipc(
     w.finish().map_err(out_err)
 }
 
+/// An Arrow IPC stream written piece by piece: the schema message, then each batch's message,
+/// then the end marker, each taken as soon as it is written (so a caller can hand it on and
+/// drop the batch instead of holding the whole result twice).
+pub struct IpcPieces {
+    writer: arrow_ipc::writer::StreamWriter<Vec<u8>>,
+}
+
+impl IpcPieces {
+    /// The writer and the schema message.
+    pub fn new(schema: &SchemaRef) -> Result<(IpcPieces, Vec<u8>)> {
+        let mut pieces = IpcPieces {
+            writer: arrow_ipc::writer::StreamWriter::try_new(Vec::new(), schema)
+                .map_err(out_err)?,
+        };
+        let head = pieces.take();
+        Ok((pieces, head))
+    }
+
+    /// The message of one batch.
+    pub fn batch(&mut self, batch: &RecordBatch) -> Result<Vec<u8>> {
+        self.writer.write(batch).map_err(out_err)?;
+        Ok(self.take())
+    }
+
+    /// The end-of-stream marker.
+    pub fn finish(mut self) -> Result<Vec<u8>> {
+        self.writer.finish().map_err(out_err)?;
+        Ok(self.take())
+    }
+
+    fn take(&mut self) -> Vec<u8> {
+        std::mem::take(self.writer.get_mut())
+    }
+}
+
 /// Arrow IPC stream bytes (what the JS face hands to apache-arrow).
 pub fn arrow_ipc_bytes(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>> {
     let mut buf = Vec::new();

@@ -19,7 +19,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
 pub use session::WasmStream;
-use session::{abortable, plan_and_scan, read_all, OnProgress};
+use session::{abortable, plan_and_scan, read_all, read_ipc_pieces, OnProgress};
 
 use crate::api::wire::{self, ErrorInfo, Progress};
 use crate::api::{Host, RemoteOptions};
@@ -331,6 +331,28 @@ impl WasmTable {
             abortable(signal.as_ref(), read_all(&table, &options, &progress)).await?;
         let bytes = crate::api::output::arrow_ipc_bytes(&schema, &batches).map_err(to_js)?;
         Ok(Uint8Array::from(bytes.as_slice()))
+    }
+
+    /// Rows as an Arrow IPC stream in pieces (the schema message, one message per batch, the
+    /// end marker), each copied out as its batch is read and the batch dropped: the result is
+    /// held once, in JS, instead of as batches, then IPC bytes in wasm, then a JS copy.
+    #[wasm_bindgen(js_name = readArrowPieces, unchecked_return_type = "Uint8Array[]")]
+    pub async fn read_arrow_pieces(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
+        signal: Option<AbortSignal>,
+        on_progress: Option<Function>,
+    ) -> Result<JsValue, JsValue> {
+        let options = read_options(options)?;
+        let progress = OnProgress(on_progress);
+        let table = self.table();
+        let pieces = Array::new();
+        let piece = |bytes: Vec<u8>| {
+            pieces.push(&Uint8Array::from(bytes.as_slice()));
+        };
+        let work = read_ipc_pieces(&table, &options, &progress, piece);
+        abortable(signal.as_ref(), work).await?;
+        Ok(pieces.into())
     }
 
     /// Rows as objects; `oracle: true` uses the fixtures' encoding.

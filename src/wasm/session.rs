@@ -107,6 +107,27 @@ pub async fn read_all(
     Ok((scan.schema(), batches))
 }
 
+/// The read as an Arrow IPC stream in pieces (schema, one message per batch, end marker), each
+/// handed to `piece` as its batch is read, the batch then dropped.
+pub async fn read_ipc_pieces(
+    table: &Arc<Table>,
+    options: &ReadOptions,
+    progress: &OnProgress,
+    mut piece: impl FnMut(Vec<u8>),
+) -> Result<(), JsValue> {
+    use crate::api::output::IpcPieces;
+    let (_, mut scan) = plan_and_scan(table, options, progress).await?;
+    let (mut writer, head) = IpcPieces::new(&scan.schema()).map_err(to_js)?;
+    piece(head);
+    while let Some(batch) = scan.next().await {
+        piece(writer.batch(&batch.map_err(to_js)?).map_err(to_js)?);
+        progress.scanned(&scan);
+    }
+    progress.scanned(&scan);
+    piece(writer.finish().map_err(to_js)?);
+    Ok(())
+}
+
 struct StreamState {
     table: Arc<Table>,
     /// Until the first `next()` plans.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # MOR merge throughput, side by side in one run: hudi-edge native (release CLI, streaming
-# Arrow to a file), hudi-edge wasm in Node (JsStorage over node:fs; one readArrow() result,
-# and batch by batch through stream()), and the PyPI `hudi` package (hudi-rs, whose read()
+# Arrow to a file), hudi-edge wasm in Node (JsStorage over node:fs; one Arrow table made from
+# readArrowPieces() as the package's read() makes it, and batch by batch through stream()), and
+# the PyPI `hudi` package (hudi-rs, whose read()
 # collects every batch), reading the same Merge-On-Read snapshot. Prints rows/s, wall time,
 # peak RSS and the ratios.
 #
@@ -69,7 +70,7 @@ done
 
 "$py" - "$native_rows" "$wasm_rows" "$ws_rows" "$rs_rows" "${native_s[*]}" "${wasm_s[*]}" "${ws_s[*]}" "${rs_s[*]}" "${native_rss[*]}" "${wasm_rss[*]}" "${ws_rss[*]}" "${rs_rss[*]}" "$ipc_mb" <<'PY'
 import sys
-names = ["hudi-edge native (CLI)", "hudi-edge wasm readArrow()", "hudi-edge wasm stream()", "hudi-rs (PyPI hudi 0.5.0)"]
+names = ["hudi-edge native (CLI)", "hudi-edge wasm read() (table)", "hudi-edge wasm stream()", "hudi-rs (PyPI hudi 0.5.0)"]
 counts = [int(x) for x in sys.argv[1:5]]
 secs = [[float(x) for x in a.split()] for a in sys.argv[5:9]]
 rss = [[int(x) for x in a.split()] for a in sys.argv[9:13]]
@@ -81,7 +82,7 @@ base = rows[names[-1]]
 for k in names[:-1]:
     r, s, _ = rows[k]
     print(f"ratio {k} / hudi-rs: {(r / s) / (base[0] / base[1]):.2f}x rows/s")
-print(f"readArrow() result: {int(sys.argv[13])} MB of Arrow IPC; its peak RSS {max(rss[1])} MB = "
+print(f"read() result: {int(sys.argv[13])} MB of Arrow IPC; its peak RSS {max(rss[1])} MB = "
       f"{max(rss[1]) / int(sys.argv[13]):.2f}x the result")
 if len(set(counts)) != 1:
     print("NOTE: row counts differ: " + ", ".join(f"{n} {c}" for n, c in zip(names, counts)))

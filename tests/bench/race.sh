@@ -15,7 +15,7 @@
 #    of tests/bench/mdt_skipping.py on the 1M-row COW bench table at 20 ms per request
 # 4. what the viewer's open costs on the v9 MOR sample table (requests, bytes)
 # 5. time to first rows, wasm in Node at 20 ms per request, selective queries on the COW bench
-# 6. MOR merge throughput and readArrow() peak memory (tests/bench/mor_merge.sh)
+# 6. MOR merge throughput and the Arrow-table read()'s peak memory (tests/bench/mor_merge.sh)
 # 7. a point lookup on a table with 10x the file groups (step 7 below says how it is made)
 #
 # Needs .ci/setup and the bench tables (tests/spark/make_bench_tables.py). Builds the release
@@ -178,9 +178,9 @@ if m:
 m = re.search(r"peak RSS (\d+) MB = ([\d.]+)x the result", mor)
 if m:
     r = float(m.group(2))
-    lines.append(f"| 6 | `readArrow()` peak RSS / its Arrow result | {r:.2f}x ({m.group(1)} MB) | - | ≤ 1.5x | {met(r <= 1.5)} |")
+    lines.append(f"| 6 | `read()` (one Arrow table) peak RSS / its Arrow IPC size | {r:.2f}x ({m.group(1)} MB) | - | ≤ 1.5x | {met(r <= 1.5)} |")
 if "not run" in mor:
-    lines.append("| 6 | MOR merge and `readArrow()` peak | not run in this race (see below the table) | - | ≥ 1.0x, ≥ 2.5x native, ≤ 1.5x | - |")
+    lines.append("| 6 | MOR merge and `read()` peak | not run in this race (see below the table) | - | ≥ 1.0x, ≥ 2.5x native, ≤ 1.5x | - |")
 skipping10 = json.loads((tmp / "skipping10.json").read_text())
 one = by_query.get("id = 500000")
 if skipping10.get("queries") and one:

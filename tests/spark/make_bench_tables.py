@@ -68,6 +68,9 @@ def hudi_options(name: str, table_type: str, max_file_size: int = 8 * 1024 * 102
         "hoodie.clustering.inline": "false",
         "hoodie.clustering.async.enabled": "false",
         "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider",
+        # On a loaded 2-core machine the heartbeat thread can miss its beats and the commit is
+        # then aborted as if its writer had died.
+        "hoodie.client.heartbeat.tolerable.misses": "20",
     }
 
 
