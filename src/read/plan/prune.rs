@@ -136,6 +136,14 @@ pub(super) fn by_partition_values(
     config: &TableConfig,
     schema: &Schema,
 ) -> Result<Vec<FileSlice>> {
+    let columns = filter.columns();
+    if !config
+        .partition_fields
+        .iter()
+        .any(|f| columns.contains(&f.as_str()))
+    {
+        return Ok(slices);
+    }
     let mut partitions: Vec<&str> = slices.iter().map(|s| s.partition.as_str()).collect();
     partitions.sort();
     partitions.dedup();
