@@ -76,6 +76,8 @@ mkdir -p "$tmp/sample"
 unzip -q tests/data/fixtures/tables/sample_table/mor/avro/v9_txns_simple_meta.zip -d "$tmp/sample"
 sample=$(dirname "$(find "$tmp/sample" -name hoodie.properties -path '*/.hoodie/*' -not -path '*/metadata/*' | head -1)")
 node tests/bench/wasm_node.mjs open-cost "$(dirname "$sample")" > "$tmp/open.json"
+# The same by URL from a static host (nginx with the listing manifest), as the viewer opens it.
+node tests/bench/open_cost_http.mjs > "$tmp/open-http.json"
 
 echo "5. time to first rows (wasm, Node, 20 ms per request)" >&2
 for q in "id = 500000" "event_date = 2024-06-11" "region = us-east and id >= 100000 and id < 110000"; do
@@ -158,8 +160,11 @@ for q in skipping["queries"]:
     e, rs = q["edge"], q["hudi_rs"] or {}
     peer = f"{rs['requests']} (one by one)" if "requests" in rs else "-"
     lines.append(f"| 3 | round trips open → last row: `{q['query']}` | {e['rounds']} ({e['requests']} requests) | {peer} | ≤ 4 | {met(e['rounds'] <= 4)} |")
-lines.append(f"| 4 | viewer open + overview + timeline, v9 MOR sample | {open_cost['requests']} requests, {kb(open_cost['bytes'])} | - | ≤ 5, ≤ 64 KB | "
+lines.append(f"| 4 | viewer open + overview + timeline, v9 MOR sample, listed storage (files; S3 alike) | {open_cost['requests']} requests, {kb(open_cost['bytes'])} | - | ≤ 5, ≤ 64 KB | "
              f"{met(open_cost['requests'] <= 5 and open_cost['bytes'] <= 64 * 1024)} |")
+open_http = json.loads((tmp / "open-http.json").read_text())
+lines.append(f"| 4 | the same by URL, static host (nginx + listing manifest) | {open_http['requests']} requests, {kb(open_http['bytes'])}, {open_http['round_trips']} round trips | - | ≤ 5, ≤ 64 KB | "
+             f"{met(open_http['requests'] <= 5 and open_http['bytes'] <= 64 * 1024)} |")
 ops = open_cost["with_operations"]
 lines.append(f"| 4 | … then the timeline's operations (one commit file per write) | {ops['requests']} requests, {kb(ops['bytes'])} in all | - | - | |")
 for f in first:
@@ -201,7 +206,7 @@ lines += ["", "## Bytes and round trips (tests/bench/mdt_skipping.py --latency-m
           "## 10x the file groups (tests/bench/mdt_skipping.py --query 'id = 500000')", "```",
           (tmp / "skipping10.txt").read_text().rstrip(), "```", "",
           "## MOR merge (tests/bench/mor_merge.sh)", "```", mor.rstrip(), "```", "",
-          "## The viewer's open (tests/bench/wasm_node.mjs open-cost)", "```", json.dumps(open_cost, indent=1), "```", ""]
+          "## The viewer's open (tests/bench/wasm_node.mjs open-cost; tests/bench/open_cost_http.mjs)", "```", json.dumps(open_cost, indent=1), json.dumps(open_http, indent=1), "```", ""]
 out.write_text("\n".join(lines) + "\n")
 print("\n".join(lines[:lines.index("## Bytes and round trips (tests/bench/mdt_skipping.py --latency-ms 20)")]))
 PY
