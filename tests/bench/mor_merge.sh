@@ -9,7 +9,8 @@
 # Usage: tests/bench/mor_merge.sh [TABLE_DIR] [RUNS]
 # Default table: the 1M-row MOR table written by Apache Hudi Spark
 # (tests/spark/make_bench_tables.py → $HUDI_EDGE_CACHE/tables/bench_mor_v9).
-# Needs: .ci/setup (venv with hudi), `cargo build --release`, `.ci/build-wasm`.
+# Needs: .ci/setup (venv with hudi), `cargo build --release` (or HUDI_EDGE_BIN=a built CLI),
+# `.ci/build-wasm`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cache="${HUDI_EDGE_CACHE:-$HOME/.cache/hudi-edge}"
@@ -18,7 +19,7 @@ runs="${2:-3}"
 py="$cache/venv/bin/python"
 target="${CARGO_TARGET_DIR:-target}"
 case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
-bin="$target/release/hudi-edge"
+bin="${HUDI_EDGE_BIN:-$target/release/hudi-edge}"
 [ -x "$bin" ] || cargo build --release --bin hudi-edge
 [ -f "$target/wasm-node/hudi_edge.js" ] || .ci/build-wasm
 export HUDI_EDGE_WASM_NODE="${HUDI_EDGE_WASM_NODE:-$target/wasm-node}"

@@ -95,7 +95,7 @@ echo "6. MOR merge (mor_merge.sh)" >&2
 if [ "${HUDI_EDGE_RACE_SKIP_MOR:-0}" = 1 ]; then
   echo "not run (HUDI_EDGE_RACE_SKIP_MOR=1)" > "$tmp/mor.txt"
 else
-  tests/bench/mor_merge.sh "$mor" "$runs" > "$tmp/mor.txt"
+  HUDI_EDGE_BIN="$bin" tests/bench/mor_merge.sh "$mor" "$runs" > "$tmp/mor.txt"
 fi
 
 echo "7. point lookup with 10x the file groups" >&2
