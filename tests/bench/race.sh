@@ -36,7 +36,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 if [ -n "${HUDI_EDGE_RACE_BIN:-}" ]; then
-  bin="$HUDI_EDGE_RACE_BIN"; cli="CLI $HUDI_EDGE_RACE_BIN (its wall times are not a release build's)"
+  bin="$HUDI_EDGE_RACE_BIN"; cli="CLI $HUDI_EDGE_RACE_BIN (given; say which build it is)"
 else
   CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
     cargo build --release --bin hudi-edge --quiet
