@@ -49,7 +49,7 @@ export interface OpenOptions extends Cancellable {
    *  `'manifest'`, `'autoindex'` (nginx `autoindex_format json`; Copy-On-Write tables only: it
    *  hides dot-files) or `'s3'` (ListObjectsV2 on an S3-compatible endpoint). */
   listing?: 'auto' | 'manifest' | 'autoindex' | 's3';
-  /** Requests in flight at most (default 16). */
+  /** Requests in flight at most (default 8). */
   concurrency?: number;
   /** Retries of a failed request (5xx, network) with backoff (default 2). */
   retries?: number;

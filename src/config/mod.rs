@@ -324,6 +324,14 @@ impl TableConfig {
         self.table_type == TableType::MergeOnRead
     }
 
+    /// The complete metadata-table partitions, as `&str`s.
+    pub fn metadata_partition_names(&self) -> Vec<&str> {
+        self.metadata_partitions
+            .iter()
+            .map(String::as_str)
+            .collect()
+    }
+
     /// The metadata table may plan reads only when its `files` partition is complete.
     pub fn metadata_files_available(&self) -> bool {
         self.metadata_partitions.iter().any(|p| p == "files")

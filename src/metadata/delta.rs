@@ -106,8 +106,7 @@ impl MdtLayout {
     ) -> Result<MdtLayout> {
         // The schema and every partition's shards and listing, concurrently.
         let per_partition = futures::future::try_join_all(partitions.iter().map(|p| async move {
-            let (shards, listing) =
-                futures::future::try_join(mdt.shards(p), mdt.list_partition(p)).await?;
+            let (shards, listing) = mdt.listed_shards(p).await?;
             let ids: Vec<String> = shards.iter().map(|s| s.file_id.clone()).collect();
             let names: BTreeSet<String> = listing
                 .iter()

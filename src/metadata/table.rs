@@ -67,7 +67,8 @@ pub struct MetadataTable {
     /// Which listing of the data timeline it was checked against and answers for
     /// ([`MetaClient::listed_timeline`]).
     data_listing: u64,
-    /// MDT partition directory listings fetched ahead (taken when first used).
+    /// MDT partition directory listings fetched with the open: shards are built from them;
+    /// a delta commit takes them for its log-file choice ([`MetadataTable::listed_shards`]).
     listings: Mutex<HashMap<String, Vec<ObjectMeta>>>,
     shards: Mutex<HashMap<String, Arc<Vec<FileSlice>>>>,
     bases: Mutex<HashMap<String, BaseFile>>,
@@ -293,16 +294,45 @@ impl MetadataTable {
         if let Some(s) = lock(&self.shards).get(partition) {
             return Ok(s.clone());
         }
-        if !self.has_partition(partition) {
-            return Err(HudiError::unsupported(format!(
-                "metadata partition {partition} (not in hoodie.table.metadata.partitions)"
-            )));
-        }
+        self.check_partition(partition)?;
+        let prefetched = lock(&self.listings).get(partition).cloned();
+        let listed = match prefetched {
+            Some(l) => l,
+            None => self.storage.list(&mdt_path(partition), false).await?,
+        };
+        self.shards_of(partition, &listed)
+    }
+
+    /// An MDT partition's directory listing — the one fetched with the open (taken), else a
+    /// fresh one — and its shards (built from that listing unless known already): what a
+    /// delta commit needs to choose its log files, in one listing.
+    pub async fn listed_shards(
+        &self,
+        partition: &str,
+    ) -> Result<(Arc<Vec<FileSlice>>, Vec<ObjectMeta>)> {
+        self.check_partition(partition)?;
         let prefetched = lock(&self.listings).remove(partition);
         let listed = match prefetched {
             Some(l) => l,
             None => self.storage.list(&mdt_path(partition), false).await?,
         };
+        Ok((self.shards_of(partition, &listed)?, listed))
+    }
+
+    fn check_partition(&self, partition: &str) -> Result<()> {
+        if self.has_partition(partition) {
+            return Ok(());
+        }
+        Err(HudiError::unsupported(format!(
+            "metadata partition {partition} (not in hoodie.table.metadata.partitions)"
+        )))
+    }
+
+    /// The shards of `partition` from its listing `listed` (unless known already).
+    fn shards_of(&self, partition: &str, listed: &[ObjectMeta]) -> Result<Arc<Vec<FileSlice>>> {
+        if let Some(s) = lock(&self.shards).get(partition) {
+            return Ok(s.clone());
+        }
         let files = listed.iter().filter(|m| !m.is_dir).map(|m| DataFile {
             partition: partition.to_string(),
             name: m.name().to_string(),

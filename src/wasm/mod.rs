@@ -104,6 +104,11 @@ pub struct WasmTable {
     /// Replaced after a write (reopened), so later calls see the commit; calls in flight
     /// keep the table they started with.
     table: RefCell<Arc<Table>>,
+    /// Writes committed through this handle, and how many of them `table` shows: a call
+    /// that reads reopens the table first when it is behind (a worker that writes and
+    /// closes never pays for the reopen).
+    writes: std::cell::Cell<u64>,
+    shows: std::cell::Cell<u64>,
     /// The latest file-system view, shared by `fileGroups()` and `info()`.
     latest: RefCell<Option<Arc<FileSystemView>>>,
 }
@@ -192,13 +197,32 @@ impl WasmTable {
         });
         Ok(WasmTable {
             table: RefCell::new(Arc::new(table)),
+            writes: std::cell::Cell::new(0),
+            shows: std::cell::Cell::new(0),
             latest: RefCell::new(None),
         })
     }
 
-    /// The table as of now (no borrow is held across an await).
+    /// The table as last opened, without reopening after a write (no borrow is held
+    /// across an await).
     fn table(&self) -> Arc<Table> {
         self.table.borrow().clone()
+    }
+
+    /// The table as of now: reopened first when a write committed since it was opened.
+    async fn current(&self) -> Result<Arc<Table>, JsValue> {
+        let writes = self.writes.get();
+        if self.shows.get() >= writes {
+            return Ok(self.table());
+        }
+        let fresh = Arc::new(self.table().reopen().await.map_err(to_js)?);
+        // Kept unless another call reopened it meanwhile (as of a later write, maybe).
+        if self.shows.get() < writes {
+            *self.table.borrow_mut() = fresh.clone();
+            *self.latest.borrow_mut() = None;
+            self.shows.set(writes);
+        }
+        Ok(fresh)
     }
 
     /// `work` on the table as of now, until it finishes or `signal` fires.
@@ -207,15 +231,17 @@ impl WasmTable {
         F: FnOnce(Arc<Table>) -> Fut,
         Fut: std::future::Future<Output = Result<T, JsValue>>,
     {
-        abortable(signal.as_ref(), work(self.table())).await
+        abortable(signal.as_ref(), async { work(self.current().await?).await }).await
     }
 
     /// The latest file-system view (computed once).
     async fn latest(&self) -> Result<Arc<FileSystemView>, JsValue> {
-        if let Some(v) = self.latest.borrow().clone() {
-            return Ok(v);
+        if self.shows.get() >= self.writes.get() {
+            if let Some(v) = self.latest.borrow().clone() {
+                return Ok(v);
+            }
         }
-        let table = self.table();
+        let table = self.current().await?;
         let view = Arc::new(table.file_system_view(None).await.map_err(to_js)?);
         // A write that finished meanwhile made this view stale: hand it out, do not keep it.
         if Arc::ptr_eq(&table, &self.table()) {
@@ -238,7 +264,7 @@ impl WasmTable {
         archived: bool,
         signal: Option<AbortSignal>,
     ) -> Result<JsValue, JsValue> {
-        let table = self.table();
+        let table = abortable(signal.as_ref(), self.current()).await?;
         let t = if archived {
             abortable(signal.as_ref(), async {
                 table.load_history().await.map_err(to_js)
@@ -260,7 +286,7 @@ impl WasmTable {
         requested_time: String,
         signal: Option<AbortSignal>,
     ) -> Result<JsValue, JsValue> {
-        let table = self.table();
+        let table = abortable(signal.as_ref(), self.current()).await?;
         let detail = abortable(signal.as_ref(), async {
             let timeline = table.load_history().await.map_err(to_js)?;
             let instant = timeline.get(&requested_time).ok_or_else(|| {
@@ -289,7 +315,8 @@ impl WasmTable {
             match as_of {
                 None => self.latest().await,
                 Some(t) => Ok(Arc::new(
-                    self.table()
+                    self.current()
+                        .await?
                         .file_system_view(Some(&t))
                         .await
                         .map_err(to_js)?,
@@ -310,7 +337,7 @@ impl WasmTable {
     ) -> Result<JsValue, JsValue> {
         let options = read_options(options)?;
         let progress = OnProgress(on_progress);
-        let table = self.table();
+        let table = abortable(signal.as_ref(), self.current()).await?;
         let work = plan_and_scan(&table, &options, &progress);
         let (plan, _) = abortable(signal.as_ref(), work).await?;
         js_value(&wire::Plan::from(&*plan))
@@ -326,7 +353,7 @@ impl WasmTable {
     ) -> Result<Uint8Array, JsValue> {
         let options = read_options(options)?;
         let progress = OnProgress(on_progress);
-        let table = self.table();
+        let table = abortable(signal.as_ref(), self.current()).await?;
         let (schema, batches) =
             abortable(signal.as_ref(), read_all(&table, &options, &progress)).await?;
         let bytes = crate::api::output::arrow_ipc_bytes(&schema, &batches).map_err(to_js)?;
@@ -367,7 +394,7 @@ impl WasmTable {
         use crate::api::output::{rows_as_json_with, JsonStyle};
         let options = read_options(options)?;
         let progress = OnProgress(on_progress);
-        let table = self.table();
+        let table = abortable(signal.as_ref(), self.current()).await?;
         let (_, batches) =
             abortable(signal.as_ref(), read_all(&table, &options, &progress)).await?;
         let style = if oracle.unwrap_or(false) {
@@ -392,8 +419,11 @@ impl WasmTable {
         on_progress: Option<Function>,
     ) -> Result<WasmStream, JsValue> {
         let options = read_options(options)?;
+        // Behind a write: the stream reopens the table when it plans (on the first `next()`).
+        let behind = self.shows.get() < self.writes.get();
         Ok(WasmStream::new(
             self.table(),
+            behind,
             options,
             signal,
             OnProgress(on_progress),
@@ -430,22 +460,16 @@ impl WasmTable {
         let options = options.into_options().map_err(to_js)?;
         let batches = crate::api::input::decode_arrow_ipc(&rows.to_vec())
             .map_err(|e| to_js(HudiError::invalid_input(format!("rows (Arrow IPC): {e}"))))?;
-        let table = self.table();
-        let mut result = abortable(signal.as_ref(), async {
+        let table = abortable(signal.as_ref(), self.current()).await?;
+        let result = abortable(signal.as_ref(), async {
             let batches = js_input(&table, batches).await.map_err(to_js)?;
             table.write(&batches, &options).await.map_err(to_js)
         })
         .await?;
-        // The commit landed: a failed reopen must not turn it into an error.
-        match table.reopen().await {
-            Ok(fresh) => {
-                *self.table.borrow_mut() = Arc::new(fresh);
-                *self.latest.borrow_mut() = None;
-            }
-            Err(e) => result.io.warnings.push(format!(
-                "this handle still shows the table before the write (reopening failed: {e})"
-            )),
-        }
+        // The commit landed: the next call that reads reopens the table (not this one, so
+        // a failed reopen cannot turn the commit into an error, and a caller that only
+        // writes makes no request for it).
+        self.writes.set(self.writes.get() + 1);
         js_value(&wire::WriteResult::from(result))
     }
 
@@ -463,6 +487,7 @@ impl WasmTable {
             .await?;
         *self.table.borrow_mut() = Arc::new(fresh);
         *self.latest.borrow_mut() = None;
+        self.shows.set(self.writes.get());
         Ok(())
     }
 
@@ -474,7 +499,7 @@ impl WasmTable {
         unchecked_return_type = "{ rollbackInstant: string; instant: string; action: string; filesDeleted: string[] }[]"
     )]
     pub async fn rollback_pending(&self, times: Vec<String>) -> Result<JsValue, JsValue> {
-        let table = self.table();
+        let table = self.current().await?;
         let done = table.rollback_pending(&times).await.map_err(to_js)?;
         self.reload(None).await?;
         let done: Vec<RolledBackJs> = done
@@ -538,16 +563,29 @@ impl WasmTable {
     }
 
     /// The table's latest schema as Arrow fields (`type` as Arrow prints it), for checking
-    /// rows before a write; empty when the timeline has no schema yet.
+    /// rows before a write; empty when the timeline has no schema yet. On a writable table
+    /// the metadata table is opened beside it (the write reads it next: one round trip
+    /// fewer; its failures are left for the write to report).
     #[wasm_bindgen(unchecked_return_type = "SchemaField[]")]
     pub async fn schema(&self, signal: Option<AbortSignal>) -> Result<JsValue, JsValue> {
         let fields = self
             .on_table(signal, |table| async move {
                 let client = table.client();
                 let visibility = client.timeline().visibility_as_of(None);
-                let Some((avro, origin)) =
-                    client.table_avro_schema(&visibility).await.map_err(to_js)?
-                else {
+                let config = client.config();
+                let warm_metadata = async {
+                    if table.storage().capabilities().writable
+                        && !config.metadata_partitions.is_empty()
+                    {
+                        let _ = table
+                            .metadata_table(&config.metadata_partition_names())
+                            .await;
+                    }
+                };
+                let (schema, ()) =
+                    futures::future::join(client.table_avro_schema(&visibility), warm_metadata)
+                        .await;
+                let Some((avro, origin)) = schema.map_err(to_js)? else {
                     return Ok(Vec::new());
                 };
                 let schema =

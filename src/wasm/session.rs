@@ -130,6 +130,8 @@ pub async fn read_ipc_pieces(
 
 struct StreamState {
     table: Arc<Table>,
+    /// The table is behind a write made through its handle: reopened before planning.
+    reopen: bool,
     /// Until the first `next()` plans.
     options: Option<ReadOptions>,
     /// Out of the state while a `next()` awaits it.
@@ -149,6 +151,7 @@ pub struct WasmStream {
 impl WasmStream {
     pub fn new(
         table: Arc<Table>,
+        reopen: bool,
         options: ReadOptions,
         signal: Option<AbortSignal>,
         progress: OnProgress,
@@ -156,6 +159,7 @@ impl WasmStream {
         WasmStream {
             state: Rc::new(RefCell::new(StreamState {
                 table,
+                reopen,
                 options: Some(options),
                 scan: None,
                 busy: false,
@@ -178,7 +182,13 @@ async fn next_batch(
     let mut scan = match (scan, options) {
         (Some(scan), _) => scan,
         (None, Some(options)) => {
-            let table = state.borrow().table.clone();
+            let (mut table, reopen) = {
+                let s = state.borrow();
+                (s.table.clone(), s.reopen)
+            };
+            if reopen {
+                table = Arc::new(table.reopen().await.map_err(to_js)?);
+            }
             plan_and_scan(&table, &options, &progress).await?.1
         }
         (None, None) => return Ok(None),

@@ -419,11 +419,16 @@ async fn prepare(
     let client = table.client;
     let config = client.config();
     let visibility = client.timeline().visibility_as_of(None);
+    // The metadata table's partitions are listed with its open: the delta commit's layout
+    // and the lookups' shards both come from those listings.
     let open_mdt = async {
         if config.metadata_partitions.is_empty() {
             Ok(())
         } else {
-            table.metadata_table(&[]).await.map(drop)
+            table
+                .metadata_table(&config.metadata_partition_names())
+                .await
+                .map(drop)
         }
     };
     let (schema, ()) =

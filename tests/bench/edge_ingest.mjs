@@ -8,11 +8,14 @@
 // warm one) and workerd's peak RSS. The same upsert through the same tarball in Node, on the
 // same proxy, is the peer. Each commit is checked (50 updated, 50 inserted).
 //
-//   node tests/bench/edge_ingest.mjs [--commits N] [--latency-ms 20] [--out tests/bench/results/edge_ingest.md]
-// Needs .ci/setup, the bench table (tests/spark/make_bench_tables.py) and a built pkg-config.
+//   node tests/bench/edge_ingest.mjs [--commits N] [--latency-ms 20] [--server moto|seaweedfs] [--concurrency N]
+//                                    [--out tests/bench/results/edge_ingest.md] [--dump-trace FILE]
+// Needs .ci/setup, the bench table (tests/spark/make_bench_tables.py) and a built pkg-config;
+// `--server seaweedfs` (SeaweedFS's S3 gateway instead of moto) needs tests/bench/setup-s3.sh.
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cache, repo, startLatencyProxy, startMoto } from '../web/lib/servers.mjs';
+import { cache, freePort, repo, startLatencyProxy, startMoto } from '../web/lib/servers.mjs';
+import { launch, tempDir, removeTemp, waitFor } from '../lib/harness.mjs';
 import { installTarball, python, s3Options, startWorker } from '../web/lib/writes.mjs';
 import { execFileSync } from 'node:child_process';
 
@@ -20,16 +23,117 @@ const arg = (name, d) => (process.argv.includes(name) ? process.argv[process.arg
 const COMMITS = Number(arg('--commits', 7));
 const LATENCY = Number(arg('--latency-ms', 20));
 const OUT = arg('--out', join(repo, 'tests', 'bench', 'results', 'edge_ingest.md'));
+const SERVER = arg('--server', 'moto');
+const CONCURRENCY = arg('--concurrency', null); // the worker's S3_CONCURRENCY (package default when unset)
+const DUMP = arg('--dump-trace', null); // a JSON file for the proxy's trace of every POST
 const TABLE = 'bench_mor_v9';
 const BUCKET = 'bench';
 const tables = join(cache, 'tables');
 if (!existsSync(join(tables, TABLE))) throw new Error(`${join(tables, TABLE)} missing: run tests/spark/make_bench_tables.py`);
 
+/** What a proxied request was for, from its method and url (the table's objects). */
+function kind({ method, url }) {
+  const u = new URL(url, 'http://x');
+  const path = decodeURIComponent(u.pathname).replace(`/${BUCKET}/${TABLE}/`, '');
+  if (u.searchParams.has('list-type') || u.searchParams.has('prefix')) {
+    const prefix = (u.searchParams.get('prefix') ?? '').replace(`${TABLE}/`, '');
+    return prefix.startsWith('.hoodie/metadata') ? 'mdt list' : prefix.startsWith('.hoodie') ? 'timeline list' : 'data list';
+  }
+  const put = method === 'PUT' ? 'put' : method === 'DELETE' ? 'delete' : 'get';
+  if (path === '.hoodie/hoodie.properties') return 'properties';
+  if (path.startsWith('.hoodie/metadata/')) return `mdt ${put}`;
+  if (path.startsWith('.hoodie/.temp/')) return `marker ${put}`;
+  if (path.startsWith('.hoodie/')) return `instant ${put}`;
+  return `data ${put}`;
+}
+
+/** Where a POST's wall time [s, e] went, from the proxy's trace: time with a request at the
+ *  store (sent on .. answered), time with requests only in the added latency or in transfer
+ *  (arrived .. done, none at the store), and time with nothing in flight — the engine's CPU
+ *  in the isolate (plus request signing and the worker's own JSON work). Also per wave: a
+ *  wave is a run of requests whose in-flight times overlap (one dependent round trip, or
+ *  several that were never apart); the idle time just before it is counted to it. */
+function split(trace, s, e) {
+  const reqs = trace.filter((r) => r.arrived >= s && r.arrived <= e && r.done);
+  const points = [...new Set([s, e, ...reqs.flatMap((r) => [r.arrived, r.sent, r.answered, r.done])])].filter((t) => t >= s && t <= e).sort((a, b) => a - b);
+  const total = { store: 0, latency: 0, idle: 0 };
+  // Waves: components of [arrived, done].
+  const sorted = [...reqs].sort((a, b) => a.arrived - b.arrived);
+  const waves = [];
+  for (const r of sorted) {
+    const w = waves.at(-1);
+    if (w && r.arrived <= w.end) {
+      w.reqs.push(r);
+      w.end = Math.max(w.end, r.done);
+    } else waves.push({ start: r.arrived, end: r.done, reqs: [r], store: 0, latency: 0, idleBefore: 0 });
+  }
+  let wi = 0;
+  for (let i = 0; i + 1 < points.length; i++) {
+    const [a, b] = [points[i], points[i + 1]];
+    const mid = (a + b) / 2;
+    const atStore = reqs.some((r) => r.sent <= mid && mid < r.answered);
+    const inFlight = reqs.some((r) => r.arrived <= mid && mid < r.done);
+    while (wi < waves.length && waves[wi].end <= mid) wi++;
+    const w = waves[wi];
+    const what = atStore ? 'store' : inFlight ? 'latency' : 'idle';
+    total[what] += b - a;
+    if (!w) (total.after ??= 0), (total.after += b - a);
+    else if (what === 'idle') w.idleBefore += b - a;
+    else w[what] += b - a;
+  }
+  for (const w of waves) {
+    w.kinds = {};
+    for (const r of w.reqs) w.kinds[kind(r)] = (w.kinds[kind(r)] ?? 0) + 1;
+  }
+  return { total, waves, requests: reqs.length };
+}
+
+/** The phase a wave belongs to, by what its requests were for. */
+function phaseOf(w) {
+  const k = Object.keys(w.kinds);
+  const has = (p) => k.some((x) => x.startsWith(p));
+  if (k.every((x) => x === 'properties' || x === 'timeline list')) return 'open';
+  if (has('data put')) return 'data PUTs';
+  if (has('mdt put')) return 'MDT';
+  if (has('mdt get') || has('mdt list') || has('data get')) return 'lookup';
+  return 'commit';
+}
+
+// The credentials the worker gets too (moto takes any; SeaweedFS is configured with them).
+const benchS3 = (url) => ({ ...s3Options(url), accessKeyId: 'bench', secretAccessKey: 'bench' });
+const benchOpen = (url) => ({ s3: benchS3(url), ...(CONCURRENCY ? { concurrency: Number(CONCURRENCY) } : {}) });
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const mib = (b) => (b / 2 ** 20).toFixed(1);
 const vmHwmKiB = (pid) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
 
-const moto = await startMoto();
+/** SeaweedFS (`weed server -s3`: master, volume, filer and S3 gateway in one process) on
+ *  loopback, with the bench's credentials. */
+async function startSeaweed() {
+  const weed = join(cache, 'bin', 'weed');
+  if (!existsSync(weed)) throw new Error(`${weed} missing: run tests/bench/setup-s3.sh`);
+  const dir = tempDir('weed');
+  const identity = (name, accessKey, secretKey) => ({ name, credentials: [{ accessKey, secretKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] });
+  writeFileSync(join(dir, 's3.json'), JSON.stringify({ identities: [identity('bench', 'bench', 'bench')] }));
+  mkdirSync(join(dir, 'data'));
+  const p = {};
+  for (const k of ['master', 'masterGrpc', 'volume', 'volumeGrpc', 'filer', 'filerGrpc', 's3', 's3Grpc']) p[k] = await freePort();
+  const server = launch(
+    weed,
+    [
+      'server', `-dir=${join(dir, 'data')}`, '-ip=127.0.0.1', '-ip.bind=127.0.0.1',
+      `-master.port=${p.master}`, `-master.port.grpc=${p.masterGrpc}`, '-master.volumeSizeLimitMB=1024',
+      `-volume.port=${p.volume}`, `-volume.port.grpc=${p.volumeGrpc}`,
+      `-filer.port=${p.filer}`, `-filer.port.grpc=${p.filerGrpc}`,
+      '-s3', `-s3.port=${p.s3}`, `-s3.port.grpc=${p.s3Grpc}`, `-s3.config=${join(dir, 's3.json')}`,
+    ],
+    { name: 'weed' },
+  );
+  const url = `http://127.0.0.1:${p.s3}`;
+  await waitFor(url, server, 60_000);
+  return { url, stop: async () => (await server.stop(), removeTemp(dir)) };
+}
+
+const moto = SERVER === 'seaweedfs' ? await startSeaweed() : await startMoto();
 const project = installTarball();
 let worker;
 let proxy;
@@ -39,13 +143,13 @@ try {
     env: { ...process.env, AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_DEFAULT_REGION: 'us-east-1' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  console.error(`loaded ${TABLE} into moto in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-  proxy = await startLatencyProxy(moto.url, LATENCY);
+  console.error(`loaded ${TABLE} into ${SERVER} in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  proxy = await startLatencyProxy(moto.url, LATENCY, { trace: true });
   const uri = `s3://${BUCKET}/${TABLE}`;
   const pkg = await import(join(project, 'node_modules', 'hudi-edge', 'dist', 'node.js'));
 
   // 50 existing rows per commit (different keys each time) and 50 new ids.
-  const direct = await pkg.HudiTable.open(uri, { s3: s3Options(moto.url) });
+  const direct = await pkg.HudiTable.open(uri, { s3: benchS3(moto.url) });
   const batches = [];
   for (let c = 0; c < COMMITS + 1; c++) {
     // Ids spread over the table; the bench table deleted some, so ask for more and keep 50.
@@ -85,6 +189,7 @@ export default {
     S3_ACCESS_KEY_ID: 'bench',
     S3_SECRET_ACCESS_KEY: 'bench',
     S3_FORCE_PATH_STYLE: 'true',
+    ...(CONCURRENCY ? { S3_CONCURRENCY: CONCURRENCY } : {}),
   });
   const head = async () => {
     const s = performance.now();
@@ -100,7 +205,8 @@ export default {
     const s = performance.now();
     const res = await fetch(worker.url, { method: 'POST', body: JSON.stringify(rows) });
     const body = await res.json();
-    const ms = performance.now() - s;
+    const end = performance.now();
+    const ms = end - s;
     if (res.status !== 200 || body.updated !== 50 || body.inserted !== 50) throw new Error(`POST: ${res.status} ${JSON.stringify(body).slice(0, 400)}`);
     return {
       ms,
@@ -112,6 +218,8 @@ export default {
       byPurpose: body.io.byPurpose ?? {},
       compaction: body.metadataTableCompaction ?? null,
       wasm: Number(res.headers.get('x-wasm-memory-bytes')),
+      split: split(proxy.stats.trace, s, end),
+      start: s,
     };
   };
   const runs = [];
@@ -124,7 +232,7 @@ export default {
     const rows = batches[COMMITS];
     const before = proxy.stats.requests;
     const s = performance.now();
-    const t = await pkg.HudiTable.open(uri, { s3: s3Options(proxy.url) });
+    const t = await pkg.HudiTable.open(uri, benchOpen(proxy.url));
     const r = await t.upsert(rows);
     t.close();
     if (r.updated !== 50 || r.inserted !== 50) throw new Error(`Node upsert: ${JSON.stringify(r)}`);
@@ -133,12 +241,12 @@ export default {
 
   const lines = [];
   const out = (s = '') => (console.log(s), lines.push(s));
-  out(`# edge-ingest in workerd: 100-row upserts into ${TABLE} (1M rows, record index) on moto, +${LATENCY} ms per request`);
+  out(`# edge-ingest in workerd: 100-row upserts into ${TABLE} (1M rows, record index) on ${SERVER}, +${LATENCY} ms per request`);
   out();
-  out(`Command: \`node tests/bench/edge_ingest.mjs --commits ${COMMITS} --latency-ms ${LATENCY}\` (${new Date().toISOString().slice(0, 10)}, 2 cores shared).`);
+  out(`Command: \`node tests/bench/edge_ingest.mjs --commits ${COMMITS} --latency-ms ${LATENCY}${SERVER === 'moto' ? '' : ` --server ${SERVER}`}${CONCURRENCY ? ` --concurrency ${CONCURRENCY}` : ''}\` (${new Date().toISOString().slice(0, 10)}, 2 cores shared).`);
   out('Each POST: the worker opens the table (properties + timeline), upserts 50 updates and 50 new keys, closes it.');
   out();
-  out('| commit | POST wall ms | storage requests (proxy) | moto busy ms (summed) | write requests | write round trips | wasm memory MiB (high-water) | metadata-table compaction |');
+  out('| commit | POST wall ms | storage requests (proxy) | server busy ms (summed) | write requests | write round trips | wasm memory MiB (high-water) | metadata-table compaction |');
   out('|---:|---:|---:|---:|---:|---:|---:|---|');
   runs.forEach((r, i) =>
     out(`| ${i + 1}${i === 0 ? ' (first)' : ''} | ${r.ms.toFixed(0)} | ${r.requests} | ${r.motoMs.toFixed(0)} | ${r.writeRequests} | ${r.roundTrips} | ${mib(r.wasm)} | ${r.compaction ?? ''} |`),
@@ -146,7 +254,7 @@ export default {
   // Commits that compacted the metadata table first are a different job: reported apart.
   const warm = runs.slice(1).filter((r) => !r.compaction);
   out();
-  out(`- median POST (commits after the first, without a metadata-table compaction): **${median(warm.map((r) => r.ms)).toFixed(0)} ms** (target ≤ 300 ms); first ${runs[0].ms.toFixed(0)} ms; moto's own time per POST (median, summed over requests): ${median(warm.map((r) => r.motoMs)).toFixed(0)} ms`);
+  out(`- median POST (commits after the first, without a metadata-table compaction): **${median(warm.map((r) => r.ms)).toFixed(0)} ms** (target ≤ 300 ms); first ${runs[0].ms.toFixed(0)} ms; the server's own time per POST (median, summed over requests): ${median(warm.map((r) => r.motoMs)).toFixed(0)} ms`);
   const compacting = runs.filter((r) => r.compaction);
   if (compacting.length) out(`- with a metadata-table compaction first: ${compacting.map((r) => `${r.ms.toFixed(0)} ms, ${r.requests} requests`).join('; ')}`);
   const normal = runs.filter((r, i) => !runs.slice(0, i + 1).some((x) => x.compaction));
@@ -159,6 +267,52 @@ export default {
   out(`- peak wasm memory over all commits: **${mib(Math.max(...runs.map((r) => r.wasm)))} MiB** (target ≤ 64 MB); workerd process peak RSS (runtime included): ${mib(rss)} MiB`);
   out(`- cold start: first HEAD (instantiates the ${mib(readFileSync(join(dir, 'out', 'bench', 'hudi_edge_bg.wasm')).length)} MiB wasm module) ${coldMs.toFixed(0)} ms vs a warm HEAD ${warmMs.toFixed(1)} ms → instantiate ≈ ${(coldMs - warmMs).toFixed(0)} ms; workerd up (module compiled) in ${worker.listeningMs.toFixed(0)} ms`);
   out(`- peer, the same upsert from Node (the tarball, open + upsert, same proxy): ${node[0].ms.toFixed(0)} ms, ${node[0].requests} requests, ${node[0].roundTrips} write round trips${node[0].compaction ? ` (with a metadata-table compaction, ${node[0].compaction})` : ''}`);
+  // Where the wall time went (proxy timestamps; see split()).
+  out();
+  out(`## Where a POST's wall time goes (+${LATENCY} ms per request)`);
+  out();
+  out('Per POST, from the proxy\'s timestamps: **store** = at least one request at the S3 server; **latency** = requests in flight but none at the server (the added delay, transfer); **engine** = nothing in flight (wasm CPU in the isolate, request signing, the worker\'s JSON). A wave = requests whose in-flight times overlap; the idle time before a wave is its engine time.');
+  out();
+  out('| commit | wall ms | engine ms | store ms | latency ms | after the last request ms | waves |');
+  out('|---:|---:|---:|---:|---:|---:|---:|');
+  runs.forEach((r, i) => {
+    const t = r.split.total;
+    out(`| ${i + 1} | ${r.ms.toFixed(0)} | ${(t.idle - (t.after ?? 0)).toFixed(0)} | ${t.store.toFixed(0)} | ${t.latency.toFixed(0)} | ${(t.after ?? 0).toFixed(0)} | ${r.split.waves.length} |`);
+  });
+  const phases = ['open', 'lookup', 'data PUTs', 'MDT', 'commit'];
+  const perPhase = (r) => {
+    const p = Object.fromEntries(phases.map((k) => [k, { requests: 0, engine: 0, store: 0, latency: 0, waves: 0 }]));
+    for (const w of r.split.waves) {
+      const x = p[phaseOf(w)];
+      x.requests += w.reqs.length;
+      x.engine += w.idleBefore;
+      x.store += w.store;
+      x.latency += w.latency;
+      x.waves += 1;
+    }
+    return p;
+  };
+  out();
+  out(`Per phase, median over the ${warm.length} commits after the first without a metadata-table compaction (ms; a phase = the waves whose requests are: open — properties/timeline only; lookup — metadata-table or data reads; data PUTs — any data-file PUT; MDT — metadata-table PUTs; commit — the rest, instants):`);
+  out();
+  out('| phase | waves | requests | engine ms | store ms | latency ms | wall ms |');
+  out('|---|---:|---:|---:|---:|---:|---:|');
+  const pp = warm.map(perPhase);
+  for (const k of phases) {
+    const m = (f) => median(pp.map((p) => f(p[k])));
+    out(`| ${k} | ${m((x) => x.waves)} | ${m((x) => x.requests)} | ${m((x) => x.engine).toFixed(0)} | ${m((x) => x.store).toFixed(0)} | ${m((x) => x.latency).toFixed(0)} | ${m((x) => x.engine + x.store + x.latency).toFixed(0)} |`);
+  }
+  out(`| after the last request | | | ${median(warm.map((r) => r.split.total.after ?? 0)).toFixed(0)} | | | |`);
+  out();
+  out(`The waves of commit ${runs.indexOf(typical) + 1} (ms from the POST's start):`);
+  out();
+  out('| wave | starts | engine before | store | latency | requests by kind |');
+  out('|---:|---:|---:|---:|---:|---|');
+  const s0 = typical.start;
+  typical.split.waves.forEach((w, i) =>
+    out(`| ${i + 1} | ${(w.start - s0).toFixed(0)} | ${w.idleBefore.toFixed(0)} | ${w.store.toFixed(0)} | ${w.latency.toFixed(0)} | ${Object.entries(w.kinds).map(([k, n]) => `${k} ${n}`).join(', ')} |`),
+  );
+  if (DUMP) writeFileSync(DUMP, JSON.stringify(runs.map((r) => r.split.waves.map((w) => ({ idleBefore: w.idleBefore, reqs: w.reqs.map((q) => ({ ...q, kind: kind(q) })) }))), null, 1));
   mkdirSync(join(OUT, '..'), { recursive: true });
   writeFileSync(OUT, lines.join('\n') + '\n');
 } finally {

@@ -34,7 +34,16 @@ function openTable(env, signal) {
       secretAccessKey: env.S3_SECRET_ACCESS_KEY,
       forcePathStyle: env.S3_FORCE_PATH_STYLE === 'true',
     },
+    // Storage requests in flight at most (the package's default when unset). Workers open
+    // at most 6 connections at once per request; more requests wait for one.
+    ...(env.S3_CONCURRENCY ? { concurrency: concurrency(env.S3_CONCURRENCY) } : {}),
   });
+}
+
+function concurrency(value) {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw Object.assign(new Error(`the S3_CONCURRENCY binding must be a positive integer, got ${JSON.stringify(value)}`), { code: 'INVALID_ARGUMENT' });
+  return n;
 }
 
 /** Hudi write configs from the HUDI_WRITE_OPTIONS binding (a JSON object of `hoodie.*` strings),
