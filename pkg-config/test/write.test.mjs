@@ -32,6 +32,10 @@ test('write: objects (as rows() gives them) and an arrow Table; the table shows 
   assert.equal(r.action, 'commit');
   assert.ok(r.filesWritten.length > 0 && r.io.puts > 0);
   assert.notDeepEqual(await t.fileGroups(), layout, 'the cached layout was dropped');
+  // read() (Arrow, in pieces) sees the commit too, as rows() does.
+  const arrow = await t.read({ filters: [`txn_id = TXN-PKG`] });
+  assert.equal(arrow.numRows, 1);
+  assert.equal(arrow.getChild('txn_id').get(0), 'TXN-PKG');
 
   const del = await t.write(tableFromArrays({ txn_id: ['TXN-PKG'], region: ['us'] }), { operation: 'delete' });
   assert.equal(del.records.deleted, 1);

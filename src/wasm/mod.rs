@@ -372,7 +372,7 @@ impl WasmTable {
     ) -> Result<JsValue, JsValue> {
         let options = read_options(options)?;
         let progress = OnProgress(on_progress);
-        let table = self.table();
+        let table = abortable(signal.as_ref(), self.current()).await?;
         let pieces = Array::new();
         let piece = |bytes: Vec<u8>| {
             pieces.push(&Uint8Array::from(bytes.as_slice()));
