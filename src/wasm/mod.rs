@@ -370,9 +370,9 @@ impl WasmTable {
         signal: Option<AbortSignal>,
         on_progress: Option<Function>,
     ) -> Result<JsValue, JsValue> {
-        let options = read_options(options)?;
+        let (options, table) = (read_options(options)?, self.current());
+        let table = abortable(signal.as_ref(), table).await?;
         let progress = OnProgress(on_progress);
-        let table = abortable(signal.as_ref(), self.current()).await?;
         let pieces = Array::new();
         let piece = |bytes: Vec<u8>| {
             pieces.push(&Uint8Array::from(bytes.as_slice()));

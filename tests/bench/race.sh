@@ -77,7 +77,7 @@ unzip -q tests/data/fixtures/tables/sample_table/mor/avro/v9_txns_simple_meta.zi
 sample=$(dirname "$(find "$tmp/sample" -name hoodie.properties -path '*/.hoodie/*' -not -path '*/metadata/*' | head -1)")
 node tests/bench/wasm_node.mjs open-cost "$(dirname "$sample")" > "$tmp/open.json"
 # The same by URL from a static host (nginx with the listing manifest), as the viewer opens it.
-node tests/bench/open_cost_http.mjs > "$tmp/open-http.json"
+node tests/bench/wasm_node.mjs open-cost-http > "$tmp/open-http.json"
 
 echo "5. time to first rows (wasm, Node, 20 ms per request)" >&2
 for q in "id = 500000" "event_date = 2024-06-11" "region = us-east and id >= 100000 and id < 110000"; do
@@ -206,7 +206,7 @@ lines += ["", "## Bytes and round trips (tests/bench/mdt_skipping.py --latency-m
           "## 10x the file groups (tests/bench/mdt_skipping.py --query 'id = 500000')", "```",
           (tmp / "skipping10.txt").read_text().rstrip(), "```", "",
           "## MOR merge (tests/bench/mor_merge.sh)", "```", mor.rstrip(), "```", "",
-          "## The viewer's open (tests/bench/wasm_node.mjs open-cost; tests/bench/open_cost_http.mjs)", "```", json.dumps(open_cost, indent=1), json.dumps(open_http, indent=1), "```", ""]
+          "## The viewer's open (tests/bench/wasm_node.mjs open-cost, open-cost-http)", "```", json.dumps(open_cost, indent=1), json.dumps(open_http, indent=1), "```", ""]
 out.write_text("\n".join(lines) + "\n")
 print("\n".join(lines[:lines.index("## Bytes and round trips (tests/bench/mdt_skipping.py --latency-ms 20)")]))
 PY

@@ -9,6 +9,9 @@
 //                                                open: the timeline without operations,
 //                                                info() and fileGroups(); then (apart) the
 //                                                timeline with operations
+//   node wasm_node.mjs open-cost-http [FIXTURE]  the same by URL from a loopback nginx with
+//                                                the listing manifest (default: the v9 MOR
+//                                                sample)
 //
 // The module is $HUDI_EDGE_WASM_NODE (default $CARGO_TARGET_DIR or target, /wasm-node).
 import { createRequire } from 'node:module';
@@ -55,22 +58,35 @@ if (what === 'startup') {
   const ms = performance.now() - t0;
   const io = t.io();
   console.log(JSON.stringify({ ms, got_rows: first !== undefined, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes }));
-} else if (what === 'open-cost') {
-  // Through the npm package (pkg-config/dist, `npm run build`), as the viewer calls it.
+} else if (what === 'open-cost' || what === 'open-cost-http') {
+  // Through the npm package (pkg-config/dist, `npm run build`), as the viewer calls it: a
+  // table directory, or (open-cost-http) a fixture by URL from a loopback nginx serving the
+  // listing manifest `hudi-edge manifest` writes, as a static host would.
   const [table] = args;
   const { HudiTable } = await import(join(repo, 'pkg-config', 'dist', 'node.js'));
+  let t, via = 'files';
+  let stop = async () => {};
+  if (what === 'open-cost') {
+    t = await HudiTable.openStorage(fsStorage(table));
+  } else {
+    const { startNginx, unzippedFixtures } = await import('../web/lib/servers.mjs');
+    const nginx = await startNginx({ mounts: { '/tables/': join(unzippedFixtures(), 'tables') } });
+    stop = () => nginx.stop();
+    t = await HudiTable.open(`${nginx.url}/tables/${table ?? 'sample_table/mor/avro/v9_txns_simple_meta'}`);
+    via = 'http+manifest';
+  }
   // The first screen (timeline drawn, overview, file layout), then the operations the
   // viewer fills in afterwards (one commit file per completed write).
-  const t = await HudiTable.openStorage(fsStorage(table));
   await t.timeline({ operations: false });
   await Promise.all([t.info(), t.fileGroups()]);
   const first = t.io();
   await t.timeline({});
   const io = t.io();
   const cost = (x) => ({ requests: x.requests, bytes: x.bytes, round_trips: x.roundTrips, by_purpose: x.byPurpose });
-  console.log(JSON.stringify({ ...cost(first), with_operations: cost(io) }));
+  console.log(JSON.stringify({ via, ...cost(first), with_operations: cost(io) }));
   t.close();
+  await stop();
 } else {
-  console.error('usage: node wasm_node.mjs startup|first-rows|open-cost ...');
+  console.error('usage: node wasm_node.mjs startup|first-rows|open-cost|open-cost-http ...');
   process.exit(2);
 }
