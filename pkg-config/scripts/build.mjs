@@ -5,8 +5,10 @@
 //   HUDI_EDGE_WASM_WEB=dir   use this wasm-bindgen --target web output
 //   CARGO_TARGET_DIR=dir     where .ci/build-wasm builds (its wasm-web is dir/wasm-web)
 //   HUDI_EDGE_SKIP_WASM_BUILD=1   never run .ci/build-wasm (fail if there is no output)
+//   HUDI_EDGE_WASM_OPT=1     wasm-opt -Oz the packaged module (`npm run build:publish`; slow,
+//                            so tests and CI pack without it; `npm publish` refuses without it)
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -51,6 +53,14 @@ for (const dest of [join(pkg, 'src', 'wasm'), join(pkg, 'dist', 'wasm')]) {
   for (const f of ['hudi_edge.js', 'hudi_edge.d.ts', 'hudi_edge_bg.wasm.d.ts']) cpSync(join(wasmWeb, f), join(dest, f));
 }
 cpSync(wasmFile, join(pkg, 'dist', 'wasm', 'hudi_edge_bg.wasm'));
+if (process.env.HUDI_EDGE_WASM_OPT === '1') {
+  // The published module: binaryen's size pass (the features are those rustc's wasm32 target
+  // emits). A marker lets `prepublishOnly` tell an optimized dist/ from a test build.
+  const cache = process.env.HUDI_EDGE_CACHE ?? join(process.env.HOME ?? '', '.cache', 'hudi-edge');
+  const out = join(pkg, 'dist', 'wasm', 'hudi_edge_bg.wasm');
+  execFileSync(join(cache, 'node_modules', '.bin', 'wasm-opt'), ['-Oz', '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', out, '-o', out], { stdio: 'inherit' });
+  writeFileSync(join(pkg, 'dist', 'wasm', '.wasm-opt'), 'wasm-opt -Oz\n');
+}
 rmSync(join(pkg, 'src', 'wasm', 'hudi_edge.js'));
 
 execFileSync(process.execPath, [join(pkg, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', pkg], { stdio: 'inherit' });

@@ -9,7 +9,7 @@ use crate::storage::http::{
     HttpOptions, HttpStorage, Presigner, Transport, DEFAULT_CONCURRENCY, DEFAULT_RETRIES,
 };
 use crate::storage::listing::ListingMode;
-use crate::storage::object_store::S3Options;
+use crate::storage::s3::S3Options;
 use crate::storage::Storage;
 
 /// How to reach remote tables (`http(s)://...`, `s3://bucket/prefix`); `openUrl`'s options.
@@ -142,7 +142,7 @@ fn transport(host: Host) -> Result<Arc<dyn Transport>> {
 
 fn s3_storage(location: &str, remote: &RemoteOptions, host: Host) -> Result<Arc<dyn Storage>> {
     if let Some(presigner) = host.presigner.clone() {
-        let (bucket, root) = crate::storage::object_store::parse_s3_url(location)?;
+        let (bucket, root) = crate::storage::s3::parse_s3_url(location)?;
         let target = crate::storage::http::Target::Presigned {
             bucket,
             root,
@@ -154,17 +154,14 @@ fn s3_storage(location: &str, remote: &RemoteOptions, host: Host) -> Result<Arc<
             remote.http()?,
         )));
     }
+    // object_store's client natively; in wasm the engine's own HTTP storage signs.
     #[cfg(target_arch = "wasm32")]
     {
-        let client = crate::storage::http::Client::new(
+        Ok(Arc::new(HttpStorage::for_s3(
             transport(host)?,
-            remote.concurrency(),
-            remote.retries(),
-        );
-        Ok(Arc::new(crate::storage::fetch::s3_storage(
             location,
             &remote.s3(),
-            client,
+            remote.http()?,
         )?))
     }
     #[cfg(not(target_arch = "wasm32"))]

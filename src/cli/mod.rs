@@ -232,7 +232,7 @@ impl RemoteArgs {
             .collect::<Result<Vec<_>>>()?;
         Ok(RemoteOptions {
             headers: Some(headers),
-            s3: Some(crate::storage::object_store::S3Options {
+            s3: Some(crate::storage::s3::S3Options {
                 region: self
                     .region
                     .clone()

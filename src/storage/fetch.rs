@@ -1,20 +1,17 @@
 //! HTTP in wasm: the global `fetch` (looked up on `globalThis`, so the same build works in
 //! windows, dedicated workers, Node and workerd), or one the application hands in.
 //!
-//! - [`FetchTransport`] carries [`super::http::HttpStorage`]'s requests (plain HTTP(S) and
-//!   presigned URLs) and, through [`fetch_connector`], object_store's S3 client.
+//! - [`FetchTransport`] carries [`super::http::HttpStorage`]'s requests: plain HTTP(S),
+//!   presigned URLs and SigV4-signed S3.
 //! - Each request gets its own `AbortController`: when the Rust future waiting for it is
 //!   dropped (an operation aborted through its `AbortSignal`, or abandoned), the request is
 //!   aborted too, and its rejected promises are always awaited — never unhandled.
 //! - Backoff sleeps are a `setTimeout` promise.
-//! - [`RustCryptoProvider`] signs S3 requests with the RustCrypto `sha2` + `hmac` crates.
 //!
-//! `JsFuture` is `!Send` while the [`crate::storage::Storage`] trait and object_store want
-//! `Send` futures: every JS interaction runs in a `spawn_local` task and hands its outcome
+//! `JsFuture` is `!Send` while the [`crate::storage::Storage`] trait wants `Send` futures: every JS interaction runs in a `spawn_local` task and hands its outcome
 //! back over a `oneshot` channel; the `Send` side only waits on channels.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -26,9 +23,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use super::http::{
-    strip_urls, Client, ListPage, Presigner, Request, Response, Transport, TransportError,
-};
+use super::http::{strip_urls, ListPage, Presigner, Request, Response, Transport, TransportError};
 use crate::error::{HudiError, Result};
 
 fn global_fn(name: &str) -> Option<Function> {
@@ -326,204 +321,4 @@ impl Presigner for JsPresigner {
         rx.await
             .unwrap_or_else(|_| Err(HudiError::Aborted(format!("presigning {method} {key}"))))
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// object_store over fetch (S3)
-
-/// object_store's `HttpService` over [`Client`] (fetch + retries + concurrency limit).
-#[derive(Debug, Clone)]
-struct FetchService {
-    client: Client,
-}
-
-async fn request_body(body: object_store::client::HttpRequestBody) -> Option<Bytes> {
-    use http_body_util::BodyExt;
-    if body.is_empty() && body.content_length() == 0 {
-        return None;
-    }
-    if let Some(b) = body.as_bytes() {
-        return Some(b.clone());
-    }
-    body.collect().await.ok().map(|c| c.to_bytes())
-}
-
-#[async_trait]
-impl object_store::client::HttpService for FetchService {
-    async fn call(
-        &self,
-        req: object_store::client::HttpRequest,
-    ) -> std::result::Result<object_store::client::HttpResponse, object_store::client::HttpError>
-    {
-        use object_store::client::{HttpError, HttpErrorKind, HttpResponseBody};
-        let (parts, body) = req.into_parts();
-        let method: &'static str = match parts.method.as_str() {
-            "GET" => "GET",
-            "HEAD" => "HEAD",
-            "PUT" => "PUT",
-            "POST" => "POST",
-            "DELETE" => "DELETE",
-            other => {
-                return Err(HttpError::new(
-                    HttpErrorKind::Request,
-                    std::io::Error::other(format!("method {other}")),
-                ))
-            }
-        };
-        let mut r = Request::new(method, parts.uri.to_string());
-        for (k, v) in &parts.headers {
-            // The browser sets these itself (and refuses to be told).
-            if matches!(k.as_str(), "host" | "content-length" | "connection") {
-                continue;
-            }
-            if let Ok(v) = v.to_str() {
-                r.headers.push((k.as_str().to_string(), v.to_string()));
-            }
-        }
-        r.body = request_body(body).await;
-        // Bodies (objects, listings, error documents) held to the whole-object limit.
-        r.limit = Some(super::http::BodyLimit {
-            partial: super::MAX_WHOLE_OBJECT_BYTES,
-            other: super::MAX_WHOLE_OBJECT_BYTES,
-        });
-        // Signed requests: `fetch` must not follow a redirect with them to another origin.
-        r.credentials = parts.headers.contains_key("authorization")
-            || parts.headers.contains_key("x-amz-security-token");
-        let resp = self.client.send(r).await.map_err(|e| {
-            let kind = if e.aborted {
-                HttpErrorKind::Interrupted
-            } else {
-                HttpErrorKind::Request
-            };
-            HttpError::new(kind, std::io::Error::other(e.detail))
-        })?;
-        if resp.over_limit {
-            return Err(HttpError::new(
-                HttpErrorKind::Decode,
-                super::response_over_limit(),
-            ));
-        }
-        let mut b = http::Response::builder().status(resp.status);
-        for (k, v) in &resp.headers {
-            b = b.header(k.as_str(), v.as_str());
-        }
-        // fetch has already decoded the body: its length is what we hold.
-        if !resp.headers.contains_key("content-length") || method != "HEAD" {
-            b = b.header("content-length", resp.body.len().to_string());
-        }
-        b.body(HttpResponseBody::from(resp.body))
-            .map_err(|e| HttpError::new(HttpErrorKind::Decode, e))
-    }
-}
-
-#[derive(Debug)]
-struct FetchConnector {
-    client: Client,
-}
-
-impl object_store::client::HttpConnector for FetchConnector {
-    fn connect(
-        &self,
-        _options: &object_store::client::ClientOptions,
-    ) -> object_store::Result<object_store::client::HttpClient> {
-        Ok(object_store::client::HttpClient::new(FetchService {
-            client: self.client.clone(),
-        }))
-    }
-}
-
-/// SHA-256 and HMAC-SHA-256 for SigV4 from the RustCrypto crates.
-#[derive(Debug)]
-pub struct RustCryptoProvider;
-
-struct Sha256Context(Option<sha2::Sha256>, Vec<u8>);
-struct HmacContext(Option<hmac::Hmac<sha2::Sha256>>, Vec<u8>);
-
-impl object_store::client::DigestContext for Sha256Context {
-    fn update(&mut self, data: &[u8]) {
-        if let Some(h) = &mut self.0 {
-            sha2::Digest::update(h, data);
-        }
-    }
-    fn finish(&mut self) -> object_store::Result<&[u8]> {
-        if let Some(h) = self.0.take() {
-            self.1 = sha2::Digest::finalize(h).to_vec();
-        }
-        Ok(&self.1)
-    }
-}
-
-impl object_store::client::HmacContext for HmacContext {
-    fn update(&mut self, data: &[u8]) {
-        if let Some(h) = &mut self.0 {
-            hmac::Mac::update(h, data);
-        }
-    }
-    fn finish(&mut self) -> object_store::Result<&[u8]> {
-        if let Some(h) = self.0.take() {
-            self.1 = hmac::Mac::finalize(h).into_bytes().to_vec();
-        }
-        Ok(&self.1)
-    }
-}
-
-impl object_store::client::CryptoProvider for RustCryptoProvider {
-    fn digest(
-        &self,
-        _algorithm: object_store::client::DigestAlgorithm,
-    ) -> object_store::Result<Box<dyn object_store::client::DigestContext>> {
-        Ok(Box::new(Sha256Context(
-            Some(<sha2::Sha256 as sha2::Digest>::new()),
-            Vec::new(),
-        )))
-    }
-
-    fn hmac(
-        &self,
-        _algorithm: object_store::client::DigestAlgorithm,
-        secret: &[u8],
-    ) -> object_store::Result<Box<dyn object_store::client::HmacContext>> {
-        let mac =
-            <hmac::Hmac<sha2::Sha256> as hmac::KeyInit>::new_from_slice(secret).map_err(|e| {
-                object_store::Error::Generic {
-                    store: "S3",
-                    source: Box::new(std::io::Error::other(e.to_string())),
-                }
-            })?;
-        Ok(Box::new(HmacContext(Some(mac), Vec::new())))
-    }
-
-    fn sign(
-        &self,
-        _algorithm: object_store::client::SigningAlgorithm,
-        _pem: &[u8],
-    ) -> object_store::Result<Box<dyn object_store::client::Signer>> {
-        Err(object_store::Error::NotSupported {
-            source: "RSA signing (not needed for S3)".into(),
-        })
-    }
-}
-
-/// An S3 bucket (`s3://bucket/prefix`) through object_store over fetch.
-pub fn s3_storage(
-    url: &str,
-    o: &super::object_store::S3Options,
-    client: Client,
-) -> Result<super::object_store::ObjectStoreStorage> {
-    use super::object_store::{parse_s3_url, s3_builder, ObjectStoreStorage};
-    let (bucket, prefix) = parse_s3_url(url)?;
-    let store = s3_builder(&bucket, o)
-        .with_http_connector(FetchConnector { client })
-        .with_crypto_provider(Arc::new(RustCryptoProvider))
-        // Retries happen in `Client` (object_store's backoff sleeps on tokio).
-        .with_retry(object_store::RetryConfig {
-            max_retries: 0,
-            ..Default::default()
-        })
-        .build()
-        .map_err(|e| HudiError::invalid(format!("S3 configuration for {url}: {e}")))?;
-    let location = format!("s3://{bucket}/{prefix}")
-        .trim_end_matches('/')
-        .to_string();
-    Ok(ObjectStoreStorage::new(Arc::new(store), &prefix, location))
 }

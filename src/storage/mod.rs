@@ -14,9 +14,9 @@
 //! [`prefixed::Prefixed`] (a sub-directory as a root, e.g. the metadata table) and
 //! `latency::Latency` (a fixed delay per request, for benchmarks).
 //!
-//! Remote tables: [`http::HttpStorage`] (plain HTTP(S) and presigned URLs, over `fetch` in
-//! wasm — `fetch` — or reqwest natively) and [`object_store::ObjectStoreStorage`] (S3 via
-//! object_store, both targets). [`listing`] answers `list` where a host has no list API.
+//! Remote tables: [`http::HttpStorage`] (plain HTTP(S), presigned URLs, and in wasm S3 with
+//! its own SigV4 signer; over `fetch` in wasm — `fetch` — or reqwest natively) and, natively,
+//! `object_store::ObjectStoreStorage` (S3 via object_store). [`listing`] answers `list` where a host has no list API.
 
 pub mod cache;
 pub mod crash;
@@ -32,11 +32,13 @@ pub mod listing;
 #[cfg(all(not(target_arch = "wasm32"), feature = "local"))]
 pub mod local;
 pub mod memory;
-#[cfg(feature = "http")]
+#[cfg(all(not(target_arch = "wasm32"), feature = "http"))]
 pub mod object_store;
 pub mod path;
 pub mod prefixed;
 pub mod ranged;
+#[cfg(feature = "http")]
+pub mod s3;
 pub mod timer;
 
 use std::fmt;
@@ -110,7 +112,7 @@ pub const MAX_WHOLE_OBJECT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// A response body past [`MAX_WHOLE_OBJECT_BYTES`] where the store has no object to name
 /// (object_store's own requests: listings, error documents).
-#[cfg(feature = "http")]
+#[cfg(all(not(target_arch = "wasm32"), feature = "http"))]
 fn response_over_limit() -> std::io::Error {
     std::io::Error::other(format!(
         "a response body over {} MiB",

@@ -1,10 +1,9 @@
-//! S3 (and S3-compatible stores) through the `object_store` crate: SigV4 signing, paginated
-//! `ListObjectsV2`, path-style or virtual-hosted addressing, custom endpoints, session
-//! tokens, anonymous access, conditional puts. Natively object_store talks over reqwest and
-//! retries itself; in wasm it talks over `fetch` (`super::fetch::FetchConnector`, which
-//! retries — object_store's own backoff sleeps on tokio, which wasm does not have).
+//! S3 (and S3-compatible stores) natively, through the `object_store` crate: SigV4 signing,
+//! paginated `ListObjectsV2`, path-style or virtual-hosted addressing, custom endpoints,
+//! session tokens, anonymous access, conditional puts, over reqwest with its own retries.
+//! (The wasm build reaches S3 through [`super::http::HttpStorage`] and its SigV4 signer.)
 //!
-//! Natively this module also gives [`super::http::HttpStorage`] its transport, reqwest
+//! This module also gives [`super::http::HttpStorage`] its transport, reqwest
 //! ([`ReqwestTransport`]).
 
 use std::ops::Range;
@@ -15,65 +14,11 @@ use bytes::Bytes;
 use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, UpdateVersion};
-use serde::Deserialize;
 
 use super::{read_each, ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::{HudiError, Result};
 
-/// How to reach an S3 bucket. Secrets are never printed (`Debug` redacts them).
-#[derive(Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct S3Options {
-    pub region: Option<String>,
-    /// A custom endpoint (`http://127.0.0.1:9000`, R2, MinIO ...).
-    pub endpoint: Option<String>,
-    pub access_key_id: Option<String>,
-    pub secret_access_key: Option<String>,
-    pub session_token: Option<String>,
-    /// `true`: `endpoint/bucket/key`; `false`: `bucket.endpoint/key`. Default: path-style
-    /// with a custom endpoint, virtual-hosted on AWS.
-    pub force_path_style: Option<bool>,
-    /// Unsigned requests (public buckets).
-    pub anonymous: bool,
-}
-
-impl std::fmt::Debug for S3Options {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("S3Options")
-            .field("region", &self.region)
-            .field("endpoint", &self.endpoint)
-            .field(
-                "access_key_id",
-                &self.access_key_id.as_ref().map(|_| "<set>"),
-            )
-            .field(
-                "secret_access_key",
-                &self.secret_access_key.as_ref().map(|_| "<redacted>"),
-            )
-            .field(
-                "session_token",
-                &self.session_token.as_ref().map(|_| "<redacted>"),
-            )
-            .field("force_path_style", &self.force_path_style)
-            .field("anonymous", &self.anonymous)
-            .finish()
-    }
-}
-
-/// `s3://bucket/prefix` → (bucket, prefix without slashes at either end).
-pub fn parse_s3_url(url: &str) -> Result<(String, String)> {
-    let rest = url
-        .strip_prefix("s3://")
-        .or_else(|| url.strip_prefix("s3a://"))
-        .ok_or_else(|| HudiError::invalid(format!("not an s3:// URL: {url}")))?;
-    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-    if bucket.len() < 3 {
-        return Err(HudiError::invalid(format!(
-            "bucket name {bucket:?} in {url}"
-        )));
-    }
-    Ok((bucket.to_string(), prefix.trim_matches('/').to_string()))
-}
+pub use super::s3::{parse_s3_url, S3Options};
 
 /// An `AmazonS3Builder` for `bucket` with everything but the transport set.
 pub fn s3_builder(bucket: &str, o: &S3Options) -> object_store::aws::AmazonS3Builder {
@@ -99,10 +44,7 @@ pub fn s3_builder(bucket: &str, o: &S3Options) -> object_store::aws::AmazonS3Bui
     if let Some(t) = &o.session_token {
         b = b.with_token(t);
     }
-    // Without keys object_store would ask the instance metadata service, whose token cache
-    // needs a clock wasm does not have (and which no browser or worker can reach): unsigned.
-    let no_keys = o.access_key_id.is_none() && o.secret_access_key.is_none();
-    if o.anonymous || (cfg!(target_arch = "wasm32") && no_keys) {
+    if o.anonymous {
         b = b.with_skip_signature(true);
     }
     b

@@ -175,6 +175,12 @@ impl HttpStorage {
                 Target::Url { .. } => {
                     return Err(HudiError::invalid("listing: s3 needs a bucket URL"));
                 }
+                Target::S3 {
+                    bucket_url, root, ..
+                } => {
+                    let q = listing::s3_list_query(root, prefix, recursive, token.as_deref());
+                    (format!("{bucket_url}?{q}"), root.clone())
+                }
                 Target::Presigned {
                     presigner, root, ..
                 } => {
@@ -193,6 +199,7 @@ impl HttpStorage {
             let mut req = page_limit(Request::new("GET", url));
             req.headers.extend(self.headers.iter().cloned());
             req.credentials = !self.headers.is_empty();
+            self.sign(&mut req)?;
             let r = self
                 .client
                 .send(req)

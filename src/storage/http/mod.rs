@@ -34,8 +34,10 @@ use crate::error::{HudiError, Result};
 
 mod client;
 mod list;
+mod sigv4;
 
 pub use client::*;
+pub use sigv4::SigV4;
 
 /// Where objects are: under a base URL, or behind a presigner (`s3://bucket/prefix`).
 #[derive(Debug, Clone)]
@@ -52,6 +54,14 @@ pub enum Target {
         bucket: String,
         root: String,
         presigner: Arc<dyn Presigner>,
+    },
+    /// An S3 bucket through its REST API (`bucket_url/root/path`): requests signed with
+    /// SigV4, or unsigned without a signer (a public bucket); listed with `ListObjectsV2`.
+    S3 {
+        bucket: String,
+        root: String,
+        bucket_url: url::Url,
+        signer: Option<SigV4>,
     },
 }
 
@@ -187,6 +197,56 @@ impl HttpStorage {
         ))
     }
 
+    /// An S3 bucket (`s3://bucket/prefix`) over its REST API on `transport` (see
+    /// [`Target::S3`]): signed with the options' keys, unsigned without keys or when
+    /// `anonymous`.
+    pub fn for_s3(
+        transport: Arc<dyn Transport>,
+        url: &str,
+        o: &super::s3::S3Options,
+        options: HttpOptions,
+    ) -> Result<Self> {
+        let (bucket, root) = super::s3::parse_s3_url(url)?;
+        let bucket_url = url::Url::parse(&o.bucket_url(&bucket))
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https"))
+            .ok_or_else(|| {
+                HudiError::invalid(format!(
+                    "S3 endpoint {:?} for {url} (an http(s):// URL)",
+                    o.endpoint.as_deref().unwrap_or_default()
+                ))
+            })?;
+        let signer = o
+            .keys()?
+            .map(|(id, secret)| SigV4::new(id, secret, o.session_token.as_deref(), o.region()));
+        let target = Target::S3 {
+            bucket,
+            root,
+            bucket_url,
+            signer,
+        };
+        let options = HttpOptions {
+            listing: ListingMode::S3,
+            ..options
+        };
+        Ok(HttpStorage::new(transport, target, options))
+    }
+
+    /// An S3 bucket (presigned or signed), not a plain HTTP(S) base URL.
+    fn is_bucket(&self) -> bool {
+        matches!(self.target, Target::Presigned { .. } | Target::S3 { .. })
+    }
+
+    /// Signs `req` when the target is a bucket with keys.
+    fn sign(&self, req: &mut Request) -> Result<()> {
+        match &self.target {
+            Target::S3 {
+                signer: Some(s), ..
+            } => s.sign(req, chrono::Utc::now()),
+            _ => Ok(()),
+        }
+    }
+
     /// The object's name for messages: location + path, no query, no credentials.
     fn object(&self, path: &str) -> String {
         format!("{}/{}", self.location(), path.trim_start_matches('/'))
@@ -194,7 +254,7 @@ impl HttpStorage {
 
     fn key(&self, path: &str) -> String {
         match &self.target {
-            Target::Presigned { root, .. } => super::join(root, path),
+            Target::Presigned { root, .. } | Target::S3 { root, .. } => super::join(root, path),
             Target::Url { .. } => path.to_string(),
         }
     }
@@ -215,6 +275,11 @@ impl HttpStorage {
                 }
                 Ok(u)
             }
+            Target::S3 { bucket_url, .. } => Ok(format!(
+                "{}/{}",
+                bucket_url.as_str().trim_end_matches('/'),
+                encode_path(&self.key(path))
+            )),
             Target::Presigned { presigner, .. } => {
                 let key = self.key(path);
                 let cache_key = (method.to_string(), key.clone());
@@ -280,6 +345,7 @@ impl HttpStorage {
         let mut req = build(Request::new(method, url));
         req.headers.extend(self.headers.iter().cloned());
         req.credentials = !self.headers.is_empty();
+        self.sign(&mut req)?;
         self.client
             .send(req)
             .await
@@ -457,9 +523,11 @@ impl Storage for HttpStorage {
     fn location(&self) -> String {
         match &self.target {
             Target::Url { base, .. } => redact(base),
-            Target::Presigned { bucket, root, .. } => format!("s3://{bucket}/{root}")
-                .trim_end_matches('/')
-                .to_string(),
+            Target::Presigned { bucket, root, .. } | Target::S3 { bucket, root, .. } => {
+                format!("s3://{bucket}/{root}")
+                    .trim_end_matches('/')
+                    .to_string()
+            }
         }
     }
 
@@ -473,7 +541,7 @@ impl Storage for HttpStorage {
         // Only a JSON autoindex hides dot files; a manifest or an S3 listing shows them.
         let lists_dot_files = match self.listing_mode() {
             ListingMode::S3 | ListingMode::Manifest => true,
-            _ if matches!(self.target, Target::Presigned { .. }) => true,
+            _ if self.is_bucket() => true,
             ListingMode::Autoindex => false,
             ListingMode::Auto => manifest.is_some(),
         };
@@ -481,8 +549,8 @@ impl Storage for HttpStorage {
             suffix_ranges: true,
             lists_dot_files,
             listing: manifest,
-            // A plain HTTP(S) server is read-only here; presigned S3 URLs can PUT.
-            writable: matches!(self.target, Target::Presigned { .. }),
+            // A plain HTTP(S) server is read-only here; S3 (presigned or signed) can PUT.
+            writable: self.is_bucket(),
         }
     }
 
@@ -535,7 +603,7 @@ impl Storage for HttpStorage {
                 });
             }
         }
-        let s3 = mode == ListingMode::S3 || matches!(self.target, Target::Presigned { .. });
+        let s3 = mode == ListingMode::S3 || self.is_bucket();
         let budget = list::Budget::new(self.object(prefix), &self.listing_spent);
         if s3 {
             self.list_s3(prefix, recursive, &budget).await
