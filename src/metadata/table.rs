@@ -295,12 +295,21 @@ impl MetadataTable {
             return Ok(s.clone());
         }
         self.check_partition(partition)?;
-        let prefetched = lock(&self.listings).get(partition).cloned();
-        let listed = match prefetched {
-            Some(l) => l,
-            None => self.storage.list(&mdt_path(partition), false).await?,
-        };
+        let listed = self.partition_listing(partition, false).await?;
         self.shards_of(partition, &listed)
+    }
+
+    /// The listing of an MDT partition fetched with the open (`take`n out of the table, or
+    /// copied), else a fresh one.
+    async fn partition_listing(&self, partition: &str, take: bool) -> Result<Vec<ObjectMeta>> {
+        let prefetched = match take {
+            true => lock(&self.listings).remove(partition),
+            false => lock(&self.listings).get(partition).cloned(),
+        };
+        match prefetched {
+            Some(l) => Ok(l),
+            None => self.storage.list(&mdt_path(partition), false).await,
+        }
     }
 
     /// An MDT partition's directory listing — the one fetched with the open (taken), else a
@@ -311,11 +320,7 @@ impl MetadataTable {
         partition: &str,
     ) -> Result<(Arc<Vec<FileSlice>>, Vec<ObjectMeta>)> {
         self.check_partition(partition)?;
-        let prefetched = lock(&self.listings).remove(partition);
-        let listed = match prefetched {
-            Some(l) => l,
-            None => self.storage.list(&mdt_path(partition), false).await?,
-        };
+        let listed = self.partition_listing(partition, true).await?;
         Ok((self.shards_of(partition, &listed)?, listed))
     }
 

@@ -354,9 +354,10 @@ impl WasmTable {
         let options = read_options(options)?;
         let progress = OnProgress(on_progress);
         let table = abortable(signal.as_ref(), self.current()).await?;
-        let (schema, batches) =
-            abortable(signal.as_ref(), read_all(&table, &options, &progress)).await?;
-        let bytes = crate::api::output::arrow_ipc_bytes(&schema, &batches).map_err(to_js)?;
+        // Serialized as the batches arrive, so batches and bytes are never both held whole.
+        let mut bytes = Vec::new();
+        let work = read_ipc_pieces(&table, &options, &progress, |p| bytes.extend(p));
+        abortable(signal.as_ref(), work).await?;
         Ok(Uint8Array::from(bytes.as_slice()))
     }
 
