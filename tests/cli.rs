@@ -19,6 +19,23 @@ fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The batches of a `read --format arrow` run.
+fn read_arrow(args: &[&str]) -> Vec<arrow_array::RecordBatch> {
+    let out = Command::new(env!("CARGO_BIN_EXE_hudi-edge"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(out.stdout), None)
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
 fn table(name: &str) -> String {
     common::table_path(name).to_string_lossy().into_owned()
 }
@@ -81,18 +98,8 @@ fn read_jsonl_csv_and_arrow_agree() {
         "txn_id,amount,txn_date,txn_datetime,region"
     );
 
-    let out = Command::new(env!("CARGO_BIN_EXE_hudi-edge"))
-        .args([&["read", &t, "--format", "arrow"][..], &args].concat())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let reader =
-        arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(out.stdout), None).unwrap();
-    let n: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+    let batches = read_arrow(&[&["read", &t, "--format", "arrow"][..], &args].concat());
+    let n: usize = batches.iter().map(|b| b.num_rows()).sum();
     assert_eq!(n, rows.len());
 }
 
@@ -177,4 +184,44 @@ fn read_limit_and_stats_go_through_one_scan() {
         assert!(stats.get(k).is_some(), "{k}");
     }
     assert!(stats["read_io"]["round_trips"].as_u64().is_some());
+}
+
+/// The CLI reads file slices on the runtime's worker threads and writes Arrow as batches
+/// arrive: on a MOR table with log files its rows are exactly the library's single-task read.
+#[test]
+fn arrow_read_on_worker_threads_equals_a_single_task_read() {
+    let name = "quickstart_trips_table/mor/avro/v8_trips_8i3u1d";
+    let cli = read_arrow(&["read", &table(name), "--format", "arrow"]);
+    let single = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let t = common::open(name).await.unwrap();
+            let read = t.read(&Default::default()).await.unwrap();
+            assert!(
+                read.plan
+                    .file_slices
+                    .iter()
+                    .any(|s| !s.log_files.is_empty()),
+                "{name} has slices with log files to merge"
+            );
+            read.batches
+        });
+    let rows = |batches: &[arrow_array::RecordBatch]| {
+        let mut rows: Vec<String> = batches
+            .iter()
+            .flat_map(|b| {
+                hudi_edge::api::output::rows_as_json_with(
+                    b,
+                    hudi_edge::api::output::JsonStyle::ORACLE,
+                )
+            })
+            .map(|r| Value::Object(r).to_string())
+            .collect();
+        rows.sort();
+        rows
+    };
+    let cli_rows = rows(&cli);
+    assert!(!cli_rows.is_empty());
+    assert_eq!(cli_rows, rows(&single));
 }

@@ -84,6 +84,7 @@ impl ReadOptions {
             use_metadata_table: o.use_metadata_table.unwrap_or(d.use_metadata_table),
             batch_size: o.batch_size.unwrap_or(d.batch_size),
             concurrency: o.concurrency.unwrap_or(d.concurrency),
+            ..d
         })
     }
 }

@@ -105,11 +105,31 @@ pub fn write_arrow_ipc(
     batches: &[RecordBatch],
     out: &mut dyn Write,
 ) -> Result<()> {
-    let mut w = arrow_ipc::writer::StreamWriter::try_new(out, schema).map_err(out_err)?;
+    let mut w = ArrowIpcWriter::new(schema, out)?;
     for b in batches {
-        w.write(b).map_err(out_err)?;
+        w.write(b)?;
     }
-    w.finish().map_err(out_err)
+    w.finish()
+}
+
+/// An Arrow IPC stream written batch by batch as the batches arrive.
+pub struct ArrowIpcWriter<W: Write>(arrow_ipc::writer::StreamWriter<W>);
+
+impl<W: Write> ArrowIpcWriter<W> {
+    pub fn new(schema: &SchemaRef, out: W) -> Result<Self> {
+        Ok(ArrowIpcWriter(
+            arrow_ipc::writer::StreamWriter::try_new(out, schema).map_err(out_err)?,
+        ))
+    }
+
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.0.write(batch).map_err(out_err)
+    }
+
+    /// The end-of-stream marker.
+    pub fn finish(&mut self) -> Result<()> {
+        self.0.finish().map_err(out_err)
+    }
 }
 
 /// An Arrow IPC stream written piece by piece: the schema message, then each batch's message,

@@ -179,7 +179,7 @@ struct QueryArgs {
     no_metadata_table: bool,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
     Jsonl,
     Csv,
@@ -210,6 +210,12 @@ impl QueryArgs {
             limit: self.limit,
             data_skipping: !self.no_data_skipping,
             use_metadata_table: !self.no_metadata_table,
+            // Slices decode on the runtime's worker threads: every core, not one.
+            spawner: tokio::runtime::Handle::try_current().ok().map(|runtime| {
+                crate::read::Spawner::new(move |task| {
+                    runtime.spawn(task);
+                })
+            }),
             ..ReadOptions::default()
         })
     }
@@ -279,6 +285,22 @@ pub fn main() -> i32 {
             }
         }
     }
+}
+
+/// Standard output without its line buffering (a duplicate of the descriptor).
+#[cfg(unix)]
+fn raw_stdout() -> Result<Box<dyn Write>> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| HudiError::io("<stdout>", e))?;
+    Ok(Box::new(std::fs::File::from(fd)))
+}
+
+#[cfg(not(unix))]
+fn raw_stdout() -> Result<Box<dyn Write>> {
+    Ok(Box::new(std::io::stdout()))
 }
 
 fn print_json(value: &impl serde::Serialize) -> Result<()> {
@@ -354,31 +376,48 @@ async fn run(cli: Cli) -> Result<()> {
             let options = query.options()?;
             let plan = Arc::new(t.plan(&options).await?);
             let mut scan = t.scan(plan.clone(), &options);
-            let mut batches = Vec::new();
-            while let Some(b) = scan.next().await {
-                batches.push(b?);
-            }
-            let read_io = scan.io();
             let schema = scan.schema();
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            match format {
-                Format::Jsonl => output::write_jsonl(&batches, &mut out)?,
-                Format::OracleJsonl => {
-                    for b in &batches {
-                        for row in output::rows_as_json_with(b, output::JsonStyle::ORACLE) {
-                            serde_json::to_writer(&mut out, &row)
-                                .map_err(|e| HudiError::io("<stdout>", e))?;
-                            writeln!(out).map_err(|e| HudiError::io("<stdout>", e))?;
+            let stdout_err = |e| HudiError::io("<stdout>", e);
+            let mut rows = 0;
+            if format == Format::Arrow {
+                // Each batch is written as it arrives (decoding goes on meanwhile), straight to
+                // the descriptor: stdout's line buffering would scan the binary for newlines.
+                let mut out = std::io::BufWriter::with_capacity(1 << 20, raw_stdout()?);
+                let mut ipc = output::ArrowIpcWriter::new(&schema, &mut out)?;
+                while let Some(b) = scan.next().await {
+                    let b = b?;
+                    rows += b.num_rows();
+                    ipc.write(&b)?;
+                }
+                ipc.finish()?;
+                out.flush().map_err(stdout_err)?;
+            } else {
+                let mut batches = Vec::new();
+                while let Some(b) = scan.next().await {
+                    batches.push(b?);
+                }
+                rows = batches.iter().map(|b| b.num_rows()).sum();
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                match format {
+                    Format::Jsonl => output::write_jsonl(&batches, &mut out)?,
+                    Format::OracleJsonl => {
+                        for b in &batches {
+                            for row in output::rows_as_json_with(b, output::JsonStyle::ORACLE) {
+                                serde_json::to_writer(&mut out, &row)
+                                    .map_err(|e| HudiError::io("<stdout>", e))?;
+                                writeln!(out).map_err(stdout_err)?;
+                            }
                         }
                     }
+                    Format::Csv => output::write_csv(&schema, &batches, &mut out)?,
+                    Format::Arrow => unreachable!("written above"),
                 }
-                Format::Csv => output::write_csv(&schema, &batches, &mut out)?,
-                Format::Arrow => output::write_arrow_ipc(&schema, &batches, &mut out)?,
+                out.flush().map_err(stdout_err)?;
             }
-            out.flush().map_err(|e| HudiError::io("<stdout>", e))?;
+            let read_io = scan.io();
             if stats {
                 let report = wire::ReadStats {
-                    rows: batches.iter().map(|b| b.num_rows()).sum(),
+                    rows,
                     stats: plan.stats.clone(),
                     plan_io: plan.io.clone(),
                     read_io: read_io.clone(),

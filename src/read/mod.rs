@@ -16,7 +16,7 @@ use arrow_schema::SchemaRef;
 use serde::{Deserialize, Serialize};
 
 pub use plan::{plan, Plan, PlanStats};
-pub use scan::{Scan, ScanProgress};
+pub use scan::{Scan, ScanProgress, Spawner};
 
 use crate::error::{HudiError, Result};
 use crate::expr::Expr;
@@ -63,6 +63,9 @@ pub struct ReadOptions {
     pub batch_size: usize,
     /// How many files are read at once.
     pub concurrency: usize,
+    /// Where each file slice is read and decoded; `None` reads them all on the caller's
+    /// task (wasm has one thread).
+    pub spawner: Option<scan::Spawner>,
 }
 
 impl Default for ReadOptions {
@@ -79,6 +82,7 @@ impl Default for ReadOptions {
             use_metadata_table: true,
             batch_size: 8192,
             concurrency: 8,
+            spawner: None,
         }
     }
 }

@@ -10,7 +10,10 @@ use std::task::{Context, Poll};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use futures::channel::mpsc;
+use futures::future::{AbortHandle, Abortable, BoxFuture};
 use futures::stream::{self, BoxStream, Stream, StreamExt};
+use futures::SinkExt;
 use serde::Serialize;
 
 use super::slice::SliceReader;
@@ -33,6 +36,56 @@ pub struct ScanProgress {
     pub bytes: u64,
     pub files_done: usize,
     pub files_total: usize,
+}
+
+/// Runs a future elsewhere, e.g. on a native runtime's worker threads, so file slices
+/// decode on every core. The core never picks a runtime: faces hand one in.
+#[derive(Clone)]
+pub struct Spawner(Arc<dyn Fn(BoxFuture<'static, ()>) + Send + Sync>);
+
+impl Spawner {
+    pub fn new(spawn: impl Fn(BoxFuture<'static, ()>) + Send + Sync + 'static) -> Spawner {
+        Spawner(Arc::new(spawn))
+    }
+
+    /// `batches` produced by a spawned task, at most two batches ahead of the reader.
+    /// Dropping the returned stream aborts the task.
+    fn run(
+        &self,
+        mut batches: BoxStream<'static, Result<RecordBatch>>,
+    ) -> BoxStream<'static, Result<RecordBatch>> {
+        let (mut tx, rx) = mpsc::channel(1);
+        let (abort, registration) = AbortHandle::new_pair();
+        let pump = async move {
+            while let Some(item) = batches.next().await {
+                let stop = item.is_err();
+                if tx.send(item).await.is_err() || stop {
+                    break;
+                }
+            }
+        };
+        (self.0)(Box::pin(async move {
+            let _ = Abortable::new(pump, registration).await;
+        }));
+        struct AbortOnDrop(AbortHandle);
+        impl Drop for AbortOnDrop {
+            fn drop(&mut self) {
+                self.0.abort();
+            }
+        }
+        let guard = AbortOnDrop(abort);
+        rx.map(move |item| {
+            let _ = &guard;
+            item
+        })
+        .boxed()
+    }
+}
+
+impl std::fmt::Debug for Spawner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Spawner")
+    }
 }
 
 pub struct Scan {
@@ -60,6 +113,7 @@ impl Scan {
             options.batch_size,
         ));
         let done = slices_done.clone();
+        let spawner = options.spawner.clone();
         let batches = stream::iter(0..slices_total)
             .map(move |i| {
                 let done = done.clone();
@@ -67,7 +121,11 @@ impl Scan {
                     done.fetch_add(1, Ordering::Relaxed);
                 })
                 .filter_map(|()| futures::future::ready(None));
-                reader.batches(i).chain(finished).boxed()
+                let slice = match &spawner {
+                    Some(spawner) => spawner.run(reader.batches(i)),
+                    None => reader.batches(i),
+                };
+                slice.chain(finished).boxed()
             })
             .flatten_unordered(options.concurrency.max(1))
             .boxed();

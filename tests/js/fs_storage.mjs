@@ -4,7 +4,7 @@
 // etags and update-if-match puts (what the storage-based lock needs), atomic within one
 // process.
 import { readFile, stat, readdir, open, writeFile, mkdir, rm } from 'node:fs/promises';
-import { readFileSync, writeFileSync, renameSync, linkSync, unlinkSync, mkdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, renameSync, linkSync, unlinkSync, mkdirSync, openSync, readSync, closeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 
@@ -17,15 +17,17 @@ export function fsStorage(root, { readOnly = false, etags = false } = {}) {
     location: `file://${root}`,
     async get(path, start, end) {
       if (start === undefined) return new Uint8Array(await readFile(join(root, path)));
-      const fh = await open(join(root, path));
+      // Synchronous: a ranged read of a local file is quicker than four thread-pool hops.
+      const fd = openSync(join(root, path), 'r');
       try {
-        const size = (await fh.stat()).size;
-        const len = Math.max(0, Math.min(end, size) - start);
-        const buf = new Uint8Array(len);
-        await fh.read(buf, 0, len, start);
-        return buf;
+        const buf = new Uint8Array(Math.max(0, end - start));
+        let n = 0;
+        for (let got = 1; got > 0 && n < buf.length; n += got) {
+          got = readSync(fd, buf, n, buf.length - n, start + n);
+        }
+        return n === buf.length ? buf : buf.subarray(0, n);
       } finally {
-        await fh.close();
+        closeSync(fd);
       }
     },
     async head(path) {
