@@ -16,8 +16,8 @@ export function fsStorage(root, { readOnly = false, etags = false } = {}) {
   const storage = {
     location: `file://${root}`,
     async get(path, start, end) {
-      if (start === undefined) return new Uint8Array(await readFile(join(root, path)));
-      // Synchronous: a ranged read of a local file is quicker than four thread-pool hops.
+      if (start === undefined) return new Uint8Array(readFileSync(join(root, path)));
+      // Synchronous: reading a local file is quicker than four thread-pool hops.
       const fd = openSync(join(root, path), 'r');
       try {
         const buf = new Uint8Array(Math.max(0, end - start));
