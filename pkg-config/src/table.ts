@@ -211,7 +211,8 @@ export class HudiTable {
     }
     await initWasm();
     const o = options;
-    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress));
+    const cache = o.cache === undefined ? undefined : await o.cache.share();
+    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress, cache));
     return new HudiTable(wasm, publicLocation(u));
   }
 
