@@ -60,6 +60,11 @@ export interface OpenOptions extends Cancellable {
   cache?: MetadataCache;
 }
 
+export interface StorageOpenOptions extends Cancellable {
+  /** Metadata-table files kept across opens (see `MetadataCache`), e.g. over an R2 binding. */
+  cache?: MetadataCache;
+}
+
 export interface MetadataCacheOptions {
   /** Byte budget (default 16 MiB; 0 keeps nothing). Least recently used files go first. */
   maxBytes?: number;

@@ -7,7 +7,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HudiTable, MetadataCache, InvalidArgumentError, DEFAULT_METADATA_CACHE_BYTES } from 'hudi-edge';
-import { startMoto } from '../../tests/web/lib/servers.mjs';
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
+import { startMoto, unzippedFixtures } from '../../tests/web/lib/servers.mjs';
+import { fsStorage } from '../../tests/js/fs_storage.mjs';
+import { tempDir } from '../../tests/lib/harness.mjs';
 import { WRITE_TABLES, assertReadersAgree, loadTables, s3Options, txnRows } from '../../tests/web/lib/writes.mjs';
 
 const BUCKET = 'pkg-mdt-cache';
@@ -80,4 +84,25 @@ test('a cache of 0 bytes keeps nothing; a bad budget is refused', async () => {
   assert.equal(none.stats().bytes, 0);
   assert.throws(() => new MetadataCache({ maxBytes: -1 }), InvalidArgumentError);
   assert.throws(() => new MetadataCache({ maxBytes: 1.5 }), InvalidArgumentError);
+});
+
+test('openStorage takes the cache too (a storage object with ETags, e.g. over an R2 binding)', async () => {
+  const root = join(tempDir('pkg-mdt-cache'), 't');
+  cpSync(join(unzippedFixtures(), 'tables', WRITE_TABLES.mor), root, { recursive: true });
+  const cache = new MetadataCache();
+  const options = { options: { 'hoodie.metadata.compact.max.delta.commits': '100' } };
+  const ios = [];
+  for (const version of [0, 1, 2]) {
+    const t = await HudiTable.openStorage(fsStorage(root, { etags: true }), { cache });
+    const r = await t.upsert(txnRows('mor', 4, { prefix: 'STORE', version }), options);
+    assert.deepEqual([r.inserted, r.updated], version ? [0, 4] : [4, 0]);
+    ios.push(mdtRequests(t.io()));
+    t.close();
+  }
+  console.log(`openStorage MDT requests: ${ios.join(', ')}`);
+  assert.ok(ios[0] >= 10 && ios[2] * 4 <= ios[0], ios.join());
+  const t = await HudiTable.openStorage(fsStorage(root));
+  const rows = (await t.rows()).filter((r) => r.txn_id.startsWith('STORE-'));
+  t.close();
+  assert.deepEqual(rows.map((r) => r.merchant_name).sort(), ['merchant 0 v2', 'merchant 1 v2', 'merchant 2 v2', 'merchant 3 v2']);
 });

@@ -178,18 +178,21 @@ impl WasmTable {
 
     /// Opens a table over a JS object with async `get(path, start?, end?, signal)`,
     /// `head(path, signal)`, `list(prefix, recursive, signal)` (and optionally `put`,
-    /// `delete`); `signal` aborts when the engine no longer needs the answer.
+    /// `delete`); `signal` aborts when the engine no longer needs the answer. Metadata-table
+    /// files are read through `cache` when given.
     #[wasm_bindgen(js_name = openJs)]
     pub async fn open_js(
         storage: JsValue,
         signal: Option<AbortSignal>,
         on_progress: Option<Function>,
+        cache: Option<WasmMdtCache>,
     ) -> Result<WasmTable, JsValue> {
         let storage = Arc::new(js_storage::JsStorage::new(storage));
         let progress = OnProgress(on_progress);
+        let cache = cache.map(|c| c.inner);
         abortable(
             signal.as_ref(),
-            Self::open_storage(storage, &progress, None),
+            Self::open_storage(storage, &progress, cache),
         )
         .await
     }
