@@ -48,16 +48,26 @@ async fn upsert(
     rows: &[Map<String, Value>],
     max_delta: usize,
 ) -> (WriteResult, IoSnapshot) {
+    upsert_with(dir, cache, rows, &[(MAX_DELTA, &max_delta.to_string())]).await
+}
+
+const MAX_DELTA: &str = "hoodie.metadata.compact.max.delta.commits";
+
+async fn upsert_with(
+    dir: &Path,
+    cache: Option<&Arc<MdtFileCache>>,
+    rows: &[Map<String, Value>],
+    configs: &[(&str, &str)],
+) -> (WriteResult, IoSnapshot) {
     let table = match cache {
         Some(c) => open_cached(dir, c).await,
         None => open(dir).await,
     };
     let batches = decode_input(&table, rows).await;
     let mut options = WriteOptions::new(Operation::Upsert);
-    options.options.insert(
-        "hoodie.metadata.compact.max.delta.commits".into(),
-        max_delta.to_string(),
-    );
+    for (k, v) in configs {
+        options.options.insert(k.to_string(), v.to_string());
+    }
     let result = table.write(&batches, &options).await.expect("write");
     (result, table.io())
 }
@@ -161,12 +171,24 @@ async fn a_shared_cache_saves_mdt_reads_and_stays_exact_across_writers() {
         "keys written by another writer and by this one are updates"
     );
 
-    // 4. Another writer compacts the metadata table (new base files for every file group;
-    // the slices the cache holds are no longer the latest), inserting a key; the cached
-    // writer upserts it.
+    // 4. Another writer compacts the metadata table (new base files for every file group,
+    // in 4 KiB blocks — `hoodie.hfile.block.size`; the slices the cache holds are no longer
+    // the latest), inserting a key; the cached writer upserts it.
     let b5 = vec![edited(new_key(5), "compacting")];
-    let (r5, _) = upsert(&dir, None, &b5, 1).await;
-    assert!(r5.metadata_table.compaction.is_some(), "{r5:?}");
+    let small_blocks = [(MAX_DELTA, "1"), ("hoodie.hfile.block.size", "4096")];
+    let (r5, _) = upsert_with(&dir, None, &b5, &small_blocks).await;
+    let compaction = r5.metadata_table.compaction.as_ref().expect("compacted");
+    let most_blocks = compaction
+        .files_written
+        .iter()
+        .map(|f| {
+            let bytes = std::fs::read(dir.join(f)).unwrap();
+            let r = hudi_edge::hfile::HFileReader::from_bytes(bytes.into(), f).unwrap();
+            r.data_index_len()
+        })
+        .max()
+        .unwrap();
+    assert!(most_blocks > 1, "{most_blocks} blocks");
     let b6 = vec![
         edited(new_key(5), "c6"),
         edited(new_key(2), "c6"),
@@ -174,6 +196,16 @@ async fn a_shared_cache_saves_mdt_reads_and_stays_exact_across_writers() {
     ];
     let (r6, _) = upsert(&dir, Some(&cache), &b6, 1000).await;
     assert_eq!((r6.records.updated, r6.records.inserted), (2, 1));
+
+    // A block size out of range is refused before anything is written.
+    let table = open(&dir).await;
+    let batches = decode_input(&table, &b6).await;
+    let mut bad = WriteOptions::new(Operation::Upsert);
+    bad.options
+        .insert("hoodie.hfile.block.size".into(), "12".into());
+    let err = table.write(&batches, &bad).await.unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+    assert_eq!(table.io().puts, 0);
 
     // Readers agree with the model: this engine without and with the cache, and hudi-rs.
     let mut expected: Vec<Map<String, Value>> = model.values().cloned().collect();

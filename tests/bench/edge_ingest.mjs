@@ -9,6 +9,7 @@
 // same proxy, is the peer. Each commit is checked (50 updated, 50 inserted).
 //
 //   node tests/bench/edge_ingest.mjs [--commits N] [--latency-ms 20] [--server moto|seaweedfs] [--concurrency N] [--mdt-cache-bytes N]
+//                                    [--write-options JSON]
 //                                    [--out tests/bench/results/edge_ingest.md] [--dump-trace FILE]
 // Needs .ci/setup, the bench table (tests/spark/make_bench_tables.py) and a built pkg-config;
 // `--server seaweedfs` (SeaweedFS's S3 gateway instead of moto) needs tests/bench/setup-s3.sh.
@@ -26,6 +27,7 @@ const OUT = arg('--out', join(repo, 'tests', 'bench', 'results', 'edge_ingest.md
 const SERVER = arg('--server', 'moto');
 const CONCURRENCY = arg('--concurrency', null); // the worker's S3_CONCURRENCY (package default when unset)
 const MDT_CACHE = arg('--mdt-cache-bytes', null); // the worker's MDT_CACHE_BYTES (its default when unset; 0: off)
+const WRITE_OPTIONS = arg('--write-options', null); // the worker's HUDI_WRITE_OPTIONS (JSON), e.g. '{"hoodie.hfile.block.size":"65536"}'
 const DUMP = arg('--dump-trace', null); // a JSON file for the proxy's trace of every POST
 const TABLE = 'bench_mor_v9';
 const BUCKET = 'bench';
@@ -194,6 +196,7 @@ export default {
     S3_FORCE_PATH_STYLE: 'true',
     ...(CONCURRENCY ? { S3_CONCURRENCY: CONCURRENCY } : {}),
     ...(MDT_CACHE !== null ? { MDT_CACHE_BYTES: MDT_CACHE } : {}),
+    ...(WRITE_OPTIONS !== null ? { HUDI_WRITE_OPTIONS: WRITE_OPTIONS } : {}),
   });
   const head = async () => {
     const s = performance.now();
@@ -248,7 +251,7 @@ export default {
   const out = (s = '') => (console.log(s), lines.push(s));
   out(`# edge-ingest in workerd: 100-row upserts into ${TABLE} (1M rows, record index) on ${SERVER}, +${LATENCY} ms per request`);
   out();
-  out(`Command: \`node tests/bench/edge_ingest.mjs --commits ${COMMITS} --latency-ms ${LATENCY}${SERVER === 'moto' ? '' : ` --server ${SERVER}`}${CONCURRENCY ? ` --concurrency ${CONCURRENCY}` : ''}${MDT_CACHE !== null ? ` --mdt-cache-bytes ${MDT_CACHE}` : ''}\` (${new Date().toISOString().slice(0, 10)}, 2 cores shared).`);
+  out(`Command: \`node tests/bench/edge_ingest.mjs --commits ${COMMITS} --latency-ms ${LATENCY}${SERVER === 'moto' ? '' : ` --server ${SERVER}`}${CONCURRENCY ? ` --concurrency ${CONCURRENCY}` : ''}${MDT_CACHE !== null ? ` --mdt-cache-bytes ${MDT_CACHE}` : ''}${WRITE_OPTIONS !== null ? ` --write-options '${WRITE_OPTIONS}'` : ''}\` (${new Date().toISOString().slice(0, 10)}, 2 cores shared).`);
   out('Each POST: the worker opens the table (properties + timeline), upserts 50 updates and 50 new keys, closes it.');
   out();
   out(`The worker's metadata cache: ${runs[0].cache ? `on, ${mib(runs[0].cache.maxBytes)} MiB budget (MDT_CACHE_BYTES)` : 'off'}.`);
