@@ -72,14 +72,6 @@ async fn upsert_with(
     (result, table.io())
 }
 
-fn key_of(fields: &[String], r: &Map<String, Value>) -> String {
-    fields
-        .iter()
-        .map(|f| r.get(f).map(Value::to_string).unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shared_cache_saves_mdt_reads_and_stays_exact_across_writers() {
     let dir = common::table_copy(FIXTURE, "mdt_cache", "mor");

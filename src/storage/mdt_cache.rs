@@ -19,6 +19,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use serde::Serialize;
 
+use super::cache::read_through;
 use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::Result;
 
@@ -322,43 +323,17 @@ impl Storage for MdtCached {
         };
         let key = self.key(path);
         let size = version.size;
-        let mut parts: Vec<Option<Bytes>> = ranges
-            .iter()
-            .map(|r| self.cache.find(&key, &version, &r.within(size)))
-            .collect();
-        let missing: Vec<ByteRange> = ranges
-            .iter()
-            .zip(&parts)
-            .filter(|(_, p)| p.is_none())
-            .map(|(r, _)| r.clone())
-            .collect();
-        if missing.is_empty() {
-            return Ok(Fetched {
-                parts: parts.into_iter().flatten().collect(),
-                size: Some(size),
-                warnings: Vec::new(),
-            });
-        }
-        let fetched = self.inner.read(path, &missing, purpose).await?;
-        // Bytes of an object whose size is not the listed one are not of the listed version.
-        let same_object = fetched.size.is_none_or(|s| s == size);
-        let mut answers = fetched.parts.into_iter();
-        for (r, part) in ranges.iter().zip(parts.iter_mut()) {
-            if part.is_some() {
-                continue;
-            }
-            let b = answers.next().unwrap_or_default();
+        let held = |r: &ByteRange| self.cache.find(&key, &version, &r.within(size));
+        let keep = |r: &ByteRange, b: &Bytes, read_size: Option<u64>| {
+            // Bytes of an object whose size is not the listed one are not of that version.
             let want = r.within(size);
-            if same_object && b.len() as u64 == want.end - want.start {
+            if read_size.is_none_or(|s| s == size) && b.len() as u64 == want.end - want.start {
                 self.cache.store(&key, &version, want.start, b.clone());
             }
-            *part = Some(b);
-        }
-        Ok(Fetched {
-            parts: parts.into_iter().flatten().collect(),
-            size: fetched.size,
-            warnings: fetched.warnings,
-        })
+        };
+        let mut fetched = read_through(&*self.inner, path, ranges, purpose, held, keep).await?;
+        fetched.size = fetched.size.or(Some(size));
+        Ok(fetched)
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
