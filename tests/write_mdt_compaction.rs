@@ -116,14 +116,6 @@ fn pending_compactions(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-fn key_of(fields: &[String], r: &Map<String, Value>) -> String {
-    fields
-        .iter()
-        .map(|f| r.get(f).map(Value::to_string).unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// Requests of a fresh reader asking for one key (the record index prunes to its file).
 async fn one_key_read(dir: &Path, field: &str, value: &Value) -> (u64, usize) {
     let table = open(dir).await;

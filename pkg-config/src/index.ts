@@ -9,6 +9,7 @@
 // wasm module; they all export this.
 
 export { HudiTable, readOptionsJson } from './table.js';
+export { MetadataCache, DEFAULT_METADATA_CACHE_BYTES } from './metadata-cache.js';
 export { initWasm, wasmMemoryBytes, type WasmInput } from './wasm-loader.js';
 export {
   HudiError,

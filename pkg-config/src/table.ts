@@ -26,6 +26,7 @@ import type {
   Instant,
   IoStats,
   OpenOptions,
+  StorageOpenOptions,
   Plan,
   ReadOptions,
   Row,
@@ -211,7 +212,8 @@ export class HudiTable {
     }
     await initWasm();
     const o = options;
-    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress));
+    const cache = o.cache === undefined ? undefined : await o.cache.share();
+    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress, cache));
     return new HudiTable(wasm, publicLocation(u));
   }
 
@@ -220,9 +222,10 @@ export class HudiTable {
    * `head(path)` and `list(prefix, recursive)` (paths relative to the base path; errors with
    * `code` `NOT_FOUND` / `ACCESS_DENIED` / `ABORTED` keep their meaning).
    */
-  static async openStorage(storage: StorageObject, options: Cancellable = {}): Promise<HudiTable> {
+  static async openStorage(storage: StorageObject, options: StorageOpenOptions = {}): Promise<HudiTable> {
     await initWasm();
-    const wasm = await engine(WasmTable.openJs(storage, options.signal, options.onProgress));
+    const cache = options.cache === undefined ? undefined : await options.cache.share();
+    const wasm = await engine(WasmTable.openJs(storage, options.signal, options.onProgress, cache));
     return new HudiTable(wasm, storage.location);
   }
 

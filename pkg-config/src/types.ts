@@ -1,6 +1,8 @@
 // The public shapes of the API. The engine hands them out as they are (its wire types,
 // src/api/wire.rs); wire-check.ts makes `tsc` compare them with the generated declarations.
 
+import type { MetadataCache } from './metadata-cache.js';
+
 /** What a long operation has cost so far. */
 export interface Progress {
   /** Storage requests issued (gets, heads, lists). */
@@ -53,6 +55,36 @@ export interface OpenOptions extends Cancellable {
   concurrency?: number;
   /** Retries of a failed request (5xx, network) with backoff (default 2). */
   retries?: number;
+  /** Metadata-table files kept across opens (see `MetadataCache`): keep one at module level
+   *  in a worker and pass it to every open. Without it, files are kept for this handle only. */
+  cache?: MetadataCache;
+}
+
+export interface StorageOpenOptions extends Cancellable {
+  /** Metadata-table files kept across opens (see `MetadataCache`), e.g. over an R2 binding. */
+  cache?: MetadataCache;
+}
+
+export interface MetadataCacheOptions {
+  /** Byte budget (default 16 MiB; 0 keeps nothing). Least recently used files go first. */
+  maxBytes?: number;
+}
+
+export interface MetadataCacheStats {
+  /** The byte budget. */
+  maxBytes: number;
+  /** Bytes held now, in how many files. */
+  bytes: number;
+  files: number;
+  /** Reads answered from the cache, and reads of listed metadata files it could not answer. */
+  hits: number;
+  misses: number;
+  /** Bytes answered from the cache. */
+  hitBytes: number;
+  /** Files a write put into the cache as it wrote them. */
+  written: number;
+  /** Files dropped for the budget, or because a listing showed another version of them. */
+  evicted: number;
 }
 
 export type QueryType = 'snapshot' | 'read_optimized' | 'incremental';

@@ -35,6 +35,7 @@ export type WireMatchesApi = [
   Same<Wire.WriteResult, Api.WriteResult>,
   Same<Wire.WriteRecords, Api.WriteRecords>,
   Same<Wire.MetadataTableWrite, Api.MetadataTableWrite>,
+  Same<Wire.MdtCacheStats, Api.MetadataCacheStats>,
 ];
 
-export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

@@ -12,6 +12,7 @@ use crate::base_file::Footer;
 use crate::config::{TableConfig, PROPERTIES_BACKUP, PROPERTIES_FILE};
 use crate::error::{HudiError, Result};
 use crate::schema::align;
+use crate::storage::mdt_cache::{MdtCached, MdtFileCache};
 use crate::storage::{Instrumented, IoSnapshot, IoStats, ObjectMeta, Purpose, Storage, StorageExt};
 use crate::timeline::{history, CommitMetadata, Instant, Timeline, Visibility};
 
@@ -47,12 +48,26 @@ impl MetaClient {
     /// Opens the table whose base path is the root of `storage`: `hoodie.properties` and
     /// the active timeline, fetched concurrently (one round trip for the default layouts).
     pub async fn open(storage: Arc<dyn Storage>) -> Result<MetaClient> {
+        Self::open_with_cache(storage, None).await
+    }
+
+    /// [`MetaClient::open`], reading metadata-table files through `mdt_cache` (shared with
+    /// other handles, e.g. every request of a worker isolate) when given.
+    pub async fn open_with_cache(
+        storage: Arc<dyn Storage>,
+        mdt_cache: Option<Arc<MdtFileCache>>,
+    ) -> Result<MetaClient> {
         let instrumented = Instrumented::new(storage);
         let io = instrumented.stats();
+        let mut counted: Arc<dyn Storage> = Arc::new(instrumented);
+        // Outside the counters: what the shared cache answers costs no request.
+        if let Some(cache) = mdt_cache {
+            counted = Arc::new(MdtCached::new(counted, cache));
+        }
         // Immutable objects are kept for the session, outside the counters: a repeated read
         // of an instant file, footer or column chunk costs no request.
         let storage: Arc<dyn Storage> = Arc::new(crate::storage::cache::Cached::new(
-            Arc::new(instrumented),
+            counted,
             crate::storage::cache::DEFAULT_CAPACITY,
         ));
         Self::open_counted(storage, io).await

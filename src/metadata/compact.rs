@@ -16,6 +16,7 @@ use super::records::MetadataPayload;
 use crate::error::{HudiError, Result};
 use crate::file_group::{BaseFile, FileSlice, LogFile};
 use crate::hfile::writer::java_hash_map_order;
+use crate::hfile::writer::DEFAULT_BLOCK_SIZE;
 use crate::hfile::{HFileWriteOptions, HFileWriter};
 use crate::storage::join;
 use crate::timeline::instant::{action, compare_instant_times};
@@ -314,12 +315,20 @@ pub struct BaseFileBuilder<'a> {
 }
 
 impl<'a> BaseFileBuilder<'a> {
-    pub fn new(enc: &'a RecordEncoder, name: &'a str, create_time_ms: i64) -> Self {
+    /// Data blocks of at most `block_size` uncompressed bytes (Hudi's default is
+    /// [`crate::hfile::writer::DEFAULT_BLOCK_SIZE`]).
+    pub fn new(
+        enc: &'a RecordEncoder,
+        name: &'a str,
+        create_time_ms: i64,
+        block_size: usize,
+    ) -> Self {
         BaseFileBuilder {
             enc,
             name,
             hfile: HFileWriter::new(HFileWriteOptions {
                 create_time_ms,
+                block_size,
                 ..HFileWriteOptions::default()
             }),
             first: None,
@@ -375,7 +384,7 @@ pub fn base_file(
     merged: &MergedSlice,
     create_time_ms: i64,
 ) -> Result<BaseFileBytes> {
-    let mut b = BaseFileBuilder::new(enc, name, create_time_ms);
+    let mut b = BaseFileBuilder::new(enc, name, create_time_ms, DEFAULT_BLOCK_SIZE);
     for (key, payload) in &merged.records {
         b.push(key, payload, merged.base_keys.contains(key))?;
     }

@@ -154,7 +154,12 @@ async fn streaming_merge_builds_the_same_base_files() {
                 let merged = mdt.merge_slice(slice).await.unwrap();
                 let expected = base_file(&enc, &schema, &name, &merged, 7).unwrap();
                 for run_bytes in [1, 1024 * 1024] {
-                    let mut b = BaseFileBuilder::new(&enc, &name, 7);
+                    let mut b = BaseFileBuilder::new(
+                        &enc,
+                        &name,
+                        7,
+                        crate::hfile::writer::DEFAULT_BLOCK_SIZE,
+                    );
                     let counts = mdt
                         .merge_slice_streaming(slice, run_bytes, |k, p, from_base| {
                             b.push(k, &p, from_base)

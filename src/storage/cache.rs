@@ -159,57 +159,28 @@ impl Storage for Cached {
     }
 
     async fn read(&self, path: &str, ranges: &[ByteRange], purpose: Purpose) -> Result<Fetched> {
-        let mut parts: Vec<Option<Bytes>> = ranges
-            .iter()
-            .map(|r| {
-                self.lookup(path, |e| match r {
-                    ByteRange::Bounded(r) => e.find(r),
-                    other => e.find(&other.within(e.size?)),
-                })
+        let held = |r: &ByteRange| {
+            self.lookup(path, |e| match r {
+                ByteRange::Bounded(r) => e.find(r),
+                other => e.find(&other.within(e.size?)),
             })
-            .collect();
-        let mut size = self.known_size(path);
-        let missing: Vec<ByteRange> = ranges
-            .iter()
-            .zip(&parts)
-            .filter(|(_, p)| p.is_none())
-            .map(|(r, _)| r.clone())
-            .collect();
-        if missing.is_empty() {
-            return Ok(Fetched {
-                parts: parts.into_iter().flatten().collect(),
-                size,
-                warnings: Vec::new(),
-            });
-        }
-        let fetched = self.inner.read(path, &missing, purpose).await?;
-        size = fetched.size.or(size);
-        let mut answers = fetched.parts.into_iter();
-        for (r, part) in ranges.iter().zip(parts.iter_mut()) {
-            if part.is_some() {
-                continue;
+        };
+        let keep = |r: &ByteRange, b: &Bytes, size: Option<u64>| match r {
+            ByteRange::Bounded(r) => {
+                // A short answer means the object ends there.
+                let short = (b.len() as u64) < r.end.saturating_sub(r.start);
+                let ends = short.then(|| r.start + b.len() as u64);
+                self.store(path, r.start, b, ends.or(size));
             }
-            let b = answers.next().unwrap_or_default();
-            match r {
-                ByteRange::Bounded(r) => {
-                    // A short answer means the object ends there.
-                    let short = (b.len() as u64) < r.end.saturating_sub(r.start);
-                    let ends = short.then(|| r.start + b.len() as u64);
-                    self.store(path, r.start, &b, ends.or(fetched.size));
-                }
-                _ => {
-                    if let Some(size) = fetched.size.filter(|s| b.len() as u64 <= *s) {
-                        self.store(path, size - b.len() as u64, &b, Some(size));
-                    }
+            _ => {
+                if let Some(size) = size.filter(|s| b.len() as u64 <= *s) {
+                    self.store(path, size - b.len() as u64, b, Some(size));
                 }
             }
-            *part = Some(b);
-        }
-        Ok(Fetched {
-            parts: parts.into_iter().flatten().collect(),
-            size,
-            warnings: fetched.warnings,
-        })
+        };
+        let mut fetched = read_through(&*self.inner, path, ranges, purpose, held, keep).await?;
+        fetched.size = fetched.size.or(self.known_size(path));
+        Ok(fetched)
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
@@ -253,6 +224,47 @@ impl Storage for Cached {
     async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
         self.inner.get_versioned(path).await
     }
+}
+
+/// Answers each of `ranges` from `held` where it can, and the rest with one read of `inner`,
+/// handing each fetched part to `keep` with its range and the object size that read
+/// reported. The answer's `size` is that read's (none when nothing was fetched).
+pub(crate) async fn read_through(
+    inner: &dyn Storage,
+    path: &str,
+    ranges: &[ByteRange],
+    purpose: Purpose,
+    held: impl Fn(&ByteRange) -> Option<Bytes>,
+    keep: impl Fn(&ByteRange, &Bytes, Option<u64>),
+) -> Result<Fetched> {
+    let mut parts: Vec<Option<Bytes>> = ranges.iter().map(held).collect();
+    let missing: Vec<ByteRange> = ranges
+        .iter()
+        .zip(&parts)
+        .filter(|(_, p)| p.is_none())
+        .map(|(r, _)| r.clone())
+        .collect();
+    if missing.is_empty() {
+        return Ok(Fetched {
+            parts: parts.into_iter().flatten().collect(),
+            size: None,
+            warnings: Vec::new(),
+        });
+    }
+    let fetched = inner.read(path, &missing, purpose).await?;
+    let mut answers = fetched.parts.into_iter();
+    for (r, part) in ranges.iter().zip(parts.iter_mut()) {
+        if part.is_none() {
+            let b = answers.next().unwrap_or_default();
+            keep(r, &b, fetched.size);
+            *part = Some(b);
+        }
+    }
+    Ok(Fetched {
+        parts: parts.into_iter().flatten().collect(),
+        size: fetched.size,
+        warnings: fetched.warnings,
+    })
 }
 
 #[cfg(test)]

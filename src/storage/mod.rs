@@ -31,6 +31,7 @@ pub mod latency;
 pub mod listing;
 #[cfg(all(not(target_arch = "wasm32"), feature = "local"))]
 pub mod local;
+pub mod mdt_cache;
 pub mod memory;
 #[cfg(all(not(target_arch = "wasm32"), feature = "http"))]
 pub mod object_store;

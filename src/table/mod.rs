@@ -10,6 +10,7 @@ use crate::file_group::view::FileSystemView;
 use crate::meta_client::MetaClient;
 use crate::metadata::{MetadataCache, MetadataTable};
 use crate::read::{Plan, ReadOptions, ReadResult, Scan};
+use crate::storage::mdt_cache::MdtFileCache;
 use crate::storage::{IoSnapshot, Storage};
 use crate::timeline::{CommitMetadata, Instant, Timeline};
 
@@ -23,8 +24,18 @@ impl Table {
     /// Opens the table whose base path is the root of `storage`: `hoodie.properties` and
     /// the active timeline, fetched concurrently (one round trip for the default layouts).
     pub async fn open(storage: Arc<dyn Storage>) -> Result<Table> {
+        Self::open_with_cache(storage, None).await
+    }
+
+    /// [`Table::open`], reading metadata-table files through `mdt_cache` when given: a cache
+    /// that outlives this handle, so the next open of the table does not fetch again the
+    /// MDT files that are still listed as they were.
+    pub async fn open_with_cache(
+        storage: Arc<dyn Storage>,
+        mdt_cache: Option<Arc<MdtFileCache>>,
+    ) -> Result<Table> {
         Ok(Table {
-            client: Arc::new(MetaClient::open(storage).await?),
+            client: Arc::new(MetaClient::open_with_cache(storage, mdt_cache).await?),
             metadata: MetadataCache::default(),
         })
     }

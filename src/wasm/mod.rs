@@ -26,6 +26,7 @@ use crate::api::{Host, RemoteOptions};
 use crate::error::HudiError;
 use crate::file_group::view::FileSystemView;
 use crate::read::ReadOptions;
+use crate::storage::mdt_cache::MdtFileCache;
 use crate::storage::memory::MemoryStorage;
 use crate::storage::Storage;
 use crate::table::Table;
@@ -99,6 +100,41 @@ fn row_value(v: &serde_json::Value) -> JsValue {
     }
 }
 
+/// A metadata-table file cache that outlives table handles (a worker keeps one at module
+/// level, so each request's open reuses the MDT files earlier requests read or wrote).
+#[wasm_bindgen]
+pub struct WasmMdtCache {
+    inner: Arc<MdtFileCache>,
+}
+
+#[wasm_bindgen]
+impl WasmMdtCache {
+    /// A cache of at most `max_bytes` (0 keeps nothing).
+    #[wasm_bindgen(constructor)]
+    pub fn new(max_bytes: f64) -> WasmMdtCache {
+        WasmMdtCache {
+            inner: Arc::new(MdtFileCache::new(max_bytes.max(0.0) as u64)),
+        }
+    }
+
+    /// Another handle on the same cache (an open takes the one it is given).
+    pub fn share(&self) -> WasmMdtCache {
+        WasmMdtCache {
+            inner: self.inner.clone(),
+        }
+    }
+
+    #[wasm_bindgen(unchecked_return_type = "MdtCacheStats")]
+    pub fn stats(&self) -> Result<JsValue, JsValue> {
+        js_value(&self.inner.stats())
+    }
+
+    /// Drops every file held.
+    pub fn clear(&self) {
+        self.inner.clear()
+    }
+}
+
 #[wasm_bindgen]
 pub struct WasmTable {
     /// Replaced after a write (reopened), so later calls see the commit; calls in flight
@@ -130,34 +166,42 @@ impl WasmTable {
             let mtime = entry.get(2).as_f64().map(|m| m as i64);
             storage.insert(&path, bytes, mtime);
         }
-        Self::open_storage(Arc::new(storage), &OnProgress(None)).await
+        Self::open_storage(Arc::new(storage), &OnProgress(None), None).await
     }
 
     /// Opens a table from the bytes of a `.zip` of it (one top folder = the base path).
     #[wasm_bindgen(js_name = openZip)]
     pub async fn open_zip(bytes: Uint8Array, name: String) -> Result<WasmTable, JsValue> {
         let storage = MemoryStorage::from_zip(&bytes.to_vec(), &name).map_err(to_js)?;
-        Self::open_storage(Arc::new(storage), &OnProgress(None)).await
+        Self::open_storage(Arc::new(storage), &OnProgress(None), None).await
     }
 
     /// Opens a table over a JS object with async `get(path, start?, end?, signal)`,
     /// `head(path, signal)`, `list(prefix, recursive, signal)` (and optionally `put`,
-    /// `delete`); `signal` aborts when the engine no longer needs the answer.
+    /// `delete`); `signal` aborts when the engine no longer needs the answer. Metadata-table
+    /// files are read through `cache` when given.
     #[wasm_bindgen(js_name = openJs)]
     pub async fn open_js(
         storage: JsValue,
         signal: Option<AbortSignal>,
         on_progress: Option<Function>,
+        cache: Option<WasmMdtCache>,
     ) -> Result<WasmTable, JsValue> {
         let storage = Arc::new(js_storage::JsStorage::new(storage));
         let progress = OnProgress(on_progress);
-        abortable(signal.as_ref(), Self::open_storage(storage, &progress)).await
+        let cache = cache.map(|c| c.inner);
+        abortable(
+            signal.as_ref(),
+            Self::open_storage(storage, &progress, cache),
+        )
+        .await
     }
 
     /// Opens a table at `url`: `http(s)://...` (ranged GETs; listing by manifest, JSON
     /// autoindex or S3 `ListObjectsV2`), or `s3://bucket/prefix` (SigV4 with `options.s3`,
     /// or, with `presign`, URLs asked of `presign(method, key, page?)` so secrets stay on a
-    /// server). `fetch` replaces the global one.
+    /// server). `fetch` replaces the global one. Metadata-table files are read through
+    /// `cache` when given (a [`WasmMdtCache::share`] of one kept across opens).
     #[wasm_bindgen(js_name = openUrl)]
     pub async fn open_url(
         url: String,
@@ -166,6 +210,7 @@ impl WasmTable {
         presign: Option<Function>,
         signal: Option<AbortSignal>,
         on_progress: Option<Function>,
+        cache: Option<WasmMdtCache>,
     ) -> Result<WasmTable, JsValue> {
         use crate::storage::fetch::{FetchTransport, JsPresigner};
         let remote: RemoteOptions = if options.is_undefined() || options.is_null() {
@@ -180,14 +225,22 @@ impl WasmTable {
         };
         let storage = crate::api::storage_for(&url, &remote, host).map_err(to_js)?;
         let progress = OnProgress(on_progress);
-        abortable(signal.as_ref(), Self::open_storage(storage, &progress)).await
+        let cache = cache.map(|c| c.inner);
+        abortable(
+            signal.as_ref(),
+            Self::open_storage(storage, &progress, cache),
+        )
+        .await
     }
 
     async fn open_storage(
         storage: Arc<dyn Storage>,
         progress: &OnProgress,
+        mdt_cache: Option<Arc<MdtFileCache>>,
     ) -> Result<WasmTable, JsValue> {
-        let table = Table::open(storage).await.map_err(to_js)?;
+        let table = Table::open_with_cache(storage, mdt_cache)
+            .await
+            .map_err(to_js)?;
         let io = table.io();
         progress.report(Progress {
             requests: io.requests,

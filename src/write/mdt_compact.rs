@@ -54,9 +54,36 @@ fn max_delta_commits(options: &WriteOptions) -> Result<usize> {
     }
 }
 
-/// Validates the option before any request that changes storage.
+/// Hudi's setting for the data block size of the HFiles it writes (the metadata table's
+/// base files take the data table's value).
+pub const HFILE_BLOCK_SIZE_KEY: &str = "hoodie.hfile.block.size";
+
+/// The block size of the new base files: Hudi's 1 MiB unless set. Smaller blocks make a
+/// record-index lookup inflate less per key (it reads a block up to the key), for a few
+/// more index entries and a slightly larger file.
+fn hfile_block_size(options: &WriteOptions) -> Result<usize> {
+    const RANGE: std::ops::RangeInclusive<usize> = 4096..=(64 << 20);
+    match options.options.get(HFILE_BLOCK_SIZE_KEY) {
+        None => Ok(crate::hfile::writer::DEFAULT_BLOCK_SIZE),
+        Some(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| RANGE.contains(n))
+            .ok_or_else(|| {
+                HudiError::invalid(format!(
+                    "{HFILE_BLOCK_SIZE_KEY} must be a byte count from {} to {}, not {v:?}",
+                    RANGE.start(),
+                    RANGE.end()
+                ))
+            }),
+    }
+}
+
+/// Validates the options before any request that changes storage.
 pub(crate) fn check_options(options: &WriteOptions) -> Result<()> {
-    max_delta_commits(options).map(drop)
+    max_delta_commits(options)?;
+    hfile_block_size(options).map(drop)
 }
 
 /// Completes a pending MDT compaction, or compacts when due; `None` when nothing ran.
@@ -70,13 +97,14 @@ pub(crate) async fn compact_if_due(
         return Ok(None);
     }
     let max = max_delta_commits(options)?;
+    let block_size = hfile_block_size(options)?;
     let mdt = table.metadata_table(&[]).await?;
     let mdt_timeline = mdt.mdt_timeline();
     let (io, started) = (client.io(), files::now_ms());
     let mut done = match compact::decide(&client.timeline(), &mdt_timeline, max) {
         Decision::Skip(_) => return Ok(None),
-        Decision::Complete(instant) => resume(table, &mdt, &instant).await?,
-        Decision::Compact => schedule_and_run(table, &mdt).await?,
+        Decision::Complete(instant) => resume(table, &mdt, &instant, block_size).await?,
+        Decision::Compact => schedule_and_run(table, &mdt, block_size).await?,
     };
     done.io = client.io().since(&io);
     done.elapsed_ms = (files::now_ms() - started).max(0);
@@ -101,7 +129,11 @@ fn timeline_dir() -> String {
     join(METADATA_DIR, ".hoodie/timeline")
 }
 
-async fn schedule_and_run(table: &Ctx<'_>, mdt: &MetadataTable) -> Result<MdtCompaction> {
+async fn schedule_and_run(
+    table: &Ctx<'_>,
+    mdt: &MetadataTable,
+    block_size: usize,
+) -> Result<MdtCompaction> {
     let storage = table.client.storage();
     let mut ops: Vec<Operation> = Vec::new();
     for p in &table.client.config().metadata_partitions {
@@ -129,13 +161,18 @@ async fn schedule_and_run(table: &Ctx<'_>, mdt: &MetadataTable) -> Result<MdtCom
             PutMode::Create,
         )
         .await?;
-    let written = write_base_files(table, mdt, &ops, &instant, &enc, &schema).await?;
+    let written = write_base_files(table, mdt, &ops, &instant, &enc, &schema, block_size).await?;
     finish(table, mdt, &instant, written, &schema, false).await
 }
 
 /// Completes compaction `instant` from its plan (Java redoes a pending MDT compaction
 /// before anything else; the base files are written again, overwriting a partial attempt).
-async fn resume(table: &Ctx<'_>, mdt: &MetadataTable, instant: &str) -> Result<MdtCompaction> {
+async fn resume(
+    table: &Ctx<'_>,
+    mdt: &MetadataTable,
+    instant: &str,
+    block_size: usize,
+) -> Result<MdtCompaction> {
     let storage = table.client.storage();
     let dir = timeline_dir();
     let requested = join(&dir, &format!("{instant}.compaction.requested"));
@@ -185,7 +222,7 @@ async fn resume(table: &Ctx<'_>, mdt: &MetadataTable, instant: &str) -> Result<M
             Err(e) => return Err(e),
         }
     }
-    let written = write_base_files(table, mdt, &ops, instant, &enc, &schema).await?;
+    let written = write_base_files(table, mdt, &ops, instant, &enc, &schema, block_size).await?;
     finish(table, mdt, instant, written, &schema, true).await
 }
 
@@ -218,6 +255,7 @@ async fn write_base_files(
     instant: &str,
     enc: &RecordEncoder,
     schema: &str,
+    block_size: usize,
 ) -> Result<Written> {
     let storage: &Arc<dyn Storage> = table.client.storage();
     let mut written = Written {
@@ -237,7 +275,7 @@ async fn write_base_files(
             let name = compact::base_file_name(&op.file_id, &compact::write_token(i), instant);
             // Wall clock through chrono (std's Instant panics on wasm32-unknown-unknown).
             let started = files::now_ms();
-            let mut builder = compact::BaseFileBuilder::new(enc, &name, started);
+            let mut builder = compact::BaseFileBuilder::new(enc, &name, started, block_size);
             let counts = mdt
                 .merge_slice_streaming(&slice, BASE_RUN_BYTES, |key, payload, from_base| {
                     builder.push(key, &payload, from_base)

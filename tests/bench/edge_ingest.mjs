@@ -8,7 +8,8 @@
 // warm one) and workerd's peak RSS. The same upsert through the same tarball in Node, on the
 // same proxy, is the peer. Each commit is checked (50 updated, 50 inserted).
 //
-//   node tests/bench/edge_ingest.mjs [--commits N] [--latency-ms 20] [--server moto|seaweedfs] [--concurrency N]
+//   node tests/bench/edge_ingest.mjs [--commits N] [--latency-ms 20] [--server moto|seaweedfs] [--concurrency N] [--mdt-cache-bytes N]
+//                                    [--write-options JSON]
 //                                    [--out tests/bench/results/edge_ingest.md] [--dump-trace FILE]
 // Needs .ci/setup, the bench table (tests/spark/make_bench_tables.py) and a built pkg-config;
 // `--server seaweedfs` (SeaweedFS's S3 gateway instead of moto) needs tests/bench/setup-s3.sh.
@@ -25,6 +26,8 @@ const LATENCY = Number(arg('--latency-ms', 20));
 const OUT = arg('--out', join(repo, 'tests', 'bench', 'results', 'edge_ingest.md'));
 const SERVER = arg('--server', 'moto');
 const CONCURRENCY = arg('--concurrency', null); // the worker's S3_CONCURRENCY (package default when unset)
+const MDT_CACHE = arg('--mdt-cache-bytes', null); // the worker's MDT_CACHE_BYTES (its default when unset; 0: off)
+const WRITE_OPTIONS = arg('--write-options', null); // the worker's HUDI_WRITE_OPTIONS (JSON), e.g. '{"hoodie.hfile.block.size":"65536"}'
 const DUMP = arg('--dump-trace', null); // a JSON file for the proxy's trace of every POST
 const TABLE = 'bench_mor_v9';
 const BUCKET = 'bench';
@@ -102,6 +105,8 @@ function phaseOf(w) {
 // The credentials the worker gets too (moto takes any; SeaweedFS is configured with them).
 const benchS3 = (url) => ({ ...s3Options(url), accessKeyId: 'bench', secretAccessKey: 'bench' });
 const benchOpen = (url) => ({ s3: benchS3(url), ...(CONCURRENCY ? { concurrency: Number(CONCURRENCY) } : {}) });
+/** GETs of metadata-table files (not its timeline or listings) in a POST, from the proxy's trace. */
+const mdtGets = (r) => r.split.waves.reduce((n, w) => n + (w.kinds['mdt get'] ?? 0), 0);
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const mib = (b) => (b / 2 ** 20).toFixed(1);
 const vmHwmKiB = (pid) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
@@ -190,6 +195,8 @@ export default {
     S3_SECRET_ACCESS_KEY: 'bench',
     S3_FORCE_PATH_STYLE: 'true',
     ...(CONCURRENCY ? { S3_CONCURRENCY: CONCURRENCY } : {}),
+    ...(MDT_CACHE !== null ? { MDT_CACHE_BYTES: MDT_CACHE } : {}),
+    ...(WRITE_OPTIONS !== null ? { HUDI_WRITE_OPTIONS: WRITE_OPTIONS } : {}),
   });
   const head = async () => {
     const s = performance.now();
@@ -217,6 +224,7 @@ export default {
       puts: body.io.puts,
       byPurpose: body.io.byPurpose ?? {},
       compaction: body.metadataTableCompaction ?? null,
+      cache: body.metadataCache ?? null,
       wasm: Number(res.headers.get('x-wasm-memory-bytes')),
       split: split(proxy.stats.trace, s, end),
       start: s,
@@ -243,13 +251,15 @@ export default {
   const out = (s = '') => (console.log(s), lines.push(s));
   out(`# edge-ingest in workerd: 100-row upserts into ${TABLE} (1M rows, record index) on ${SERVER}, +${LATENCY} ms per request`);
   out();
-  out(`Command: \`node tests/bench/edge_ingest.mjs --commits ${COMMITS} --latency-ms ${LATENCY}${SERVER === 'moto' ? '' : ` --server ${SERVER}`}${CONCURRENCY ? ` --concurrency ${CONCURRENCY}` : ''}\` (${new Date().toISOString().slice(0, 10)}, 2 cores shared).`);
+  out(`Command: \`node tests/bench/edge_ingest.mjs --commits ${COMMITS} --latency-ms ${LATENCY}${SERVER === 'moto' ? '' : ` --server ${SERVER}`}${CONCURRENCY ? ` --concurrency ${CONCURRENCY}` : ''}${MDT_CACHE !== null ? ` --mdt-cache-bytes ${MDT_CACHE}` : ''}${WRITE_OPTIONS !== null ? ` --write-options '${WRITE_OPTIONS}'` : ''}\` (${new Date().toISOString().slice(0, 10)}, 2 cores shared).`);
   out('Each POST: the worker opens the table (properties + timeline), upserts 50 updates and 50 new keys, closes it.');
   out();
-  out('| commit | POST wall ms | storage requests (proxy) | server busy ms (summed) | write requests | write round trips | wasm memory MiB (high-water) | metadata-table compaction |');
-  out('|---:|---:|---:|---:|---:|---:|---:|---|');
+  out(`The worker's metadata cache: ${runs[0].cache ? `on, ${mib(runs[0].cache.maxBytes)} MiB budget (MDT_CACHE_BYTES)` : 'off'}.`);
+  out();
+  out('| commit | POST wall ms | storage requests (proxy) | MDT GETs | server busy ms (summed) | write requests | write round trips | wasm memory MiB (high-water) | MDT cache MiB held / hits | metadata-table compaction |');
+  out('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   runs.forEach((r, i) =>
-    out(`| ${i + 1}${i === 0 ? ' (first)' : ''} | ${r.ms.toFixed(0)} | ${r.requests} | ${r.motoMs.toFixed(0)} | ${r.writeRequests} | ${r.roundTrips} | ${mib(r.wasm)} | ${r.compaction ?? ''} |`),
+    out(`| ${i + 1}${i === 0 ? ' (first)' : ''} | ${r.ms.toFixed(0)} | ${r.requests} | ${mdtGets(r)} | ${r.motoMs.toFixed(0)} | ${r.writeRequests} | ${r.roundTrips} | ${mib(r.wasm)} | ${r.cache ? `${mib(r.cache.bytes)} / ${r.cache.hits - (runs[i - 1]?.cache?.hits ?? 0)}` : '—'} | ${r.compaction ?? ''} |`),
   );
   // Commits that compacted the metadata table first are a different job: reported apart.
   const warm = runs.slice(1).filter((r) => !r.compaction);
@@ -259,7 +269,7 @@ export default {
   if (compacting.length) out(`- with a metadata-table compaction first: ${compacting.map((r) => `${r.ms.toFixed(0)} ms, ${r.requests} requests`).join('; ')}`);
   const normal = runs.filter((r, i) => !runs.slice(0, i + 1).some((x) => x.compaction));
   out(`- wasm memory high-water before any compaction: **${mib(Math.max(...normal.map((r) => r.wasm)))} MiB**`);
-  out(`- storage requests per POST (median): ${median(warm.map((r) => r.requests))}; write round trips (median): ${median(warm.map((r) => r.roundTrips))}`);
+  out(`- storage requests per POST (median): ${median(warm.map((r) => r.requests))}, of them metadata-table GETs (its properties included): ${median(warm.map(mdtGets))}; write round trips (median): ${median(warm.map((r) => r.roundTrips))}`);
   // Where a write's requests go (load does not change these): the median commit's, by purpose.
   const typical = [...warm].sort((a, b) => a.writeRequests - b.writeRequests)[warm.length >> 1];
   const purposes = Object.entries(typical.byPurpose).sort((a, b) => b[1].requests - a[1].requests);

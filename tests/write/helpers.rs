@@ -255,3 +255,12 @@ impl Drop for HudiRs {
 pub async fn model_rows(dir: &Path, rows: &[Map<String, Value>]) -> Vec<String> {
     oracle_rows(&decode_input(&open(dir).await, rows).await)
 }
+
+/// A row's record key as text: its key fields' JSON values joined by commas.
+pub fn key_of(fields: &[String], r: &Map<String, Value>) -> String {
+    fields
+        .iter()
+        .map(|f| r.get(f).map(Value::to_string).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join(",")
+}

@@ -9,7 +9,7 @@
 //
 // Errors answer {code, message, row?, column?, instant?} with a status by code (below).
 // Configuration comes from the worker's bindings (vars and secrets), see README.md.
-import { HudiTable, initWasm } from 'hudi-edge';
+import { HudiTable, MetadataCache, initWasm } from 'hudi-edge';
 
 const STATUS_BY_CODE = {
   INVALID_INPUT: 400,
@@ -23,10 +23,29 @@ const STATUS_BY_CODE = {
 };
 const OPERATIONS = new Set(['upsert', 'insert', 'delete']);
 
+// Metadata-table files (record-index HFile blocks, MDT log files) kept across the requests
+// this isolate serves: each request opens the table again, and reads from here what earlier
+// requests read or wrote, as long as the table's listing shows those files unchanged (same
+// size and ETag). At most MDT_CACHE_BYTES (default 16 MiB; 0 turns it off), least recently
+// used first out. Made on the first request (bindings are not visible at module level).
+let mdtCache;
+
+function metadataCache(env) {
+  if (mdtCache === undefined) {
+    const raw = env.MDT_CACHE_BYTES ?? String(16 * 1024 * 1024);
+    const maxBytes = Number(raw);
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw Object.assign(new Error(`the MDT_CACHE_BYTES binding must be a non-negative integer, got ${JSON.stringify(raw)}`), { code: 'INVALID_ARGUMENT' });
+    mdtCache = maxBytes > 0 ? new MetadataCache({ maxBytes }) : null;
+  }
+  return mdtCache ?? undefined;
+}
+
 function openTable(env, signal) {
   if (!env.TABLE_URL) throw Object.assign(new Error('the TABLE_URL binding is not set'), { code: 'INVALID_ARGUMENT' });
+  const cache = metadataCache(env);
   return HudiTable.open(env.TABLE_URL, {
     signal,
+    ...(cache ? { cache } : {}),
     s3: {
       endpoint: env.S3_ENDPOINT,
       region: env.S3_REGION ?? 'auto',
@@ -129,7 +148,8 @@ export default {
       // commit stands.
       const options = { signal: request.signal, commitRetries: Number(env.COMMIT_RETRIES ?? 3), options: writeConfigs(env) };
       const result = input.operation === 'delete' ? await table.delete(input.rows, options) : await table[input.operation](input.rows, options);
-      return Response.json(result);
+      // What the metadata cache holds and saved so far in this isolate (absent when off).
+      return Response.json({ ...result, metadataCache: mdtCache?.stats() });
     } catch (e) {
       return failure(e.code ?? 'IO', e.message ?? String(e), { row: e.row, column: e.column, instant: e.instant });
     } finally {
