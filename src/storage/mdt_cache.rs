@@ -209,11 +209,12 @@ impl MdtFileCache {
         found
     }
 
-    fn store(&self, key: &str, version: &Version, start: u64, bytes: Bytes) {
+    /// Keeps `bytes` of `key` at `start`; whether anything new was kept.
+    fn store(&self, key: &str, version: &Version, start: u64, bytes: Bytes) -> bool {
         let mut s = self.lock();
         // One file may take a quarter of the budget: a big read never flushes the rest.
         if bytes.is_empty() || bytes.len() as u64 > s.stats.max_bytes / 4 {
-            return;
+            return false;
         }
         s.clock += 1;
         let now = s.clock;
@@ -254,6 +255,7 @@ impl MdtFileCache {
             s.stats.bytes -= old.bytes;
             s.stats.evicted += 1;
         }
+        grown > 0
     }
 }
 
@@ -350,9 +352,7 @@ impl Storage for MdtCached {
         let meta = self.inner.put(path, data.clone(), mode).await?;
         if is_mdt_file(path) {
             if let Some(v) = Version::written(&meta, data.len() as u64) {
-                let before = self.cache.stats().bytes;
-                self.cache.store(&self.key(path), &v, 0, data);
-                if self.cache.stats().bytes > before {
+                if self.cache.store(&self.key(path), &v, 0, data) {
                     self.cache.lock().stats.written += 1;
                 }
             }

@@ -38,19 +38,31 @@ pub struct MdtCompaction {
 }
 
 fn max_delta_commits(options: &WriteOptions) -> Result<usize> {
-    match options.options.get(compact::MAX_DELTA_COMMITS_KEY) {
-        None => Ok(compact::DEFAULT_MAX_DELTA_COMMITS),
+    whole_number_option(
+        options,
+        compact::MAX_DELTA_COMMITS_KEY,
+        compact::DEFAULT_MAX_DELTA_COMMITS,
+        1..=usize::MAX,
+        "a positive integer",
+    )
+}
+
+/// The option `key` as a whole number within `range`, `default` when unset.
+fn whole_number_option(
+    options: &WriteOptions,
+    key: &str,
+    default: usize,
+    range: std::ops::RangeInclusive<usize>,
+    what: &str,
+) -> Result<usize> {
+    match options.options.get(key) {
+        None => Ok(default),
         Some(v) => v
             .trim()
             .parse::<usize>()
             .ok()
-            .filter(|n| *n > 0)
-            .ok_or_else(|| {
-                HudiError::invalid(format!(
-                    "{} must be a positive integer, not {v:?}",
-                    compact::MAX_DELTA_COMMITS_KEY
-                ))
-            }),
+            .filter(|n| range.contains(n))
+            .ok_or_else(|| HudiError::invalid(format!("{key} must be {what}, not {v:?}"))),
     }
 }
 
@@ -62,22 +74,15 @@ pub const HFILE_BLOCK_SIZE_KEY: &str = "hoodie.hfile.block.size";
 /// record-index lookup inflate less per key (it reads a block up to the key), for a few
 /// more index entries and a slightly larger file.
 fn hfile_block_size(options: &WriteOptions) -> Result<usize> {
-    const RANGE: std::ops::RangeInclusive<usize> = 4096..=(64 << 20);
-    match options.options.get(HFILE_BLOCK_SIZE_KEY) {
-        None => Ok(crate::hfile::writer::DEFAULT_BLOCK_SIZE),
-        Some(v) => v
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|n| RANGE.contains(n))
-            .ok_or_else(|| {
-                HudiError::invalid(format!(
-                    "{HFILE_BLOCK_SIZE_KEY} must be a byte count from {} to {}, not {v:?}",
-                    RANGE.start(),
-                    RANGE.end()
-                ))
-            }),
-    }
+    let range = 4096..=(64 << 20);
+    let what = format!("a byte count from {} to {}", range.start(), range.end());
+    whole_number_option(
+        options,
+        HFILE_BLOCK_SIZE_KEY,
+        crate::hfile::writer::DEFAULT_BLOCK_SIZE,
+        range,
+        &what,
+    )
 }
 
 /// Validates the options before any request that changes storage.
