@@ -10,6 +10,7 @@ use apache_avro::Schema;
 
 use super::binary::{read_block_count, read_bytes, read_fixed, read_len, read_string};
 use super::guard::{self, Checked};
+use super::json::JsonPlan;
 use crate::error::{malformed, HudiError, Result};
 
 pub const MAGIC: &[u8] = b"Obj\x01";
@@ -17,34 +18,59 @@ pub const MAGIC: &[u8] = b"Obj\x01";
 /// Largest decompressed block (instant files are kilobytes to a few megabytes).
 pub const MAX_BLOCK_BYTES: usize = guard::MAX_VALUE_BYTES;
 
-/// The records of a container file, decoded with its writer schema.
-pub fn read_values(bytes: &[u8]) -> Result<Vec<Value>> {
-    let mut buf = bytes
-        .strip_prefix(MAGIC)
-        .ok_or_else(|| malformed("not an Avro container file"))?;
-    let (schema, codec) = read_header(&mut buf)?;
-    let checked = Checked::new(&schema)?;
-    let reader = GenericDatumReader::builder(&schema)
-        .build()
-        .map_err(|e| HudiError::corrupt_by("", "bad Avro container schema", e))?;
-    let sync = read_fixed(&mut buf, 16)?;
-    let mut out = Vec::new();
-    while !buf.is_empty() {
-        let count = read_len(&mut buf)?;
-        let size = read_len(&mut buf)?;
-        let block = decompress(codec, read_fixed(&mut buf, size)?)?;
-        if read_fixed(&mut buf, 16)? != sync {
+/// A container file's blocks, after its header.
+struct Blocks<'a> {
+    codec: Codec,
+    sync: &'a [u8],
+    rest: &'a [u8],
+}
+
+impl<'a> Blocks<'a> {
+    /// The writer schema's text and the blocks.
+    fn open(bytes: &'a [u8]) -> Result<(&'a str, Self)> {
+        let mut rest = bytes
+            .strip_prefix(MAGIC)
+            .ok_or_else(|| malformed("not an Avro container file"))?;
+        let (schema, codec) = read_header(&mut rest)?;
+        let sync = read_fixed(&mut rest, 16)?;
+        Ok((schema, Blocks { codec, sync, rest }))
+    }
+
+    /// The next block's record count and decompressed bytes.
+    fn next_block(&mut self) -> Result<Option<(usize, std::borrow::Cow<'a, [u8]>)>> {
+        if self.rest.is_empty() {
+            return Ok(None);
+        }
+        let count = read_len(&mut self.rest)?;
+        let size = read_len(&mut self.rest)?;
+        let block = decompress(self.codec, read_fixed(&mut self.rest, size)?)?;
+        if read_fixed(&mut self.rest, 16)? != self.sync {
             return Err(malformed(
                 "Avro container block does not end with the sync marker",
             ));
         }
-        let mut data = &block[..];
-        if count > data.len() {
+        if count > block.len() {
             return Err(malformed(format!(
                 "Avro container block of {count} records in {} bytes",
-                data.len()
+                block.len()
             )));
         }
+        Ok(Some((count, block)))
+    }
+}
+
+/// The records of a container file, decoded with its writer schema.
+pub fn read_values(bytes: &[u8]) -> Result<Vec<Value>> {
+    let (text, mut blocks) = Blocks::open(bytes)?;
+    let schema = Schema::parse_str(text)
+        .map_err(|e| HudiError::corrupt_by("", "bad Avro container schema", e))?;
+    let checked = Checked::new(&schema)?;
+    let reader = GenericDatumReader::builder(&schema)
+        .build()
+        .map_err(|e| HudiError::corrupt_by("", "bad Avro container schema", e))?;
+    let mut out = Vec::new();
+    while let Some((count, block)) = blocks.next_block()? {
+        let mut data = &block[..];
         for _ in 0..count {
             checked.datum(data)?;
             let v = reader
@@ -56,13 +82,33 @@ pub fn read_values(bytes: &[u8]) -> Result<Vec<Value>> {
     Ok(out)
 }
 
+/// The records of a container file as JSON ([`super::value_to_json`]'s, with maps in file
+/// order), decoded straight from the bytes.
+pub fn read_json(bytes: &[u8]) -> Result<Vec<serde_json::Value>> {
+    let (text, mut blocks) = Blocks::open(bytes)?;
+    let Some(plan) = JsonPlan::of_text(text)? else {
+        return Ok(read_values(bytes)?
+            .into_iter()
+            .map(super::value_to_json)
+            .collect());
+    };
+    let mut out = Vec::new();
+    while let Some((count, block)) = blocks.next_block()? {
+        let mut data = &block[..];
+        for _ in 0..count {
+            out.push(plan.decode(&mut data)?);
+        }
+    }
+    Ok(out)
+}
+
 #[derive(Clone, Copy)]
 enum Codec {
     Null,
     Deflate,
 }
 
-fn read_header(buf: &mut &[u8]) -> Result<(Schema, Codec)> {
+fn read_header<'a>(buf: &mut &'a [u8]) -> Result<(&'a str, Codec)> {
     let (mut schema, mut codec) = (None, Codec::Null);
     loop {
         let n = read_block_count(buf)?;
@@ -74,12 +120,10 @@ fn read_header(buf: &mut &[u8]) -> Result<(Schema, Codec)> {
             let value = read_bytes(buf)?;
             match key {
                 "avro.schema" => {
-                    let text = std::str::from_utf8(value)
-                        .map_err(|_| malformed("Avro container schema is not UTF-8"))?;
-                    schema =
-                        Some(Schema::parse_str(text).map_err(|e| {
-                            HudiError::corrupt_by("", "bad Avro container schema", e)
-                        })?);
+                    schema = Some(
+                        std::str::from_utf8(value)
+                            .map_err(|_| malformed("Avro container schema is not UTF-8"))?,
+                    );
                 }
                 "avro.codec" => {
                     codec = match value {

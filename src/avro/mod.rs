@@ -6,6 +6,7 @@ pub mod binary;
 pub mod container;
 pub mod decode;
 pub mod guard;
+mod json;
 pub mod to_arrow;
 
 #[cfg(test)]

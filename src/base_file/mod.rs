@@ -101,19 +101,22 @@ fn parquet_err(path: &str, e: ParquetError) -> HudiError {
 /// A base file's footer: the last [`FOOTER_PREFETCH`] bytes, and when the footer is longer,
 /// its head and whatever else its walk needs, skipping key-value values not fetched.
 pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
-    read_footer_and_data(storage, path, 0).await
+    read_footer_and_data(storage, path, None, 0).await
 }
 
 /// [`read_footer`], and when the footer's head needs a request of its own and the data
 /// before it is at most `data_limit` bytes, the data too in that request: a read of every
-/// column saves the round trip its column chunks would take.
+/// column saves the round trip its column chunks would take. A known `size` (listings and
+/// the metadata table carry it) saves the `head` a store without suffix ranges would need.
 pub async fn read_footer_and_data(
     storage: &dyn Storage,
     path: &str,
+    size: Option<u64>,
     data_limit: u64,
 ) -> Result<Footer> {
     let purpose = Purpose::Footer;
-    let file = RangedFile::open_tail(storage, path, FOOTER_PREFETCH, None, purpose).await?;
+    let size = size.filter(|s| *s > 0);
+    let file = RangedFile::open_tail(storage, path, FOOTER_PREFETCH, size, purpose).await?;
     let size = file.size();
     let meta_len = footer_len(file.held().1, size, path)?;
     let data_end = size - meta_len - 8;

@@ -428,6 +428,27 @@ fn a_footer_whose_big_value_runs_past_it_is_corrupt() {
 }
 
 #[test]
+fn a_known_size_spares_the_head_a_store_without_suffix_reads_needs() {
+    let file = with_pairs(&[("org.apache.hudi.bloomfilter", 430_000)]);
+    let storage = MemoryStorage::new().without_suffix_ranges();
+    storage.insert(PATH, file.clone(), None);
+    let counted = crate::storage::Instrumented::new(Arc::new(storage));
+    let stats = counted.stats();
+    let read = |size| futures::executor::block_on(read_footer_and_data(&counted, PATH, size, 0));
+    let unsized_footer = read(None).unwrap();
+    let unsized_io = stats.snapshot();
+    assert_eq!((unsized_io.heads, unsized_io.requests), (1, 3), "head, tail, footer head");
+    let sized_footer = read(Some(file.len() as u64)).unwrap();
+    let sized_io = stats.snapshot().since(&unsized_io);
+    assert_eq!((sized_io.heads, sized_io.requests), (0, 2), "tail, footer head");
+    assert_eq!(sized_footer.parquet().file_metadata().num_rows(), 1);
+    assert_eq!(
+        sized_footer.parquet().num_row_groups(),
+        unsized_footer.parquet().num_row_groups()
+    );
+}
+
+#[test]
 fn a_small_files_data_comes_with_its_footer_head() {
     let file = with_pairs(&[("org.apache.hudi.bloomfilter", 430_000)]);
     let storage = MemoryStorage::new();
@@ -436,7 +457,8 @@ fn a_small_files_data_comes_with_its_footer_head() {
     let stats = counted.stats();
     let storage: Arc<dyn Storage> = Arc::new(counted);
     let footer =
-        futures::executor::block_on(read_footer_and_data(storage.as_ref(), PATH, 1 << 20)).unwrap();
+        futures::executor::block_on(read_footer_and_data(storage.as_ref(), PATH, None, 1 << 20))
+            .unwrap();
     let groups = matching_row_groups(&footer, None);
     let stream = stream_row_groups(storage.clone(), PATH, footer.clone(), groups, None, 1024);
     let batches = futures::executor::block_on(stream.unwrap().try_collect::<Vec<_>>()).unwrap();
@@ -454,6 +476,7 @@ fn a_small_files_data_comes_with_its_footer_head() {
     );
     // The session keeps the footer alone; a limit below the data reads the footer alone.
     assert!(footer.without_data().data.is_empty() && !footer.data.is_empty());
-    let footer = futures::executor::block_on(read_footer_and_data(storage.as_ref(), PATH, 100));
+    let footer =
+        futures::executor::block_on(read_footer_and_data(storage.as_ref(), PATH, None, 100));
     assert!(footer.unwrap().data.is_empty());
 }

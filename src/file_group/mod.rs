@@ -134,6 +134,11 @@ impl FileSlice {
             .map(|b| crate::storage::join(&self.partition, &b.name))
     }
 
+    /// The base file's size as listed (0, unknown, is `None`).
+    pub fn base_size(&self) -> Option<u64> {
+        self.base_file.as_ref().map(|b| b.size).filter(|s| *s > 0)
+    }
+
     pub fn log_paths(&self) -> Vec<String> {
         self.log_files
             .iter()

@@ -72,7 +72,8 @@ pub fn build(
     let mut logs: BTreeMap<(String, String), Vec<LogFile>> = BTreeMap::new();
     let mut skipped = Vec::new();
     for f in files {
-        let path = crate::storage::join(&f.partition, &f.name);
+        // Only skipped files need their path (a table has thousands of files).
+        let path = || crate::storage::join(&f.partition, &f.name);
         if let Some(b) = BaseFile::parse(&f.name, f.size) {
             if is_committed(&b.instant).is_some() {
                 bases
@@ -81,14 +82,14 @@ pub fn build(
                     .push(b);
             } else {
                 skipped.push(Skipped {
-                    path,
+                    path: path(),
                     reason: "written by an instant that is not completed (as of the query)",
                 });
             }
         } else if let Some(mut l) = LogFile::parse(&f.name, f.size) {
             if l.cdc {
                 skipped.push(Skipped {
-                    path,
+                    path: path(),
                     reason: "CDC log file",
                 });
                 continue;
@@ -98,7 +99,7 @@ pub fn build(
                     Some(c) => l.completion_time = c.or_else(|| Some(l.instant.clone())),
                     None => {
                         skipped.push(Skipped {
-                            path,
+                            path: path(),
                             reason:
                                 "written by a delta commit that is not completed (as of the query)",
                         });
@@ -107,7 +108,7 @@ pub fn build(
                 }
             } else if visibility.is_after_upper_bound(&l.instant) {
                 skipped.push(Skipped {
-                    path,
+                    path: path(),
                     reason: "log of a file slice newer than the query instant",
                 });
                 continue;

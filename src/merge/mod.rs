@@ -281,7 +281,7 @@ pub async fn merged_slice_stream(
 
     let base = match slice.base_path() {
         Some(path) => {
-            let footer = client.footer(&path).await?;
+            let footer = client.footer(&path, slice.base_size()).await?;
             let row_groups: Vec<usize> = (0..footer.parquet().num_row_groups()).collect();
             let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
             crate::base_file::stream_row_groups(

@@ -278,19 +278,24 @@ impl MetaClient {
     }
 
     /// Parquet footer of a base file (cached).
-    pub async fn footer(&self, path: &str) -> Result<Footer> {
-        self.footer_and_data(path, 0).await
+    pub async fn footer(&self, path: &str, size: Option<u64>) -> Result<Footer> {
+        self.footer_and_data(path, size, 0).await
     }
 
     /// [`Self::footer`], read with the data before it when that is at most `data_limit`
     /// bytes and the footer's head costs a request anyway (see
     /// [`crate::base_file::read_footer_and_data`]); the session keeps the footer alone.
-    pub async fn footer_and_data(&self, path: &str, data_limit: u64) -> Result<Footer> {
+    pub async fn footer_and_data(
+        &self,
+        path: &str,
+        size: Option<u64>,
+        data_limit: u64,
+    ) -> Result<Footer> {
         if let Some(f) = lock(&self.footers).get(path) {
             return Ok(f.clone());
         }
         let footer =
-            crate::base_file::read_footer_and_data(&*self.storage, path, data_limit).await?;
+            crate::base_file::read_footer_and_data(&*self.storage, path, size, data_limit).await?;
         lock(&self.footers).insert(path.to_string(), footer.without_data());
         Ok(footer)
     }

@@ -83,7 +83,10 @@ impl SliceReader {
         // A read of every column wants a small file's data whole: it comes with the footer.
         let every_column = self.needed.len() == self.plan.read_schema.fields().len();
         let data_limit = if every_column { DATA_WITH_FOOTER } else { 0 };
-        let footer = self.client.footer_and_data(&path, data_limit).await?;
+        let footer = self
+            .client
+            .footer_and_data(&path, slice.base_size(), data_limit)
+            .await?;
         let row_groups = crate::base_file::matching_row_groups(&footer, self.plan.filter.as_ref());
         crate::base_file::stream_row_groups(
             self.client.storage().clone(),

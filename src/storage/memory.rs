@@ -22,6 +22,8 @@ pub struct MemoryStorage {
     next_etag: Mutex<u64>,
     /// Reported as not writable (a copy of a zip or of files in memory: writes would vanish).
     read_only: bool,
+    /// Reported as without suffix reads, as a store whose reads then need a `head` first.
+    no_suffix_ranges: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -40,6 +42,13 @@ impl MemoryStorage {
     /// works (tests), but `Table::write` refuses.
     pub fn read_only(mut self) -> Self {
         self.read_only = true;
+        self
+    }
+
+    /// The same objects, reported as a store without suffix reads (JS storage, some HTTP
+    /// hosts): a read of a file's end without its size costs a `head` first.
+    pub fn without_suffix_ranges(mut self) -> Self {
+        self.no_suffix_ranges = true;
         self
     }
 
@@ -148,6 +157,7 @@ impl Storage for MemoryStorage {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             writable: !self.read_only,
+            suffix_ranges: !self.no_suffix_ranges,
             ..Capabilities::full()
         }
     }

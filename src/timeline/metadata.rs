@@ -18,10 +18,10 @@ pub fn decode_instant_file(bytes: &[u8], path: &str) -> Result<serde_json::Value
         return Ok(serde_json::Value::Object(Default::default()));
     }
     if bytes.starts_with(crate::avro::container::MAGIC) {
-        let mut values = crate::avro::container::read_values(bytes).map_err(|e| e.in_file(path))?;
+        let mut values = crate::avro::container::read_json(bytes).map_err(|e| e.in_file(path))?;
         return match values.len() {
             0 => Ok(serde_json::Value::Object(Default::default())),
-            _ => Ok(crate::avro::value_to_json(values.swap_remove(0))),
+            _ => Ok(values.swap_remove(0)),
         };
     }
     if trimmed[0] == b'{' {

@@ -182,7 +182,7 @@ async fn may_hold_keys(
     if !slice.log_files.is_empty() {
         return Ok(true);
     }
-    let footer = client.footer(&path).await?;
+    let footer = client.footer(&path, slice.base_size()).await?;
     let (Some(min), Some(max)) = (
         footer.key_value("hoodie_min_record_key"),
         footer.key_value("hoodie_max_record_key"),

@@ -171,7 +171,8 @@ for f in first:
     q = by_query.get(f["query"], {})
     rs = q.get("hudi_rs") or {}
     peer = f"{rs['wall'] * 1000:.0f} ms (serial bound, native)" if "wall" in rs else "-"
-    lines.append(f"| 5 | first rows, wasm in Node, 20 ms/request: `{f['query']}` | {f['ms']:.0f} ms ({f['round_trips']} round trips, {f['requests']} requests) | {peer} | ≤ 150 ms | {met(f['ms'] <= 150)} |")
+    again = f" (again in the same process, compiled: {f['again_ms']:.0f} ms)" if "again_ms" in f else ""
+    lines.append(f"| 5 | first rows, wasm in Node, 20 ms/request: `{f['query']}` | {f['ms']:.0f} ms{again}, {f['round_trips']} round trips, {f['requests']} requests | {peer} | ≤ 150 ms | {met(f['ms'] <= 150)} |")
 m = re.search(r"ratio hudi-edge wasm stream\(\) / hudi-rs: ([\d.]+)x", mor)
 if m:
     r = float(m.group(1))

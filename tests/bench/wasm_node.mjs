@@ -4,7 +4,9 @@
 //                                                process per run: require() of the bindings)
 //   node wasm_node.mjs first-rows TABLE FILTER [DELAY_MS]
 //                                                open → first batch of a filtered stream(),
-//                                                every storage call delayed DELAY_MS (20)
+//                                                twice in one process (again_ms: compiled),
+//                                                every storage call delayed DELAY_MS (20);
+//                                                TRACE=1 prints each call
 //   node wasm_node.mjs open-cost TABLE           what the viewer asks of the npm package on
 //                                                open: the timeline without operations,
 //                                                info() and fileGroups(); then (apart) the
@@ -27,14 +29,26 @@ const require = createRequire(import.meta.url);
 const [what, ...args] = process.argv.slice(2);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** Every call of `storage` waits `ms` first, as a remote store's round trip would. */
+/** Every call of `storage` waits `ms` first, as a remote store's round trip would; with
+ * TRACE=1 each call is printed on stderr (start ms, calls in flight, what). */
 function delayed(storage, ms) {
   const wait = () => new Promise((r) => setTimeout(r, ms));
+  const t0 = performance.now();
+  let inFlight = 0;
   const out = { ...storage };
   for (const k of ['get', 'head', 'list']) {
     out[k] = async (...a) => {
-      await wait();
-      return storage[k](...a);
+      if (process.env.TRACE === '1') {
+        const at = (performance.now() - t0).toFixed(0).padStart(5);
+        console.error(`${at} ms  ${String(inFlight).padStart(2)} in flight  ${k} ${a.join(' ')}`);
+      }
+      inFlight++;
+      try {
+        await wait();
+        return await storage[k](...a);
+      } finally {
+        inFlight--;
+      }
     };
   }
   return out;
@@ -51,13 +65,22 @@ if (what === 'startup') {
 } else if (what === 'first-rows') {
   const [table, filter, delay = '20'] = args;
   const { WasmTable } = require(bindings);
-  const t0 = performance.now();
-  const t = await WasmTable.openJs(delayed(fsStorage(table), Number(delay)));
-  const stream = t.stream({ filters: [filter] });
-  const first = await stream.next();
-  const ms = performance.now() - t0;
-  const io = t.io();
-  console.log(JSON.stringify({ ms, got_rows: first !== undefined, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes }));
+  const firstRows = async () => {
+    const t0 = performance.now();
+    const t = await WasmTable.openJs(delayed(fsStorage(table), Number(delay)));
+    const stream = t.stream({ filters: [filter] });
+    const first = await stream.next();
+    const ms = performance.now() - t0;
+    const io = t.io();
+    t.free();
+    return { ms, got_rows: first !== undefined, io };
+  };
+  // The first query also pays V8's lazy compilation of every wasm function it reaches; the
+  // second (a new table object, nothing cached) shows the engine and the round trips alone.
+  const cold = await firstRows();
+  const warm = await firstRows();
+  const { io } = cold;
+  console.log(JSON.stringify({ ms: cold.ms, again_ms: warm.ms, got_rows: cold.got_rows && warm.got_rows, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes }));
 } else if (what === 'open-cost' || what === 'open-cost-http') {
   // Through the npm package (pkg-config/dist, `npm run build`), as the viewer calls it: a
   // table directory, or (open-cost-http) a fixture by URL from a loopback nginx serving the

@@ -298,7 +298,7 @@ pub(super) async fn by_footers(
             && !decided.get(i).copied().unwrap_or(false);
         match (prunable, s.base_path()) {
             (true, Some(path)) => {
-                let footer = client.footer(&path).await?;
+                let footer = client.footer(&path, s.base_size()).await?;
                 Ok::<bool, HudiError>(
                     !crate::base_file::matching_row_groups(&footer, Some(filter)).is_empty(),
                 )
