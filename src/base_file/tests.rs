@@ -437,10 +437,18 @@ fn a_known_size_spares_the_head_a_store_without_suffix_reads_needs() {
     let read = |size| futures::executor::block_on(read_footer_and_data(&counted, PATH, size, 0));
     let unsized_footer = read(None).unwrap();
     let unsized_io = stats.snapshot();
-    assert_eq!((unsized_io.heads, unsized_io.requests), (1, 3), "head, tail, footer head");
+    assert_eq!(
+        (unsized_io.heads, unsized_io.requests),
+        (1, 3),
+        "head, tail, footer head"
+    );
     let sized_footer = read(Some(file.len() as u64)).unwrap();
     let sized_io = stats.snapshot().since(&unsized_io);
-    assert_eq!((sized_io.heads, sized_io.requests), (0, 2), "tail, footer head");
+    assert_eq!(
+        (sized_io.heads, sized_io.requests),
+        (0, 2),
+        "tail, footer head"
+    );
     assert_eq!(sized_footer.parquet().file_metadata().num_rows(), 1);
     assert_eq!(
         sized_footer.parquet().num_row_groups(),

@@ -18,8 +18,13 @@ use bytes::Bytes;
 use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::Result;
 
-/// Default bound on cached bytes.
+/// Default bound on cached bytes. Smaller in wasm: linear memory never shrinks, so what a
+/// session caches stays the module's high-water mark (a full scan fills any cache and gains
+/// nothing from it), and an edge isolate has 128 MB in all.
+#[cfg(not(target_arch = "wasm32"))]
 pub const DEFAULT_CAPACITY: u64 = 64 * 1024 * 1024;
+#[cfg(target_arch = "wasm32")]
+pub const DEFAULT_CAPACITY: u64 = 16 * 1024 * 1024;
 
 pub fn is_immutable(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
