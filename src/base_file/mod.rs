@@ -117,8 +117,9 @@ pub async fn read_footer_and_data(
     let purpose = Purpose::Footer;
     let size = size.filter(|s| *s > 0);
     let file = RangedFile::open_tail(storage, path, FOOTER_PREFETCH, size, purpose).await?;
+    let listed = size.is_some();
     let size = file.size();
-    let meta_len = footer_len(file.held().1, size, path)?;
+    let meta_len = footer_len(file.held().1, size, listed, path)?;
     let data_end = size - meta_len - 8;
     let (held_start, held) = file.held();
     let (footer, tail, data) = if held_start <= data_end {
@@ -196,7 +197,8 @@ async fn footer_by_parts(
 }
 
 /// The footer's length, from the last 8 bytes of `tail`, checked against the file's `size`.
-fn footer_len(tail: &[u8], size: u64, path: &str) -> Result<u64> {
+/// `listed`: the size came from the plan (listing or `files` partition), not from the store.
+fn footer_len(tail: &[u8], size: u64, listed: bool, path: &str) -> Result<u64> {
     if size < 12 || tail.len() < 8 {
         return Err(HudiError::corrupt(
             path,
@@ -205,10 +207,12 @@ fn footer_len(tail: &[u8], size: u64, path: &str) -> Result<u64> {
     }
     let end = &tail[tail.len() - 8..];
     if &end[4..] != b"PAR1" {
-        return Err(HudiError::corrupt(
-            path,
-            "missing PAR1 footer magic (truncated or not Parquet)",
-        ));
+        let why = if listed {
+            format!("missing PAR1 footer magic at the {size} bytes the table lists for it (truncated, replaced or not Parquet)")
+        } else {
+            "missing PAR1 footer magic (truncated or not Parquet)".to_string()
+        };
+        return Err(HudiError::corrupt(path, why));
     }
     let meta_len = u32::from_le_bytes([end[0], end[1], end[2], end[3]]) as u64;
     if meta_len + 8 > size {
@@ -236,7 +240,7 @@ fn decode_footer(footer: &[u8], data_end: u64, path: &str) -> Result<ParquetMeta
 /// crate reads it without our reader; `what` says what the file was.
 pub fn decode_in_memory(file: Bytes, path: &str, what: &str) -> Result<Vec<RecordBatch>> {
     let size = file.len() as u64;
-    let meta_len = footer_len(&file, size, path)?;
+    let meta_len = footer_len(&file, size, false, path)?;
     let data_end = size - meta_len - 8;
     let metadata = decode_footer(&file[data_end as usize..file.len() - 8], data_end, path)?;
     // Every chunk lies within the data (checked above).
