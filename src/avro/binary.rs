@@ -107,6 +107,16 @@ pub fn read_block_count(buf: &mut &[u8]) -> Result<usize> {
     usize::try_from(n.unsigned_abs()).map_err(|_| malformed("Avro block count too large"))
 }
 
+/// The branch a union value takes, of a union's `branches` (one per variant).
+#[inline]
+pub fn read_union_branch<'a, T>(buf: &mut &[u8], branches: &'a [T]) -> Result<&'a T> {
+    let branch = read_long(buf)?;
+    usize::try_from(branch)
+        .ok()
+        .and_then(|b| branches.get(b))
+        .ok_or_else(|| malformed(format!("bad Avro union branch {branch}")))
+}
+
 /// A big-endian two's-complement integer (decimal unscaled value) of up to 16 bytes.
 pub fn be_i128(bytes: &[u8]) -> Result<i128> {
     let negative = bytes.first().is_some_and(|b| b & 0x80 != 0);

@@ -13,8 +13,10 @@ use base64::Engine;
 use serde_json::{Map, Number, Value as J};
 
 use super::binary::{
-    read_block_count, read_bool, read_bytes, read_f32, read_f64, read_fixed, read_long, read_string,
+    read_bool, read_bytes, read_f32, read_f64, read_fixed, read_long, read_string,
+    read_union_branch,
 };
+use super::decode::each_item;
 use super::guard::Checked;
 use super::to_arrow::{Names, MAX_DEPTH};
 use crate::error::{malformed, HudiError, Result};
@@ -153,38 +155,23 @@ impl ToJson {
                     .ok_or_else(|| malformed(format!("bad Avro enum index {i}")))?;
                 J::String(symbol.clone())
             }
-            ToJson::Union(branches) => {
-                let b = read_long(buf)?;
-                let branch = usize::try_from(b)
-                    .ok()
-                    .and_then(|b| branches.get(b))
-                    .ok_or_else(|| malformed(format!("bad Avro union branch {b}")))?;
-                branch.decode(buf)?
-            }
+            ToJson::Union(branches) => read_union_branch(buf, branches)?.decode(buf)?,
             ToJson::Array(item) => {
                 let mut out = Vec::new();
-                loop {
-                    let n = read_block_count(buf)?;
-                    if n == 0 {
-                        break J::Array(out);
-                    }
-                    for _ in 0..n {
-                        out.push(item.decode(buf)?);
-                    }
-                }
+                each_item(buf, |buf| {
+                    out.push(item.decode(buf)?);
+                    Ok(())
+                })?;
+                J::Array(out)
             }
             ToJson::Map(value) => {
                 let mut out = Map::new();
-                loop {
-                    let n = read_block_count(buf)?;
-                    if n == 0 {
-                        break J::Object(out);
-                    }
-                    for _ in 0..n {
-                        let key = read_string(buf)?.to_string();
-                        out.insert(key, value.decode(buf)?);
-                    }
-                }
+                each_item(buf, |buf| {
+                    let key = read_string(buf)?.to_string();
+                    out.insert(key, value.decode(buf)?);
+                    Ok(())
+                })?;
+                J::Object(out)
             }
             ToJson::Record(fields) => {
                 let mut out = Map::with_capacity(fields.len());

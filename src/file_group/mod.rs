@@ -134,9 +134,10 @@ impl FileSlice {
             .map(|b| crate::storage::join(&self.partition, &b.name))
     }
 
-    /// The base file's size as listed (0, unknown, is `None`).
+    /// The base file's size as listed (0 where the listing did not say; a footer read takes
+    /// 0 as unknown).
     pub fn base_size(&self) -> Option<u64> {
-        self.base_file.as_ref().map(|b| b.size).filter(|s| *s > 0)
+        self.base_file.as_ref().map(|b| b.size)
     }
 
     pub fn log_paths(&self) -> Vec<String> {

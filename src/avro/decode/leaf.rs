@@ -287,9 +287,5 @@ pub(super) fn timestamp_array(p: &mut Prim<i64>, unit: TimeUnit, tz: Option<Arc<
 /// The branch an all-numeric union value takes; `int`/`long` only in integer unions and
 /// `float`/`double` only in floating ones (see `union_shape`).
 pub(super) fn read_branch(branches: &[NumBranch], buf: &mut &[u8]) -> Result<NumBranch> {
-    let branch = read_long(buf)?;
-    usize::try_from(branch)
-        .ok()
-        .and_then(|b| branches.get(b).copied())
-        .ok_or_else(|| malformed(format!("bad Avro union branch {branch}")))
+    read_union_branch(buf, branches).copied()
 }

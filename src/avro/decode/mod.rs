@@ -28,6 +28,7 @@ use arrow_schema::{ArrowError, DataType, FieldRef, Fields, SchemaRef, TimeUnit};
 
 use super::binary::{
     be_i128, read_bool, read_bytes, read_f32, read_f64, read_fixed, read_int, read_len, read_long,
+    read_union_branch,
 };
 use super::to_arrow::{
     avro_schema_to_arrow, decimal_fixed_size, kind_name, leaf_type, union_shape, Names, UnionShape,
@@ -38,7 +39,7 @@ use crate::error::{malformed, HudiError, Result};
 mod leaf;
 mod nested;
 
-pub(crate) use nested::Skip;
+pub(crate) use nested::{each_item, Skip};
 
 use leaf::*;
 use nested::*;
@@ -502,12 +503,7 @@ impl MembersDecoder {
     }
 
     fn decode(&mut self, buf: &mut &[u8]) -> Result<()> {
-        let branch = read_long(buf)?;
-        let chosen = usize::try_from(branch)
-            .ok()
-            .and_then(|b| self.branches.get(b).copied())
-            .ok_or_else(|| malformed(format!("bad Avro union branch {branch}")))?;
-        let Some(chosen) = chosen else {
+        let Some(chosen) = *read_union_branch(buf, &self.branches)? else {
             self.push_null();
             return Ok(());
         };

@@ -92,7 +92,6 @@ impl MapDecoder {
     }
 }
 
-/// Item count of the next array/map block; a negative count is followed by a byte size.
 /// One array or map value: its blocks of entries, then its end offset.
 fn decode_entries(
     offsets: &mut Vec<i32>,
@@ -100,21 +99,29 @@ fn decode_entries(
     buf: &mut &[u8],
     mut entry: impl FnMut(&mut &[u8]) -> Result<()>,
 ) -> Result<()> {
-    let mut count = *offsets.last().unwrap_or(&0) as usize;
-    loop {
-        let n = read_block(buf)?;
-        if n == 0 {
-            break;
-        }
-        check_count(n, buf)?;
-        for _ in 0..n {
-            entry(buf)?;
-        }
-        count += n;
-    }
+    let count = *offsets.last().unwrap_or(&0) as usize + each_item(buf, &mut entry)?;
     offsets.push(offset(count)?);
     nulls.append_non_null();
     Ok(())
+}
+
+/// One array or map value's blocks, `item` called for each item in turn; the item count.
+pub(crate) fn each_item(
+    buf: &mut &[u8],
+    mut item: impl FnMut(&mut &[u8]) -> Result<()>,
+) -> Result<usize> {
+    let mut count = 0;
+    loop {
+        let n = read_block(buf)?;
+        if n == 0 {
+            return Ok(count);
+        }
+        check_count(n, buf)?;
+        for _ in 0..n {
+            item(buf)?;
+        }
+        count += n;
+    }
 }
 
 fn push_null_entry(offsets: &mut Vec<i32>, nulls: &mut NullBufferBuilder) {
@@ -218,14 +225,7 @@ impl Skip {
             Skip::Fixed(n) => {
                 read_fixed(buf, *n)?;
             }
-            Skip::Union(branches) => {
-                let b = read_long(buf)?;
-                let branch = usize::try_from(b)
-                    .ok()
-                    .and_then(|b| branches.get(b))
-                    .ok_or_else(|| malformed(format!("bad Avro union branch {b}")))?;
-                branch.skip(buf)?;
-            }
+            Skip::Union(branches) => read_union_branch(buf, branches)?.skip(buf)?,
             Skip::Record(fields) => {
                 for f in fields {
                     f.skip(buf)?;
