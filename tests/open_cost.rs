@@ -12,16 +12,16 @@ use std::time::Duration;
 use common::*;
 use hudi_edge::storage::latency::Latency;
 use hudi_edge::storage::local::LocalStorage;
-use hudi_edge::storage::Purpose;
+use hudi_edge::storage::{IoSnapshot, Purpose, Storage};
 use hudi_edge::Table;
 
 const MOR: &str = "sample_table/mor/avro/v9_txns_simple_meta";
 
-#[tokio::test]
-async fn first_screen_reads_properties_and_listings_only() {
-    // 20 ms per request: requests in flight together overlap, so round trips are counted.
-    let local = Arc::new(LocalStorage::new(table_path(MOR)));
-    let storage = Arc::new(Latency::new(local, Duration::from_millis(20)));
+/// The first screen over `store` (20 ms per request: requests in flight together overlap,
+/// so round trips are counted): its cost, checked to show every instant and file group,
+/// and the number of partitions and of completed replacecommits.
+async fn first_screen(store: Arc<dyn Storage>) -> (IoSnapshot, u64, u64) {
+    let storage = Arc::new(Latency::new(store, Duration::from_millis(20)));
     let table = Table::open(storage).await.unwrap();
     let timeline = table.timeline();
     let view = table.file_system_view(None).await.unwrap();
@@ -54,9 +54,8 @@ async fn first_screen_reads_properties_and_listings_only() {
         .collect();
     assert_eq!(got_groups, want_groups);
 
-    // The properties and the timeline's listing (one round trip), the root's, each
-    // partition's, and the metadata of each completed replacecommit (the file groups it
-    // replaced leave the layout): nothing else.
+    // The metadata of each completed replacecommit is read: the file groups it replaced
+    // leave the layout.
     let replaces = timeline
         .instants
         .iter()
@@ -77,12 +76,28 @@ async fn first_screen_reads_properties_and_listings_only() {
         "{:?}",
         io.by_purpose
     );
-    let requests = |p: Purpose| io.by_purpose[&p].requests;
-    assert_eq!(requests(Purpose::Properties), 1);
-    assert_eq!(requests(Purpose::Listing), 2 + partitions.len() as u64);
-    assert_eq!(requests(Purpose::CommitMetadata), replaces);
+    assert_eq!(io.by_purpose[&Purpose::CommitMetadata].requests, replaces);
     assert!(io.bytes <= 64 * 1024, "{} bytes", io.bytes);
-    // The properties with the timeline; the root with the replacecommits' metadata; the
-    // partitions (which share the second round trip when a commit read is still in flight).
+    (io, partitions.len() as u64, replaces)
+}
+
+#[tokio::test]
+async fn first_screen_reads_properties_and_listings_only() {
+    // A store that starts a listing past a key (local files here, S3's `start-after`): the
+    // properties with the timeline's listing, then one listing past `.hoodie/` (the
+    // partitions are hive-style) with the replacecommits' metadata: 2 round trips.
+    let local: Arc<dyn Storage> = Arc::new(LocalStorage::new(table_path(MOR)));
+    let (io, _, replaces) = first_screen(local.clone()).await;
+    assert_eq!(io.by_purpose[&Purpose::Properties].requests, 1);
+    assert_eq!(io.by_purpose[&Purpose::Listing].requests, 2);
+    assert_eq!(io.requests, 3 + replaces, "{:?}", io.by_purpose);
+    assert_eq!(io.round_trips, 2);
+
+    // A store that cannot: the root, then each partition (which share the second round trip
+    // when a commit read is still in flight).
+    let by_directory: Arc<dyn Storage> = Arc::new(common::hooked::Hooked::new(local));
+    let (io, partitions, replaces) = first_screen(by_directory).await;
+    assert_eq!(io.by_purpose[&Purpose::Listing].requests, 2 + partitions);
+    assert_eq!(io.requests, 3 + partitions + replaces);
     assert!(io.round_trips <= 3, "{} round trips", io.round_trips);
 }

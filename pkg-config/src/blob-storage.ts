@@ -40,6 +40,11 @@ export class BlobStorage implements StorageObject {
     return { path, size: f.data instanceof Uint8Array ? f.data.byteLength : f.data.size, ...(f.lastModified ? { lastModified: f.lastModified } : {}) };
   }
 
+  /** The files are all in hand: one pass instead of one listing per directory. */
+  async listAfter(startAfter: string): Promise<ObjectMeta[]> {
+    return (await this.list('', true)).filter((m) => m.path > startAfter);
+  }
+
   async list(prefix: string, recursive: boolean): Promise<ObjectMeta[]> {
     const dir = prefix.replace(/\/+$/, '');
     const start = dir ? `${dir}/` : '';

@@ -7,6 +7,11 @@ export interface StorageObject {
   get(path: string, start?: number, end?: number, signal?: AbortSignal): Promise<Uint8Array>;
   head(path: string, signal?: AbortSignal): Promise<ObjectMeta>;
   list(prefix: string, recursive: boolean, signal?: AbortSignal): Promise<ObjectMeta[]>;
+  /** Optional: every object under the base path, recursively, whose path sorts after
+   *  `startAfter` (byte order, as S3 ListObjectsV2's `start-after`). With it, listing a
+   *  table's partitions skips the whole `.hoodie/` tree in one listing instead of one per
+   *  directory. */
+  listAfter?(startAfter: string, signal?: AbortSignal): Promise<ObjectMeta[]>;
   /** For `write()` (with `delete`; without both, writes are refused as `UNSUPPORTED`).
    *  `mode` `'create'` must fail when the object exists (throw or answer an error with
    *  `conflict: true` or `code: 'CONFLICT'`): it is the commit point. `'overwrite'` replaces;

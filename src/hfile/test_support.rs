@@ -416,7 +416,10 @@ impl Storage for Yielding {
         self.0.location()
     }
     fn capabilities(&self) -> Capabilities {
-        self.0.capabilities()
+        Capabilities {
+            lists_after: false,
+            ..self.0.capabilities()
+        }
     }
     async fn read(&self, path: &str, ranges: &[ByteRange], purpose: Purpose) -> Result<Fetched> {
         YieldOnce(false).await;

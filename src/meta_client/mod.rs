@@ -356,9 +356,13 @@ impl MetaClient {
         })
     }
 
-    /// Every data file under the table's partitions, by directory listing: the root (for
-    /// non-partitioned tables) and each top-level directory except `.hoodie`, listed
-    /// recursively and concurrently.
+    /// Every data file under the table's partitions, by directory listing. Where the store
+    /// can start a listing past a key (S3 `start-after`), one listing past `.hoodie/` covers
+    /// every directory that sorts after it, beside the root's own listing (root files, and
+    /// directories that sort before `.hoodie`, listed next). Hive-style partition
+    /// directories all start with a field name, which sorts after `.hoodie/`: that one
+    /// listing is all. When it stops at its first page, the directories from the last one
+    /// it reached are listed one by one and concurrently, as on stores that cannot skip.
     pub async fn list_data_files(&self) -> Result<Vec<(String, ObjectMeta)>> {
         if !self.storage.capabilities().lists_dot_files
             && self.config.table_type == crate::config::TableType::MergeOnRead
@@ -371,7 +375,56 @@ impl MetaClient {
                 self.storage.location(),
             ));
         }
-        let root = self.storage.list("", false).await?;
+        // `.hoodie0` sorts right after every `.hoodie/…` key ('0' follows '/').
+        const PAST_HOODIE: &str = ".hoodie0";
+        let top_dir = |path: &str| path.split_once('/').map(|(d, _)| d.to_string());
+        let capabilities = self.storage.capabilities();
+        let skips_ahead = capabilities.lists_after || capabilities.listing.is_some();
+        let hive_only = self.config.is_partitioned() && self.config.hive_style_partitioning;
+        let (mut root, mut after) = (None, None);
+        if skips_ahead && hive_only {
+            after = self.storage.list_after(PAST_HOODIE).await?;
+        } else if skips_ahead {
+            let (r, a) = futures::try_join!(
+                self.storage.list("", false),
+                self.storage.list_after(PAST_HOODIE)
+            )?;
+            (root, after) = (Some(r), a);
+        }
+        // Directories from `relist_from` on (all, without a listing past `.hoodie/`) and
+        // those before `.hoodie` are listed one by one.
+        let mut relist_from = Some(String::new());
+        let mut files = Vec::new();
+        if let Some(after) = after {
+            if !after.complete {
+                // The last directory reached may go on in the next page.
+                relist_from = after
+                    .objects
+                    .iter()
+                    .map(|m| m.path.as_str())
+                    .max()
+                    .and_then(top_dir);
+                relist_from.get_or_insert_with(String::new);
+            } else {
+                relist_from = None;
+            }
+            files = after
+                .objects
+                .into_iter()
+                .filter(|m| match top_dir(&m.path) {
+                    Some(d) => {
+                        !d.starts_with(".hoodie")
+                            && relist_from.as_ref().is_none_or(|from| d < *from)
+                    }
+                    None => false,
+                })
+                .collect();
+        }
+        let root = match root {
+            Some(r) => r,
+            None if relist_from.is_some() || !hive_only => self.storage.list("", false).await?,
+            None => Vec::new(),
+        };
         let mut out: Vec<(String, ObjectMeta)> = root
             .iter()
             .filter(|m| !m.is_dir)
@@ -380,11 +433,16 @@ impl MetaClient {
         let dirs: Vec<&ObjectMeta> = root
             .iter()
             .filter(|m| m.is_dir && !m.name().starts_with(".hoodie"))
+            .filter(|m| {
+                let d = m.path.as_str();
+                d < PAST_HOODIE || relist_from.as_deref().is_some_and(|from| d >= from)
+            })
             .collect();
         let listed =
             futures::future::try_join_all(dirs.iter().map(|d| self.storage.list(&d.path, true)))
                 .await?;
-        for m in listed.into_iter().flatten().filter(|m| !m.is_dir) {
+        files.extend(listed.into_iter().flatten().filter(|m| !m.is_dir));
+        for m in files {
             let partition = match m.path.rfind('/') {
                 Some(i) => m.path[..i].to_string(),
                 None => String::new(),
@@ -531,4 +589,118 @@ async fn read_properties(storage: &dyn Storage) -> Result<TableConfig> {
     let text =
         std::str::from_utf8(&bytes).map_err(|_| HudiError::corrupt(path, "not UTF-8 text"))?;
     TableConfig::parse(text, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::memory::MemoryStorage;
+
+    /// Data files as `partition/name`, and the listing requests they took.
+    fn listed(storage: MemoryStorage, properties: &str) -> (Vec<String>, u64) {
+        storage.insert(PROPERTIES_FILE, properties.to_string(), None);
+        futures::executor::block_on(async {
+            let client = MetaClient::open(Arc::new(storage)).await.unwrap();
+            let before = client.io().requests;
+            let mut files: Vec<String> = client
+                .list_data_files()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|(p, m)| format!("{p}|{}", m.path))
+                .collect();
+            files.sort();
+            (files, client.io().requests - before)
+        })
+    }
+
+    fn table(paths: &[&str]) -> (MemoryStorage, MemoryStorage) {
+        let (skipping, by_directory) = (
+            MemoryStorage::new(),
+            MemoryStorage::new().without_list_after(),
+        );
+        for p in paths {
+            skipping.insert(p, "x", None);
+            by_directory.insert(p, "x", None);
+        }
+        (skipping, by_directory)
+    }
+
+    const TIMELINE: &str = ".hoodie/timeline/20240101000000000_20240101000000001.commit";
+    const MDT: &str = ".hoodie/metadata/files/.files-0000-0_00000000000000000.log.1_0-0-0";
+
+    #[test]
+    fn a_listing_past_hoodie_finds_what_directory_listings_find() {
+        // Value partitions may sort before `.hoodie` ("-1") or after it; a non-partitioned
+        // table keeps log files at the root; `.hoodie*` directories hold no data.
+        let paths = [
+            TIMELINE,
+            MDT,
+            "-1/a.parquet",
+            "-1/.a_20240101000000000.log.1_0-1-1",
+            "2024/01/b.parquet",
+            "zz/c.parquet",
+            ".0d_20240101000000000.log.1_0-1-1",
+            "e.parquet",
+            ".hoodie_backup/f.parquet",
+        ];
+        let properties =
+            "hoodie.table.name=t\nhoodie.table.type=MERGE_ON_READ\nhoodie.table.version=9\n\
+                          hoodie.table.partition.fields=v\n";
+        let (skipping, by_directory) = table(&paths);
+        let (fast, fast_requests) = listed(skipping, properties);
+        let (slow, slow_requests) = listed(by_directory, properties);
+        assert_eq!(fast, slow);
+        assert_eq!(fast.len(), 6, "{fast:?}");
+        // The root and the listing past `.hoodie/` together, then "-1" (it sorts before).
+        assert_eq!(fast_requests, 3);
+        assert_eq!(slow_requests, 4);
+    }
+
+    #[test]
+    fn hive_style_partitions_take_one_listing() {
+        let paths = [
+            TIMELINE,
+            MDT,
+            "region=eu/a.parquet",
+            "region=eu/.a_20240101000000000.log.1_0-1-1",
+            "region=us/day=1/b.parquet",
+        ];
+        let properties = "hoodie.table.name=t\nhoodie.table.type=MERGE_ON_READ\nhoodie.table.version=9\n\
+                          hoodie.table.partition.fields=region\nhoodie.datasource.write.hive_style_partitioning=true\n";
+        let (skipping, by_directory) = table(&paths);
+        let (fast, fast_requests) = listed(skipping, properties);
+        let (slow, slow_requests) = listed(by_directory, properties);
+        assert_eq!(fast, slow);
+        assert_eq!(
+            fast,
+            [
+                "region=eu|region=eu/.a_20240101000000000.log.1_0-1-1",
+                "region=eu|region=eu/a.parquet",
+                "region=us/day=1|region=us/day=1/b.parquet"
+            ]
+        );
+        assert_eq!((fast_requests, slow_requests), (1, 3));
+    }
+
+    #[test]
+    fn a_first_page_that_stops_inside_a_partition_leaves_the_rest_to_directory_listings() {
+        let mut paths = vec![TIMELINE.to_string(), MDT.to_string()];
+        for region in ["eu", "us", "zz"] {
+            for i in 0..4 {
+                paths.push(format!("region={region}/{i}.parquet"));
+            }
+        }
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let properties = "hoodie.table.name=t\nhoodie.table.type=MERGE_ON_READ\nhoodie.table.version=9\n\
+                          hoodie.table.partition.fields=region\nhoodie.datasource.write.hive_style_partitioning=true\n";
+        let (_, by_directory) = table(&paths);
+        let (slow, _) = listed(by_directory, properties);
+        assert_eq!(slow.len(), 12);
+        // Pages of 6 keys end inside region=us: the page, the root, then us and zz.
+        let (skipping, _) = table(&paths);
+        let (paged, requests) = listed(skipping.with_pages_after(6), properties);
+        assert_eq!(paged, slow);
+        assert_eq!(requests, 4);
+    }
 }

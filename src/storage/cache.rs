@@ -215,6 +215,10 @@ impl Storage for Cached {
         self.inner.list(prefix, recursive).await
     }
 
+    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+        self.inner.list_after(start_after).await
+    }
+
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
         self.forget(path);
         self.inner.put(path, data, mode).await

@@ -252,6 +252,22 @@ impl Storage for Instrumented {
         self.inner.list(prefix, recursive).await
     }
 
+    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+        let capabilities = self.inner.capabilities();
+        if let Some(held) = capabilities.listing {
+            return Ok(Some(super::ListedAfter::new(
+                held.list("", true),
+                start_after,
+                true,
+            )));
+        }
+        if !capabilities.lists_after {
+            return Ok(None);
+        }
+        let _f = self.stats.begin(Verb::List, Purpose::Listing);
+        self.inner.list_after(start_after).await
+    }
+
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
         let _f = self.stats.begin(Verb::Put, Purpose::Other);
         self.stats.add_bytes(data.len() as u64, Purpose::Other);

@@ -59,6 +59,11 @@ impl Storage for Latency {
         self.inner.list(prefix, recursive).await
     }
 
+    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+        self.wait().await;
+        self.inner.list_after(start_after).await
+    }
+
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
         self.wait().await;
         self.inner.put(path, data, mode).await

@@ -307,14 +307,25 @@ pub struct S3Page {
     pub next_token: Option<String>,
 }
 
-/// The query of a `ListObjectsV2` request for `prefix` under `root`.
-pub fn s3_list_query(root: &str, prefix: &str, recursive: bool, token: Option<&str>) -> String {
+/// The query of a `ListObjectsV2` request for `prefix` under `root`; `start_after` (a path
+/// under `root`) skips every key that sorts before it.
+pub fn s3_list_query(
+    root: &str,
+    prefix: &str,
+    recursive: bool,
+    token: Option<&str>,
+    start_after: Option<&str>,
+) -> String {
     let mut q = format!(
         "list-type=2&prefix={}",
         uri_encode(&s3_dir_key(root, prefix))
     );
     if !recursive {
         q.push_str("&delimiter=%2F");
+    }
+    if let Some(after) = start_after {
+        q.push_str("&start-after=");
+        q.push_str(&uri_encode(&format!("{}{after}", s3_dir_key(root, ""))));
     }
     if let Some(t) = token {
         q.push_str("&continuation-token=");
@@ -582,8 +593,12 @@ mod tests {
         assert_eq!(s3_dir_key("", ""), "");
         assert_eq!(s3_dir_key("", "p=1"), "p=1/");
         assert_eq!(
-            s3_list_query("t", ".hoodie", false, Some("a b")),
+            s3_list_query("t", ".hoodie", false, Some("a b"), None),
             "list-type=2&prefix=t%2F.hoodie%2F&delimiter=%2F&continuation-token=a%20b"
+        );
+        assert_eq!(
+            s3_list_query("t", "", true, None, Some(".hoodie0")),
+            "list-type=2&prefix=t%2F&start-after=t%2F.hoodie0"
         );
     }
 }

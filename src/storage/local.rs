@@ -284,7 +284,10 @@ impl Storage for LocalStorage {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::full()
+        Capabilities {
+            lists_after: true,
+            ..Capabilities::full()
+        }
     }
 
     async fn read(&self, path: &str, ranges: &[ByteRange], _: Purpose) -> Result<Fetched> {
@@ -327,6 +330,29 @@ impl Storage for LocalStorage {
         );
         out.extend(dirs.into_iter().map(|(_, m)| m));
         Ok(out)
+    }
+
+    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+        let mut top = Vec::new();
+        walk(&self.root, &self.root, false, &mut top).map_err(|e| map_err("", e))?;
+        let mut found = Vec::new();
+        for (rel, m) in top {
+            if !m.is_dir {
+                found.push((rel, m));
+                continue;
+            }
+            // Every key under `dir/` sorts before `start_after`: not walked.
+            let dir = format!("{rel}/");
+            if dir.as_str() < start_after && !start_after.starts_with(&dir) {
+                continue;
+            }
+            match walk(&self.root, &self.root.join(&rel), true, &mut found) {
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                other => other.map_err(|e| map_err(&rel, e))?,
+            }
+        }
+        let files = found.into_iter().map(|(_, m)| m).collect();
+        Ok(Some(super::ListedAfter::new(files, start_after, true)))
     }
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
@@ -382,6 +408,31 @@ mod tests {
             }
             assert_eq!(s.list("..", true).await.unwrap_err().code(), "CORRUPT");
         });
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_listing_past_a_key_skips_what_sorts_before_it() {
+        let dir = scratch("after");
+        for f in [
+            ".hoodie/timeline/1.commit",
+            ".hoodie/metadata/files/x",
+            "-1/a",
+            "b/c/d",
+            "e",
+            ".f",
+        ] {
+            let path = dir.join(f);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, b"x").unwrap();
+        }
+        let s = LocalStorage::new(&dir);
+        let listed = futures::executor::block_on(s.list_after(".hoodie0"))
+            .unwrap()
+            .unwrap();
+        let mut paths: Vec<&str> = listed.objects.iter().map(|m| m.path.as_str()).collect();
+        paths.sort();
+        assert_eq!(paths, ["b/c/d", "e"]);
         let _ = fs::remove_dir_all(dir);
     }
 

@@ -348,6 +348,10 @@ impl Storage for MdtCached {
         Ok(objects)
     }
 
+    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+        self.inner.list_after(start_after).await
+    }
+
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
         let meta = self.inner.put(path, data.clone(), mode).await?;
         if is_mdt_file(path) {

@@ -24,6 +24,10 @@ pub struct MemoryStorage {
     read_only: bool,
     /// Reported as without suffix reads, as a store whose reads then need a `head` first.
     no_suffix_ranges: bool,
+    /// Reported as listing directory by directory.
+    no_list_after: bool,
+    /// `list_after` answers this many objects at most, as a paged store's first page.
+    page_after: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -49,6 +53,19 @@ impl MemoryStorage {
     /// hosts): a read of a file's end without its size costs a `head` first.
     pub fn without_suffix_ranges(mut self) -> Self {
         self.no_suffix_ranges = true;
+        self
+    }
+
+    /// The same objects, reported as a store that lists directory by directory (no
+    /// [`Storage::list_after`]).
+    pub fn without_list_after(mut self) -> Self {
+        self.no_list_after = true;
+        self
+    }
+
+    /// The same objects, with `list_after` answering pages of `keys` (S3's are 1,000).
+    pub fn with_pages_after(mut self, keys: usize) -> Self {
+        self.page_after = Some(keys);
         self
     }
 
@@ -158,6 +175,7 @@ impl Storage for MemoryStorage {
         Capabilities {
             writable: !self.read_only,
             suffix_ranges: !self.no_suffix_ranges,
+            lists_after: !self.no_list_after,
             ..Capabilities::full()
         }
     }
@@ -186,6 +204,19 @@ impl Storage for MemoryStorage {
             prefix,
             recursive,
         ))
+    }
+
+    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+        if self.no_list_after {
+            return Ok(None);
+        }
+        let mut after = super::ListedAfter::new(self.list("", true).await?, start_after, true);
+        if let Some(page) = self.page_after.filter(|&p| p < after.objects.len()) {
+            after.objects.sort_by(|a, b| a.path.cmp(&b.path));
+            after.objects.truncate(page);
+            after.complete = false;
+        }
+        Ok(Some(after))
     }
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {

@@ -202,16 +202,19 @@ pub struct Capabilities {
     /// Writes can land and last: false for plain HTTP(S), a `.zip` and files handed in from
     /// JS, so a write is refused before its first request.
     pub writable: bool,
+    /// [`Storage::list_after`] answers in one listing (S3 `start-after`, local files).
+    pub lists_after: bool,
 }
 
 impl Capabilities {
-    /// One request per verb, every name listed, nothing held.
+    /// One request per verb, every name listed, nothing held; no [`Storage::list_after`].
     pub fn full() -> Self {
         Capabilities {
             suffix_ranges: true,
             lists_dot_files: true,
             listing: None,
             writable: true,
+            lists_after: false,
         }
     }
 }
@@ -289,6 +292,15 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Objects under the directory `prefix` ("" = root). Non-recursive listings also return
     /// sub-directories (`is_dir`).
     async fn list(&self, prefix: &str, recursive: bool) -> Result<Vec<ObjectMeta>>;
+
+    /// Objects under the root, recursively, whose paths sort after `start_after` (byte
+    /// order, as S3's `start-after`), e.g. everything past the `.hoodie/` tree. One request:
+    /// a paged store answers its first page, [`ListedAfter::complete`] false when more
+    /// follow. Stores that answer say so in [`Capabilities::lists_after`]; the others
+    /// answer `None`.
+    async fn list_after(&self, _start_after: &str) -> Result<Option<ListedAfter>> {
+        Ok(None)
+    }
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta>;
 
@@ -420,6 +432,26 @@ pub(crate) async fn confirm_own_write<S: Storage + ?Sized>(
 }
 
 /// Joins a directory and a name into a storage path.
+/// What [`Storage::list_after`] answers.
+#[derive(Debug, Clone, Default)]
+pub struct ListedAfter {
+    pub objects: Vec<ObjectMeta>,
+    /// Nothing sorts after the last of `objects` beyond them; false when a paged store
+    /// stopped at its first page.
+    pub complete: bool,
+}
+
+impl ListedAfter {
+    /// The files of `objects` that sort after `start_after`; `complete` as the store said.
+    pub(crate) fn new(objects: Vec<ObjectMeta>, start_after: &str, complete: bool) -> Self {
+        let objects = objects
+            .into_iter()
+            .filter(|m| !m.is_dir && m.path.as_str() > start_after)
+            .collect();
+        ListedAfter { objects, complete }
+    }
+}
+
 pub fn join(dir: &str, name: &str) -> String {
     let (dir, name) = (dir.trim_end_matches('/'), name.trim_start_matches('/'));
     if dir.is_empty() {

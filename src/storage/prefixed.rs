@@ -53,6 +53,7 @@ impl Storage for Prefixed {
         // A held listing has the parent's paths; `list` answers through the parent instead.
         Capabilities {
             listing: None,
+            lists_after: false,
             ..self.inner.capabilities()
         }
     }

@@ -29,6 +29,10 @@ impl JsStorage {
     pub fn new(object: JsValue) -> Self {
         JsStorage { object }
     }
+
+    fn has(&self, method: &str) -> bool {
+        Reflect::get(&self.object, &method.into()).is_ok_and(|f| f.is_function())
+    }
 }
 
 /// The fields of a JS error (or answer) that tell what failed; see [`JsFailure`].
@@ -171,11 +175,11 @@ impl Storage for JsStorage {
     }
 
     fn capabilities(&self) -> Capabilities {
-        let has = |m: &str| Reflect::get(&self.object, &m.into()).is_ok_and(|f| f.is_function());
         Capabilities {
             suffix_ranges: false,
             // Without `put` (and `delete`, for markers) a write would fail midway.
-            writable: has("put") && has("delete"),
+            writable: self.has("put") && self.has("delete"),
+            lists_after: self.has("listAfter"),
             ..Capabilities::full()
         }
     }
@@ -234,6 +238,24 @@ impl Storage for JsStorage {
             Ok(Array::from(&v).iter().map(|m| meta_of(&m, "")).collect())
         })
         .await
+    }
+
+    /// `listAfter(startAfter)` when the object has it (optional: a store that can start a
+    /// recursive listing past a key, as S3's `start-after`).
+    async fn list_after(&self, start_after: &str) -> Result<Option<crate::storage::ListedAfter>> {
+        if !self.capabilities().lists_after {
+            return Ok(None);
+        }
+        let args = Array::of1(&start_after.into());
+        let listed = call(&self.object, "listAfter", args, "", |v| {
+            Ok(Array::from(&v).iter().map(|m| meta_of(&m, "")).collect())
+        })
+        .await?;
+        Ok(Some(crate::storage::ListedAfter::new(
+            listed,
+            start_after,
+            true,
+        )))
     }
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {

@@ -72,7 +72,11 @@ impl Storage for Hooked {
         self.inner.location()
     }
     fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
+        // Listings go through `list`, where the hooks are: no `list_after`.
+        Capabilities {
+            lists_after: false,
+            ..self.inner.capabilities()
+        }
     }
     async fn read(
         &self,

@@ -191,8 +191,8 @@ export async function startFaultServer(root) {
 }
 
 // One page of a ListObjectsV2 answer over the files under `root` (dot-files included, as S3
-// holds them): keys under `prefix`, folded at `delimiter`, S3_PAGE entries a page, the
-// continuation token the index of the next entry.
+// holds them): keys under `prefix` after `start-after`, folded at `delimiter`, S3_PAGE
+// entries a page, the continuation token the index of the next entry.
 async function listObjectsV2(root, q) {
   const prefix = q.get('prefix') ?? '';
   const delimiter = q.get('delimiter');
@@ -221,7 +221,8 @@ async function listObjectsV2(root, q) {
     if (cut < 0) entries.set(f.key, f);
     else entries.set(f.key.slice(0, cut + 1), null);
   }
-  const all = [...entries.keys()].sort();
+  const startAfter = q.get('start-after') ?? '';
+  const all = [...entries.keys()].sort().filter((k) => k > startAfter);
   const from = Number(q.get('continuation-token') ?? 0);
   const page = all.slice(from, from + S3_PAGE);
   const more = from + S3_PAGE < all.length;

@@ -354,6 +354,24 @@ test("listing 's3' over plain HTTP: ListObjectsV2 answered in pages of 3, every 
   assert.deepEqual(faults.log.filter(isIndex), [], 'no JSON index asked');
 });
 
+test("listing 's3': the partitions in one listing that starts past .hoodie/ (start-after), directories after a partial page", async () => {
+  const byManifest = await (await WasmTable.openUrl(`${nginx.url}/${V9}`, {})).fileGroups();
+  // S3 (moto) pages hold 1,000 keys: the timeline's listing and the one past `.hoodie/`
+  // (hive-style partitions all sort after it) are all the listings.
+  const s3 = await WasmTable.openUrl(`s3://${BUCKET}/${V9}`, s3Options());
+  assert.deepEqual(await s3.fileGroups(), byManifest);
+  assert.equal(s3.io().lists, 2);
+  // The fault server's pages hold 3 keys: the first page past `.hoodie/` stops inside the
+  // first partition, which and every one after it are then listed one by one.
+  faults.reset();
+  const paged = await WasmTable.openUrl(`${faults.url}/s3/${V9}`, { listing: 's3' });
+  assert.deepEqual(await paged.fileGroups(), byManifest);
+  const lists = faults.log.filter((e) => e.query.includes('list-type=2')).map((e) => new URLSearchParams(e.query));
+  assert.deepEqual(lists.filter((q) => q.has('start-after')).map((q) => q.get('start-after')), [`${V9}/.hoodie0`]);
+  const prefixes = new Set(lists.filter((q) => !q.has('start-after')).map((q) => q.get('prefix').slice(V9.length + 1)));
+  assert.deepEqual([...prefixes].sort(), ['', '.hoodie/timeline/', 'region=apac/', 'region=eu/', 'region=us/']);
+});
+
 test('presigned URLs: a 401 or 403 asks the callback once more for a fresh URL', async () => {
   faults.reset();
   const asked = new Map();

@@ -59,6 +59,24 @@ export function fsStorage(root, { readOnly = false, etags = false } = {}) {
       await walk(prefix);
       return out;
     },
+    // Optional in the interface: one walk of what sorts after `startAfter`, as S3's
+    // `start-after` (a directory whose every path sorts before it is not entered).
+    async listAfter(startAfter) {
+      const out = [];
+      const walk = async (dir) => {
+        for (const e of await readdir(join(root, dir), { withFileTypes: true })) {
+          const p = dir ? `${dir}/${e.name}` : e.name;
+          if (e.isDirectory()) {
+            if (`${p}/` > startAfter || startAfter.startsWith(`${p}/`)) await walk(p);
+          } else if (p > startAfter) {
+            const s = await stat(join(root, p));
+            out.push({ path: p, size: s.size, lastModified: s.mtimeMs });
+          }
+        }
+      };
+      await walk('');
+      return out;
+    },
   };
   if (readOnly) return storage;
   return {

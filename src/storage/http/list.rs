@@ -149,12 +149,15 @@ impl HttpStorage {
         Ok(out)
     }
 
+    /// Every page of the listing; with `start_after`, its first page only, and whether
+    /// that was all.
     pub(super) async fn list_s3(
         &self,
         prefix: &str,
         recursive: bool,
+        start_after: Option<&str>,
         budget: &Budget,
-    ) -> Result<Vec<ObjectMeta>> {
+    ) -> Result<(Vec<ObjectMeta>, bool)> {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         let what = self.object(prefix);
@@ -165,7 +168,13 @@ impl HttpStorage {
                     query,
                     ..
                 } => {
-                    let mut q = listing::s3_list_query(root, prefix, recursive, token.as_deref());
+                    let mut q = listing::s3_list_query(
+                        root,
+                        prefix,
+                        recursive,
+                        token.as_deref(),
+                        start_after,
+                    );
                     if let Some(extra) = query {
                         q.push('&');
                         q.push_str(extra);
@@ -178,7 +187,13 @@ impl HttpStorage {
                 Target::S3 {
                     bucket_url, root, ..
                 } => {
-                    let q = listing::s3_list_query(root, prefix, recursive, token.as_deref());
+                    let q = listing::s3_list_query(
+                        root,
+                        prefix,
+                        recursive,
+                        token.as_deref(),
+                        start_after,
+                    );
                     (format!("{bucket_url}?{q}"), root.clone())
                 }
                 Target::Presigned {
@@ -215,8 +230,9 @@ impl HttpStorage {
             budget.entries(page.objects.len())?;
             out.extend(page.objects);
             match page.next_token {
+                Some(_) if start_after.is_some() => return Ok((out, false)),
                 Some(t) => token = Some(t),
-                None => return Ok(out),
+                None => return Ok((out, true)),
             }
         }
     }

@@ -233,6 +233,13 @@ impl HttpStorage {
     }
 
     /// An S3 bucket (presigned or signed), not a plain HTTP(S) base URL.
+    /// S3 listings signed here take `start-after`. A presigner's URL carries only the
+    /// parameters it knows; a directory index has no order to skip in.
+    fn skips_ahead(&self) -> bool {
+        let signed_here = matches!(self.target, Target::S3 { .. } | Target::Url { .. });
+        signed_here && (self.listing_mode() == ListingMode::S3 || self.is_bucket())
+    }
+
     fn is_bucket(&self) -> bool {
         matches!(self.target, Target::Presigned { .. } | Target::S3 { .. })
     }
@@ -551,6 +558,7 @@ impl Storage for HttpStorage {
             listing: manifest,
             // A plain HTTP(S) server is read-only here; S3 (presigned or signed) can PUT.
             writable: self.is_bucket(),
+            lists_after: self.skips_ahead(),
         }
     }
 
@@ -606,10 +614,29 @@ impl Storage for HttpStorage {
         let s3 = mode == ListingMode::S3 || self.is_bucket();
         let budget = list::Budget::new(self.object(prefix), &self.listing_spent);
         if s3 {
-            self.list_s3(prefix, recursive, &budget).await
+            Ok(self.list_s3(prefix, recursive, None, &budget).await?.0)
         } else {
             self.list_autoindex(prefix, recursive, &budget).await
         }
+    }
+
+    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+        let mode = self.listing_mode();
+        if matches!(mode, ListingMode::Auto | ListingMode::Manifest) {
+            if let Some(m) = self.manifest().await? {
+                return Ok(Some(super::ListedAfter::new(
+                    m.list("", true),
+                    start_after,
+                    true,
+                )));
+            }
+        }
+        if !self.skips_ahead() {
+            return Ok(None);
+        }
+        let budget = list::Budget::new(self.object(""), &self.listing_spent);
+        let (listed, complete) = self.list_s3("", true, Some(start_after), &budget).await?;
+        Ok(Some(super::ListedAfter::new(listed, start_after, complete)))
     }
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
