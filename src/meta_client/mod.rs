@@ -396,18 +396,9 @@ impl MetaClient {
         let mut relist_from = Some(String::new());
         let mut files = Vec::new();
         if let Some(after) = after {
-            if !after.complete {
-                // The last directory reached may go on in the next page.
-                relist_from = after
-                    .objects
-                    .iter()
-                    .map(|m| m.path.as_str())
-                    .max()
-                    .and_then(top_dir);
-                relist_from.get_or_insert_with(String::new);
-            } else {
-                relist_from = None;
-            }
+            // The last directory a first page reached may go on in the next page.
+            let last = || after.objects.iter().map(|m| m.path.as_str()).max();
+            relist_from = (!after.complete).then(|| last().and_then(top_dir).unwrap_or_default());
             files = after
                 .objects
                 .into_iter()
@@ -422,8 +413,9 @@ impl MetaClient {
         }
         let root = match root {
             Some(r) => r,
-            None if relist_from.is_some() || !hive_only => self.storage.list("", false).await?,
-            None => Vec::new(),
+            // Hudi writes no data at the root of a partitioned table.
+            None if relist_from.is_none() => Vec::new(),
+            None => self.storage.list("", false).await?,
         };
         let mut out: Vec<(String, ObjectMeta)> = root
             .iter()

@@ -232,14 +232,15 @@ impl HttpStorage {
         Ok(HttpStorage::new(transport, target, options))
     }
 
-    /// An S3 bucket (presigned or signed), not a plain HTTP(S) base URL.
     /// S3 listings signed here take `start-after`. A presigner's URL carries only the
-    /// parameters it knows; a directory index has no order to skip in.
+    /// parameters it knows; a directory index has no order to skip in; a loaded manifest
+    /// answers every listing before the store is asked ([`Capabilities::listing`]).
     fn skips_ahead(&self) -> bool {
         let signed_here = matches!(self.target, Target::S3 { .. } | Target::Url { .. });
         signed_here && (self.listing_mode() == ListingMode::S3 || self.is_bucket())
     }
 
+    /// An S3 bucket (presigned or signed), not a plain HTTP(S) base URL.
     fn is_bucket(&self) -> bool {
         matches!(self.target, Target::Presigned { .. } | Target::S3 { .. })
     }
@@ -621,16 +622,6 @@ impl Storage for HttpStorage {
     }
 
     async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
-        let mode = self.listing_mode();
-        if matches!(mode, ListingMode::Auto | ListingMode::Manifest) {
-            if let Some(m) = self.manifest().await? {
-                return Ok(Some(super::ListedAfter::new(
-                    m.list("", true),
-                    start_after,
-                    true,
-                )));
-            }
-        }
         if !self.skips_ahead() {
             return Ok(None);
         }
