@@ -21,6 +21,8 @@ const CURRENT_TIMELINE_DIR: &str = ".hoodie/timeline";
 
 pub struct MetaClient {
     storage: Arc<dyn Storage>,
+    /// The session cache `storage` reads through (none for a table nested in another).
+    cache: Option<Arc<crate::storage::cache::Cached>>,
     io: Arc<IoStats>,
     config: TableConfig,
     timeline: Mutex<Arc<Timeline>>,
@@ -66,17 +68,17 @@ impl MetaClient {
         }
         // Immutable objects are kept for the session, outside the counters: a repeated read
         // of an instant file, footer or column chunk costs no request.
-        let storage: Arc<dyn Storage> = Arc::new(crate::storage::cache::Cached::new(
+        let cache = Arc::new(crate::storage::cache::Cached::new(
             counted,
             crate::storage::cache::DEFAULT_CAPACITY,
         ));
-        Self::open_counted(storage, io).await
+        Self::open_counted(cache.clone(), Some(cache), io).await
     }
 
     /// The same table opened again (properties and timeline re-read), on this one's
     /// storage, session cache and counters: how a handle sees its own writes.
     pub async fn reopen(&self) -> Result<MetaClient> {
-        Self::open_counted(self.storage.clone(), self.io.clone()).await
+        Self::open_counted(self.storage.clone(), self.cache.clone(), self.io.clone()).await
     }
 
     /// Opens a table inside another one's storage (the metadata table), sharing its
@@ -86,10 +88,14 @@ impl MetaClient {
             parent.storage.clone(),
             dir,
         ));
-        Self::open_counted(storage, parent.io.clone()).await
+        Self::open_counted(storage, None, parent.io.clone()).await
     }
 
-    async fn open_counted(storage: Arc<dyn Storage>, io: Arc<IoStats>) -> Result<MetaClient> {
+    async fn open_counted(
+        storage: Arc<dyn Storage>,
+        cache: Option<Arc<crate::storage::cache::Cached>>,
+        io: Arc<IoStats>,
+    ) -> Result<MetaClient> {
         // The current layout's timeline is listed beside the properties; an older table's
         // (`.hoodie` itself) costs a second round trip instead of a request on every open.
         let (props, current_layout) = futures::join!(
@@ -105,6 +111,7 @@ impl MetaClient {
         let timeline = Timeline::from_listing(&listing, &config);
         Ok(MetaClient {
             storage,
+            cache,
             io,
             config,
             timeline: Mutex::new(Arc::new(timeline)),
@@ -112,6 +119,17 @@ impl MetaClient {
             commit_metadata: Mutex::new(HashMap::new()),
             footers: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Reads of `paths` (`bytes` in all) around the session cache while the answer lives,
+    /// when they are more than it holds ([`crate::storage::cache::Cached::pass_through`]).
+    pub fn around_cache(
+        &self,
+        paths: Vec<String>,
+        bytes: u64,
+    ) -> Option<crate::storage::cache::PassThrough> {
+        let cache = self.cache.as_ref()?;
+        (bytes > cache.capacity()).then(|| cache.pass_through(paths))
     }
 
     pub fn config(&self) -> &TableConfig {

@@ -98,6 +98,9 @@ pub struct Scan {
     client: Arc<MetaClient>,
     plan_io: IoSnapshot,
     started: IoSnapshot,
+    /// Held while the scan lives: its data files, when more than the session cache holds,
+    /// are read around it.
+    _around_cache: Option<crate::storage::cache::PassThrough>,
 }
 
 impl Scan {
@@ -105,6 +108,18 @@ impl Scan {
     /// so memory stays bounded by a few slices' log records and a few batches; ends once
     /// `options.limit` rows came out.
     pub fn new(client: Arc<MetaClient>, plan: Arc<Plan>, options: &ReadOptions) -> Scan {
+        let (mut data_files, mut data_bytes) = (Vec::new(), 0);
+        for slice in &plan.file_slices {
+            if let Some(base) = slice.base_path() {
+                data_bytes += slice.base_size().unwrap_or(0);
+                data_files.push(base);
+            }
+            for log in &slice.log_files {
+                data_bytes += log.size;
+                data_files.push(crate::storage::join(&slice.partition, &log.name));
+            }
+        }
+        let around_cache = client.around_cache(data_files, data_bytes);
         let slices_done = Arc::new(AtomicUsize::new(0));
         let slices_total = plan.file_slices.len();
         let reader = Arc::new(SliceReader::new(
@@ -138,6 +153,7 @@ impl Scan {
             started: client.io(),
             client,
             plan_io: plan.io.clone(),
+            _around_cache: around_cache,
         }
     }
 

@@ -81,6 +81,29 @@ pub struct Cached {
     inner: Arc<dyn Storage>,
     capacity: u64,
     state: Mutex<State>,
+    /// Paths read around the cache while a [`PassThrough`] holds them (counted per holder).
+    passing: Mutex<HashMap<String, usize>>,
+}
+
+/// Until dropped, reads of its paths are not kept ([`Cached::pass_through`]).
+#[derive(Debug)]
+pub struct PassThrough {
+    cache: Arc<Cached>,
+    paths: Vec<String>,
+}
+
+impl Drop for PassThrough {
+    fn drop(&mut self) {
+        let mut passing = self.cache.passing_lock();
+        for p in &self.paths {
+            if let Some(n) = passing.get_mut(p) {
+                *n -= 1;
+                if *n == 0 {
+                    passing.remove(p);
+                }
+            }
+        }
+    }
 }
 
 impl Cached {
@@ -89,7 +112,31 @@ impl Cached {
             inner,
             capacity,
             state: Mutex::new(State::default()),
+            passing: Mutex::new(HashMap::new()),
         }
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Reads of `paths` are not kept until the answer drops: a scan of more than the cache
+    /// holds evicts its own reads before it could repeat them (least recently used goes
+    /// first), so keeping them would only hold memory (wasm's never shrinks).
+    pub fn pass_through(self: &Arc<Self>, paths: Vec<String>) -> PassThrough {
+        let mut passing = self.passing_lock();
+        for p in &paths {
+            *passing.entry(p.clone()).or_default() += 1;
+        }
+        drop(passing);
+        PassThrough {
+            cache: self.clone(),
+            paths,
+        }
+    }
+
+    fn passing_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+        self.passing.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Requests answered from the cache so far.
@@ -114,7 +161,10 @@ impl Cached {
     }
 
     fn store(&self, path: &str, start: u64, bytes: &Bytes, size: Option<u64>) {
-        if !is_immutable(path) || bytes.len() as u64 > self.capacity / 4 {
+        if !is_immutable(path)
+            || bytes.len() as u64 > self.capacity / 4
+            || self.passing_lock().contains_key(path)
+        {
             return;
         }
         let mut s = self.lock();
@@ -297,6 +347,34 @@ mod tests {
             ".hoodie/metadata/files/files-0000-0_0-1-0_1.hfile"
         ));
         assert!(!is_immutable("p/.hoodie_partition_metadata"));
+    }
+
+    #[test]
+    fn paths_passing_through_are_read_but_not_kept() {
+        futures::executor::block_on(async {
+            let mem = MemoryStorage::new();
+            mem.insert("p/a.parquet", vec![7u8; 64], None);
+            let inst = Instrumented::new(Arc::new(mem));
+            let stats = inst.stats();
+            let c = Arc::new(Cached::new(Arc::new(inst), 1 << 20));
+            let read = || c.get_range("p/a.parquet", 0..64, Purpose::ColumnChunk);
+            let (one, two) = (
+                c.pass_through(vec!["p/a.parquet".into()]),
+                c.pass_through(vec!["p/a.parquet".into()]),
+            );
+            read().await.unwrap();
+            drop(one);
+            read().await.unwrap();
+            assert_eq!(
+                stats.snapshot().requests,
+                2,
+                "not kept while any holder lives"
+            );
+            drop(two);
+            read().await.unwrap();
+            read().await.unwrap();
+            assert_eq!(stats.snapshot().requests, 3, "kept again once all are gone");
+        });
     }
 
     #[test]
