@@ -186,6 +186,67 @@ fn read_limit_and_stats_go_through_one_scan() {
     assert!(stats["read_io"]["round_trips"].as_u64().is_some());
 }
 
+/// A query planned from the metadata table has the metadata table's properties and files
+/// fetched beside the table's own: two listings in all (the timeline, the metadata table's
+/// directory) instead of six, and a record-index lookup in at most four round trips (five
+/// before). The rows are those of a read that plans by listing.
+#[test]
+fn a_query_fetches_the_metadata_table_beside_the_open() {
+    let t = table("sample_table/mor/avro/v9_txns_simple_meta");
+    let read = |extra: &[&str]| -> Value {
+        let mut args = vec![
+            "--latency-ms",
+            "20",
+            "read",
+            &t,
+            "--filter",
+            "txn_id = TXN-015",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--stats", "--format", "jsonl"]);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{err}");
+        let mut stats: Value = serde_json::from_str(err.trim()).unwrap();
+        stats["out"] = Value::String(out);
+        stats
+    };
+    let with_mdt = read(&[]);
+    assert_eq!(with_mdt["stats"]["planning_source"], "metadata_table");
+    assert_eq!(with_mdt["stats"]["files_after_record_index"], 1);
+    let io = &with_mdt["total_io"];
+    assert_eq!(io["by_purpose"]["listing"]["requests"], 2, "{io}");
+    assert!(io["round_trips"].as_u64() <= Some(4), "{io}");
+
+    let by_listing = read(&["--no-metadata-table"]);
+    assert_ne!(by_listing["stats"]["planning_source"], "metadata_table");
+    assert_eq!(with_mdt["rows"], 1);
+    assert_eq!(with_mdt["out"], by_listing["out"]);
+}
+
+/// A slice with a log file reads its base file's footer beside the log, and the small base
+/// file's data with the footer's head: two round trips, not three (log, footer, data).
+#[test]
+fn a_merged_slice_reads_its_footer_beside_its_log_files() {
+    let t = table("quickstart_trips_table/mor/avro/v8_trips_8i3u1d");
+    let filter = "city = sao_paulo"; // one file slice: a base file and a log file
+    let (code, _, err) = run(&[
+        "--latency-ms",
+        "20",
+        "read",
+        &t,
+        "--filter",
+        filter,
+        "--stats",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let stats: Value = serde_json::from_str(err.trim()).unwrap();
+    let read = &stats["read_io"];
+    for purpose in ["log_block", "footer", "column_chunk"] {
+        assert_eq!(read["by_purpose"][purpose]["requests"], 1, "{read}");
+    }
+    assert_eq!(read["round_trips"], 2, "{read}");
+}
+
 /// The CLI reads file slices on the runtime's worker threads and writes Arrow as batches
 /// arrive: on a MOR table with log files its rows are exactly the library's single-task read.
 #[test]

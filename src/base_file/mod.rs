@@ -44,6 +44,9 @@ const FOOTER_HEAD: u64 = 8 * 1024;
 const UNFETCHED_VALUE: u64 = 4 * 1024;
 /// Fetches a footer walk may ask for before the rest of the footer is fetched whole.
 const FOOTER_FETCHES: usize = 8;
+/// Data bytes read with a base file's footer when every column is read (see
+/// [`data_with_footer`]).
+const DATA_WITH_FOOTER: u64 = 1024 * 1024;
 /// Ranges closer than this are fetched as one request.
 const COALESCE_GAP: u64 = 64 * 1024;
 
@@ -102,6 +105,17 @@ fn parquet_err(path: &str, e: ParquetError) -> HudiError {
 /// its head and whatever else its walk needs, skipping key-value values not fetched.
 pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
     read_footer_and_data(storage, path, None, 0).await
+}
+
+/// The `data_limit` of [`read_footer_and_data`] for a read of every column, or of some: a
+/// small file's data whole comes with the footer's head, where its chunks would each cost a
+/// round trip after it; a projection reads only its chunks.
+pub fn data_with_footer(every_column: bool) -> u64 {
+    if every_column {
+        DATA_WITH_FOOTER
+    } else {
+        0
+    }
 }
 
 /// [`read_footer`], and when the footer's head needs a request of its own and the data

@@ -313,12 +313,20 @@ async fn run(cli: Cli) -> Result<()> {
     let latency = cli.latency_ms.map(std::time::Duration::from_millis);
     let remote = cli.remote.options()?;
     let storage_at = |location: &str| storage_for(location, &remote, Host::default());
-    let open = |location: &str| {
-        let storage = storage_at(location).map(|s| match latency {
+    let storage_of = |location: &str| {
+        storage_at(location).map(|s| match latency {
             Some(d) => Arc::new(crate::storage::latency::Latency::new(s, d)) as Arc<dyn Storage>,
             None => s,
-        });
+        })
+    };
+    let open = |location: &str| {
+        let storage = storage_of(location);
         async move { Table::open(storage?).await }
+    };
+    // A query planned from the metadata table has it fetched beside the open.
+    let open_to_query = |location: &str, options: &ReadOptions| {
+        let (storage, prefetch) = (storage_of(location), options.use_metadata_table);
+        async move { Table::open_with(storage?, None, prefetch).await }
     };
     match cli.command {
         Command::Timeline {
@@ -372,8 +380,8 @@ async fn run(cli: Cli) -> Result<()> {
             format,
             stats,
         } => {
-            let t = Arc::new(open(&table).await?);
             let options = query.options()?;
+            let t = Arc::new(open_to_query(&table, &options).await?);
             let plan = Arc::new(t.plan(&options).await?);
             let mut scan = t.scan(plan.clone(), &options);
             let schema = scan.schema();
@@ -432,8 +440,9 @@ async fn run(cli: Cli) -> Result<()> {
             query,
             json: _,
         } => {
-            let t = open(&table).await?;
-            let plan = t.plan(&query.options()?).await?;
+            let options = query.options()?;
+            let t = open_to_query(&table, &options).await?;
+            let plan = t.plan(&options).await?;
             print_json(&wire::Plan::from(&plan))
         }
         Command::Info { table, json: _ } => {

@@ -274,14 +274,29 @@ pub async fn merged_slice_stream(
         .collect();
     let logs = futures::future::try_join_all(log_paths.iter().map(|(path, size)| {
         crate::log_file::read_log_file(storage.as_ref(), path, (*size > 0).then_some(*size))
-    }))
-    .await?;
+    }));
+    // The base file's footer (with a small file's data) is read beside the log files: it
+    // does not depend on them, and waiting would cost a round trip.
+    let base_path = slice.base_path();
+    let every_column = schema.fields().len() == read_schema.fields().len();
+    let footer = async {
+        match &base_path {
+            Some(path) => {
+                let limit = crate::base_file::data_with_footer(every_column);
+                client
+                    .footer_and_data(path, slice.base_size(), limit)
+                    .await
+                    .map(Some)
+            }
+            None => Ok(None),
+        }
+    };
+    let (logs, footer) = futures::future::try_join(logs, footer).await?;
     let mut buffer = LogRecordBuffer::new(rule, MergeColumns::new(schema.clone(), config));
     buffer.scan(client, &logs, visibility).await?;
 
-    let base = match slice.base_path() {
-        Some(path) => {
-            let footer = client.footer(&path, slice.base_size()).await?;
+    let base = match (base_path, footer) {
+        (Some(path), Some(footer)) => {
             let row_groups: Vec<usize> = (0..footer.parquet().num_row_groups()).collect();
             let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
             crate::base_file::stream_row_groups(
@@ -293,7 +308,7 @@ pub async fn merged_slice_stream(
                 batch_size,
             )?
         }
-        None => futures::stream::empty().boxed(),
+        _ => futures::stream::empty().boxed(),
     };
     let (partition, config) = (slice.partition.clone(), config.clone());
     enum Phase {

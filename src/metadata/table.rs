@@ -95,6 +95,16 @@ impl MetadataTable {
     /// latest commit. Its config and timeline come in one round trip, together with the
     /// listings of the MDT partitions in `prefetch` (which do not depend on them).
     pub async fn open(data: &MetaClient, prefetch: &[&str]) -> Result<MetadataTable> {
+        let opened = Box::pin(Self::open_once(data, prefetch)).await;
+        // What the data table's open prefetched was listed beside its timeline, not after
+        // it, so it may miss the newest commit: then the store is asked again.
+        if data.end_mdt_prefetch() && opened.is_err() {
+            return Box::pin(Self::open_once(data, prefetch)).await;
+        }
+        opened
+    }
+
+    async fn open_once(data: &MetaClient, prefetch: &[&str]) -> Result<MetadataTable> {
         let config = data.config();
         if config.version < 8 {
             return Err(HudiError::unsupported(format!(

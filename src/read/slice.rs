@@ -15,10 +15,6 @@ use crate::file_group::FileSlice;
 use crate::meta_client::MetaClient;
 use crate::schema::align;
 
-/// Data bytes read with a base file's footer when every column is read (see
-/// [`MetaClient::footer_and_data`]).
-const DATA_WITH_FOOTER: u64 = 1024 * 1024;
-
 /// What every slice of one plan shares.
 pub(super) struct SliceReader {
     client: Arc<MetaClient>,
@@ -80,9 +76,8 @@ impl SliceReader {
         let Some(path) = slice.base_path() else {
             return Ok(stream::empty().boxed());
         };
-        // A read of every column wants a small file's data whole: it comes with the footer.
         let every_column = self.needed.len() == self.plan.read_schema.fields().len();
-        let data_limit = if every_column { DATA_WITH_FOOTER } else { 0 };
+        let data_limit = crate::base_file::data_with_footer(every_column);
         let footer = self
             .client
             .footer_and_data(&path, slice.base_size(), data_limit)

@@ -36,6 +36,7 @@ pub mod memory;
 #[cfg(all(not(target_arch = "wasm32"), feature = "http"))]
 pub mod object_store;
 pub mod path;
+pub mod prefetch;
 pub mod prefixed;
 pub mod ranged;
 #[cfg(feature = "http")]

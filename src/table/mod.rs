@@ -34,8 +34,26 @@ impl Table {
         storage: Arc<dyn Storage>,
         mdt_cache: Option<Arc<MdtFileCache>>,
     ) -> Result<Table> {
+        Self::open_with(storage, mdt_cache, false).await
+    }
+
+    /// [`Table::open_with_cache`]; with `prefetch_mdt` the metadata table's properties and
+    /// files are asked for beside the table's own (see [`MetaClient::open_with`]): for a
+    /// handle opened to query, which then plans one round trip sooner.
+    pub async fn open_with(
+        storage: Arc<dyn Storage>,
+        mdt_cache: Option<Arc<MdtFileCache>>,
+        prefetch_mdt: bool,
+    ) -> Result<Table> {
         Ok(Table {
-            client: Arc::new(MetaClient::open_with_cache(storage, mdt_cache).await?),
+            client: Arc::new(
+                MetaClient::open_with(
+                    storage,
+                    mdt_cache,
+                    prefetch_mdt.then_some(crate::metadata::table::METADATA_DIR),
+                )
+                .await?,
+            ),
             metadata: MetadataCache::default(),
         })
     }

@@ -207,14 +207,39 @@ pub async fn plan(
     };
 
     let filter = crate::expr::conjunction(&options.filters);
+    let skipping_filter = filter.as_ref().filter(|_| options.data_skipping);
+    let latest = as_of.is_none() && options.query != QueryType::Incremental;
     // The schema (a commit's metadata) and the metadata table's open are independent: one
-    // round trip for both, listing every index partition the filter might consult.
-    let prefetch =
-        prune::Indexes::partitions_for(filter.as_ref().filter(|_| options.data_skipping), config);
-    let (read_schema, mdt) = futures::join!(
-        client.table_schema(&visibility),
-        source::metadata_for_planning(client, metadata, options, &visibility, &prefetch),
+    // round trip for both, listing every index partition the filter might consult. The
+    // lookups that do not need the data files follow the open without waiting for the
+    // schema: they take the record key field for a string, and are redone in the rare
+    // case the schema reads the filter's keys otherwise (an integer key written `007`).
+    let prefetch = prune::Indexes::partitions_for(skipping_filter, config);
+    let provisional = prune::Indexes::choose(
+        skipping_filter,
+        options.query,
+        latest,
+        config,
+        &prune::key_fields_as_text(config),
     );
+    let mut stats = PlanStats {
+        planning_notes: notes,
+        ..Default::default()
+    };
+    // Boxed: the nested joins would otherwise inline into one large state machine.
+    let lookups = Box::pin(async {
+        let mdt =
+            source::metadata_for_planning(client, metadata, options, &visibility, &prefetch).await;
+        let early_mdt = mdt.as_ref().ok().cloned();
+        let (listed, replaced, located) = futures::join!(
+            source::data_files(client, mdt, &visibility, &mut stats),
+            client.replaced_file_groups(&visibility),
+            provisional.look_up_early(early_mdt.as_deref()),
+        );
+        (listed, replaced, (early_mdt, located))
+    });
+    let (read_schema, (listed, replaced, early)) =
+        futures::join!(client.table_schema(&visibility), lookups);
     let read_schema = read_schema?;
     let output_schema = output_schema(&read_schema, options.columns.as_deref())?;
     if let Some(f) = &filter {
@@ -228,25 +253,14 @@ pub async fn plan(
         }
     }
 
-    let mut stats = PlanStats {
-        planning_notes: notes,
-        ..Default::default()
+    let indexes =
+        prune::Indexes::choose(skipping_filter, options.query, latest, config, &read_schema);
+    let (early_mdt, located) = early;
+    let located = if indexes.same_key_lookup(&provisional) {
+        located
+    } else {
+        indexes.look_up_early(early_mdt.as_deref()).await
     };
-    let latest = as_of.is_none() && options.query != QueryType::Incremental;
-    let indexes = prune::Indexes::choose(
-        filter.as_ref().filter(|_| options.data_skipping),
-        options.query,
-        latest,
-        config,
-        &read_schema,
-    );
-    // The index lookups that do not need the data files run beside their listing.
-    let early_mdt = mdt.as_ref().ok().cloned();
-    let (listed, replaced, located) = futures::join!(
-        source::data_files(client, mdt, &visibility, &mut stats),
-        client.replaced_file_groups(&visibility),
-        indexes.look_up_early(early_mdt.as_deref()),
-    );
     let (files, mdt) = listed?;
     let replaced = replaced?;
     let fs_view = view::build(files, &visibility, config, &replaced);

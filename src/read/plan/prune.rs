@@ -88,6 +88,25 @@ impl Indexes {
     }
 }
 
+/// A schema of the record key fields typed as strings: what [`Indexes::choose`] can take
+/// before the table's schema is read (a key's literal is then the key's text).
+pub(super) fn key_fields_as_text(config: &TableConfig) -> Schema {
+    Schema::new(
+        config
+            .record_key_fields
+            .iter()
+            .map(|f| arrow_schema::Field::new(f, arrow_schema::DataType::Utf8, true))
+            .collect::<Vec<_>>(),
+    )
+}
+
+impl Indexes {
+    /// Whether `other` pins the same record keys (its record-index answer holds here).
+    pub(super) fn same_key_lookup(&self, other: &Indexes) -> bool {
+        self.key_lookup == other.key_lookup
+    }
+}
+
 /// The record index's answer, looked up while the data files are being listed.
 pub(super) type Located = Option<Result<HashSet<(String, String)>>>;
 
