@@ -225,7 +225,7 @@ export class HudiTable {
   static async openStorage(storage: StorageObject, options: StorageOpenOptions = {}): Promise<HudiTable> {
     await initWasm();
     const cache = options.cache === undefined ? undefined : await options.cache.share();
-    const wasm = await engine(WasmTable.openJs(storage, options.signal, options.onProgress, cache));
+    const wasm = await engine(WasmTable.openJs(storage, options.signal, options.onProgress, cache, options.prefetchMetadataTable));
     return new HudiTable(wasm, storage.location);
   }
 

@@ -58,11 +58,18 @@ export interface OpenOptions extends Cancellable {
   /** Metadata-table files kept across opens (see `MetadataCache`): keep one at module level
    *  in a worker and pass it to every open. Without it, files are kept for this handle only. */
   cache?: MetadataCache;
+  /** Also ask for the metadata table's `hoodie.properties` and listing in the open's round
+   *  trip: two requests more at the open (spent even when the table has no metadata table),
+   *  and a query planned from the metadata table (record index, statistics) then reaches its
+   *  rows one round trip sooner. For handles opened to query; a timeline view does not need it. */
+  prefetchMetadataTable?: boolean;
 }
 
 export interface StorageOpenOptions extends Cancellable {
   /** Metadata-table files kept across opens (see `MetadataCache`), e.g. over an R2 binding. */
   cache?: MetadataCache;
+  /** As `OpenOptions.prefetchMetadataTable`. */
+  prefetchMetadataTable?: boolean;
 }
 
 export interface MetadataCacheOptions {

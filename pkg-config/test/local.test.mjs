@@ -91,3 +91,27 @@ test('openStorage: a storage object over node:fs, with ranged reads', async () =
   assert.ok(ranged > 0, 'parquet footers and columns are read by range');
   await assert.rejects(HudiTable.openStorage({ ...storage, location: 'x', get: async () => { throw Object.assign(new Error('nope'), { code: 'ACCESS_DENIED' }); } }), { code: 'ACCESS_DENIED' });
 });
+
+test('prefetchMetadataTable: the metadata table comes with the open; a query takes fewer listings, the same rows', async () => {
+  const { fsStorage } = await import('../../tests/js/fs_storage.mjs');
+  const root = join(unzippedFixtures(), 'tables', V9_MOR);
+  const query = { filters: ['txn_id = TXN-015'] };
+  const run = async (prefetchMetadataTable) => {
+    const t = await HudiTable.openStorage(fsStorage(root), { prefetchMetadataTable });
+    const opened = t.io();
+    const rows = await t.rows(query);
+    const io = t.io();
+    t.close();
+    return { opened, rows, io };
+  };
+  const [plain, prefetched] = [await run(false), await run(true)];
+  assert.equal(prefetched.rows.length, 1);
+  assert.deepEqual(prefetched.rows, plain.rows);
+  // The open asks for the metadata table's properties and one recursive listing of it.
+  assert.equal(prefetched.opened.requests, plain.opened.requests + 2);
+  // After it, the metadata table's timeline and partitions are not listed again.
+  const listings = (io) => io.byPurpose?.listing?.requests ?? 0;
+  assert.equal(listings(prefetched.io), 2, JSON.stringify(prefetched.io.byPurpose));
+  assert.ok(listings(plain.io) > 2, JSON.stringify(plain.io.byPurpose));
+  assert.ok(prefetched.io.requests < plain.io.requests, `${prefetched.io.requests} < ${plain.io.requests}`);
+});

@@ -31,6 +31,9 @@ pub struct MetaClient {
     /// timeline's lock held): what the metadata table opened against is matched by it.
     listing: AtomicU64,
     commit_metadata: Mutex<HashMap<String, Arc<CommitMetadata>>>,
+    /// One read per instant at a time: planning asks for the same commit from tasks that
+    /// run together (the schema, the listing), and the second waits for the first's answer.
+    commit_reads: Mutex<HashMap<String, Arc<futures::lock::Mutex<()>>>>,
     footers: Mutex<HashMap<String, Footer>>,
     /// The metadata table's files asked for beside the open (`storage` reads through it).
     mdt_prefetch: Option<Arc<MdtPrefetch>>,
@@ -151,6 +154,7 @@ impl MetaClient {
             timeline: Mutex::new(Arc::new(timeline)),
             listing: AtomicU64::new(0),
             commit_metadata: Mutex::new(HashMap::new()),
+            commit_reads: Mutex::new(HashMap::new()),
             footers: Mutex::new(HashMap::new()),
             mdt_prefetch,
         })
@@ -262,6 +266,14 @@ impl MetaClient {
     /// Commit metadata of a completed instant (cached: completed instants are immutable).
     pub async fn commit_metadata(&self, instant: &Instant) -> Result<Arc<CommitMetadata>> {
         let key = instant.requested_time.clone();
+        if let Some(m) = lock(&self.commit_metadata).get(&key) {
+            return Ok(m.clone());
+        }
+        let gate = lock(&self.commit_reads)
+            .entry(key.clone())
+            .or_default()
+            .clone();
+        let _reading = gate.lock().await;
         if let Some(m) = lock(&self.commit_metadata).get(&key) {
             return Ok(m.clone());
         }
@@ -679,6 +691,31 @@ mod tests {
 
     const TIMELINE: &str = ".hoodie/timeline/20240101000000000_20240101000000001.commit";
     const MDT: &str = ".hoodie/metadata/files/.files-0000-0_00000000000000000.log.1_0-0-0";
+
+    #[test]
+    fn commit_metadata_asked_for_together_is_read_once() {
+        let storage = MemoryStorage::new();
+        storage.insert(
+            PROPERTIES_FILE,
+            "hoodie.table.name=t\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.version=9\n",
+            None,
+        );
+        storage.insert(TIMELINE, r#"{"partitionToWriteStats":{}}"#, None);
+        // Reads yield once, so that the two asks are in flight together.
+        let yielding = crate::hfile::test_support::Yielding(Arc::new(storage));
+        futures::executor::block_on(async {
+            let client = MetaClient::open(Arc::new(yielding)).await.unwrap();
+            let timeline = client.timeline();
+            let instant = timeline.instants.first().unwrap();
+            let before = client.io().requests;
+            let (a, b) = futures::join!(
+                client.commit_metadata(instant),
+                client.commit_metadata(instant)
+            );
+            assert!(Arc::ptr_eq(&a.unwrap(), &b.unwrap()));
+            assert_eq!(client.io().requests - before, 1);
+        });
+    }
 
     #[test]
     fn a_listing_past_hoodie_finds_what_directory_listings_find() {

@@ -166,33 +166,36 @@ impl WasmTable {
             let mtime = entry.get(2).as_f64().map(|m| m as i64);
             storage.insert(&path, bytes, mtime);
         }
-        Self::open_storage(Arc::new(storage), &OnProgress(None), None).await
+        Self::open_storage(Arc::new(storage), &OnProgress(None), None, false).await
     }
 
     /// Opens a table from the bytes of a `.zip` of it (one top folder = the base path).
     #[wasm_bindgen(js_name = openZip)]
     pub async fn open_zip(bytes: Uint8Array, name: String) -> Result<WasmTable, JsValue> {
         let storage = MemoryStorage::from_zip(&bytes.to_vec(), &name).map_err(to_js)?;
-        Self::open_storage(Arc::new(storage), &OnProgress(None), None).await
+        Self::open_storage(Arc::new(storage), &OnProgress(None), None, false).await
     }
 
     /// Opens a table over a JS object with async `get(path, start?, end?, signal)`,
     /// `head(path, signal)`, `list(prefix, recursive, signal)` (and optionally `put`,
     /// `delete`); `signal` aborts when the engine no longer needs the answer. Metadata-table
-    /// files are read through `cache` when given.
+    /// files are read through `cache` when given. With `prefetch_metadata_table`, the
+    /// metadata table's properties and listing are asked for in the open's round trip.
     #[wasm_bindgen(js_name = openJs)]
     pub async fn open_js(
         storage: JsValue,
         signal: Option<AbortSignal>,
         on_progress: Option<Function>,
         cache: Option<WasmMdtCache>,
+        prefetch_metadata_table: Option<bool>,
     ) -> Result<WasmTable, JsValue> {
         let storage = Arc::new(js_storage::JsStorage::new(storage));
         let progress = OnProgress(on_progress);
         let cache = cache.map(|c| c.inner);
+        let prefetch = prefetch_metadata_table.unwrap_or(false);
         abortable(
             signal.as_ref(),
-            Self::open_storage(storage, &progress, cache),
+            Self::open_storage(storage, &progress, cache, prefetch),
         )
         .await
     }
@@ -202,6 +205,7 @@ impl WasmTable {
     /// or, with `presign`, URLs asked of `presign(method, key, page?)` so secrets stay on a
     /// server). `fetch` replaces the global one. Metadata-table files are read through
     /// `cache` when given (a [`WasmMdtCache::share`] of one kept across opens).
+    /// `options.prefetchMetadataTable` as `prefetch_metadata_table` of [`WasmTable::open_js`].
     #[wasm_bindgen(js_name = openUrl)]
     pub async fn open_url(
         url: String,
@@ -213,6 +217,10 @@ impl WasmTable {
         cache: Option<WasmMdtCache>,
     ) -> Result<WasmTable, JsValue> {
         use crate::storage::fetch::{FetchTransport, JsPresigner};
+        // Not a storage setting: read beside the options that are.
+        let prefetch = options.is_object()
+            && js_sys::Reflect::get(&options, &"prefetchMetadataTable".into())
+                .is_ok_and(|v| v.is_truthy());
         let remote: RemoteOptions = if options.is_undefined() || options.is_null() {
             RemoteOptions::default()
         } else {
@@ -228,7 +236,7 @@ impl WasmTable {
         let cache = cache.map(|c| c.inner);
         abortable(
             signal.as_ref(),
-            Self::open_storage(storage, &progress, cache),
+            Self::open_storage(storage, &progress, cache, prefetch),
         )
         .await
     }
@@ -237,8 +245,9 @@ impl WasmTable {
         storage: Arc<dyn Storage>,
         progress: &OnProgress,
         mdt_cache: Option<Arc<MdtFileCache>>,
+        prefetch_metadata_table: bool,
     ) -> Result<WasmTable, JsValue> {
-        let table = Table::open_with_cache(storage, mdt_cache)
+        let table = Table::open_with(storage, mdt_cache, prefetch_metadata_table)
             .await
             .map_err(to_js)?;
         let io = table.io();

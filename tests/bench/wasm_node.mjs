@@ -6,7 +6,8 @@
 //                                                open → first batch of a filtered stream(),
 //                                                twice in one process (again_ms: compiled),
 //                                                every storage call delayed DELAY_MS (20);
-//                                                TRACE=1 prints each call
+//                                                TRACE=1 prints each call; PREFETCH=0 opens
+//                                                without the metadata table's prefetch
 //   node wasm_node.mjs open-cost TABLE           what the viewer asks of the npm package on
 //                                                open: the timeline without operations,
 //                                                info() and fileGroups(); then (apart) the
@@ -64,10 +65,12 @@ if (what === 'startup') {
   console.log(JSON.stringify({ compile_instantiate_ms: median(times), runs }));
 } else if (what === 'first-rows') {
   const [table, filter, delay = '20'] = args;
+  // Opened to query: the metadata table comes with the open (PREFETCH=0: without).
+  const prefetch = process.env.PREFETCH !== '0';
   const { WasmTable } = require(bindings);
   const firstRows = async () => {
     const t0 = performance.now();
-    const t = await WasmTable.openJs(delayed(fsStorage(table), Number(delay)));
+    const t = await WasmTable.openJs(delayed(fsStorage(table), Number(delay)), undefined, undefined, undefined, prefetch);
     const stream = t.stream({ filters: [filter] });
     const first = await stream.next();
     const ms = performance.now() - t0;
@@ -80,7 +83,7 @@ if (what === 'startup') {
   const cold = await firstRows();
   const warm = await firstRows();
   const { io } = cold;
-  console.log(JSON.stringify({ ms: cold.ms, again_ms: warm.ms, got_rows: cold.got_rows && warm.got_rows, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes }));
+  console.log(JSON.stringify({ ms: cold.ms, again_ms: warm.ms, got_rows: cold.got_rows && warm.got_rows, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes, prefetch }));
 } else if (what === 'open-cost' || what === 'open-cost-http') {
   // Through the npm package (pkg-config/dist, `npm run build`), as the viewer calls it: a
   // table directory, or (open-cost-http) a fixture by URL from a loopback nginx serving the
