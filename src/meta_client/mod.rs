@@ -277,7 +277,8 @@ impl MetaClient {
         if let Some(m) = lock(&self.commit_metadata).get(&key) {
             return Ok(m.clone());
         }
-        let json = self.instant_content(instant).await?;
+        // Boxed: callers nest this future deeply (debug builds keep it on their stack).
+        let json = Box::pin(self.instant_content(instant)).await?;
         let origin = if instant.archived {
             format!("archived instant {key}")
         } else {

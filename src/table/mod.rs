@@ -129,7 +129,8 @@ impl Table {
 
     /// Which file slices a read needs, and why ([`crate::read::plan()`]).
     pub async fn plan(&self, options: &ReadOptions) -> Result<Plan> {
-        crate::read::plan(&self.client, &self.metadata, options).await
+        // Boxed: a plan is a large future; callers need not carry it inline.
+        Box::pin(crate::read::plan(&self.client, &self.metadata, options)).await
     }
 
     /// The rows of a plan, batch by batch ([`crate::read::scan`]).
@@ -156,7 +157,8 @@ impl Table {
             client: &self.client,
             metadata: &self.metadata,
         };
-        crate::write::write(&context, batches, options).await
+        // Boxed: a write is a large future; callers need not carry it inline.
+        Box::pin(crate::write::write(&context, batches, options)).await
     }
 
     /// Plans and reads every row.

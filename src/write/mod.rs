@@ -581,7 +581,8 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     async fn plan(&self, options: &crate::read::ReadOptions) -> Result<crate::read::Plan> {
-        crate::read::plan(self.client, self.metadata, options).await
+        // Boxed: a plan is a large future, and writes nest it deeply.
+        Box::pin(crate::read::plan(self.client, self.metadata, options)).await
     }
 
     async fn metadata_table(&self, prefetch: &[&str]) -> Result<Arc<MetadataTable>> {

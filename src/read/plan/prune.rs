@@ -357,3 +357,37 @@ pub(super) fn may_hold_changes_after(
         || s.base_file.as_ref().is_some_and(|b| after(&b.instant))
         || s.log_files.iter().any(|l| after(&l.instant))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::parse_filter;
+    use arrow_schema::{DataType, Field};
+
+    /// The record-index lookup that starts before the schema is read holds only where the
+    /// schema would pin the same keys; otherwise the plan redoes it.
+    #[test]
+    fn a_lookup_chosen_before_the_schema_holds_where_the_schema_agrees() {
+        let config = TableConfig::parse(
+            "hoodie.table.name=t\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.version=9\n\
+             hoodie.table.recordkey.fields=id\nhoodie.table.keygenerator.type=SIMPLE\n",
+            "p",
+        )
+        .unwrap();
+        let typed = |ty: DataType| Schema::new(vec![Field::new("id", ty, true)]);
+        let same = |filter: &str, ty: DataType| {
+            let f = parse_filter(filter).unwrap();
+            let choose = |schema: &Schema| {
+                Indexes::choose(Some(&f), QueryType::Snapshot, true, &config, schema)
+            };
+            let provisional = choose(&key_fields_as_text(&config));
+            assert!(provisional.key_lookup.is_some(), "{filter}");
+            choose(&typed(ty)).same_key_lookup(&provisional)
+        };
+        assert!(same("id = 7", DataType::Int64));
+        assert!(same("id in (1, 2) and id > 0", DataType::Int32));
+        assert!(same("id = 007", DataType::Utf8));
+        assert!(!same("id = 007", DataType::Int64), "the key's text is 7");
+        assert!(!same("id = x", DataType::Int64), "no key to look up");
+    }
+}
