@@ -104,15 +104,13 @@ impl MetaClient {
     /// The same table opened again (properties and timeline re-read), on this one's
     /// storage, session cache and counters: how a handle sees its own writes.
     pub async fn reopen(&self) -> Result<MetaClient> {
-        if let Some(p) = &self.mdt_prefetch {
-            p.end();
-        }
-        let mdt_prefetch = self.mdt_prefetch.clone();
+        // What the first open prefetched is older than what this one lists.
+        self.end_mdt_prefetch();
         Self::open_counted(
             self.storage.clone(),
             self.cache.clone(),
             self.io.clone(),
-            mdt_prefetch,
+            None,
         )
         .await
     }

@@ -75,33 +75,12 @@ impl MdtPrefetch {
             return None;
         }
         let held = self.lock();
-        let files = &held.as_ref()?.files;
-        let mut out = Vec::new();
-        let mut dirs = std::collections::BTreeSet::new();
-        for f in files {
-            let Some(rest) = f
-                .path
-                .strip_prefix(prefix)
-                .and_then(|r| r.strip_prefix('/'))
-            else {
-                continue;
-            };
-            match rest.split_once('/') {
-                None => out.push(f.clone()),
-                Some(_) if recursive => out.push(f.clone()),
-                Some((sub, _)) => {
-                    dirs.insert(super::join(prefix, sub));
-                }
-            }
-        }
-        out.extend(dirs.into_iter().map(|path| ObjectMeta {
-            path,
-            size: 0,
-            last_modified_ms: None,
-            etag: None,
-            is_dir: true,
-        }));
-        Some(out)
+        let files = held.as_ref()?.files.iter();
+        Some(super::memory::list_keys(
+            files.map(|f| (f.path.as_str(), f.clone())),
+            prefix,
+            recursive,
+        ))
     }
 }
 

@@ -69,6 +69,11 @@ impl Indexes {
         }
     }
 
+    /// Whether `other` pins the same record keys (its record-index answer holds here).
+    pub(super) fn same_key_lookup(&self, other: &Indexes) -> bool {
+        self.key_lookup == other.key_lookup
+    }
+
     /// The MDT partitions a plan may consult with `filter` (when skipping is on), known
     /// before the schema is, so that they are listed while the metadata table opens: the
     /// `files` partition, the record index when the filter names a record key field, the
@@ -98,13 +103,6 @@ pub(super) fn key_fields_as_text(config: &TableConfig) -> Schema {
             .map(|f| arrow_schema::Field::new(f, arrow_schema::DataType::Utf8, true))
             .collect::<Vec<_>>(),
     )
-}
-
-impl Indexes {
-    /// Whether `other` pins the same record keys (its record-index answer holds here).
-    pub(super) fn same_key_lookup(&self, other: &Indexes) -> bool {
-        self.key_lookup == other.key_lookup
-    }
 }
 
 /// The record index's answer, looked up while the data files are being listed.
