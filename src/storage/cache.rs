@@ -304,6 +304,9 @@ pub(crate) async fn read_through(
         .map(|(r, _)| r.clone())
         .collect();
     if missing.is_empty() {
+        // Answered from memory: decoding follows at once, so requests issued just before
+        // go out first.
+        super::timer::let_requests_out().await;
         return Ok(Fetched {
             parts: parts.into_iter().flatten().collect(),
             size: None,

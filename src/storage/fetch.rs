@@ -80,6 +80,7 @@ impl FetchTransport {
         let (tx, rx) = oneshot::channel();
         let (cancel_tx, cancel_rx) = oneshot::channel::<()>();
         let fetch = self.fetch.clone();
+        super::timer::handed_to_host();
         wasm_bindgen_futures::spawn_local(async move {
             let controller = web_sys::AbortController::new().ok();
             let work = run_fetch(fetch, r, controller.clone()).fuse();

@@ -41,3 +41,39 @@ fn timeout(d: Duration) -> wasm_bindgen_futures::JsFuture {
     });
     wasm_bindgen_futures::JsFuture::from(promise)
 }
+
+// A request handed to the host (the global `fetch`, a JS storage's method) leaves only when
+// the host's event loop runs. Engine CPU that follows in the same turn — decoding metadata
+// a cache answered at once — would hold it back for as long as it runs.
+#[cfg(target_arch = "wasm32")]
+thread_local! {
+    static HANDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Notes that a request was handed to the host in this turn of its event loop.
+#[cfg(target_arch = "wasm32")]
+pub fn handed_to_host() {
+    if !HANDED.with(|h| h.replace(true)) {
+        // Cleared by a task of the next turn: by then the host has sent what it was given.
+        wasm_bindgen_futures::spawn_local(async {
+            let _ = timeout(Duration::ZERO).await;
+            HANDED.with(|h| h.set(false));
+        });
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub fn handed_to_host() {}
+
+/// Lets the host send the requests handed to it in this turn before CPU work goes on (one
+/// turn of its event loop; nothing when none are waiting, and nothing natively, where
+/// requests travel on their own tasks).
+#[cfg(target_arch = "wasm32")]
+pub async fn let_requests_out() {
+    if HANDED.with(|h| h.get()) {
+        sleep(Duration::ZERO).await;
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub async fn let_requests_out() {}

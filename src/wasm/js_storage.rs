@@ -99,6 +99,7 @@ async fn call<T: Send + 'static>(
         done: false,
     };
     let promise = f.apply(object, &args).map(|v| Promise::resolve(&v));
+    crate::storage::timer::handed_to_host();
     wasm_bindgen_futures::spawn_local(async move {
         let outcome = match promise {
             Ok(p) => match JsFuture::from(p).await {

@@ -471,10 +471,12 @@ async fn prepare(
     let reads = async {
         // Not cut short by a failure: the requested put must have settled before a
         // withdrawal looks at it.
-        let (tagged, mdt_prefetch, put) = futures::future::join3(
-            tag::tag(table, &rows, global),
-            mdt_reads,
+        // Polled in this order: the requests go out before tagging's CPU (a lookup in
+        // cached metadata decodes without waiting).
+        let (put, mdt_prefetch, tagged) = futures::future::join3(
             requested.put_early(client.storage().as_ref()),
+            mdt_reads,
+            tag::tag(table, &rows, global),
         )
         .await;
         put?;
