@@ -12,8 +12,8 @@ pub(crate) const CRC32: u8 = 1;
 pub(crate) const CRC32C: u8 = 2;
 
 /// CRC32C tables for eight bytes at a time (slice-by-8): a block's checksums are computed
-/// on every read of it, and byte at a time was a fifth of a cached record-index lookup's
-/// CPU in wasm, which has no CRC instruction.
+/// on every read of it, and wasm has no CRC instruction (byte at a time is one dependent
+/// table lookup per byte).
 const fn crc32c_tables() -> [[u32; 256]; 8] {
     let mut tables = [[0u32; 256]; 8];
     let mut i = 0;
@@ -46,6 +46,7 @@ const fn crc32c_tables() -> [[u32; 256]; 8] {
 
 static CRC32C_TABLES: [[u32; 256]; 8] = crc32c_tables();
 
+/// CRC-32C (Castagnoli), as `java.util.zip.CRC32C`.
 pub(crate) fn crc32c(data: &[u8]) -> u32 {
     let t = &CRC32C_TABLES;
     let mut crc = !0u32;
@@ -67,6 +68,10 @@ pub(crate) fn crc32c(data: &[u8]) -> u32 {
     })
 }
 
+/// What a block's checksums said. None of these stops a read: Apache Hudi's own reader
+/// (hudi-io `HFileBlock`, `HFileBlockReader`) reads the checksum fields and never verifies
+/// them, so tables it reads must read here; damage is still caught by the block magic, the
+/// sizes, decompression and key order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Outcome {
     /// Type NULL (Hudi 1.1's own writer): nothing to check.
