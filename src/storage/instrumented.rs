@@ -20,8 +20,10 @@ pub struct IoStats {
     lists: AtomicU64,
     puts: AtomicU64,
     deletes: AtomicU64,
-    round_trips: AtomicU64,
-    in_flight: AtomicU64,
+    /// The longest chain of requests, each begun after the one before it ended.
+    deepest: AtomicU64,
+    /// The deepest chain among the requests that have ended.
+    ended_depth: AtomicU64,
     purpose_requests: [AtomicU64; Purpose::ALL.len()],
     purpose_bytes: [AtomicU64; Purpose::ALL.len()],
     warnings: Mutex<Vec<String>>,
@@ -57,8 +59,9 @@ pub struct IoSnapshot {
     pub lists: u64,
     pub puts: u64,
     pub deletes: u64,
-    /// Phases in which at least one request was in flight; requests issued concurrently
-    /// share one. This is the number of dependent round trips an operation needed.
+    /// Dependent round trips: the longest chain of requests in which each began after the
+    /// one before it had ended. Requests issued together share a link, however long any
+    /// of them takes, and one answered but awaited later does not join the next link.
     pub round_trips: u64,
     /// The requests and bytes above by why they were made (purposes without any left out).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -134,7 +137,7 @@ impl IoStats {
             lists: load(&self.lists),
             puts: load(&self.puts),
             deletes: load(&self.deletes),
-            round_trips: load(&self.round_trips),
+            round_trips: load(&self.deepest),
             by_purpose,
             warnings: self.lock_warnings().clone(),
         }
@@ -155,10 +158,9 @@ impl IoStats {
         self.requests.fetch_add(1, Ordering::Relaxed);
         kind.fetch_add(1, Ordering::Relaxed);
         self.purpose_requests[purpose as usize].fetch_add(1, Ordering::Relaxed);
-        if self.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
-            self.round_trips.fetch_add(1, Ordering::Relaxed);
-        }
-        InFlight(self)
+        let depth = self.ended_depth.load(Ordering::SeqCst) + 1;
+        self.deepest.fetch_max(depth, Ordering::SeqCst);
+        InFlight(self, depth)
     }
 
     fn add_bytes(&self, n: u64, purpose: Purpose) {
@@ -176,11 +178,12 @@ impl IoStats {
     }
 }
 
-struct InFlight<'a>(&'a IoStats);
+/// A request under way, and how deep in the chain it began.
+struct InFlight<'a>(&'a IoStats, u64);
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.0.ended_depth.fetch_max(self.1, Ordering::SeqCst);
     }
 }
 
@@ -284,5 +287,32 @@ impl Storage for Instrumented {
         let (bytes, meta) = self.inner.get_versioned(path).await?;
         self.stats.add_bytes(bytes.len() as u64, Purpose::Other);
         Ok((bytes, meta))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Round trips are the longest chain of requests each begun after the previous ended:
+    /// a straggler does not merge two links, and requests issued together share one.
+    #[test]
+    fn round_trips_count_the_longest_chain_of_dependent_requests() {
+        let stats = IoStats::default();
+        let (get, purpose) = (Verb::Get, Purpose::Other);
+        let a = stats.begin(get, purpose);
+        let straggler = stats.begin(get, purpose);
+        drop(a);
+        let b = stats.begin(get, purpose); // after a: link 2, while the straggler runs
+        let b2 = stats.begin(get, purpose);
+        drop((b, b2));
+        let c = stats.begin(get, purpose); // after b: link 3
+        drop(straggler); // ended at link 1: no longer chain
+        drop(c);
+        assert_eq!(stats.snapshot().round_trips, 3);
+        let before = stats.snapshot();
+        drop(stats.begin(get, purpose));
+        let io = stats.snapshot().since(&before);
+        assert_eq!((io.requests, io.round_trips), (1, 1));
     }
 }
