@@ -49,6 +49,7 @@ const READ_KEYS = [
   'useMetadataTable',
   'batchSize',
   'concurrency',
+  'readAheadBytes',
 ] as const;
 
 /** The read options the engine understands, as JSON (signal and callbacks left out). */

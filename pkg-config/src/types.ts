@@ -117,8 +117,14 @@ export interface ReadOptions extends Cancellable {
   useMetadataTable?: boolean;
   /** Rows per Arrow batch. */
   batchSize?: number;
-  /** Files read concurrently. */
+  /** File slices read at once (default 8); more start early while small, see `readAheadBytes`. */
   concurrency?: number;
+  /** Slices beyond `concurrency` start early while the base files being read alone stay
+   *  within this many bytes (default 32 MiB; 0: never), up to 64 and no more than the
+   *  storage sends at once (an opened URL's `concurrency`, default 8; a JS storage has no
+   *  limit); slices merged with log files never do. A selective query over a hundred small
+   *  files then waits a few round trips, not a dozen. */
+  readAheadBytes?: number;
 }
 
 export type InstantState = 'requested' | 'inflight' | 'completed';

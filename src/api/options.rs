@@ -1,6 +1,6 @@
 //! Read options as the JS package sends them:
 //! `{ query, asOf, start, end, columns, filters: [[col, op, value], ...] | ["col op value"],
-//!    limit, dataSkipping, useMetadataTable, batchSize, concurrency }`,
+//!    limit, dataSkipping, useMetadataTable, batchSize, concurrency, readAheadBytes }`,
 //! and write options: `{ operation, options: { "hoodie.*": "value" } }`.
 //! Other keys (the package's `signal`, `onProgress`) are ignored.
 
@@ -29,6 +29,7 @@ pub struct ReadOptions {
     use_metadata_table: Option<bool>,
     batch_size: Option<usize>,
     concurrency: Option<usize>,
+    read_ahead_bytes: Option<u64>,
 }
 
 fn text(v: &Value) -> String {
@@ -84,6 +85,7 @@ impl ReadOptions {
             use_metadata_table: o.use_metadata_table.unwrap_or(d.use_metadata_table),
             batch_size: o.batch_size.unwrap_or(d.batch_size),
             concurrency: o.concurrency.unwrap_or(d.concurrency),
+            read_ahead_bytes: o.read_ahead_bytes.unwrap_or(d.read_ahead_bytes),
             ..d
         })
     }

@@ -177,6 +177,10 @@ struct QueryArgs {
     /// Plan by listing storage even when the metadata table could plan.
     #[arg(long)]
     no_metadata_table: bool,
+    /// File slices beyond the first 8 start early while the sizes of those being read stay
+    /// within this many bytes (0: never).
+    #[arg(long, default_value_t = ReadOptions::default().read_ahead_bytes)]
+    read_ahead_bytes: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -210,6 +214,7 @@ impl QueryArgs {
             limit: self.limit,
             data_skipping: !self.no_data_skipping,
             use_metadata_table: !self.no_metadata_table,
+            read_ahead_bytes: self.read_ahead_bytes,
             // Slices decode on the runtime's worker threads: every core, not one.
             spawner: tokio::runtime::Handle::try_current().ok().map(|runtime| {
                 crate::read::Spawner::new(move |task| {

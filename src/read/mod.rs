@@ -61,8 +61,13 @@ pub struct ReadOptions {
     /// Use the metadata table's `files` partition instead of listing, when available.
     pub use_metadata_table: bool,
     pub batch_size: usize,
-    /// How many files are read at once.
+    /// How many file slices are read at once; more while small (`read_ahead_bytes`).
     pub concurrency: usize,
+    /// Slices beyond `concurrency` start early while the base files being read alone (their
+    /// sizes, an upper bound of what they fetch) stay within this, up to 64 and no more than
+    /// the store sends at once; 0: never. Slices merged with log files never start early: a
+    /// merge holds its records decoded.
+    pub read_ahead_bytes: u64,
     /// Where each file slice is read and decoded; `None` reads them all on the caller's
     /// task (wasm has one thread).
     pub spawner: Option<scan::Spawner>,
@@ -82,6 +87,7 @@ impl Default for ReadOptions {
             use_metadata_table: true,
             batch_size: 8192,
             concurrency: 8,
+            read_ahead_bytes: 32 * 1024 * 1024,
             spawner: None,
         }
     }

@@ -17,7 +17,7 @@ use futures::SinkExt;
 use serde::Serialize;
 
 use super::slice::SliceReader;
-use super::{Plan, ReadOptions};
+use super::{Plan, QueryType, ReadOptions};
 use crate::error::Result;
 use crate::meta_client::MetaClient;
 use crate::storage::IoSnapshot;
@@ -104,9 +104,9 @@ pub struct Scan {
 }
 
 impl Scan {
-    /// Reads `plan`'s slices, up to `options.concurrency` at once, each one batch at a time,
-    /// so memory stays bounded by a few slices' log records and a few batches; ends once
-    /// `options.limit` rows came out.
+    /// Reads `plan`'s slices, `options.concurrency` at once and more while small (see
+    /// [`Window`]), each one batch at a time, so memory stays bounded by a few slices' log
+    /// records and a few batches; ends once `options.limit` rows came out.
     pub fn new(client: Arc<MetaClient>, plan: Arc<Plan>, options: &ReadOptions) -> Scan {
         let (mut data_files, mut data_bytes) = (Vec::new(), 0);
         for slice in &plan.file_slices {
@@ -129,21 +129,38 @@ impl Scan {
         ));
         let done = slices_done.clone();
         let spawner = options.spawner.clone();
-        let batches = stream::iter(0..slices_total)
-            .map(move |i| {
-                let done = done.clone();
-                let finished = stream::once(async move {
-                    done.fetch_add(1, Ordering::Relaxed);
-                })
-                .filter_map(|()| futures::future::ready(None));
-                let slice = match &spawner {
-                    Some(spawner) => spawner.run(reader.batches(i)),
-                    None => reader.batches(i),
-                };
-                slice.chain(finished).boxed()
+        let sizes = plan
+            .file_slices
+            .iter()
+            .map(|slice| planned_bytes(slice, plan.query))
+            .collect();
+        let open = move |i: usize| {
+            let slice = match &spawner {
+                Some(spawner) => spawner.run(reader.batches(i)),
+                None => reader.batches(i),
+            };
+            let done = done.clone();
+            let finished = stream::once(async move {
+                done.fetch_add(1, Ordering::Relaxed);
             })
-            .flatten_unordered(options.concurrency.max(1))
-            .boxed();
+            .filter_map(|()| futures::future::ready(None));
+            slice.chain(finished).boxed()
+        };
+        // Slices started beyond what the store sends at once would queue their requests
+        // ahead of the first slices' second ones.
+        let most = client
+            .storage()
+            .capabilities()
+            .requests_at_once
+            .map_or(MOST_AT_ONCE, |n| n.min(MOST_AT_ONCE));
+        let window = Window::new(
+            sizes,
+            open,
+            options.concurrency,
+            most,
+            options.read_ahead_bytes,
+        );
+        let batches = window.boxed();
         Scan {
             schema: plan.output_schema.clone(),
             batches,
@@ -220,5 +237,202 @@ impl Stream for Scan {
             }
             other => other,
         }
+    }
+}
+
+/// Most slices read at once, however small, where the store sends any number of requests.
+const MOST_AT_ONCE: usize = 64;
+
+/// What reading a slice holds at most: a base file read alone, its size (an upper bound of
+/// what it fetches). A merge holds its log records decoded, several times their size, so a
+/// slice with log files counts as too big to start early, as does a base file of unknown size.
+fn planned_bytes(slice: &crate::file_group::FileSlice, query: QueryType) -> u64 {
+    if query != QueryType::ReadOptimized && !slice.log_files.is_empty() {
+        return u64::MAX;
+    }
+    match slice.base_path() {
+        Some(_) => slice.base_size().unwrap_or(u64::MAX),
+        None => 0,
+    }
+}
+
+/// Slices started in plan order, `at_once` of them at a time, and more, up to `most`, while
+/// the planned bytes of those running stay within `read_ahead`.
+/// A slice of a selective query is a couple of dependent requests for little data; a fixed
+/// number at a time would make a hundred small files a dozen round trips in a row.
+struct Window<F> {
+    sizes: Vec<u64>,
+    next: usize,
+    open: F,
+    at_once: usize,
+    most: usize,
+    read_ahead: u64,
+    running: futures::stream::SelectAll<BoxStream<'static, Step>>,
+    running_count: usize,
+    running_bytes: u64,
+}
+
+enum Step {
+    Batch(Result<RecordBatch>),
+    Ended(u64),
+}
+
+impl<F> Window<F>
+where
+    F: FnMut(usize) -> BoxStream<'static, Result<RecordBatch>>,
+{
+    fn new(sizes: Vec<u64>, open: F, at_once: usize, most: usize, read_ahead: u64) -> Self {
+        Window {
+            sizes,
+            next: 0,
+            open,
+            at_once: at_once.max(1),
+            most,
+            read_ahead,
+            running: futures::stream::SelectAll::new(),
+            running_count: 0,
+            running_bytes: 0,
+        }
+    }
+
+    fn start_what_fits(&mut self) {
+        while let Some(&size) = self.sizes.get(self.next) {
+            let fits = self.running_count < self.at_once
+                || (self.running_count < self.most
+                    && self.running_bytes.saturating_add(size) <= self.read_ahead);
+            if !fits {
+                break;
+            }
+            let ended = stream::once(futures::future::ready(Step::Ended(size)));
+            let slice = (self.open)(self.next).map(Step::Batch).chain(ended);
+            self.running.push(slice.boxed());
+            self.next += 1;
+            self.running_count += 1;
+            self.running_bytes = self.running_bytes.saturating_add(size);
+        }
+    }
+}
+
+impl<F> Stream for Window<F>
+where
+    F: FnMut(usize) -> BoxStream<'static, Result<RecordBatch>> + Unpin,
+{
+    type Item = Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            self.start_what_fits();
+            match self.running.poll_next_unpin(cx) {
+                Poll::Ready(Some(Step::Batch(batch))) => return Poll::Ready(Some(batch)),
+                Poll::Ready(Some(Step::Ended(size))) => {
+                    self.running_count -= 1;
+                    self.running_bytes = self.running_bytes.saturating_sub(size);
+                }
+                Poll::Ready(None) if self.next < self.sizes.len() => {}
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::channel::oneshot;
+    use std::sync::Mutex;
+
+    /// Slices that end when told to; `started` says which have been opened.
+    struct Slices {
+        started: Arc<Mutex<Vec<usize>>>,
+        finish: Vec<Option<oneshot::Sender<()>>>,
+    }
+
+    fn window(
+        sizes: Vec<u64>,
+        at_once: usize,
+        most: usize,
+        read_ahead: u64,
+    ) -> (Slices, impl Stream<Item = Result<RecordBatch>> + Unpin) {
+        let started = Arc::new(Mutex::new(Vec::new()));
+        let (senders, receivers): (Vec<_>, Vec<_>) =
+            sizes.iter().map(|_| oneshot::channel::<()>()).unzip();
+        let mut receivers: Vec<_> = receivers.into_iter().map(Some).collect();
+        let opened = started.clone();
+        let open = move |i: usize| {
+            opened.lock().unwrap().push(i);
+            let done = receivers[i].take().unwrap();
+            stream::once(done)
+                .map(|_| {
+                    Ok(RecordBatch::new_empty(Arc::new(
+                        arrow_schema::Schema::empty(),
+                    )))
+                })
+                .boxed()
+        };
+        let slices = Slices {
+            started,
+            finish: senders.into_iter().map(Some).collect(),
+        };
+        (slices, Window::new(sizes, open, at_once, most, read_ahead))
+    }
+
+    fn poll(stream: &mut (impl Stream<Item = Result<RecordBatch>> + Unpin)) -> usize {
+        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+        let mut batches = 0;
+        while let Poll::Ready(Some(b)) = stream.poll_next_unpin(&mut cx) {
+            b.unwrap();
+            batches += 1;
+        }
+        batches
+    }
+
+    impl Slices {
+        fn started(&self) -> Vec<usize> {
+            self.started.lock().unwrap().clone()
+        }
+        fn end(&mut self, i: usize) {
+            self.finish[i].take().unwrap().send(()).unwrap();
+        }
+    }
+
+    #[test]
+    fn small_slices_start_together_within_the_read_ahead() {
+        let (slices, mut w) = window(vec![100; 20], 2, MOST_AT_ONCE, 1_000);
+        poll(&mut w);
+        assert_eq!(slices.started(), (0..10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn without_read_ahead_only_the_floor_runs_and_a_finished_slice_makes_room() {
+        let (mut slices, mut w) = window(vec![100; 5], 2, MOST_AT_ONCE, 0);
+        poll(&mut w);
+        assert_eq!(slices.started(), [0, 1]);
+        slices.end(1);
+        assert_eq!(poll(&mut w), 1);
+        assert_eq!(slices.started(), [0, 1, 2]);
+        for i in [0, 2, 3, 4] {
+            slices.end(i);
+            poll(&mut w);
+        }
+        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+        assert!(matches!(w.poll_next_unpin(&mut cx), Poll::Ready(None)));
+    }
+
+    #[test]
+    fn big_or_unsized_slices_wait_for_the_floor_and_the_cap_holds() {
+        let (slices, mut w) = window(vec![100, 100, 650, 100, 100], 2, MOST_AT_ONCE, 1_000);
+        poll(&mut w);
+        assert_eq!(slices.started(), [0, 1, 2, 3]); // 950 bytes: the fifth would pass 1000
+        let (slices, mut w) = window(vec![100, u64::MAX, 100], 1, MOST_AT_ONCE, 1_000);
+        poll(&mut w);
+        assert_eq!(slices.started(), [0]);
+        let (slices, mut w) = window(vec![1; 100], 1, MOST_AT_ONCE, 1_000);
+        poll(&mut w);
+        assert_eq!(slices.started().len(), MOST_AT_ONCE);
+        // A store that sends 8 requests at once: no more slices than that start early.
+        let (slices, mut w) = window(vec![1; 100], 2, 8, 1_000);
+        poll(&mut w);
+        assert_eq!(slices.started().len(), 8);
     }
 }

@@ -205,6 +205,9 @@ pub struct Capabilities {
     pub writable: bool,
     /// [`Storage::list_after`] answers in one listing (S3 `start-after`, local files).
     pub lists_after: bool,
+    /// Requests the store sends at once, the rest waiting their turn; `None`: no limit here.
+    /// A read starts no more file slices early than can be fetched at once.
+    pub requests_at_once: Option<usize>,
 }
 
 impl Capabilities {
@@ -216,6 +219,7 @@ impl Capabilities {
             listing: None,
             writable: true,
             lists_after: false,
+            requests_at_once: None,
         }
     }
 }

@@ -56,6 +56,7 @@ pub struct ObjectStoreStorage {
     store: Arc<dyn ObjectStore>,
     root: String,
     location: String,
+    requests_at_once: Option<usize>,
 }
 
 /// Our error for an object_store error about `object`. object_store's messages can carry
@@ -101,6 +102,15 @@ impl ObjectStoreStorage {
             store,
             root: root.trim_matches('/').to_string(),
             location: location.into(),
+            requests_at_once: None,
+        }
+    }
+
+    /// The store sends at most `n` requests at once (object_store's `LimitStore`).
+    pub fn limited_to(self, n: usize) -> Self {
+        ObjectStoreStorage {
+            requests_at_once: Some(n),
+            ..self
         }
     }
 
@@ -225,6 +235,7 @@ impl Storage for ObjectStoreStorage {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             lists_after: true,
+            requests_at_once: self.requests_at_once,
             ..Capabilities::full()
         }
     }
@@ -458,7 +469,7 @@ mod native {
         let location = format!("s3://{bucket}/{prefix}")
             .trim_end_matches('/')
             .to_string();
-        Ok(ObjectStoreStorage::new(store, &prefix, location))
+        Ok(ObjectStoreStorage::new(store, &prefix, location).limited_to(concurrency.max(1)))
     }
 
     /// object_store's S3 client over a reqwest client that follows no redirect: a signed

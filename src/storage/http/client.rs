@@ -206,6 +206,7 @@ impl Drop for Permit<'_> {
 pub struct Client {
     transport: Arc<dyn Transport>,
     limit: Arc<Semaphore>,
+    requests_at_once: usize,
     retries: u32,
 }
 
@@ -227,8 +228,14 @@ impl Client {
         Client {
             transport,
             limit: Arc::new(Semaphore::new(concurrency)),
+            requests_at_once: concurrency.max(1),
             retries,
         }
+    }
+
+    /// Requests sent at once; the rest wait for a permit.
+    pub fn requests_at_once(&self) -> usize {
+        self.requests_at_once
     }
 
     pub fn transport(&self) -> &Arc<dyn Transport> {

@@ -560,6 +560,7 @@ impl Storage for HttpStorage {
             // A plain HTTP(S) server is read-only here; S3 (presigned or signed) can PUT.
             writable: self.is_bucket(),
             lists_after: self.skips_ahead(),
+            requests_at_once: Some(self.client.requests_at_once()),
         }
     }
 
