@@ -144,3 +144,20 @@ fn a_retried_conditional_put_that_landed_is_not_a_conflict() {
         assert_eq!(e.await.unwrap_err().code(), "CONFLICT");
     });
 }
+
+/// A read starts no more file slices early than the store sends requests at once.
+#[test]
+fn the_store_says_how_many_requests_it_sends_at_once() {
+    let at = |concurrency| {
+        let options = HttpOptions {
+            concurrency,
+            ..HttpOptions::default()
+        };
+        let t = Arc::new(LostAnswers::default());
+        let s = HttpStorage::for_url(t, "http://h.example/t/", None, options).unwrap();
+        s.capabilities().requests_at_once
+    };
+    assert_eq!(at(8), Some(8));
+    assert_eq!(at(64), Some(64));
+    assert_eq!(at(0), Some(1));
+}
