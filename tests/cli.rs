@@ -286,3 +286,62 @@ fn arrow_read_on_worker_threads_equals_a_single_task_read() {
     assert!(!cli_rows.is_empty());
     assert_eq!(cli_rows, rows(&single));
 }
+
+/// Twenty small base files: a read fetches their data all at once (their footers came with
+/// the plan, which prunes by them), where eight at a time took three round trips.
+/// `round_trips` is the longest chain of requests each sent after the one before it was
+/// answered.
+#[test]
+fn small_base_files_are_read_together_and_round_trips_count_the_chain() {
+    let dir = common::table_copy(
+        "sample_table/cow/v9_txns_simple_nometa",
+        "cli",
+        "small_base_files_are_read_together",
+    );
+    let table = dir.to_string_lossy().into_owned();
+    // One new file group in each of twenty new partitions.
+    let rows: String = (0..20)
+        .map(|i| {
+            format!(
+                concat!(
+                    r#"{{"txn_id":"RA-{i}","account_id":"ACC-A","txn_ts":1700900000000,"#,
+                    r#""txn_datetime":"2024-01-22T00:00:00.000000Z","txn_date":"2024-01-22","#,
+                    r#""amount":"1.00","currency":"USD","txn_type":"debit","merchant_name":"m","#,
+                    r#""is_international":false,"fee_amount":"0.00","txn_metadata":"{{}}","#,
+                    r#""region":"r{i:02}"}}"#,
+                    "\n"
+                ),
+                i = i
+            )
+        })
+        .collect();
+    let input = dir.join("rows.jsonl");
+    std::fs::write(&input, rows).unwrap();
+    let (code, _, err) = run(&["write", &table, "--input", &input.to_string_lossy()]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::remove_file(&input).unwrap();
+
+    let read = |extra: &[&str]| -> Value {
+        let mut args = vec!["--latency-ms", "20", "read", &table, "--stats"];
+        args.extend_from_slice(&["--filter", "region >= r00", "--filter", "region <= r19"]);
+        args.extend_from_slice(&["--format", "jsonl"]);
+        args.extend_from_slice(extra);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(out.lines().count(), 20);
+        let stats: Value = serde_json::from_str(err.trim()).unwrap();
+        assert_eq!(stats["stats"]["slices_selected"], 20, "{stats}");
+        stats["read_io"].clone()
+    };
+    let together = read(&[]);
+    let eight_at_a_time = read(&["--read-ahead-bytes", "0"]);
+    assert_eq!(together["requests"], eight_at_a_time["requests"]);
+    assert_eq!(together["requests"], 20, "{together}");
+    // One link; a second only if a loaded machine sends a request 20 ms late.
+    assert!(together["round_trips"].as_u64() <= Some(2), "{together}");
+    // 8 + 8 + 4 slices, one group after another.
+    assert!(
+        eight_at_a_time["round_trips"].as_u64() >= Some(3),
+        "{eight_at_a_time}"
+    );
+}
