@@ -344,4 +344,22 @@ fn small_base_files_are_read_together_and_round_trips_count_the_chain() {
         eight_at_a_time["round_trips"].as_u64() >= Some(3),
         "{eight_at_a_time}"
     );
+    // Under a limit the first slices' rows are enough: no slice starts early.
+    let (code, out, err) = run(&[
+        "read",
+        &table,
+        "--filter",
+        "region >= r00",
+        "--filter",
+        "region <= r19",
+        "--limit",
+        "1",
+        "--stats",
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 1);
+    let stats: Value = serde_json::from_str(err.trim()).unwrap();
+    assert!(stats["read_io"]["requests"].as_u64() <= Some(8), "{stats}");
 }

@@ -122,8 +122,8 @@ export interface ReadOptions extends Cancellable {
   /** Slices beyond `concurrency` start early while the base files being read alone stay
    *  within this many bytes (default 32 MiB; 0: never), up to 64 and no more than the
    *  storage sends at once (an opened URL's `concurrency`, default 8; a JS storage has no
-   *  limit); slices merged with log files never do. A selective query over a hundred small
-   *  files then waits a few round trips, not a dozen. */
+   *  limit); slices merged with log files never do, nor any under a `limit`. A selective
+   *  query over a hundred small files then waits a few round trips, not a dozen. */
   readAheadBytes?: number;
 }
 

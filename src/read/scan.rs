@@ -153,13 +153,12 @@ impl Scan {
             .capabilities()
             .requests_at_once
             .map_or(MOST_AT_ONCE, |n| n.min(MOST_AT_ONCE));
-        let window = Window::new(
-            sizes,
-            open,
-            options.concurrency,
-            most,
-            options.read_ahead_bytes,
-        );
+        // A limit is mostly met by the first slices: the others would be read for nothing.
+        let read_ahead = match options.limit {
+            Some(_) => 0,
+            None => options.read_ahead_bytes,
+        };
+        let window = Window::new(sizes, open, options.concurrency, most, read_ahead);
         let batches = window.boxed();
         Scan {
             schema: plan.output_schema.clone(),
