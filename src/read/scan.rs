@@ -127,24 +127,15 @@ impl Scan {
             plan.clone(),
             options.batch_size,
         ));
-        let done = slices_done.clone();
         let spawner = options.spawner.clone();
         let sizes = plan
             .file_slices
             .iter()
             .map(|slice| planned_bytes(slice, plan.query))
             .collect();
-        let open = move |i: usize| {
-            let slice = match &spawner {
-                Some(spawner) => spawner.run(reader.batches(i)),
-                None => reader.batches(i),
-            };
-            let done = done.clone();
-            let finished = stream::once(async move {
-                done.fetch_add(1, Ordering::Relaxed);
-            })
-            .filter_map(|()| futures::future::ready(None));
-            slice.chain(finished).boxed()
+        let open = move |i: usize| match &spawner {
+            Some(spawner) => spawner.run(reader.batches(i)),
+            None => reader.batches(i),
         };
         // Slices started beyond what the store sends at once would queue their requests
         // ahead of the first slices' second ones.
@@ -158,7 +149,8 @@ impl Scan {
             Some(_) => 0,
             None => options.read_ahead_bytes,
         };
-        let window = Window::new(sizes, open, options.concurrency, most, read_ahead);
+        let done = slices_done.clone();
+        let window = Window::new(sizes, open, options.concurrency, most, read_ahead, done);
         let batches = window.boxed();
         Scan {
             schema: plan.output_schema.clone(),
@@ -269,6 +261,8 @@ struct Window<F> {
     running: futures::stream::SelectAll<BoxStream<'static, Step>>,
     running_count: usize,
     running_bytes: u64,
+    /// Slices read to their end (progress).
+    ended: Arc<AtomicUsize>,
 }
 
 enum Step {
@@ -280,7 +274,14 @@ impl<F> Window<F>
 where
     F: FnMut(usize) -> BoxStream<'static, Result<RecordBatch>>,
 {
-    fn new(sizes: Vec<u64>, open: F, at_once: usize, most: usize, read_ahead: u64) -> Self {
+    fn new(
+        sizes: Vec<u64>,
+        open: F,
+        at_once: usize,
+        most: usize,
+        read_ahead: u64,
+        ended: Arc<AtomicUsize>,
+    ) -> Self {
         Window {
             sizes,
             next: 0,
@@ -291,6 +292,7 @@ where
             running: futures::stream::SelectAll::new(),
             running_count: 0,
             running_bytes: 0,
+            ended,
         }
     }
 
@@ -324,6 +326,7 @@ where
             match self.running.poll_next_unpin(cx) {
                 Poll::Ready(Some(Step::Batch(batch))) => return Poll::Ready(Some(batch)),
                 Poll::Ready(Some(Step::Ended(size))) => {
+                    self.ended.fetch_add(1, Ordering::Relaxed);
                     self.running_count -= 1;
                     self.running_bytes = self.running_bytes.saturating_sub(size);
                 }
@@ -373,7 +376,10 @@ mod tests {
             started,
             finish: senders.into_iter().map(Some).collect(),
         };
-        (slices, Window::new(sizes, open, at_once, most, read_ahead))
+        (
+            slices,
+            Window::new(sizes, open, at_once, most, read_ahead, Arc::default()),
+        )
     }
 
     fn poll(stream: &mut (impl Stream<Item = Result<RecordBatch>> + Unpin)) -> usize {
