@@ -1,12 +1,11 @@
 //! HFile blocks: the 33-byte header, checksums and (de)compression of the payload.
 
-use std::io::Read;
-
 use bytes::Bytes;
 
 use super::bytes_reader::ByteReader;
 use super::checksum;
 use super::data::{cell_at, CellAt, CellLayout};
+use super::gzip::Inflater;
 use crate::error::{malformed, HudiError, Result};
 
 pub(crate) const HEADER_SIZE: usize = 33;
@@ -184,7 +183,7 @@ fn checked_block(
 pub(crate) struct LazyPayload {
     plain: Bytes,
     inflated: Vec<u8>,
-    gz: Option<flate2::read::MultiGzDecoder<bytes::buf::Reader<Bytes>>>,
+    gz: Option<Inflater>,
     declared: usize,
 }
 
@@ -208,10 +207,9 @@ impl LazyPayload {
             }
             Codec::Gz => LazyPayload {
                 plain: Bytes::new(),
-                inflated: Vec::with_capacity(declared),
-                gz: Some(flate2::read::MultiGzDecoder::new(bytes::Buf::reader(
-                    stored,
-                ))),
+                // One byte past the declared size, so that a stream going on is noticed.
+                inflated: Vec::with_capacity(declared + 1),
+                gz: Some(Inflater::new(stored)),
                 declared,
             },
         })
@@ -223,6 +221,14 @@ impl LazyPayload {
             &self.plain
         } else {
             &self.inflated
+        }
+    }
+
+    fn into_bytes(self) -> Bytes {
+        if self.gz.is_none() && self.inflated.is_empty() {
+            self.plain
+        } else {
+            Bytes::from(self.inflated)
         }
     }
 
@@ -250,20 +256,16 @@ impl LazyPayload {
                 return Ok(());
             };
             let have = self.inflated.len();
-            // One byte past the declared size, so that a stream going on is noticed.
             let room = (self.declared + 1).saturating_sub(have).max(1);
-            let step = (len - have).max(STEP).min(room);
-            self.inflated.resize(have + step, 0);
-            let bad = |e| HudiError::corrupt_by("", "gzip payload", e);
-            let n = gz.read(&mut self.inflated[have..]).map_err(bad)?;
-            self.inflated.truncate(have + n);
+            let step = len.saturating_sub(have).max(STEP).min(room);
+            let ended = gz.inflate_into(&mut self.inflated, step)?;
             if self.inflated.len() > self.declared {
                 return Err(malformed(format!(
                     "payload inflates past the {} bytes its header says",
                     self.declared
                 )));
             }
-            if n == 0 {
+            if ended {
                 self.gz = None;
                 if self.inflated.len() != self.declared {
                     return Err(malformed(format!(
@@ -301,33 +303,9 @@ fn check_declared(codec: Codec, stored: &Bytes, uncompressed_size: usize) -> Res
 pub const MAX_BLOCK_BYTES: usize = crate::avro::guard::MAX_VALUE_BYTES;
 
 fn decompress(codec: Codec, payload: Bytes, uncompressed_size: usize) -> Result<Bytes> {
-    check_declared(codec, &payload, uncompressed_size)?;
-    let out = match codec {
-        Codec::None => payload,
-        Codec::Gz => {
-            // Held once at the declared size; a stream that goes on past it is damage.
-            let mut out = Vec::with_capacity(uncompressed_size);
-            let mut gz = flate2::read::MultiGzDecoder::new(&payload[..]);
-            let bad = |e| HudiError::corrupt_by("", "gzip payload", e);
-            (&mut gz)
-                .take(uncompressed_size as u64)
-                .read_to_end(&mut out)
-                .map_err(bad)?;
-            if gz.read(&mut [0u8; 1]).map_err(bad)? > 0 {
-                return Err(malformed(format!(
-                    "payload inflates past the {uncompressed_size} bytes its header says"
-                )));
-            }
-            Bytes::from(out)
-        }
-    };
-    if out.len() != uncompressed_size {
-        return Err(malformed(format!(
-            "payload is {} bytes uncompressed, header says {uncompressed_size}",
-            out.len()
-        )));
-    }
-    Ok(out)
+    let mut payload = LazyPayload::new(codec, payload, uncompressed_size)?;
+    payload.fill(usize::MAX)?;
+    Ok(payload.into_bytes())
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod bytes_reader;
 mod checksum;
 mod data;
 mod file_info;
+mod gzip;
 mod index;
 mod proto;
 mod reader;

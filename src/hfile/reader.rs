@@ -257,7 +257,8 @@ impl HFileReader {
     ) -> Result<()> {
         let (_, mut payload, checksum) = open_block(raw, &[BlockType::Data], self.codec)?;
         self.checksums.record(&checksum, &self.path, offset);
-        let last = keys.last().copied().unwrap_or_default();
+        // Rows and keys are both sorted: one walk over each.
+        let mut next_key = 0;
         let mut pos = 0;
         let mut previous: Option<Range<usize>> = None;
         while let Some(at) = payload.cell_at(pos, self.layout)? {
@@ -269,11 +270,14 @@ impl HFileReader {
                     return Err(malformed(reason));
                 }
             }
-            if row > last {
-                break;
+            while keys.get(next_key).is_some_and(|k| *k < row) {
+                next_key += 1;
             }
-            if let Ok(k) = keys.binary_search(&row) {
-                found.insert(keys[k], Bytes::copy_from_slice(&payload.bytes()[at.value]));
+            let Some(&key) = keys.get(next_key) else {
+                break;
+            };
+            if key == row {
+                found.insert(key, Bytes::copy_from_slice(&payload.bytes()[at.value]));
             }
             pos = at.end;
         }
