@@ -333,4 +333,20 @@ mod bomb_tests {
         assert!(e.to_string().contains("at most"), "{e}");
         assert_eq!(decompress(Codec::Gz, gzip(b"abc"), 3).unwrap(), &b"abc"[..]);
     }
+
+    #[test]
+    fn a_whole_payload_is_checked_against_its_crc_and_a_lookup_stops_early() {
+        let data: Vec<u8> = (0..300_000u32).flat_map(|i| i.to_be_bytes()).collect();
+        let mut damaged = gzip(&data).to_vec();
+        let crc_at = damaged.len() - 8;
+        damaged[crc_at] ^= 0xff;
+        let damaged = Bytes::from(damaged);
+        let e = decompress(Codec::Gz, damaged.clone(), data.len()).unwrap_err();
+        assert!(e.to_string().contains("CRC-32"), "{e}");
+        // A reader that stops inside the payload has inflated a prefix only.
+        let mut lazy = LazyPayload::new(Codec::Gz, damaged, data.len()).unwrap();
+        lazy.fill(1000).unwrap();
+        assert!(lazy.bytes().len() >= 1000 && lazy.bytes().len() < data.len() / 2);
+        assert_eq!(lazy.bytes(), &data[..lazy.bytes().len()]);
+    }
 }
