@@ -15,12 +15,21 @@
 //   node wasm_node.mjs open-cost-http [FIXTURE]  the same by URL from a loopback nginx with
 //                                                the listing manifest (default: the v9 MOR
 //                                                sample)
+//   node wasm_node.mjs upsert TABLE [N]          N (12) 100-row upserts (50 updates, 50 new
+//                                                keys, as tests/bench/write_upsert.sh) into a
+//                                                copy of TABLE, each a new open sharing one
+//                                                metadata cache as the edge worker does, the
+//                                                metadata table's compaction held off; wall
+//                                                ms of upserts 3..N (the engine's CPU: no
+//                                                latency, local files). Best with --no-liftoff
 //
 // The module is $HUDI_EDGE_WASM_NODE (default $CARGO_TARGET_DIR or target, /wasm-node).
 import { createRequire } from 'node:module';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fsStorage } from '../js/fs_storage.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -112,7 +121,41 @@ if (what === 'startup') {
   console.log(JSON.stringify({ via, ...cost(first), with_operations: cost(io) }));
   t.close();
   await stop();
+} else if (what === 'upsert') {
+  const [table, n = '12'] = args;
+  const { WasmTable, WasmMdtCache } = require(bindings);
+  const arrow = createRequire(join(repo, 'tests', 'js', 'package.json'))('apache-arrow');
+  const copy = mkdtempSync(join(tmpdir(), 'upsert-'));
+  execFileSync('cp', ['-a', `${table}/.`, copy]);
+  execFileSync('sync'); // the copy's writeback would land inside the timings
+  const cache = new WasmMdtCache(64 * 1024 * 1024);
+  const open = () => WasmTable.openJs(fsStorage(copy), undefined, undefined, cache.share());
+  // 50 existing keys with a later `ts`, and the same rows under 50 new keys.
+  const ids = Array.from({ length: 50 }, (_, i) => 7 + 19991 * i);
+  const reader = await open();
+  const existing = arrow.tableFromIPC(await reader.readArrow({ filters: [`id in (${ids.join(',')})`] }));
+  reader.free();
+  const data = existing.select(existing.schema.fields.map((f) => f.name).filter((c) => !c.startsWith('_hoodie_')));
+  const longs = (values) => arrow.makeVector(BigInt64Array.from(values));
+  const updates = data.setChild('ts', longs([...data.getChild('ts')].map((v) => v + 1n)));
+  const inserts = data.setChild('id', longs(ids.map((_, i) => BigInt(2_000_000 + i))));
+  const input = arrow.tableToIPC(updates.concat(inserts), 'stream');
+  const times = [], cpu = [];
+  for (let i = 0; i < Number(n); i++) {
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    const t = await open();
+    const r = await t.write(input, { operation: 'upsert', options: { 'hoodie.metadata.compact.max.delta.commits': '1000' } });
+    times.push(performance.now() - t0);
+    cpu.push(process.cpuUsage(c0).user / 1000);
+    t.free();
+    if (r.records.inserted + r.records.updated !== 100) throw new Error(`upsert ${i}: ${JSON.stringify(r.records)}`);
+  }
+  rmSync(copy, { recursive: true, force: true });
+  const steady = times.slice(2);
+  // User CPU of the process (background compilation and GC threads included).
+  console.log(JSON.stringify({ rows: 100, median_ms: median(steady), min_ms: Math.min(...steady), user_cpu_ms: median(cpu.slice(2)), all_ms: times.map(Math.round) }));
 } else {
-  console.error('usage: node wasm_node.mjs startup|first-rows|open-cost|open-cost-http ...');
+  console.error('usage: node wasm_node.mjs startup|first-rows|open-cost|open-cost-http|upsert ...');
   process.exit(2);
 }
