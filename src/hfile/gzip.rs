@@ -81,11 +81,10 @@ impl Inflater {
         let stored_len = u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]);
         let mut crc = Crc::new();
         crc.update(member);
-        if crc.sum() != stored_crc || member.len() as u32 != stored_len {
+        let (crc, len) = (crc.sum(), member.len());
+        if crc != stored_crc || len as u32 != stored_len {
             return Err(malformed(format!(
-                "gzip member fails its trailer: CRC-32 {:08x} and length {} inflated, {stored_crc:08x} and {stored_len} stored",
-                crc.sum(),
-                member.len()
+                "gzip member fails its trailer: CRC-32 {crc:08x} and length {len} inflated, {stored_crc:08x} and {stored_len} stored"
             )));
         }
         self.at += 8;

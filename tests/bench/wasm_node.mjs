@@ -15,13 +15,14 @@
 //   node wasm_node.mjs open-cost-http [FIXTURE]  the same by URL from a loopback nginx with
 //                                                the listing manifest (default: the v9 MOR
 //                                                sample)
-//   node wasm_node.mjs upsert TABLE [N]          N (12) 100-row upserts (50 updates, 50 new
-//                                                keys, as tests/bench/write_upsert.sh) into a
-//                                                copy of TABLE, each a new open sharing one
-//                                                metadata cache as the edge worker does, the
-//                                                metadata table's compaction held off; wall
-//                                                ms of upserts 3..N (the engine's CPU: no
-//                                                latency, local files). Best with --no-liftoff
+//   node wasm_node.mjs upsert TABLE [N]          N (12) 100-row upserts (the keys of
+//                                                tests/bench/write_upsert.sh: 50 existing with
+//                                                a later ts, 50 new) into a copy of TABLE, each
+//                                                a new open sharing one metadata cache as the
+//                                                edge worker does, the metadata table's
+//                                                compaction held off; wall ms and the process's
+//                                                user CPU of upserts 3..N (no latency, local
+//                                                files). Best with --no-liftoff
 //
 // The module is $HUDI_EDGE_WASM_NODE (default $CARGO_TARGET_DIR or target, /wasm-node).
 import { createRequire } from 'node:module';
