@@ -189,7 +189,7 @@ fn read_limit_and_stats_go_through_one_scan() {
 /// A query planned from the metadata table has the metadata table's properties and files
 /// fetched beside the table's own: two listings in all (the timeline, the metadata table's
 /// directory) instead of six, and a record-index lookup in at most four round trips (five
-/// before). The rows are those of a read that plans by listing.
+/// before), its base file read in one. The rows are those of a read that plans by listing.
 #[test]
 fn a_query_fetches_the_metadata_table_beside_the_open() {
     let t = table("sample_table/mor/avro/v9_txns_simple_meta");
@@ -216,6 +216,11 @@ fn a_query_fetches_the_metadata_table_beside_the_open() {
     let io = &with_mdt["total_io"];
     assert_eq!(io["by_purpose"]["listing"]["requests"], 2, "{io}");
     assert!(io["round_trips"].as_u64() <= Some(4), "{io}");
+    // Planning learned where footers start (one file's tail, beside its lookups): the
+    // base file's footer head and data come beside its tail, in one round trip.
+    let read_io = &with_mdt["read_io"];
+    assert_eq!(read_io["round_trips"], 1, "{read_io}");
+    assert_eq!(read_io["by_purpose"]["footer"]["requests"], 1, "{read_io}");
 
     let by_listing = read(&["--no-metadata-table"]);
     assert_ne!(by_listing["stats"]["planning_source"], "metadata_table");

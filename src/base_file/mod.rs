@@ -39,6 +39,8 @@ pub const FOOTER_PREFETCH: u64 = 8 * 1024;
 /// Bytes read from the start of a footer too long for the tail read (the schema and the row
 /// groups come first), and at each offset a footer walk still needs.
 const FOOTER_HEAD: u64 = 8 * 1024;
+/// Bytes before where a hinted footer would start that its head read fetches too.
+const HEAD_SLACK: u64 = 2 * 1024;
 /// Key-value metadata values at least this long that the reads above did not fetch are left
 /// out of the footer (Hudi's ~430 KB bloom filter; reads never use it).
 const UNFETCHED_VALUE: u64 = 4 * 1024;
@@ -55,6 +57,8 @@ const COALESCE_GAP: u64 = 64 * 1024;
 pub struct Footer {
     pub metadata: ArrowReaderMetadata,
     pub size: u64,
+    /// The footer's length as the file's last 8 bytes say (the hint for its siblings).
+    pub footer_len: u64,
     tail: Bytes,
     /// The file's bytes before the footer, when they came with it ([`read_footer_and_data`]).
     data: Bytes,
@@ -104,7 +108,7 @@ fn parquet_err(path: &str, e: ParquetError) -> HudiError {
 /// A base file's footer: the last [`FOOTER_PREFETCH`] bytes, and when the footer is longer,
 /// its head and whatever else its walk needs, skipping key-value values not fetched.
 pub async fn read_footer(storage: &dyn Storage, path: &str) -> Result<Footer> {
-    read_footer_and_data(storage, path, None, 0).await
+    read_footer_and_data(storage, path, None, 0, None).await
 }
 
 /// The `data_limit` of [`read_footer_and_data`] for a read of every column, or of some: a
@@ -122,19 +126,24 @@ pub fn data_with_footer(every_column: bool) -> u64 {
 /// before it is at most `data_limit` bytes, the data too in that request: a read of every
 /// column saves the round trip its column chunks would take. A known `size` (listings and
 /// the metadata table carry it) saves the `head` a store without suffix ranges would need.
+///
+/// `footer_len_hint`: the footer length of a file written alike. Hudi's writers put the same
+/// bloom filter in every footer, so this file's footer likely starts that far from its
+/// end, and its head (and the data before it) is fetched beside the tail, not after it.
 pub async fn read_footer_and_data(
     storage: &dyn Storage,
     path: &str,
     size: Option<u64>,
     data_limit: u64,
+    footer_len_hint: Option<u64>,
 ) -> Result<Footer> {
-    let purpose = Purpose::Footer;
     let size = size.filter(|s| *s > 0);
-    let file = RangedFile::open_tail(storage, path, FOOTER_PREFETCH, size, purpose).await?;
+    let (file, early) = open_with_hint(storage, path, size, data_limit, footer_len_hint).await?;
     let listed = size.is_some();
     let size = file.size();
     let meta_len = footer_len(file.held().1, size, listed, path)?;
     let data_end = size - meta_len - 8;
+    let with_data = data_end <= data_limit;
     let (held_start, held) = file.held();
     let (footer, tail, data) = if held_start <= data_end {
         let at = (data_end - held_start) as usize;
@@ -142,10 +151,14 @@ pub async fn read_footer_and_data(
         // Keep the tail only when it holds column data too (small files); a footer alone is
         // already decoded, and a session keeps the footers of every file it read.
         let tail = if at > 0 { held.clone() } else { Bytes::new() };
-        (footer, tail, Bytes::new())
+        let data = match &early {
+            Some((0, b)) if with_data && b.len() as u64 >= data_end => b.slice(..data_end as usize),
+            _ => Bytes::new(),
+        };
+        (footer, tail, data)
     } else {
-        let with_data = data_end <= data_limit;
-        let (footer, data) = footer_by_parts(&file, data_end, meta_len, with_data, path).await?;
+        let (footer, data) =
+            footer_by_parts(&file, data_end, meta_len, with_data, early, path).await?;
         (footer, Bytes::new(), data)
     };
     let metadata = decode_footer(&footer, data_end, path)?;
@@ -158,20 +171,79 @@ pub async fn read_footer_and_data(
     Ok(Footer {
         metadata,
         size,
+        footer_len: meta_len,
         tail,
         data,
         reading,
     })
 }
 
+/// The file with its tail held, and what the hint lets the same round trip fetch beside
+/// it: `(offset, bytes)` where the footer's head (and, with data, all before it) likely is.
+async fn open_with_hint<'a>(
+    storage: &'a dyn Storage,
+    path: &str,
+    size: Option<u64>,
+    data_limit: u64,
+    footer_len_hint: Option<u64>,
+) -> Result<(RangedFile<&'a dyn Storage>, Option<(u64, Bytes)>)> {
+    let purpose = Purpose::Footer;
+    let window = match (size, footer_len_hint) {
+        (Some(size), Some(len)) => head_window(size, len, data_limit),
+        _ => None,
+    };
+    let Some((size, window)) = size.zip(window) else {
+        let file = RangedFile::open_tail(storage, path, FOOTER_PREFETCH, size, purpose).await?;
+        return Ok((file, None));
+    };
+    if window.end + FOOTER_PREFETCH >= size {
+        // The window and the tail touch: one read from the window's start.
+        let n = size - window.start;
+        let file = RangedFile::open_tail(storage, path, n, Some(size), purpose).await?;
+        return Ok((file, None));
+    }
+    // Mostly column chunks when the window starts at 0: counted as such.
+    let window_purpose = if window.start == 0 {
+        Purpose::ColumnChunk
+    } else {
+        purpose
+    };
+    let start = window.start;
+    let (file, early) = futures::join!(
+        RangedFile::open_tail(storage, path, FOOTER_PREFETCH, Some(size), purpose),
+        crate::storage::ranged::read_exact_one(storage, path, window, window_purpose),
+    );
+    Ok((file?, Some((start, early?))))
+}
+
+/// Where a file of `size` bytes whose footer is likely `footer_len` long has its footer's
+/// head, from 0 when the data before it is at most `data_limit` bytes. `None` when a footer
+/// that long fits the tail read: a hint would then save nothing but risk a whole file.
+fn head_window(size: u64, footer_len: u64, data_limit: u64) -> Option<Range<u64>> {
+    if footer_len + 8 <= FOOTER_PREFETCH {
+        return None;
+    }
+    let data_end = size.checked_sub(footer_len + 8)?;
+    let end = (data_end + FOOTER_HEAD).min(size);
+    // A footer a little longer than the guess starts a little earlier.
+    let start = if data_end <= data_limit {
+        0
+    } else {
+        data_end.saturating_sub(HEAD_SLACK)
+    };
+    Some(start..end)
+}
+
 /// The footer of `meta_len` bytes at `data_end`, of which `file` holds the end: its walk
 /// fetches the head and what else it needs, and big values it did not need stay unfetched.
-/// `with_data`: the head's request starts at the file's start; the data comes back too.
+/// `with_data`: the head's request starts where the data held so far ends (the file's
+/// start at first); the data comes back too. `early` is what the hint fetched already.
 async fn footer_by_parts(
     file: &RangedFile<&dyn Storage>,
     data_end: u64,
     meta_len: u64,
     with_data: bool,
+    early: Option<(u64, Bytes)>,
     path: &str,
 ) -> Result<(Bytes, Bytes)> {
     let (held_start, held) = file.held();
@@ -180,6 +252,18 @@ async fn footer_by_parts(
         held.slice(..held.len() - 8),
     )];
     let mut data = Bytes::new();
+    if let Some((start, bytes)) = early {
+        let end = start + bytes.len() as u64;
+        if end > data_end {
+            let from = start.max(data_end);
+            let footer_part = bytes.slice((from - start) as usize..);
+            windows.push(((from - data_end) as usize, footer_part));
+            windows.sort_by_key(|(s, _)| *s);
+        }
+        if with_data && start == 0 {
+            data = bytes.slice(..bytes.len().min(data_end as usize));
+        }
+    }
     for _ in 0..FOOTER_FETCHES {
         let views: Vec<(usize, &[u8])> = windows.iter().map(|(s, b)| (*s, &b[..])).collect();
         let needed = thrift::trim_footer(&views, meta_len as usize, UNFETCHED_VALUE)
@@ -190,13 +274,22 @@ async fn footer_by_parts(
         };
         let next = windows.iter().map(|(s, _)| *s as u64).filter(|s| *s > at);
         let end = next.min().unwrap_or(meta_len).min(at + FOOTER_HEAD);
-        let bytes = if with_data && at == 0 && data.is_empty() {
+        let bytes = if with_data && at == 0 && (data.len() as u64) < data_end {
             // Mostly column chunks: counted as such.
-            let both = file
-                .read_one(0..data_end + end, Purpose::ColumnChunk)
+            let from = data.len() as u64;
+            let rest = file
+                .read_one(from..data_end + end, Purpose::ColumnChunk)
                 .await?;
-            data = both.slice(..data_end as usize);
-            both.slice(data_end as usize..)
+            let split = (data_end - from) as usize;
+            data = if data.is_empty() {
+                rest.slice(..split)
+            } else {
+                let mut both = Vec::with_capacity(data_end as usize);
+                both.extend_from_slice(&data);
+                both.extend_from_slice(&rest[..split]);
+                Bytes::from(both)
+            };
+            rest.slice(split..)
         } else {
             file.read_one(data_end + at..data_end + end, Purpose::Footer)
                 .await?

@@ -434,7 +434,8 @@ fn a_known_size_spares_the_head_a_store_without_suffix_reads_needs() {
     storage.insert(PATH, file.clone(), None);
     let counted = crate::storage::Instrumented::new(Arc::new(storage));
     let stats = counted.stats();
-    let read = |size| futures::executor::block_on(read_footer_and_data(&counted, PATH, size, 0));
+    let read =
+        |size| futures::executor::block_on(read_footer_and_data(&counted, PATH, size, 0, None));
     let unsized_footer = read(None).unwrap();
     let unsized_io = stats.snapshot();
     assert_eq!(
@@ -464,9 +465,14 @@ fn a_small_files_data_comes_with_its_footer_head() {
     let counted = crate::storage::Instrumented::new(Arc::new(storage));
     let stats = counted.stats();
     let storage: Arc<dyn Storage> = Arc::new(counted);
-    let footer =
-        futures::executor::block_on(read_footer_and_data(storage.as_ref(), PATH, None, 1 << 20))
-            .unwrap();
+    let footer = futures::executor::block_on(read_footer_and_data(
+        storage.as_ref(),
+        PATH,
+        None,
+        1 << 20,
+        None,
+    ))
+    .unwrap();
     let groups = matching_row_groups(&footer, None);
     let stream = stream_row_groups(storage.clone(), PATH, footer.clone(), groups, None, 1024);
     let batches = futures::executor::block_on(stream.unwrap().try_collect::<Vec<_>>()).unwrap();
@@ -484,7 +490,97 @@ fn a_small_files_data_comes_with_its_footer_head() {
     );
     // The session keeps the footer alone; a limit below the data reads the footer alone.
     assert!(footer.without_data().data.is_empty() && !footer.data.is_empty());
-    let footer =
-        futures::executor::block_on(read_footer_and_data(storage.as_ref(), PATH, None, 100));
+    let footer = futures::executor::block_on(read_footer_and_data(
+        storage.as_ref(),
+        PATH,
+        None,
+        100,
+        None,
+    ));
     assert!(footer.unwrap().data.is_empty());
+}
+
+/// Reads `file`'s footer (of a `size` the plan knows) with `hint`, then its rows; answers
+/// the row count, the requests and round trips it all cost, and the bytes.
+fn read_with_hint(file: &Bytes, hint: Option<u64>, every_column: bool) -> (usize, u64, u64, u64) {
+    let storage = MemoryStorage::new();
+    storage.insert(PATH, file.clone(), None);
+    let in_flight_together = crate::hfile::test_support::Yielding(Arc::new(storage));
+    let counted = crate::storage::Instrumented::new(Arc::new(in_flight_together));
+    let stats = counted.stats();
+    let storage: Arc<dyn Storage> = Arc::new(counted);
+    let (size, limit) = (Some(file.len() as u64), data_with_footer(every_column));
+    let read = read_footer_and_data(storage.as_ref(), PATH, size, limit, hint);
+    let footer = futures::executor::block_on(read).unwrap();
+    let groups = matching_row_groups(&footer, None);
+    let columns = ["id".to_string()];
+    let columns = (!every_column).then_some(&columns[..]);
+    let stream = stream_row_groups(storage.clone(), PATH, footer, groups, columns, 1024);
+    let batches = futures::executor::block_on(stream.unwrap().try_collect::<Vec<_>>()).unwrap();
+    let io = stats.snapshot();
+    let rows = batches.iter().map(|b| b.num_rows()).sum();
+    (rows, io.requests, io.round_trips, io.bytes)
+}
+
+#[test]
+fn a_sibling_footer_length_fetches_the_head_and_data_beside_the_tail() {
+    let file = with_pairs(&[("org.apache.hudi.bloomfilter", 430_000)]);
+    let footer_len = footer_and_cost(file.clone()).0.footer_len;
+    let (rows, requests, round_trips, bytes) = read_with_hint(&file, None, true);
+    assert_eq!(
+        (rows, requests, round_trips),
+        (1, 2, 2),
+        "tail, then data and head"
+    );
+    // A sibling of a footer a little longer or shorter: the tail, and beside it the data
+    // with the footer's head.
+    for hint in [footer_len, footer_len + 300, footer_len - 300] {
+        let (rows, requests, round_trips, hinted_bytes) = read_with_hint(&file, Some(hint), true);
+        assert_eq!((rows, requests, round_trips), (1, 2, 1), "hint {hint}");
+        assert!(
+            hinted_bytes <= bytes + 2_500,
+            "hint {hint}: {hinted_bytes} bytes"
+        );
+    }
+    // A projection: the footer's head beside the tail, then its column chunks.
+    let (_, _, no_hint, _) = read_with_hint(&file, None, false);
+    let (rows, _, round_trips, bytes) = read_with_hint(&file, Some(footer_len), false);
+    assert_eq!((rows, no_hint, round_trips), (1, 3, 2));
+    assert!(bytes < 30_000, "{bytes} bytes");
+}
+
+#[test]
+fn a_wrong_footer_length_costs_at_most_the_round_trip_it_meant_to_save() {
+    let long = with_pairs(&[("org.apache.hudi.bloomfilter", 430_000)]);
+    let short = with_pairs(&[("org.apache.hudi.bloomfilter", 30)]);
+    let (long_len, short_len) = (
+        footer_and_cost(long.clone()).0.footer_len,
+        footer_and_cost(short.clone()).0.footer_len,
+    );
+    let cases = [
+        (&long, long_len / 2, true),
+        (&long, long_len * 3 / 2, true),
+        (&long, long_len + 100_000, false),
+        (&long, long_len / 2, false),
+        (&short, long_len, true),
+        (&short, long_len, false),
+        (&short, u32::MAX as u64, true),
+    ];
+    for (file, hint, every_column) in cases {
+        let (rows, _, round_trips, bytes) = read_with_hint(file, Some(hint), every_column);
+        let (_, _, unhinted_round_trips, unhinted) = read_with_hint(file, None, every_column);
+        let case = format!("hint {hint}, every column {every_column}");
+        assert_eq!(rows, 1, "{case}");
+        assert!(
+            round_trips <= unhinted_round_trips,
+            "{case}: {round_trips} round trips"
+        );
+        // At most the window the hint fetched in vain, and the footer it was short of.
+        let actual = footer_and_cost((*file).clone()).0.footer_len;
+        let bound = unhinted + 10 * 1024 + actual.saturating_sub(hint);
+        assert!(bytes <= bound, "{case}: {bytes} > {bound} bytes");
+    }
+    // A sibling whose footer the tail read holds says nothing worth a speculative read.
+    let unhinted = read_with_hint(&long, None, true);
+    assert_eq!(read_with_hint(&long, Some(short_len), true), unhinted);
 }

@@ -35,6 +35,9 @@ pub struct MetaClient {
     /// run together (the schema, the listing), and the second waits for the first's answer.
     commit_reads: Mutex<HashMap<String, Arc<futures::lock::Mutex<()>>>>,
     footers: Mutex<HashMap<String, Footer>>,
+    /// The footer length of the base file read last (or probed): where the next one's
+    /// footer likely starts ([`crate::base_file::read_footer_and_data`]).
+    footer_len_hint: Mutex<Option<u64>>,
     /// The metadata table's files asked for beside the open (`storage` reads through it).
     mdt_prefetch: Option<Arc<MdtPrefetch>>,
 }
@@ -154,6 +157,7 @@ impl MetaClient {
             commit_metadata: Mutex::new(HashMap::new()),
             commit_reads: Mutex::new(HashMap::new()),
             footers: Mutex::new(HashMap::new()),
+            footer_len_hint: Mutex::new(None),
             mdt_prefetch,
         })
     }
@@ -364,10 +368,46 @@ impl MetaClient {
         if let Some(f) = lock(&self.footers).get(path) {
             return Ok(f.clone());
         }
+        let hint = *lock(&self.footer_len_hint);
         let footer =
-            crate::base_file::read_footer_and_data(&*self.storage, path, size, data_limit).await?;
+            crate::base_file::read_footer_and_data(&*self.storage, path, size, data_limit, hint)
+                .await?;
+        *lock(&self.footer_len_hint) = Some(footer.footer_len);
         lock(&self.footers).insert(path.to_string(), footer.without_data());
         Ok(footer)
+    }
+
+    /// Learns where base files' footers start before any is read, so the first footer
+    /// reads fetch their heads with their tails: reads the last bytes of one of `base_files`
+    /// (of median size; a session cache keeps them for its own footer read). Planning runs
+    /// it beside an index lookup, in a round trip it waits for anyway. A hint only: a file
+    /// that cannot tell is passed over without an error.
+    pub async fn probe_footer_len(&self, base_files: impl IntoIterator<Item = (String, u64)>) {
+        if lock(&self.footer_len_hint).is_some() {
+            return;
+        }
+        let mut parquet: Vec<(String, u64)> = base_files
+            .into_iter()
+            .filter(|(path, size)| path.ends_with(".parquet") && *size >= 12)
+            .collect();
+        if parquet.is_empty() {
+            return;
+        }
+        let mid = parquet.len() / 2;
+        let (path, size) = parquet.select_nth_unstable_by_key(mid, |f| f.1).1.clone();
+        let tail = crate::base_file::FOOTER_PREFETCH.min(size);
+        let range = crate::storage::ByteRange::Bounded(size - tail..size);
+        let Ok(fetched) = self.storage.read(&path, &[range], Purpose::Footer).await else {
+            return;
+        };
+        let Some(end) = fetched.parts.first().filter(|b| b.len() as u64 == tail) else {
+            return;
+        };
+        let end = &end[end.len() - 8..];
+        let len = u32::from_le_bytes([end[0], end[1], end[2], end[3]]) as u64;
+        if &end[4..] == b"PAR1" && len + 12 <= size {
+            lock(&self.footer_len_hint).get_or_insert(len);
+        }
     }
 
     /// The writer schema (Avro JSON, without meta fields) visible at `visibility`, and the

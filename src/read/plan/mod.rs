@@ -231,8 +231,21 @@ pub async fn plan(
         let mdt =
             source::metadata_for_planning(client, metadata, options, &visibility, &prefetch).await;
         let early_mdt = mdt.as_ref().ok().cloned();
+        // A record-index lookup takes a round trip after the data files are known (its data
+        // block): the footer probe goes in it.
+        let probe_now = provisional.looks_up_keys(early_mdt.as_deref());
+        let listing = async {
+            let listed = source::data_files(client, mdt, &visibility, &mut stats).await;
+            if let (true, Ok((files, Some(_)))) = (probe_now, &listed) {
+                let base_files = files
+                    .iter()
+                    .map(|f| (crate::storage::join(&f.partition, &f.name), f.size));
+                client.probe_footer_len(base_files).await;
+            }
+            listed
+        };
         let (listed, replaced, located) = futures::join!(
-            source::data_files(client, mdt, &visibility, &mut stats),
+            listing,
             client.replaced_file_groups(&visibility),
             provisional.look_up_early(early_mdt.as_deref()),
         );
@@ -292,7 +305,16 @@ pub async fn plan(
     // Slices an index decided (so their footers need not be read).
     let mut decided = vec![false; slices.len()];
     if let (Some(mdt), true) = (&mdt, indexes.active) {
-        (slices, decided) = prune::by_metadata_indexes(
+        // Statistics lookups take a round trip (their data blocks): the footer probe goes in
+        // it, unless a record-index lookup had one.
+        let probe = (!slices.is_empty() && indexes.consults_stats(mdt, &located)).then(|| {
+            let base_files: Vec<(String, u64)> = slices
+                .iter()
+                .filter_map(|s| Some((s.base_path()?, s.base_size()?)))
+                .collect();
+            client.probe_footer_len(base_files)
+        });
+        let pruning = prune::by_metadata_indexes(
             mdt,
             slices,
             &indexes,
@@ -300,8 +322,11 @@ pub async fn plan(
             &read_schema,
             options.query,
             &mut stats,
-        )
-        .await;
+        );
+        (slices, decided) = match probe {
+            Some(probe) => futures::join!(pruning, probe).0,
+            None => pruning.await,
+        };
     }
     if let Some(f) = &filter {
         slices = prune::by_footers(client, slices, &decided, f, options.query).await?;

@@ -69,6 +69,27 @@ impl Indexes {
         }
     }
 
+    /// Whether [`Self::look_up_early`] will ask the record index.
+    pub(super) fn looks_up_keys(&self, mdt: Option<&MetadataTable>) -> bool {
+        self.active
+            && self.key_lookup.is_some()
+            && mdt.is_some_and(|m| m.has_partition(RECORD_INDEX))
+    }
+
+    /// Whether [`by_metadata_indexes`] will ask a statistics partition, once the record
+    /// index answered `located`.
+    pub(super) fn consults_stats(&self, mdt: &MetadataTable, located: &Located) -> bool {
+        let keys_answered = self.key_lookup.is_some() && matches!(located, Some(Ok(_)));
+        let rest = if keys_answered {
+            &self.stats_after_keys
+        } else {
+            &self.stats_alone
+        };
+        rest.is_some()
+            && ((self.partition_stats && mdt.has_partition(PARTITION_STATS))
+                || mdt.has_partition(COLUMN_STATS))
+    }
+
     /// Whether `other` pins the same record keys (its record-index answer holds here).
     pub(super) fn same_key_lookup(&self, other: &Indexes) -> bool {
         self.key_lookup == other.key_lookup
