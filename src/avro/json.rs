@@ -19,6 +19,7 @@ use super::binary::{
 use super::decode::each_item;
 use super::guard::Checked;
 use super::to_arrow::{Names, MAX_DEPTH};
+use super::KEPT_SCHEMAS;
 use crate::error::{malformed, HudiError, Result};
 
 /// How to turn one value of a schema into JSON.
@@ -43,9 +44,6 @@ pub(crate) struct JsonPlan {
     pub(crate) checked: Checked,
     root: ToJson,
 }
-
-/// Schemas kept by their text; a table's instant files use a handful.
-const KEPT_SCHEMAS: usize = 16;
 
 impl JsonPlan {
     /// The plan of a schema's text, parsed once per process. `Ok(None)`: the schema holds a

@@ -15,8 +15,35 @@ mod decode_tests;
 pub use decode::AvroToArrow;
 pub use to_arrow::avro_schema_to_arrow;
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use apache_avro::types::Value;
+use apache_avro::Schema;
 use base64::Engine;
+
+/// Most schema texts a process keeps parsed (a table's few writer schemas, the metadata
+/// table's record schema, the timeline's).
+pub(crate) const KEPT_SCHEMAS: usize = 16;
+
+/// `text` parsed, once per process while it is among the last [`KEPT_SCHEMAS`]: every HFile
+/// and log block of a metadata table carries the same record schema, and parsing it
+/// (apache-avro checks each name with a regex) cost more than the lookup that needed it.
+pub fn parse_schema(text: &str) -> std::result::Result<Arc<Schema>, apache_avro::Error> {
+    static KEPT: OnceLock<Mutex<HashMap<String, Arc<Schema>>>> = OnceLock::new();
+    let kept = KEPT.get_or_init(Default::default);
+    let lock = || kept.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(schema) = lock().get(text) {
+        return Ok(schema.clone());
+    }
+    let schema = Arc::new(Schema::parse_str(text)?);
+    let mut kept = lock();
+    if kept.len() >= KEPT_SCHEMAS {
+        kept.clear();
+    }
+    kept.insert(text.to_string(), schema.clone());
+    Ok(schema)
+}
 
 /// Unions collapse to their branch; bytes become base64 text; enums their symbol.
 pub fn value_to_json(v: Value) -> serde_json::Value {

@@ -69,7 +69,7 @@ pub fn decode_avro_block(
     path: &str,
 ) -> Result<RecordBatch> {
     let run = || -> Result<RecordBatch> {
-        let schema = apache_avro::Schema::parse_str(writer_schema)
+        let schema = crate::avro::parse_schema(writer_schema)
             .map_err(|e| HudiError::corrupt_by("", "bad block schema", e))?;
         let records = AvroRecords::parse(content)?;
         let mut decoder = match target {

@@ -46,7 +46,7 @@ pub fn is_meta_column(name: &str) -> bool {
 
 /// Parses an Avro schema JSON text and converts it to Arrow; `origin` names where it came from.
 pub fn arrow_schema_from_avro_text(text: &str, origin: &str) -> Result<Schema> {
-    let avro = AvroSchema::parse_str(text)
+    let avro = crate::avro::parse_schema(text)
         .map_err(|e| HudiError::corrupt_by(origin, "bad Avro schema", e))?;
     avro_to_arrow(&avro).map_err(|e| e.in_file(origin))
 }

@@ -52,7 +52,7 @@ enum D {
 /// Encodes metadata records with one writer schema. Parses the schema once.
 #[derive(Debug, Clone)]
 pub struct RecordEncoder {
-    schema: Schema,
+    schema: std::sync::Arc<Schema>,
     names: HashMap<Name, Schema>,
     /// Whether column stats carry `valueType` (the V2 index of Hudi 1.1).
     has_value_type: bool,
@@ -63,7 +63,7 @@ pub struct RecordEncoder {
 impl RecordEncoder {
     /// `schema_json`: the `HoodieMetadataRecord` schema found in the table's MDT files.
     pub fn new(schema_json: &str) -> Result<RecordEncoder> {
-        let schema = Schema::parse_str(schema_json)
+        let schema = crate::avro::parse_schema(schema_json)
             .map_err(|e| HudiError::invalid(format!("metadata record schema: {e}")))?;
         let mut names = HashMap::new();
         collect_names(&schema, &mut names);
@@ -132,7 +132,7 @@ impl RecordEncoder {
             ("type", D::Int(ty)),
             (field, value),
         ];
-        let has_file_name = matches!(&self.schema, Schema::Record(r)
+        let has_file_name = matches!(&*self.schema, Schema::Record(r)
             if r.fields.iter().any(|f| f.name == "_hoodie_file_name"));
         if let (Some(name), true) = (file_name, has_file_name) {
             fields.push(("_hoodie_file_name", D::Str(name.to_string())));

@@ -8,6 +8,7 @@
 //! the same [`Value`].
 
 use std::fmt;
+use std::sync::Arc;
 
 use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::types::Value as AvroValue;
@@ -106,7 +107,7 @@ pub struct MetadataRecord {
 /// Decodes the values of one HFile or log block. Parses the writer schema once.
 #[derive(Debug, Clone)]
 pub struct RecordDecoder {
-    schema: Schema,
+    schema: Arc<Schema>,
     /// Every value is walked before apache-avro decodes it.
     checked: crate::avro::guard::Checked,
     stats: StatsSchema,
@@ -127,7 +128,7 @@ struct StatsSchema {
 impl RecordDecoder {
     /// `schema_json` is the `HoodieMetadataRecord` writer schema; `source` names the file.
     pub fn new(schema_json: &str, source: &str) -> Result<RecordDecoder> {
-        let schema = Schema::parse_str(schema_json)
+        let schema = crate::avro::parse_schema(schema_json)
             .map_err(|e| HudiError::corrupt_by(source, "metadata record schema", e))?;
         let checked = crate::avro::guard::Checked::new(&schema).map_err(|e| e.in_file(source))?;
         Ok(RecordDecoder {
