@@ -83,3 +83,35 @@ pub fn value_to_json(v: Value) -> serde_json::Value {
         other => J::String(format!("{other:?}")),
     }
 }
+
+#[cfg(test)]
+mod parse_schema_tests {
+    use super::*;
+
+    /// A text parses once while kept; a bad one is an error each time, never kept; past
+    /// [`KEPT_SCHEMAS`] texts the oldest are parsed again, to the same schema.
+    #[test]
+    fn a_schema_text_is_parsed_once_while_kept() {
+        let text = |i: usize| {
+            format!(
+                r#"{{"type":"record","name":"KeptTest{i}","fields":[{{"name":"a","type":"long"}}]}}"#
+            )
+        };
+        let first = parse_schema(&text(0)).unwrap();
+        // Other tests parse too, and may evict it between two calls: not ten times in a row.
+        let kept = (0..10).any(|_| {
+            let a = parse_schema(&text(0)).unwrap();
+            Arc::ptr_eq(&a, &parse_schema(&text(0)).unwrap())
+        });
+        assert!(kept);
+        for _ in 0..2 {
+            let err = parse_schema(r#"{"type":"record","name":"bad name!","fields":[]}"#);
+            assert!(err.is_err());
+        }
+        for i in 1..=KEPT_SCHEMAS * 2 {
+            parse_schema(&text(i)).unwrap();
+        }
+        let again = parse_schema(&text(0)).unwrap();
+        assert_eq!(*again, *first);
+    }
+}
