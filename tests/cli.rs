@@ -226,6 +226,26 @@ fn a_query_fetches_the_metadata_table_beside_the_open() {
     assert_ne!(by_listing["stats"]["planning_source"], "metadata_table");
     assert_eq!(with_mdt["rows"], 1);
     assert_eq!(with_mdt["out"], by_listing["out"]);
+
+    // Statistics instead of the record index: the tail is read beside their data blocks.
+    let (code, _, err) = run(&[
+        "--latency-ms",
+        "20",
+        "read",
+        &t,
+        "--filter",
+        "txn_ts >= 4",
+        "--stats",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let stats: Value = serde_json::from_str(err.trim()).unwrap();
+    let notes = stats["stats"]["planning_notes"].to_string();
+    assert!(notes.contains("column_stats: 5 of 5"), "{notes}");
+    assert_eq!(stats["read_io"]["round_trips"], 1, "{}", stats["read_io"]);
+    assert!(
+        stats["total_io"]["round_trips"].as_u64() <= Some(4),
+        "{stats}"
+    );
 }
 
 /// A slice with a log file reads its base file's footer beside the log, and the small base
