@@ -186,6 +186,19 @@ fn read_limit_and_stats_go_through_one_scan() {
     assert!(stats["read_io"]["round_trips"].as_u64().is_some());
 }
 
+/// `read TABLE --filter FILTER EXTRA… --stats` at 20 ms per request: its cost report, with
+/// the rows (JSON lines) under `out`.
+fn read_at_20ms(t: &str, filter: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["--latency-ms", "20", "read", t, "--filter", filter];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--stats", "--format", "jsonl"]);
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    let mut stats: Value = serde_json::from_str(err.trim()).unwrap();
+    stats["out"] = Value::String(out);
+    stats
+}
+
 /// A query planned from the metadata table has the metadata table's properties and files
 /// fetched beside the table's own: two listings in all (the timeline, the metadata table's
 /// directory) instead of six, and a record-index lookup in at most four round trips (five
@@ -193,23 +206,7 @@ fn read_limit_and_stats_go_through_one_scan() {
 #[test]
 fn a_query_fetches_the_metadata_table_beside_the_open() {
     let t = table("sample_table/mor/avro/v9_txns_simple_meta");
-    let read = |extra: &[&str]| -> Value {
-        let mut args = vec![
-            "--latency-ms",
-            "20",
-            "read",
-            &t,
-            "--filter",
-            "txn_id = TXN-015",
-        ];
-        args.extend_from_slice(extra);
-        args.extend_from_slice(&["--stats", "--format", "jsonl"]);
-        let (code, out, err) = run(&args);
-        assert_eq!(code, 0, "{err}");
-        let mut stats: Value = serde_json::from_str(err.trim()).unwrap();
-        stats["out"] = Value::String(out);
-        stats
-    };
+    let read = |extra: &[&str]| read_at_20ms(&t, "txn_id = TXN-015", extra);
     let with_mdt = read(&[]);
     assert_eq!(with_mdt["stats"]["planning_source"], "metadata_table");
     assert_eq!(with_mdt["stats"]["files_after_record_index"], 1);
@@ -228,17 +225,7 @@ fn a_query_fetches_the_metadata_table_beside_the_open() {
     assert_eq!(with_mdt["out"], by_listing["out"]);
 
     // Statistics instead of the record index: the tail is read beside their data blocks.
-    let (code, _, err) = run(&[
-        "--latency-ms",
-        "20",
-        "read",
-        &t,
-        "--filter",
-        "txn_ts >= 4",
-        "--stats",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let stats: Value = serde_json::from_str(err.trim()).unwrap();
+    let stats = read_at_20ms(&t, "txn_ts >= 4", &[]);
     let notes = stats["stats"]["planning_notes"].to_string();
     assert!(notes.contains("column_stats: 5 of 5"), "{notes}");
     assert_eq!(stats["read_io"]["round_trips"], 1, "{}", stats["read_io"]);
@@ -253,18 +240,8 @@ fn a_query_fetches_the_metadata_table_beside_the_open() {
 #[test]
 fn a_merged_slice_reads_its_footer_beside_its_log_files() {
     let t = table("quickstart_trips_table/mor/avro/v8_trips_8i3u1d");
-    let filter = "city = sao_paulo"; // one file slice: a base file and a log file
-    let (code, _, err) = run(&[
-        "--latency-ms",
-        "20",
-        "read",
-        &t,
-        "--filter",
-        filter,
-        "--stats",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let stats: Value = serde_json::from_str(err.trim()).unwrap();
+    // One file slice: a base file and a log file.
+    let stats = read_at_20ms(&t, "city = sao_paulo", &[]);
     let read = &stats["read_io"];
     for purpose in ["log_block", "footer", "column_chunk"] {
         assert_eq!(read["by_purpose"][purpose]["requests"], 1, "{read}");
