@@ -60,7 +60,8 @@ pub struct Footer {
     /// The footer's length as the file's last 8 bytes say (the hint for its siblings).
     pub footer_len: u64,
     tail: Bytes,
-    /// The file's bytes before the footer, when they came with it ([`read_footer_and_data`]).
+    /// The file's bytes before the footer, or the first of them, when they came with it
+    /// ([`read_footer_and_data`]).
     data: Bytes,
     /// What the crate reads the file with when it has map columns (see [`maps`]).
     reading: Option<ArrowReaderMetadata>,
@@ -151,10 +152,14 @@ pub async fn read_footer_and_data(
         // Keep the tail only when it holds column data too (small files); a footer alone is
         // already decoded, and a session keeps the footers of every file it read.
         let tail = if at > 0 { held.clone() } else { Bytes::new() };
-        let data = match &early {
-            Some((0, b)) if with_data && b.len() as u64 >= data_end => b.slice(..data_end as usize),
-            _ => Bytes::new(),
-        };
+        let mut data = data_prefix(early.as_ref(), data_end);
+        if with_data && !data.is_empty() && (data.len() as u64) < data_end {
+            // The footer was shorter than the hint: the rest of the data, as the read would.
+            let rest = file
+                .read_one(data.len() as u64..data_end, Purpose::ColumnChunk)
+                .await?;
+            data = joined(&data, &rest);
+        }
         (footer, tail, data)
     } else {
         let (footer, data) =
@@ -196,24 +201,40 @@ async fn open_with_hint<'a>(
         let file = RangedFile::open_tail(storage, path, FOOTER_PREFETCH, size, purpose).await?;
         return Ok((file, None));
     };
-    if window.end + FOOTER_PREFETCH >= size {
-        // The window and the tail touch: one read from the window's start.
-        let n = size - window.start;
-        let file = RangedFile::open_tail(storage, path, n, Some(size), purpose).await?;
-        return Ok((file, None));
-    }
     // Mostly column chunks when the window starts at 0: counted as such.
     let window_purpose = if window.start == 0 {
         Purpose::ColumnChunk
     } else {
         purpose
     };
+    if window.end + FOOTER_PREFETCH >= size {
+        // The window and the tail touch: one read from the window's start.
+        let n = size - window.start;
+        let file = RangedFile::open_tail(storage, path, n, Some(size), window_purpose).await?;
+        return Ok((file, None));
+    }
     let start = window.start;
     let (file, early) = futures::join!(
         RangedFile::open_tail(storage, path, FOOTER_PREFETCH, Some(size), purpose),
         crate::storage::ranged::read_exact_one(storage, path, window, window_purpose),
     );
     Ok((file?, Some((start, early?))))
+}
+
+/// The data bytes a hinted read fetched from the file's start (all or some of those before
+/// `data_end`): column chunks inside them need no request of their own.
+fn data_prefix(early: Option<&(u64, Bytes)>, data_end: u64) -> Bytes {
+    match early {
+        Some((0, bytes)) => bytes.slice(..bytes.len().min(data_end as usize)),
+        _ => Bytes::new(),
+    }
+}
+
+fn joined(a: &[u8], b: &[u8]) -> Bytes {
+    let mut both = Vec::with_capacity(a.len() + b.len());
+    both.extend_from_slice(a);
+    both.extend_from_slice(b);
+    Bytes::from(both)
 }
 
 /// Where a file of `size` bytes whose footer is likely `footer_len` long has its footer's
@@ -251,7 +272,7 @@ async fn footer_by_parts(
         (held_start - data_end) as usize,
         held.slice(..held.len() - 8),
     )];
-    let mut data = Bytes::new();
+    let mut data = data_prefix(early.as_ref(), data_end);
     if let Some((start, bytes)) = early {
         let end = start + bytes.len() as u64;
         if end > data_end {
@@ -259,9 +280,6 @@ async fn footer_by_parts(
             let footer_part = bytes.slice((from - start) as usize..);
             windows.push(((from - data_end) as usize, footer_part));
             windows.sort_by_key(|(s, _)| *s);
-        }
-        if with_data && start == 0 {
-            data = bytes.slice(..bytes.len().min(data_end as usize));
         }
     }
     for _ in 0..FOOTER_FETCHES {
@@ -284,10 +302,7 @@ async fn footer_by_parts(
             data = if data.is_empty() {
                 rest.slice(..split)
             } else {
-                let mut both = Vec::with_capacity(data_end as usize);
-                both.extend_from_slice(&data);
-                both.extend_from_slice(&rest[..split]);
-                Bytes::from(both)
+                joined(&data, &rest[..split])
             };
             rest.slice(split..)
         } else {

@@ -563,6 +563,8 @@ fn a_wrong_footer_length_costs_at_most_the_round_trip_it_meant_to_save() {
         (&long, long_len + 100_000, false),
         (&long, long_len / 2, false),
         (&short, long_len, true),
+        (&short, FOOTER_PREFETCH + 1_000, true),
+        (&short, FOOTER_PREFETCH + 1_000, false),
         (&short, long_len, false),
         (&short, u32::MAX as u64, true),
     ];
@@ -583,4 +585,46 @@ fn a_wrong_footer_length_costs_at_most_the_round_trip_it_meant_to_save() {
     // A sibling whose footer the tail read holds says nothing worth a speculative read.
     let unhinted = read_with_hint(&long, None, true);
     assert_eq!(read_with_hint(&long, Some(short_len), true), unhinted);
+}
+
+/// A footer far shorter than the hint (a file without a bloom filter among files with one):
+/// the data the hinted read fetched is kept and the rest fetched once, not all of it again.
+#[test]
+fn a_hint_longer_than_the_footer_fetches_no_data_twice() {
+    let n = 20_000i64;
+    let column = |k: i64| {
+        Arc::new(arrow_array::Int64Array::from_iter_values(
+            (0..n).map(|i| i * k),
+        )) as ArrayRef
+    };
+    let batch = RecordBatch::try_from_iter([
+        ("id", column(1)),
+        ("a", column(3)),
+        ("b", column(7)),
+        ("c", column(11)),
+    ])
+    .unwrap();
+    let mut file = Vec::new();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_dictionary_enabled(false)
+        .build();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(&mut file, batch.schema(), Some(props)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let file = Bytes::from(file);
+    assert!(file.len() > 400_000, "{} bytes", file.len());
+    let footer_len = footer_and_cost(file.clone()).0.footer_len;
+    assert!(footer_len + 8 <= FOOTER_PREFETCH);
+    let (rows, _, unhinted_round_trips, unhinted) = read_with_hint(&file, None, true);
+    let (hinted_rows, _, round_trips, bytes) = read_with_hint(&file, Some(200_000), true);
+    assert_eq!((rows, hinted_rows), (n as usize, n as usize));
+    assert!(
+        round_trips <= unhinted_round_trips,
+        "{round_trips} round trips"
+    );
+    assert!(
+        bytes <= unhinted + FOOTER_PREFETCH,
+        "{bytes} > {unhinted} bytes"
+    );
 }
