@@ -320,7 +320,7 @@ async fn footer_by_parts(
 
 /// The footer's length, from the last 8 bytes of `tail`, checked against the file's `size`.
 /// `listed`: the size came from the plan (listing or `files` partition), not from the store.
-fn footer_len(tail: &[u8], size: u64, listed: bool, path: &str) -> Result<u64> {
+pub(crate) fn footer_len(tail: &[u8], size: u64, listed: bool, path: &str) -> Result<u64> {
     if size < 12 || tail.len() < 8 {
         return Err(HudiError::corrupt(
             path,

@@ -303,16 +303,11 @@ fn nested_map_columns_read_as_the_crate_reads_them() {
         ("in_struct", Arc::new(in_struct) as ArrayRef),
     ])
     .unwrap();
-    let mut file = Vec::new();
     let props = parquet::file::properties::WriterProperties::builder()
         .set_max_row_group_row_count(Some(128))
         .set_data_page_row_count_limit(50)
         .build();
-    let mut writer =
-        parquet::arrow::ArrowWriter::try_new(&mut file, batch.schema(), Some(props)).unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
-    let file = Bytes::from(file);
+    let file = parquet_of(&batch, props);
     let expected = one(&crate_batches(file.clone()));
     assert_eq!(expected.num_rows(), 300);
     assert_eq!(one(&our_batches(file.clone(), None)), expected);
@@ -357,6 +352,16 @@ fn with_pairs(pairs: &[(&str, usize)]) -> Bytes {
         .finish()
         .unwrap();
     out.into()
+}
+
+/// `batch` as a Parquet file written by the crate with `props`.
+fn parquet_of(batch: &RecordBatch, props: parquet::file::properties::WriterProperties) -> Bytes {
+    let mut file = Vec::new();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(&mut file, batch.schema(), Some(props)).unwrap();
+    writer.write(batch).unwrap();
+    writer.close().unwrap();
+    file.into()
 }
 
 /// Reads the footer of `file`: the footer, and the footer bytes and requests it cost.
@@ -604,15 +609,10 @@ fn a_hint_longer_than_the_footer_fetches_no_data_twice() {
         ("c", column(11)),
     ])
     .unwrap();
-    let mut file = Vec::new();
     let props = parquet::file::properties::WriterProperties::builder()
         .set_dictionary_enabled(false)
         .build();
-    let mut writer =
-        parquet::arrow::ArrowWriter::try_new(&mut file, batch.schema(), Some(props)).unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
-    let file = Bytes::from(file);
+    let file = parquet_of(&batch, props);
     assert!(file.len() > 400_000, "{} bytes", file.len());
     let footer_len = footer_and_cost(file.clone()).0.footer_len;
     assert!(footer_len + 8 <= FOOTER_PREFETCH);

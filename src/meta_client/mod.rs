@@ -403,9 +403,7 @@ impl MetaClient {
         let Some(end) = fetched.parts.first().filter(|b| b.len() as u64 == tail) else {
             return;
         };
-        let end = &end[end.len() - 8..];
-        let len = u32::from_le_bytes([end[0], end[1], end[2], end[3]]) as u64;
-        if &end[4..] == b"PAR1" && len + 12 <= size {
+        if let Ok(len) = crate::base_file::footer_len(end, size, true, &path) {
             lock(&self.footer_len_hint).get_or_insert(len);
         }
     }

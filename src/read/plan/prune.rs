@@ -79,15 +79,20 @@ impl Indexes {
     /// Whether [`by_metadata_indexes`] will ask a statistics partition, once the record
     /// index answered `located`.
     pub(super) fn consults_stats(&self, mdt: &MetadataTable, located: &Located) -> bool {
-        let keys_answered = self.key_lookup.is_some() && matches!(located, Some(Ok(_)));
-        let rest = if keys_answered {
-            &self.stats_after_keys
-        } else {
-            &self.stats_alone
-        };
-        rest.is_some()
+        self.stats_filter(located).is_some()
             && ((self.partition_stats && mdt.has_partition(PARTITION_STATS))
                 || mdt.has_partition(COLUMN_STATS))
+    }
+
+    /// What statistics prune on once the record index answered `located` (its answer, when
+    /// it has one, leaves only the rest of the filter).
+    fn stats_filter(&self, located: &Located) -> Option<&Expr> {
+        let keys_answered = self.key_lookup.is_some() && matches!(located, Some(Ok(_)));
+        if keys_answered {
+            self.stats_after_keys.as_ref()
+        } else {
+            self.stats_alone.as_ref()
+        }
     }
 
     /// Whether `other` pins the same record keys (its record-index answer holds here).
@@ -230,7 +235,7 @@ pub(super) async fn by_metadata_indexes(
     query: QueryType,
     stats: &mut PlanStats,
 ) -> (Vec<FileSlice>, Vec<bool>) {
-    let mut keys_answered = false;
+    let rest = indexes.stats_filter(&located);
     if let (Some(lookup), Some(located)) = (&indexes.key_lookup, located) {
         match located {
             Ok(groups) => {
@@ -241,18 +246,12 @@ pub(super) async fn by_metadata_indexes(
                     lookup.keys.len(),
                     groups.len()
                 ));
-                keys_answered = true;
             }
             Err(e) => stats
                 .planning_notes
                 .push(format!("record_index not used: {e}")),
         }
     }
-    let rest = if keys_answered {
-        &indexes.stats_after_keys
-    } else {
-        &indexes.stats_alone
-    };
     // Exact answers (the record index, partition paths) leave nothing for statistics.
     let Some(filter) = rest else {
         let decided = vec![true; slices.len()];
