@@ -613,12 +613,18 @@ pub fn stream_row_groups(
         reading.metadata().clone(),
         path,
     );
+    let rows = row_groups
+        .iter()
+        .filter_map(|&i| metadata.metadata().row_groups().get(i))
+        .map(|g| usize::try_from(g.num_rows()).unwrap_or(usize::MAX))
+        .fold(0, usize::saturating_add);
     let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, reading)
         .with_projection(mask)
         .with_row_groups(row_groups)
         .with_batch_size(batch_size)
         .build()
         .map_err(|e| parquet_err(path, e))?;
+    let stream = dropped_after(stream.boxed(), rows);
     let path = path.to_string();
     let Some(_) = footer.reading else {
         return Ok(stream.map_err(move |e| parquet_err(&path, e)).boxed());
@@ -628,6 +634,27 @@ pub fn stream_row_groups(
     Ok(stream
         .map(move |b| maps::present(b.map_err(|e| parquet_err(&path, e))?, &fields, &path))
         .boxed())
+}
+
+/// `stream`, dropped as soon as it has yielded `rows` rows (or an error) rather than when
+/// polled again: a scan polls each of its slices again only after it has taken their other
+/// slices' batches, and a finished Parquet reader still holds its pages and decoders, about
+/// the file's size.
+fn dropped_after(
+    stream: BoxStream<'static, parquet::errors::Result<RecordBatch>>,
+    rows: usize,
+) -> BoxStream<'static, parquet::errors::Result<RecordBatch>> {
+    futures::stream::unfold(Some((stream, rows)), |state| async move {
+        let (mut stream, left) = state?;
+        let item = stream.next().await?;
+        let left = match &item {
+            Ok(batch) => left.saturating_sub(batch.num_rows()),
+            Err(_) => 0,
+        };
+        let rest = (left > 0).then_some((stream, left));
+        Some((item, rest))
+    })
+    .boxed()
 }
 
 #[cfg(test)]

@@ -628,3 +628,45 @@ fn a_hint_longer_than_the_footer_fetches_no_data_twice() {
         "{bytes} > {unhinted} bytes"
     );
 }
+
+/// A finished reader is dropped with its last batch, before the stream is polled again;
+/// nothing it would yield after its rows is read.
+#[test]
+fn a_reader_is_dropped_with_its_last_batch() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    struct Dropped(Arc<AtomicBool>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let batch = |n: i64| {
+        let ids = arrow_array::Int64Array::from_iter_values(0..n);
+        RecordBatch::try_from_iter([("id", Arc::new(ids) as ArrayRef)]).unwrap()
+    };
+    let dropped = Arc::new(AtomicBool::new(false));
+    let guard = Dropped(dropped.clone());
+    let inner = futures::stream::iter([Ok(batch(3)), Ok(batch(2))])
+        .chain(futures::stream::once(async move {
+            let _guard = guard;
+            Err(ParquetError::General("read past the declared rows".into()))
+        }))
+        .boxed();
+    let mut stream = dropped_after(inner, 5);
+    futures::executor::block_on(async {
+        assert_eq!(stream.next().await.unwrap().unwrap().num_rows(), 3);
+        assert!(!dropped.load(Ordering::SeqCst));
+        assert_eq!(stream.next().await.unwrap().unwrap().num_rows(), 2);
+        assert!(
+            dropped.load(Ordering::SeqCst),
+            "dropped with its last batch"
+        );
+        assert!(stream.next().await.is_none());
+    });
+    // An error ends the stream too; more rows than declared are never asked for.
+    let failing =
+        futures::stream::iter([Err(ParquetError::General("bad page".into())), Ok(batch(1))]);
+    let items: Vec<_> = futures::executor::block_on(dropped_after(failing.boxed(), 5).collect());
+    assert_eq!(items.len(), 1);
+    assert!(items[0].is_err());
+}
