@@ -2,8 +2,11 @@
 //! at once (row groups, files, partitions). Unknown always means "keep".
 
 use arrow_arith::boolean::{and_kleene, not, or_kleene};
-use arrow_array::{Array, ArrayRef, BooleanArray, UInt64Array};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float64Type;
+use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, UInt64Array};
 use arrow_ord::cmp;
+use arrow_schema::DataType;
 
 use super::{literal, Expr, Op, Predicate};
 
@@ -28,6 +31,103 @@ pub fn may_match(expr: &Expr, source: &dyn StatsSource) -> Vec<bool> {
         Some(mask) => (0..n).map(|i| mask.is_null(i) || mask.value(i)).collect(),
         None => vec![true; n],
     }
+}
+
+/// Per container, the share of its rows `expr` is expected to match, from where its
+/// literals fall between each column's minimum and maximum, as if values were spread evenly
+/// (1 where the statistics cannot say: strings, `!=`, a missing bound). An estimate for
+/// sizing work, never for pruning: a conjunction takes its smallest part (its columns may
+/// be correlated), a disjunction the sum of its parts.
+pub fn match_share(expr: &Expr, source: &dyn StatsSource) -> Vec<f64> {
+    let n = source.containers();
+    share(expr, source).unwrap_or_else(|| vec![1.0; n])
+}
+
+fn share(expr: &Expr, source: &dyn StatsSource) -> Option<Vec<f64>> {
+    match expr {
+        Expr::Pred(p) => pred_share(p, source),
+        Expr::And(parts) => parts
+            .iter()
+            .filter_map(|e| share(e, source))
+            .reduce(|a, b| a.iter().zip(b).map(|(a, b)| a.min(b)).collect()),
+        Expr::Or(parts) => parts.iter().map(|e| share(e, source)).reduce(|a, b| {
+            let (a, b) = (a?, b?);
+            Some(a.iter().zip(b).map(|(a, b)| (a + b).min(1.0)).collect())
+        })?,
+    }
+}
+
+fn pred_share(p: &Predicate, source: &dyn StatsSource) -> Option<Vec<f64>> {
+    let stats = source.column(&p.column)?;
+    let ty = stats.min.data_type().clone();
+    let integral = ty.is_integer() || matches!(ty, DataType::Date32 | DataType::Date64);
+    let (min, max) = (as_f64(&stats.min)?, as_f64(&stats.max)?);
+    let value = |i: usize| -> Option<f64> {
+        let v = literal(p.values.get(i)?, &ty, &p.column).ok()?.into_inner();
+        let v = as_f64(&v)?;
+        v.is_valid(0).then(|| v.value(0))
+    };
+    // The share of container i whose values `inside(lo, hi)` of [lo, hi] match.
+    let each = |inside: &dyn Fn(f64, f64) -> f64| -> Vec<f64> {
+        (0..min.len())
+            .map(|i| match (min.is_valid(i), max.is_valid(i)) {
+                (true, true) => inside(min.value(i), max.value(i)).clamp(0.0, 1.0),
+                _ => 1.0,
+            })
+            .collect()
+    };
+    let equal = |v: f64| {
+        move |lo: f64, hi: f64| match () {
+            _ if v < lo || v > hi => 0.0,
+            _ if hi == lo => 1.0,
+            _ if integral => 1.0 / (hi - lo + 1.0),
+            _ => 1.0,
+        }
+    };
+    let above = |v: f64, lo: f64, hi: f64| {
+        if hi > lo {
+            (hi - v) / (hi - lo)
+        } else {
+            f64::from(u8::from(v <= hi))
+        }
+    };
+    let below = |v: f64, lo: f64, hi: f64| {
+        if hi > lo {
+            (v - lo) / (hi - lo)
+        } else {
+            f64::from(u8::from(v >= lo))
+        }
+    };
+    Some(match p.op {
+        Op::Eq => each(&equal(value(0)?)),
+        Op::In => {
+            let values: Vec<f64> = (0..p.values.len()).map(value).collect::<Option<_>>()?;
+            each(&|lo, hi| values.iter().map(|v| equal(*v)(lo, hi)).sum())
+        }
+        Op::Gt | Op::Ge => {
+            let v = value(0)?;
+            each(&|lo, hi| above(v, lo, hi))
+        }
+        Op::Lt | Op::Le => {
+            let v = value(0)?;
+            each(&|lo, hi| below(v, lo, hi))
+        }
+        Op::Ne | Op::NotIn | Op::IsNull | Op::IsNotNull => return None,
+    })
+}
+
+/// Numbers, dates and timestamps as `f64` (a timestamp in its own unit); `None` otherwise.
+fn as_f64(a: &ArrayRef) -> Option<Float64Array> {
+    let ty = a.data_type();
+    let numeric = if ty.is_temporal() {
+        arrow_cast::cast(a, &DataType::Int64).ok()?
+    } else if ty.is_numeric() {
+        a.clone()
+    } else {
+        return None;
+    };
+    let f = arrow_cast::cast(&numeric, &DataType::Float64).ok()?;
+    Some(f.as_primitive::<Float64Type>().clone())
 }
 
 fn eval(expr: &Expr, source: &dyn StatsSource) -> Option<BooleanArray> {
@@ -136,5 +236,85 @@ mod tests {
         assert_eq!(m("x is not null"), vec![true, true, false]);
         assert_eq!(m("y = 1 or x = 12"), vec![true, true, true]);
         assert_eq!(m("y = 1 and x = 12"), vec![false, true, true]);
+    }
+
+    #[test]
+    fn estimates_the_share_of_rows_in_range() {
+        let share = |f: &str| {
+            match_share(&parse_filter(f).unwrap(), &Two)
+                .into_iter()
+                .map(|v| (v * 1000.0).round() / 1000.0)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(share("x > 7"), vec![0.222, 1.0, 1.0]);
+        assert_eq!(share("x <= 12"), vec![1.0, 0.222, 1.0]);
+        assert_eq!(
+            share("x = 12"),
+            vec![0.0, 0.1, 1.0],
+            "integers: one value of ten"
+        );
+        assert_eq!(share("x in (1, 2)"), vec![0.2, 0.0, 1.0]);
+        assert_eq!(share("x > 1 and x < 3"), vec![0.333, 0.0, 1.0]);
+        assert_eq!(share("x > 7 or x < 1"), vec![0.333, 1.0, 1.0]);
+        for unknown in ["y = 1", "x != 3", "x is null", "x > 7 or y = 1"] {
+            assert_eq!(share(unknown), vec![1.0; 3], "{unknown}");
+        }
+        assert_eq!(share("x > 7 and y = 1"), vec![0.222, 1.0, 1.0]);
+    }
+
+    /// Dates, timestamps and decimals are placed between their bounds too.
+    #[test]
+    fn estimates_temporal_and_decimal_shares() {
+        use arrow_array::{Date32Array, Decimal128Array, TimestampMicrosecondArray};
+        struct Typed;
+        impl StatsSource for Typed {
+            fn containers(&self) -> usize {
+                1
+            }
+            fn column(&self, name: &str) -> Option<ColumnStats> {
+                let (min, max): (ArrayRef, ArrayRef) = match name {
+                    // 2024-01-01 ..= 2024-01-10
+                    "d" => (
+                        Arc::new(Date32Array::from(vec![19723])),
+                        Arc::new(Date32Array::from(vec![19732])),
+                    ),
+                    // 2024-01-01T00:00 .. 2024-01-01T10:00
+                    "t" => (
+                        Arc::new(
+                            TimestampMicrosecondArray::from(vec![1_704_067_200_000_000])
+                                .with_timezone("UTC"),
+                        ),
+                        Arc::new(
+                            TimestampMicrosecondArray::from(vec![1_704_103_200_000_000])
+                                .with_timezone("UTC"),
+                        ),
+                    ),
+                    // 0.00 .. 100.00
+                    "m" => (
+                        Arc::new(
+                            Decimal128Array::from(vec![0])
+                                .with_precision_and_scale(10, 2)
+                                .ok()?,
+                        ),
+                        Arc::new(
+                            Decimal128Array::from(vec![10000])
+                                .with_precision_and_scale(10, 2)
+                                .ok()?,
+                        ),
+                    ),
+                    _ => return None,
+                };
+                Some(ColumnStats {
+                    min,
+                    max,
+                    null_count: None,
+                    row_count: None,
+                })
+            }
+        }
+        let share = |f: &str| match_share(&parse_filter(f).unwrap(), &Typed)[0];
+        assert!((share("d = '2024-01-05'") - 0.1).abs() < 1e-9);
+        assert!((share("t >= '2024-01-01T09:00:00Z'") - 0.1).abs() < 1e-9);
+        assert!((share("m > 99.9") - 0.001).abs() < 1e-9);
     }
 }

@@ -377,6 +377,12 @@ impl MetaClient {
         Ok(footer)
     }
 
+    /// The footer length of the base file read (or probed) last: what a footer read fetches
+    /// besides its head and tail when it knows it.
+    pub(crate) fn footer_len_hint(&self) -> Option<u64> {
+        *lock(&self.footer_len_hint)
+    }
+
     /// Learns where base files' footers start before any is read, so the first footer
     /// reads fetch their heads with their tails: reads the last bytes of one of `base_files`
     /// (of median size; a session cache keeps them for its own footer read). Planning runs

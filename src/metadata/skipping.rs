@@ -16,7 +16,7 @@ use super::stats::StatsBatch;
 use super::table::{MetadataTable, COLUMN_STATS, PARTITION_STATS, RECORD_INDEX};
 use crate::config::{KeyGeneratorType, TableConfig};
 use crate::error::{HudiError, Result};
-use crate::expr::stats::may_match;
+use crate::expr::stats::{match_share, may_match};
 use crate::expr::{conjunction, Expr, Op, Predicate};
 use crate::file_group::FileSlice;
 
@@ -29,6 +29,8 @@ pub struct Verdicts {
     pub unknown: Vec<bool>,
     /// Records that could not be used, for plan notes.
     pub problems: Vec<String>,
+    /// The share of rows expected to match ([`match_share`]; 1 where unknown).
+    pub share: Vec<f64>,
 }
 
 /// Filter columns that are table columns, sorted.
@@ -119,14 +121,19 @@ impl MetadataTable {
             keep: vec![false; slices.len()],
             unknown: vec![false; slices.len()],
             problems: by_file.problems,
+            share: vec![0.0; slices.len()],
         };
         for (f, (slice, _, _)) in files.iter().enumerate() {
             out.keep[*slice] |= by_file.keep[f];
             out.unknown[*slice] |= by_file.unknown[f];
+            out.share[*slice] = out.share[*slice].max(by_file.share[f]);
         }
         // A slice without files (cannot happen in a view) is kept.
         for (i, s) in slices.iter().enumerate() {
-            out.keep[i] |= s.file_names().next().is_none();
+            if s.file_names().next().is_none() {
+                out.keep[i] = true;
+                out.share[i] = 1.0;
+            }
         }
         Ok(out)
     }
@@ -165,6 +172,7 @@ fn verdicts(filter: &Expr, batch: StatsBatch, records: &Records, partition: &str
         .zip(&batch.empty)
         .map(|(may, empty)| may && !empty)
         .collect();
+    let share = match_share(filter, &batch);
     let mut problems = records.problems.clone();
     problems.extend(unexpected_types(records, partition));
     problems.extend(batch.problems);
@@ -172,6 +180,7 @@ fn verdicts(filter: &Expr, batch: StatsBatch, records: &Records, partition: &str
         keep,
         unknown: batch.unknown,
         problems,
+        share,
     }
 }
 

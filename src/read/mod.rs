@@ -65,8 +65,10 @@ pub struct ReadOptions {
     pub concurrency: usize,
     /// Slices beyond `concurrency` start early while the base files being read alone (their
     /// sizes, an upper bound of what they fetch) stay within this, up to 64 and no more than
-    /// the store sends at once; 0: never. Slices merged with log files never start early (a
-    /// merge holds its records decoded), nor any under a `limit`.
+    /// the store sends at once; 0: never. Where column statistics expect few of a file's rows
+    /// to match and footers' lengths are known, its fetched bytes and that share of its rows
+    /// count instead, up to 128. Slices merged with log files never start early (a merge
+    /// holds its records decoded), nor any under a `limit`.
     pub read_ahead_bytes: u64,
     /// Where each file slice is read and decoded; `None` reads them all on the caller's
     /// task (wasm has one thread).

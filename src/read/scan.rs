@@ -128,10 +128,15 @@ impl Scan {
             options.batch_size,
         ));
         let spawner = options.spawner.clone();
-        let sizes = plan
+        let footer_len = client.footer_len_hint();
+        let costs = plan
             .file_slices
             .iter()
-            .map(|slice| planned_bytes(slice, plan.query))
+            .map(|slice| {
+                let key = (slice.partition.clone(), slice.file_id.clone());
+                let share = plan.expected_share.get(&key).copied();
+                planned_cost(slice, plan.query, share, footer_len)
+            })
             .collect();
         let open = move |i: usize| match &spawner {
             Some(spawner) => spawner.run(reader.batches(i)),
@@ -143,14 +148,14 @@ impl Scan {
             .storage()
             .capabilities()
             .requests_at_once
-            .map_or(MOST_AT_ONCE, |n| n.min(MOST_AT_ONCE));
+            .unwrap_or(usize::MAX);
         // A limit is mostly met by the first slices: the others would be read for nothing.
         let read_ahead = match options.limit {
             Some(_) => 0,
             None => options.read_ahead_bytes,
         };
         let done = slices_done.clone();
-        let window = Window::new(sizes, open, options.concurrency, most, read_ahead, done);
+        let window = Window::new(costs, open, options.concurrency, most, read_ahead, done);
         let batches = window.boxed();
         Scan {
             schema: plan.output_schema.clone(),
@@ -233,26 +238,71 @@ impl Stream for Scan {
 
 /// Most slices read at once, however small, where the store sends any number of requests.
 const MOST_AT_ONCE: usize = 64;
+/// As many again while the slices beyond it are expected to match few rows.
+const MOST_AT_ONCE_SELECTIVE: usize = 128;
+/// Arrow arrays are several times the Parquet bytes they decode from (dictionaries,
+/// compression); 8 is a generous ratio.
+const DECODED_PER_FETCHED: f64 = 8.0;
+/// The tail and the head a footer read fetches when it knows the footer's length, rounded up.
+const HINTED_FOOTER_READS: u64 = 32 << 10;
 
-/// What reading a slice holds at most: a base file read alone, its size (an upper bound of
-/// what it fetches). A merge holds its log records decoded, several times their size, so a
-/// slice with log files counts as too big to start early, as does a base file of unknown size.
-fn planned_bytes(slice: &crate::file_group::FileSlice, query: QueryType) -> u64 {
+/// What starting a slice early takes: the bytes its read is expected to hold, and how many
+/// slices may run at most while it does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Cost {
+    bytes: u64,
+    most: usize,
+}
+
+/// A base file read alone holds what it fetches and the rows it decodes: its size bounds
+/// both, while nothing better is known. A merge holds its log records decoded, several times
+/// their size, so a slice with log files counts as too big to start early, as does a base
+/// file of unknown size. Where column statistics expect few rows to match, and the footers'
+/// length is known (their bloom filters are not fetched), the fetched bytes and that share
+/// of their decoded rows count instead, and more such slices may run at once.
+fn planned_cost(
+    slice: &crate::file_group::FileSlice,
+    query: QueryType,
+    expected_share: Option<f64>,
+    footer_len: Option<u64>,
+) -> Cost {
+    let plain = |bytes| Cost {
+        bytes,
+        most: MOST_AT_ONCE,
+    };
     if query != QueryType::ReadOptimized && !slice.log_files.is_empty() {
-        return u64::MAX;
+        return plain(u64::MAX);
     }
-    match slice.base_path() {
-        Some(_) => slice.base_size().unwrap_or(u64::MAX),
-        None => 0,
+    if slice.base_path().is_none() {
+        return plain(0);
+    }
+    let Some(size) = slice.base_size() else {
+        return plain(u64::MAX);
+    };
+    let held = match (expected_share, footer_len) {
+        (Some(share), Some(footer)) if footer < size => {
+            let fetched = (size - footer).saturating_add(HINTED_FOOTER_READS);
+            (fetched as f64 * (1.0 + DECODED_PER_FETCHED * share)) as u64
+        }
+        _ => u64::MAX,
+    };
+    if held < size {
+        Cost {
+            bytes: held,
+            most: MOST_AT_ONCE_SELECTIVE,
+        }
+    } else {
+        plain(size)
     }
 }
 
-/// Slices started in plan order, `at_once` of them at a time, and more, up to `most`, while
-/// the planned bytes of those running stay within `read_ahead`.
+/// Slices started in plan order, `at_once` of them at a time, and more, up to `most` (what
+/// the store sends at once) and each slice's own [`Cost::most`], while the bytes those
+/// running are expected to hold stay within `read_ahead`.
 /// A slice of a selective query is a couple of dependent requests for little data; a fixed
 /// number at a time would make a hundred small files a dozen round trips in a row.
 struct Window<F> {
-    sizes: Vec<u64>,
+    costs: Vec<Cost>,
     next: usize,
     open: F,
     at_once: usize,
@@ -275,7 +325,7 @@ where
     F: FnMut(usize) -> BoxStream<'static, Result<RecordBatch>>,
 {
     fn new(
-        sizes: Vec<u64>,
+        costs: Vec<Cost>,
         open: F,
         at_once: usize,
         most: usize,
@@ -283,7 +333,7 @@ where
         ended: Arc<AtomicUsize>,
     ) -> Self {
         Window {
-            sizes,
+            costs,
             next: 0,
             open,
             at_once: at_once.max(1),
@@ -297,9 +347,9 @@ where
     }
 
     fn start_what_fits(&mut self) {
-        while let Some(&size) = self.sizes.get(self.next) {
+        while let Some(&Cost { bytes: size, most }) = self.costs.get(self.next) {
             let fits = self.running_count < self.at_once
-                || (self.running_count < self.most
+                || (self.running_count < self.most.min(most)
                     && self.running_bytes.saturating_add(size) <= self.read_ahead);
             if !fits {
                 break;
@@ -330,7 +380,7 @@ where
                     self.running_count -= 1;
                     self.running_bytes = self.running_bytes.saturating_sub(size);
                 }
-                Poll::Ready(None) if self.next < self.sizes.len() => {}
+                Poll::Ready(None) if self.next < self.costs.len() => {}
                 Poll::Ready(None) => return Poll::Ready(None),
                 Poll::Pending => return Poll::Pending,
             }
@@ -352,6 +402,22 @@ mod tests {
 
     fn window(
         sizes: Vec<u64>,
+        at_once: usize,
+        most: usize,
+        read_ahead: u64,
+    ) -> (Slices, impl Stream<Item = Result<RecordBatch>> + Unpin) {
+        let costs = sizes
+            .into_iter()
+            .map(|bytes| Cost {
+                bytes,
+                most: MOST_AT_ONCE,
+            })
+            .collect();
+        window_of(costs, at_once, most, read_ahead)
+    }
+
+    fn window_of(
+        sizes: Vec<Cost>,
         at_once: usize,
         most: usize,
         read_ahead: u64,
@@ -439,5 +505,93 @@ mod tests {
         let (slices, mut w) = window(vec![1; 100], 2, 8, 1_000);
         poll(&mut w);
         assert_eq!(slices.started().len(), 8);
+    }
+
+    /// Slices the statistics expect to match few rows run up to the higher cap; ordinary
+    /// ones keep the lower one, and the store's own limit holds for both.
+    #[test]
+    fn slices_expected_to_match_few_rows_may_run_more_at_once() {
+        let selective = Cost {
+            bytes: 1,
+            most: MOST_AT_ONCE_SELECTIVE,
+        };
+        let (slices, mut w) = window_of(vec![selective; 200], 2, usize::MAX, 1_000);
+        poll(&mut w);
+        assert_eq!(slices.started().len(), MOST_AT_ONCE_SELECTIVE);
+        let plain = Cost {
+            bytes: 1,
+            most: MOST_AT_ONCE,
+        };
+        let mut costs = vec![plain; 100];
+        costs.extend(vec![selective; 100]);
+        let (slices, mut w) = window_of(costs, 2, usize::MAX, 1_000);
+        poll(&mut w);
+        assert_eq!(
+            slices.started().len(),
+            MOST_AT_ONCE,
+            "in plan order: a plain one waits"
+        );
+        let (slices, mut w) = window_of(vec![selective; 200], 2, 8, 1_000);
+        poll(&mut w);
+        assert_eq!(slices.started().len(), 8);
+    }
+
+    #[test]
+    fn a_slice_counts_its_fetched_bytes_and_expected_rows_only_when_both_are_known() {
+        use crate::file_group::{BaseFile, FileSlice, LogFile};
+        let id = "4a3f2b1c-0000-4000-8000-000000000001-0";
+        let slice = |logs: bool| FileSlice {
+            partition: "p".into(),
+            file_id: id.into(),
+            base_instant: "20240101000000000".into(),
+            base_file: BaseFile::parse(&format!("{id}_1-0-1_20240101000000000.parquet"), 540_000),
+            log_files: if logs {
+                LogFile::parse(&format!(".{id}_20240101000000000.log.1_1-0-1"), 1_000)
+                    .into_iter()
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        };
+        let cost = |logs, query, share, footer| planned_cost(&slice(logs), query, share, footer);
+        let snapshot = QueryType::Snapshot;
+        let plain = Cost {
+            bytes: 540_000,
+            most: MOST_AT_ONCE,
+        };
+        assert_eq!(
+            cost(false, snapshot, None, Some(430_000)),
+            plain,
+            "no estimate"
+        );
+        assert_eq!(
+            cost(false, snapshot, Some(0.001), None),
+            plain,
+            "the bloom filter may be fetched"
+        );
+        assert_eq!(
+            cost(false, snapshot, Some(1.0), Some(430_000)),
+            plain,
+            "never more than its size"
+        );
+        // 110,000 fetched + 32 KiB of footer windows, and 0.1 % of eight times that decoded.
+        let fetched = 110_000 + HINTED_FOOTER_READS;
+        assert_eq!(
+            cost(false, snapshot, Some(0.001), Some(430_000)),
+            Cost {
+                bytes: (fetched as f64 * 1.008) as u64,
+                most: MOST_AT_ONCE_SELECTIVE
+            }
+        );
+        assert_eq!(
+            cost(true, snapshot, Some(0.001), Some(430_000)).bytes,
+            u64::MAX,
+            "a merge"
+        );
+        let read_optimized = cost(true, QueryType::ReadOptimized, Some(0.001), Some(430_000));
+        assert_eq!(
+            read_optimized.most, MOST_AT_ONCE_SELECTIVE,
+            "logs are not read"
+        );
     }
 }

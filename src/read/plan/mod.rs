@@ -70,6 +70,10 @@ pub struct Plan {
     pub start: Option<String>,
     pub end: Option<String>,
     pub file_slices: Vec<FileSlice>,
+    /// The share of their rows column statistics expect to match, for the slices where it
+    /// is less than all: sizes the work of reading them, never prunes.
+    #[serde(skip)]
+    pub expected_share: prune::SliceShares,
     pub stats: PlanStats,
     pub io: IoSnapshot,
     /// The read options' filters, ANDed (built once, applied to every slice).
@@ -304,6 +308,7 @@ pub async fn plan(
 
     // Slices an index decided (so their footers need not be read).
     let mut decided = vec![false; slices.len()];
+    let mut expected_share = prune::SliceShares::new();
     if let (Some(mdt), true) = (&mdt, indexes.active) {
         // Statistics lookups take a round trip (their data blocks): the footer probe goes in
         // it, unless a record-index lookup had one.
@@ -323,10 +328,11 @@ pub async fn plan(
             options.query,
             &mut stats,
         );
-        (slices, decided) = match probe {
+        let pruned = match probe {
             Some(probe) => futures::join!(pruning, probe).0,
             None => pruning.await,
         };
+        (slices, decided, expected_share) = (pruned.slices, pruned.decided, pruned.expected_share);
     }
     if let Some(f) = &filter {
         slices = prune::by_footers(client, slices, &decided, f, options.query).await?;
@@ -344,6 +350,7 @@ pub async fn plan(
         start,
         end,
         file_slices: slices,
+        expected_share,
         stats,
         io: client.io().since(&before),
         filter,

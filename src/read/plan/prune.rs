@@ -223,9 +223,21 @@ fn note_problems(stats: &mut PlanStats, index: &str, problems: &[String]) {
     }
 }
 
+/// What the metadata table's indexes kept.
+pub(super) struct Pruned {
+    pub(super) slices: Vec<FileSlice>,
+    /// Per slice, whether an index decided it (so its footer need not be read).
+    pub(super) decided: Vec<bool>,
+    /// The share of their rows column statistics expect to match, for the slices where it
+    /// is less than all (by partition and file id).
+    pub(super) expected_share: SliceShares,
+}
+
+/// By (partition, file id).
+pub type SliceShares = std::collections::HashMap<(String, String), f64>;
+
 /// The record index, partition stats and column stats, in that order; an index that cannot
-/// be read is skipped with a note. Returns the slices kept and, for each, whether an index
-/// decided it (so its footer need not be read).
+/// be read is skipped with a note.
 pub(super) async fn by_metadata_indexes(
     mdt: &MetadataTable,
     mut slices: Vec<FileSlice>,
@@ -234,7 +246,7 @@ pub(super) async fn by_metadata_indexes(
     schema: &Schema,
     query: QueryType,
     stats: &mut PlanStats,
-) -> (Vec<FileSlice>, Vec<bool>) {
+) -> Pruned {
     let rest = indexes.stats_filter(&located);
     if let (Some(lookup), Some(located)) = (&indexes.key_lookup, located) {
         match located {
@@ -255,35 +267,59 @@ pub(super) async fn by_metadata_indexes(
     // Exact answers (the record index, partition paths) leave nothing for statistics.
     let Some(filter) = rest else {
         let decided = vec![true; slices.len()];
-        return (slices, decided);
+        return Pruned::new(slices, decided);
     };
     if indexes.partition_stats && mdt.has_partition(PARTITION_STATS) {
         slices = by_partition_stats(mdt, slices, filter, schema, query, stats).await;
     }
-    let mut decided = vec![false; slices.len()];
+    let undecided = vec![false; slices.len()];
     if slices.is_empty() || !mdt.has_partition(COLUMN_STATS) {
-        return (slices, decided);
+        return Pruned::new(slices, undecided);
     }
     match mdt.prune_slices(&slices, filter, schema).await {
         Ok(v) => {
             note_problems(stats, COLUMN_STATS, &v.problems);
             let before = slices.len();
-            let verdicts = slices.into_iter().zip(v.keep).zip(v.unknown);
-            (slices, decided) = verdicts
-                .filter_map(|((s, keep), unknown)| keep.then_some((s, !unknown)))
-                .unzip();
-            stats.files_after_column_stats = Some(count_files(&slices, query));
+            let mut out = Pruned::new(Vec::new(), Vec::new());
+            for (((s, keep), unknown), share) in
+                slices.into_iter().zip(v.keep).zip(v.unknown).zip(v.share)
+            {
+                if !keep {
+                    continue;
+                }
+                if share < 1.0 {
+                    out.expected_share
+                        .insert((s.partition.clone(), s.file_id.clone()), share);
+                }
+                out.slices.push(s);
+                out.decided.push(!unknown);
+            }
+            let slices = &out.slices;
+            stats.files_after_column_stats = Some(count_files(slices, query));
             stats.planning_notes.push(format!(
                 "column_stats: {} of {before} file slices may match on [{}]",
                 slices.len(),
                 filter.columns().join(", ")
             ));
+            out
         }
-        Err(e) => stats
-            .planning_notes
-            .push(format!("column_stats not used: {e}")),
+        Err(e) => {
+            stats
+                .planning_notes
+                .push(format!("column_stats not used: {e}"));
+            Pruned::new(slices, undecided)
+        }
     }
-    (slices, decided)
+}
+
+impl Pruned {
+    fn new(slices: Vec<FileSlice>, decided: Vec<bool>) -> Pruned {
+        Pruned {
+            slices,
+            decided,
+            expected_share: SliceShares::new(),
+        }
+    }
 }
 
 /// `partition_stats`: drops the partitions whose statistics rule the filter out.
