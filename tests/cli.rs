@@ -289,39 +289,76 @@ fn arrow_read_on_worker_threads_equals_a_single_task_read() {
     assert_eq!(cli_rows, rows(&single));
 }
 
-/// Twenty small base files: a read fetches their data all at once (their footers came with
-/// the plan, which prunes by them), where eight at a time took three round trips.
-/// `round_trips` is the longest chain of requests each sent after the one before it was
-/// answered.
-#[test]
-fn small_base_files_are_read_together_and_round_trips_count_the_chain() {
-    let dir = common::table_copy(
-        "sample_table/cow/v9_txns_simple_nometa",
-        "cli",
-        "small_base_files_are_read_together",
-    );
-    let table = dir.to_string_lossy().into_owned();
-    // One new file group in each of twenty new partitions.
-    let rows: String = (0..20)
-        .map(|i| {
-            format!(
+/// A copy of `fixture` with one new file group, of a row per `txn_ts`, in each of twenty new
+/// partitions `r00` .. `r19`, written by the CLI.
+fn one_file_in_each_of_twenty_partitions(fixture: &str, test: &str, txn_ts: &[i64]) -> String {
+    let dir = common::table_copy(fixture, "cli", test);
+    let mut rows = String::new();
+    for i in 0..20 {
+        for ts in txn_ts {
+            rows += &format!(
                 concat!(
-                    r#"{{"txn_id":"RA-{i}","account_id":"ACC-A","txn_ts":1700900000000,"#,
+                    r#"{{"txn_id":"RA-{i}-{ts}","account_id":"ACC-A","txn_ts":{ts},"#,
                     r#""txn_datetime":"2024-01-22T00:00:00.000000Z","txn_date":"2024-01-22","#,
                     r#""amount":"1.00","currency":"USD","txn_type":"debit","merchant_name":"m","#,
                     r#""is_international":false,"fee_amount":"0.00","txn_metadata":"{{}}","#,
                     r#""region":"r{i:02}"}}"#,
                     "\n"
                 ),
-                i = i
-            )
-        })
-        .collect();
+                i = i,
+                ts = ts
+            );
+        }
+    }
     let input = dir.join("rows.jsonl");
     std::fs::write(&input, rows).unwrap();
+    let table = dir.to_string_lossy().into_owned();
     let (code, _, err) = run(&["write", &table, "--input", &input.to_string_lossy()]);
     assert_eq!(code, 0, "{err}");
     std::fs::remove_file(&input).unwrap();
+    table
+}
+
+/// Where column statistics expect few of a file's rows to match (and planning learned how
+/// long footers are), a file counts what its read fetches, not its size (most of it a bloom
+/// filter the read skips): under a read-ahead of two files' sizes the twenty files of a
+/// selective query are read together, those of a query every row matches in three links.
+#[test]
+fn files_expected_to_match_few_rows_are_read_together() {
+    let table = one_file_in_each_of_twenty_partitions(
+        "sample_table/cow/v9_txns_simple_overwrite",
+        "files_expected_to_match_few_rows",
+        &[1700000000000, 1700000100000],
+    );
+    let read = |txn_ts: &str, rows: usize| -> Value {
+        let filters = ["region >= r00", "region <= r19", txn_ts];
+        let extra = ["--read-ahead-bytes", "1000000"];
+        let mut stats = read_at_20ms(&table, &filters.join(" and "), &extra);
+        assert_eq!(stats["stats"]["slices_selected"], 20, "{stats}");
+        assert_eq!(stats["out"].as_str().unwrap().lines().count(), rows);
+        let notes = stats["stats"]["planning_notes"].to_string();
+        assert!(notes.contains("column_stats: 20 of 20"), "{notes}");
+        stats["read_io"].take()
+    };
+    // 1 % of each file's range: one row of its two.
+    let selective = read("txn_ts >= 1700000099000", 20);
+    let every_row = read("txn_ts >= 1700000000000", 40);
+    assert_eq!(selective["requests"], every_row["requests"]);
+    assert!(selective["round_trips"].as_u64() <= Some(2), "{selective}");
+    assert!(every_row["round_trips"].as_u64() >= Some(3), "{every_row}");
+}
+
+/// Twenty small base files: a read fetches their data all at once (their footers came with
+/// the plan, which prunes by them), where eight at a time took three round trips.
+/// `round_trips` is the longest chain of requests each sent after the one before it was
+/// answered.
+#[test]
+fn small_base_files_are_read_together_and_round_trips_count_the_chain() {
+    let table = one_file_in_each_of_twenty_partitions(
+        "sample_table/cow/v9_txns_simple_nometa",
+        "small_base_files_are_read_together",
+        &[1700900000000],
+    );
 
     let read = |extra: &[&str]| -> Value {
         let mut args = vec!["--latency-ms", "20", "read", &table, "--stats"];
