@@ -123,7 +123,9 @@ export interface ReadOptions extends Cancellable {
    *  within this many bytes (default 32 MiB; 0: never), up to 64 and no more than the
    *  storage sends at once (an opened URL's `concurrency`, default 8; a JS storage has no
    *  limit); slices merged with log files never do, nor any under a `limit`. A selective
-   *  query over a hundred small files then waits a few round trips, not a dozen. */
+   *  query over a hundred small files then waits a few round trips, not a dozen. Files the
+   *  column statistics expect to match few rows count what they fetch (not their footers'
+   *  bloom filters) and that share of their rows, up to 128 at once. */
   readAheadBytes?: number;
 }
 
