@@ -636,24 +636,47 @@ pub fn stream_row_groups(
         .boxed())
 }
 
-/// `stream`, dropped as soon as it has yielded `rows` rows (or an error) rather than when
-/// polled again: a scan polls each of its slices again only after it has taken their other
-/// slices' batches, and a finished Parquet reader still holds its pages and decoders, about
-/// the file's size.
+/// `stream`, ended and dropped with the batch that completes the `rows` its row groups
+/// declare, rather than when polled again: a scan polls each of its slices again only after
+/// it has taken the other slices' batches, and a finished Parquet reader still holds its
+/// pages and decoders, about the file's size. Before that batch is handed on, the reader is
+/// asked once more, so that rows beyond the declared count are an error, never dropped.
 fn dropped_after(
     stream: BoxStream<'static, parquet::errors::Result<RecordBatch>>,
     rows: usize,
 ) -> BoxStream<'static, parquet::errors::Result<RecordBatch>> {
-    futures::stream::unfold(Some((stream, rows)), |state| async move {
-        let (mut stream, left) = state?;
-        let item = stream.next().await?;
-        let left = match &item {
-            Ok(batch) => left.saturating_sub(batch.num_rows()),
-            Err(_) => 0,
-        };
-        let rest = (left > 0).then_some((stream, left));
-        Some((item, rest))
-    })
+    enum State {
+        Reading(
+            BoxStream<'static, parquet::errors::Result<RecordBatch>>,
+            usize,
+        ),
+        Then(ParquetError),
+    }
+    futures::stream::unfold(
+        Some(State::Reading(stream, rows)),
+        move |state| async move {
+            let (mut stream, left) = match state? {
+                State::Reading(stream, left) => (stream, left),
+                State::Then(e) => return Some((Err(e), None)),
+            };
+            let item = stream.next().await?;
+            let left = match &item {
+                Ok(batch) => left.saturating_sub(batch.num_rows()),
+                Err(_) => return Some((item, None)),
+            };
+            if left > 0 {
+                return Some((item, Some(State::Reading(stream, left))));
+            }
+            let after = match stream.next().await {
+                None => None,
+                Some(Ok(_)) => Some(State::Then(ParquetError::General(format!(
+                    "the row groups hold more than the {rows} rows their metadata declares"
+                )))),
+                Some(Err(e)) => Some(State::Then(e)),
+            };
+            Some((item, after))
+        },
+    )
     .boxed()
 }
 

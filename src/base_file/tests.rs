@@ -629,8 +629,8 @@ fn a_hint_longer_than_the_footer_fetches_no_data_twice() {
     );
 }
 
-/// A finished reader is dropped with its last batch, before the stream is polled again;
-/// nothing it would yield after its rows is read.
+/// A finished reader is dropped with the batch that completes its declared rows, before the
+/// stream is polled again; rows beyond the declared count are an error, not dropped.
 #[test]
 fn a_reader_is_dropped_with_its_last_batch() {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -647,9 +647,9 @@ fn a_reader_is_dropped_with_its_last_batch() {
     let dropped = Arc::new(AtomicBool::new(false));
     let guard = Dropped(dropped.clone());
     let inner = futures::stream::iter([Ok(batch(3)), Ok(batch(2))])
-        .chain(futures::stream::once(async move {
-            let _guard = guard;
-            Err(ParquetError::General("read past the declared rows".into()))
+        .chain(futures::stream::poll_fn(move |_| {
+            let _ = &guard;
+            std::task::Poll::Ready(None)
         }))
         .boxed();
     let mut stream = dropped_after(inner, 5);
@@ -663,10 +663,30 @@ fn a_reader_is_dropped_with_its_last_batch() {
         );
         assert!(stream.next().await.is_none());
     });
-    // An error ends the stream too; more rows than declared are never asked for.
-    let failing =
-        futures::stream::iter([Err(ParquetError::General("bad page".into())), Ok(batch(1))]);
-    let items: Vec<_> = futures::executor::block_on(dropped_after(failing.boxed(), 5).collect());
-    assert_eq!(items.len(), 1);
-    assert!(items[0].is_err());
+    let items = |inner: Vec<parquet::errors::Result<RecordBatch>>| {
+        let stream = dropped_after(futures::stream::iter(inner).boxed(), 5);
+        futures::executor::block_on(stream.collect::<Vec<_>>())
+    };
+    // More rows than declared: the declared ones, then an error.
+    let more = items(vec![Ok(batch(5)), Ok(batch(1))]);
+    assert_eq!(more.len(), 2);
+    assert_eq!(more[0].as_ref().unwrap().num_rows(), 5);
+    let e = more[1].as_ref().unwrap_err().to_string();
+    assert!(e.contains("more than the 5 rows"), "{e}");
+    // An error ends the stream, also one found after the declared rows.
+    let failing = items(vec![
+        Err(ParquetError::General("bad page".into())),
+        Ok(batch(1)),
+    ]);
+    assert_eq!(failing.len(), 1);
+    assert!(failing[0].is_err());
+    let late = items(vec![
+        Ok(batch(5)),
+        Err(ParquetError::General("bad page".into())),
+    ]);
+    assert_eq!(late.len(), 2);
+    assert!(late[1].is_err());
+    // Fewer rows than declared: every one the reader yields.
+    let fewer = items(vec![Ok(batch(2))]);
+    assert_eq!(fewer.len(), 1);
 }
