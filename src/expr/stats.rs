@@ -60,7 +60,8 @@ fn share(expr: &Expr, source: &dyn StatsSource) -> Option<Vec<f64>> {
 fn pred_share(p: &Predicate, source: &dyn StatsSource) -> Option<Vec<f64>> {
     let stats = source.column(&p.column)?;
     let ty = stats.min.data_type().clone();
-    let integral = ty.is_integer() || matches!(ty, DataType::Date32 | DataType::Date64);
+    // Values one apart, so that `=` matches one value of the range.
+    let integral = ty.is_integer() || ty == DataType::Date32;
     let (min, max) = (as_f64(&stats.min)?, as_f64(&stats.max)?);
     let value = |i: usize| -> Option<f64> {
         let v = literal(p.values.get(i)?, &ty, &p.column).ok()?.into_inner();
@@ -71,17 +72,28 @@ fn pred_share(p: &Predicate, source: &dyn StatsSource) -> Option<Vec<f64>> {
     let each = |inside: &dyn Fn(f64, f64) -> f64| -> Vec<f64> {
         (0..min.len())
             .map(|i| match (min.is_valid(i), max.is_valid(i)) {
-                (true, true) => inside(min.value(i), max.value(i)).clamp(0.0, 1.0),
+                (true, true) => {
+                    let share = inside(min.value(i), max.value(i));
+                    // NaN bounds say nothing.
+                    if share.is_nan() {
+                        1.0
+                    } else {
+                        share.clamp(0.0, 1.0)
+                    }
+                }
                 _ => 1.0,
             })
             .collect()
     };
     let equal = |v: f64| {
-        move |lo: f64, hi: f64| match () {
-            _ if v < lo || v > hi => 0.0,
-            _ if hi == lo => 1.0,
-            _ if integral => 1.0 / (hi - lo + 1.0),
-            _ => 1.0,
+        move |lo: f64, hi: f64| {
+            if v < lo || v > hi {
+                0.0
+            } else if integral {
+                1.0 / (hi - lo + 1.0)
+            } else {
+                1.0
+            }
         }
     };
     let above = |v: f64, lo: f64, hi: f64| {
@@ -289,6 +301,10 @@ mod tests {
                                 .with_timezone("UTC"),
                         ),
                     ),
+                    "nan" => (
+                        Arc::new(arrow_array::Float64Array::from(vec![f64::NAN])),
+                        Arc::new(arrow_array::Float64Array::from(vec![1.0])),
+                    ),
                     // 0.00 .. 100.00
                     "m" => (
                         Arc::new(
@@ -313,6 +329,7 @@ mod tests {
             }
         }
         let share = |f: &str| match_share(&parse_filter(f).unwrap(), &Typed)[0];
+        assert_eq!(share("nan > 0.5"), 1.0, "a NaN bound says nothing");
         assert!((share("d = '2024-01-05'") - 0.1).abs() < 1e-9);
         assert!((share("t >= '2024-01-01T09:00:00Z'") - 0.1).abs() < 1e-9);
         assert!((share("m > 99.9") - 0.001).abs() < 1e-9);
