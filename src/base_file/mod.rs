@@ -158,7 +158,7 @@ pub async fn read_footer_and_data(
             let rest = file
                 .read_one(data.len() as u64..data_end, Purpose::ColumnChunk)
                 .await?;
-            data = joined(&data, &rest);
+            data = Bytes::from([&data[..], &rest[..]].concat());
         }
         (footer, tail, data)
     } else {
@@ -230,13 +230,6 @@ fn data_prefix(early: Option<&(u64, Bytes)>, data_end: u64) -> Bytes {
     }
 }
 
-fn joined(a: &[u8], b: &[u8]) -> Bytes {
-    let mut both = Vec::with_capacity(a.len() + b.len());
-    both.extend_from_slice(a);
-    both.extend_from_slice(b);
-    Bytes::from(both)
-}
-
 /// Where a file of `size` bytes whose footer is likely `footer_len` long has its footer's
 /// head, from 0 when the data before it is at most `data_limit` bytes. `None` when a footer
 /// that long fits the tail read: a hint would then save nothing but risk a whole file.
@@ -302,7 +295,7 @@ async fn footer_by_parts(
             data = if data.is_empty() {
                 rest.slice(..split)
             } else {
-                joined(&data, &rest[..split])
+                Bytes::from([&data[..], &rest[..split]].concat())
             };
             rest.slice(split..)
         } else {

@@ -96,19 +96,16 @@ fn pred_share(p: &Predicate, source: &dyn StatsSource) -> Option<Vec<f64>> {
             }
         }
     };
-    let above = |v: f64, lo: f64, hi: f64| {
-        if hi > lo {
-            (hi - v) / (hi - lo)
-        } else {
-            f64::from(u8::from(v <= hi))
-        }
+    // Of a range that is one value, all or nothing.
+    let above = |v: f64, lo: f64, hi: f64| match hi > lo {
+        true => (hi - v) / (hi - lo),
+        false if v <= hi => 1.0,
+        false => 0.0,
     };
-    let below = |v: f64, lo: f64, hi: f64| {
-        if hi > lo {
-            (v - lo) / (hi - lo)
-        } else {
-            f64::from(u8::from(v >= lo))
-        }
+    let below = |v: f64, lo: f64, hi: f64| match hi > lo {
+        true => (v - lo) / (hi - lo),
+        false if v >= lo => 1.0,
+        false => 0.0,
     };
     Some(match p.op {
         Op::Eq => each(&equal(value(0)?)),

@@ -368,7 +368,7 @@ impl MetaClient {
         if let Some(f) = lock(&self.footers).get(path) {
             return Ok(f.clone());
         }
-        let hint = *lock(&self.footer_len_hint);
+        let hint = self.footer_len_hint();
         let footer =
             crate::base_file::read_footer_and_data(&*self.storage, path, size, data_limit, hint)
                 .await?;
@@ -389,7 +389,7 @@ impl MetaClient {
     /// it beside an index lookup, in a round trip it waits for anyway. A hint only: a file
     /// that cannot tell is passed over without an error.
     pub async fn probe_footer_len(&self, base_files: impl IntoIterator<Item = (String, u64)>) {
-        if lock(&self.footer_len_hint).is_some() {
+        if self.footer_len_hint().is_some() {
             return;
         }
         let mut parquet: Vec<(String, u64)> = base_files

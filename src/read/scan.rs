@@ -133,8 +133,7 @@ impl Scan {
             .file_slices
             .iter()
             .map(|slice| {
-                let key = (slice.partition.clone(), slice.file_id.clone());
-                let share = plan.expected_share.get(&key).copied();
+                let share = plan.expected_share_of(slice);
                 planned_cost(slice, plan.query, share, footer_len)
             })
             .collect();

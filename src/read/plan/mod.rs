@@ -91,6 +91,15 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The share of `slice`'s rows column statistics expect to match, where less than all.
+    pub fn expected_share_of(&self, slice: &FileSlice) -> Option<f64> {
+        if self.expected_share.is_empty() {
+            return None;
+        }
+        let key = (slice.partition.clone(), slice.file_id.clone());
+        self.expected_share.get(&key).copied()
+    }
+
     /// Columns a slice read must produce: the output, what the filter reads, and what the
     /// incremental filter reads.
     pub fn needed_columns(&self) -> Vec<String> {
