@@ -4,7 +4,7 @@ use bytes::Bytes;
 
 use super::bytes_reader::ByteReader;
 use super::checksum;
-use super::data::{cell_at, CellAt, CellLayout};
+use super::data::{cell_at, well_formed_cell_at, CellAt, CellLayout};
 use super::gzip::Inflater;
 use crate::error::{malformed, HudiError, Result};
 
@@ -234,6 +234,9 @@ impl LazyPayload {
 
     /// The cell starting at `pos`, inflating as far as it needs; `None` at the payload's end.
     pub fn cell_at(&mut self, pos: usize, layout: CellLayout) -> Result<Option<CellAt>> {
+        if let Some(at) = well_formed_cell_at(self.bytes(), pos, layout) {
+            return Ok(Some(at));
+        }
         self.fill(pos + 1)?;
         loop {
             if pos >= self.bytes().len() {
