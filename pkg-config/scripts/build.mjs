@@ -58,7 +58,7 @@ if (process.env.HUDI_EDGE_WASM_OPT === '1') {
   // emits). A marker lets `prepublishOnly` tell an optimized dist/ from a test build.
   const cache = process.env.HUDI_EDGE_CACHE ?? join(process.env.HOME ?? '', '.cache', 'hudi-edge');
   const out = join(pkg, 'dist', 'wasm', 'hudi_edge_bg.wasm');
-  execFileSync(join(cache, 'node_modules', '.bin', 'wasm-opt'), ['-Oz', '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', '--enable-simd', out, '-o', out], { stdio: 'inherit' });
+  execFileSync(join(cache, 'node_modules', '.bin', 'wasm-opt'), ['-Oz', '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', out, '-o', out], { stdio: 'inherit' });
   writeFileSync(join(pkg, 'dist', 'wasm', '.wasm-opt'), 'wasm-opt -Oz\n');
 }
 rmSync(join(pkg, 'src', 'wasm', 'hudi_edge.js'));

@@ -57,7 +57,7 @@ console.log(JSON.stringify({ raw: w.length, gzip: z.gzipSync(w, { level: 9 }).le
 echo '{}' > "$tmp/size-opt.json"
 if [ "${HUDI_EDGE_RACE_WASM_OPT:-0}" = 1 ]; then
   "$cache/node_modules/.bin/wasm-opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
-    --enable-sign-ext --enable-mutable-globals --enable-simd "$target/wasm-web/hudi_edge_bg.wasm" -o "$tmp/opt.wasm"
+    --enable-sign-ext --enable-mutable-globals "$target/wasm-web/hudi_edge_bg.wasm" -o "$tmp/opt.wasm"
   node -e '
 const w = require("node:fs").readFileSync(process.argv[1]);
 console.log(JSON.stringify({ raw: w.length, gzip: require("node:zlib").gzipSync(w, { level: 9 }).length }));
