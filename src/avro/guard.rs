@@ -42,6 +42,13 @@ impl Checked {
     pub fn datum(&self, datum: &[u8]) -> Result<()> {
         self.walk.skip(&mut &datum[..])
     }
+
+    /// [`Self::datum`], returning how many bytes follow the value.
+    pub fn datum_trailing(&self, datum: &[u8]) -> Result<usize> {
+        let mut rest = datum;
+        self.walk.skip(&mut rest)?;
+        Ok(rest.len())
+    }
 }
 
 #[cfg(test)]

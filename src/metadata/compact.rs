@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::records::encode::RecordEncoder;
 use super::records::MetadataPayload;
+use super::table::Compacted;
 use crate::error::{HudiError, Result};
 use crate::file_group::{BaseFile, FileSlice, LogFile};
 use crate::hfile::writer::java_hash_map_order;
@@ -345,7 +346,27 @@ impl<'a> BaseFileBuilder<'a> {
             return Ok(());
         }
         let value = self.enc.encode_in_base_file(payload, self.name)?;
-        self.hfile.append(key.as_bytes(), &value)?;
+        self.append(key, &value, from_base)
+    }
+
+    /// [`Self::push`] of a record as the streaming merge hands it over.
+    pub fn push_compacted(
+        &mut self,
+        key: &str,
+        record: Compacted<'_>,
+        from_base: bool,
+    ) -> Result<()> {
+        match record {
+            Compacted::Merged(payload) => self.push(key, payload, from_base),
+            Compacted::Unchanged(value) => {
+                let value = self.enc.rebase_value(value, self.name)?;
+                self.append(key, &value, from_base)
+            }
+        }
+    }
+
+    fn append(&mut self, key: &str, value: &[u8], from_base: bool) -> Result<()> {
+        self.hfile.append(key.as_bytes(), value)?;
         if from_base {
             self.updates += 1;
         } else {
@@ -357,6 +378,12 @@ impl<'a> BaseFileBuilder<'a> {
         self.last.clear();
         self.last.extend_from_slice(key.as_bytes());
         Ok(())
+    }
+
+    /// The schema string whose base-file values may be copied into this file (meta
+    /// fields rewritten): `schema`, unless its file name is not a leading meta field.
+    pub fn copies_values_of<'s>(&self, schema: &'s str) -> Option<&'s str> {
+        self.enc.rebases_values().then_some(schema)
     }
 
     pub fn finish(self, schema: &str) -> Result<BaseFileBytes> {

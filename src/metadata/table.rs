@@ -20,7 +20,7 @@ use super::keys::{file_group_index, partition_id, ALL_PARTITIONS_KEY, NON_PARTIT
 use super::log_blocks::{self, Block, Content};
 use super::lookup::{Fold, Lookup, Records};
 use super::merge::{live_files, merge_payloads};
-use super::records::{MetadataPayload, RecordDecoder};
+use super::records::{BaseValue, MetadataPayload, RecordDecoder};
 use super::sync::{check_config, check_in_sync, orphans, valid_instants, visibility};
 use crate::error::{HudiError, Result};
 use crate::file_group::view::{self, DataFile};
@@ -426,11 +426,18 @@ impl MetadataTable {
     /// files' records plus one run of about `run_bytes` of the base file (compressed) and
     /// one of its blocks inflated: the base HFile is sorted, so it is merged with the
     /// (sorted) log records as it streams.
+    ///
+    /// `output_schema`: the schema the new base file is written in, when its values are
+    /// encoded as they were read (no file name filled in). Record-index values that no log
+    /// touches then come as the base file's bytes when the base file has that schema too:
+    /// they carry no deletion flag, and decoding and encoding the millions of them was
+    /// most of a compaction's time.
     pub(crate) async fn merge_slice_streaming(
         &self,
         slice: &FileSlice,
         run_bytes: u64,
-        mut emit: impl FnMut(&str, MetadataPayload, bool) -> Result<()>,
+        output_schema: Option<&str>,
+        mut emit: impl FnMut(&str, Compacted<'_>, bool) -> Result<()>,
     ) -> Result<super::compact::LogCounts> {
         let logs = try_join_all(slice.log_files.iter().map(|l| {
             let path = mdt_path(&join(&slice.partition, &l.name));
@@ -440,6 +447,7 @@ impl MetadataTable {
         let (log_versions, counts) = self.log_versions(&logs).await?;
         drop(logs);
         let origin = mdt_path(&join(&slice.partition, &slice.file_id));
+        let logged: HashSet<String> = log_versions.keys().cloned().collect();
         let mut merge = SliceMerge {
             logs: log_versions.into_iter().peekable(),
             emit: &mut emit,
@@ -449,19 +457,29 @@ impl MetadataTable {
             let (reader, decoder) = self
                 .base(&mdt_path(&join(&slice.partition, &b.name)), b.size)
                 .await?;
+            let copies = slice.partition == RECORD_INDEX
+                && output_schema.is_some_and(|s| reader.file_info().schema() == Some(s));
+            let decoded = |key: &str, value: BaseValue| {
+                match value {
+                    BaseValue::Decoded(p) => p,
+                    BaseValue::Kept(bytes) => decoder.decode(key, &bytes).map(|r| r.payload),
+                }
+                .map_err(|e| e.in_file(reader.path()))
+            };
             // Versions of the current key (a base file should hold each key once; Hudi's
             // reader merges repeats, and so does this).
-            let mut current: Option<(String, Result<MetadataPayload>)> = None;
+            let mut current: Option<(String, BaseValue)> = None;
             for run in reader.data_block_runs(run_bytes).await? {
                 reader
                     .scan_run(&run, |cells| {
-                        decoder.decode_for_each(cells, |key, payload| {
-                            let payload = payload.map_err(|e| e.in_file(reader.path()));
+                        let keep = |key: &str| copies && !logged.contains(key);
+                        decoder.decode_or_keep_each(cells, keep, |key, value| {
                             match current.take() {
                                 Some((k, older)) if k == key => {
-                                    let merged = older
-                                        .and_then(|o| payload.and_then(|n| merge_payloads(&o, &n)));
-                                    current = Some((k, merged));
+                                    let merged = decoded(&k, older).and_then(|o| {
+                                        decoded(&key, value).and_then(|n| merge_payloads(&o, &n))
+                                    });
+                                    current = Some((k, BaseValue::Decoded(merged)));
                                 }
                                 Some((k, _)) if k > key => {
                                     return Err(HudiError::corrupt(
@@ -471,9 +489,9 @@ impl MetadataTable {
                                 }
                                 previous => {
                                     if let Some((k, v)) = previous {
-                                        merge.base_record(k, v)?;
+                                        merge.base_record(k, v, decoded)?;
                                     }
-                                    current = Some((key, payload));
+                                    current = Some((key, value));
                                 }
                             }
                             Ok(())
@@ -483,7 +501,7 @@ impl MetadataTable {
                     .map_err(|e| e.in_file(reader.path()))?;
             }
             if let Some((k, v)) = current {
-                merge.base_record(k, v)?;
+                merge.base_record(k, v, decoded)?;
             }
         }
         merge.rest()?;
@@ -742,6 +760,14 @@ struct LogVersions {
     versions: Vec<Result<MetadataPayload>>,
 }
 
+/// A record of a compacted file group, for its new base file.
+pub enum Compacted<'a> {
+    /// The key's versions merged.
+    Merged(&'a MetadataPayload),
+    /// The old base file's value, which no log touched, in the new file's schema.
+    Unchanged(&'a [u8]),
+}
+
 /// The merge of a sorted base file with a slice's log versions, record by record.
 struct SliceMerge<'a, E> {
     logs: std::iter::Peekable<std::collections::btree_map::IntoIter<String, LogVersions>>,
@@ -749,9 +775,15 @@ struct SliceMerge<'a, E> {
     origin: &'a str,
 }
 
-impl<E: FnMut(&str, MetadataPayload, bool) -> Result<()>> SliceMerge<'_, E> {
-    /// A base file's key (its versions merged): log-only keys before it go first.
-    fn base_record(&mut self, key: String, base: Result<MetadataPayload>) -> Result<()> {
+impl<E: FnMut(&str, Compacted<'_>, bool) -> Result<()>> SliceMerge<'_, E> {
+    /// A base file's key (its versions merged): log-only keys before it go first. A kept
+    /// value goes on as it is unless log versions follow it (`decoded` then decodes it).
+    fn base_record(
+        &mut self,
+        key: String,
+        base: BaseValue,
+        decoded: impl Fn(&str, BaseValue) -> Result<MetadataPayload>,
+    ) -> Result<()> {
         while let Some((k, _)) = self.logs.peek() {
             if *k >= key {
                 break;
@@ -763,7 +795,13 @@ impl<E: FnMut(&str, MetadataPayload, bool) -> Result<()>> SliceMerge<'_, E> {
             Some((k, _)) if *k == key => self.logs.next().map(|(_, v)| v),
             _ => None,
         };
-        self.resolve(&key, Some(base), log)
+        match (base, log) {
+            (BaseValue::Kept(bytes), None) => (self.emit)(&key, Compacted::Unchanged(&bytes), true),
+            (base, log) => {
+                let base = decoded(&key, base);
+                self.resolve(&key, Some(base), log)
+            }
+        }
     }
 
     /// The log-only keys after the base file's last.
@@ -799,7 +837,7 @@ impl<E: FnMut(&str, MetadataPayload, bool) -> Result<()>> SliceMerge<'_, E> {
         }
         match state {
             None => Ok(()),
-            Some(Ok(p)) => (self.emit)(key, p, from_base),
+            Some(Ok(p)) => (self.emit)(key, Compacted::Merged(&p), from_base),
             Some(Err(e)) => Err(HudiError::corrupt(self.origin, format!("key {key:?}: {e}"))),
         }
     }

@@ -281,9 +281,10 @@ async fn write_base_files(
             // Wall clock through chrono (std's Instant panics on wasm32-unknown-unknown).
             let started = files::now_ms();
             let mut builder = compact::BaseFileBuilder::new(enc, &name, started, block_size);
+            let copies = builder.copies_values_of(schema);
             let counts = mdt
-                .merge_slice_streaming(&slice, BASE_RUN_BYTES, |key, payload, from_base| {
-                    builder.push(key, &payload, from_base)
+                .merge_slice_streaming(&slice, BASE_RUN_BYTES, copies, |key, record, from_base| {
+                    builder.push_compacted(key, record, from_base)
                 })
                 .await?;
             let file = builder.finish(schema)?;

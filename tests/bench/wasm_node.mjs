@@ -23,6 +23,13 @@
 //                                                compaction held off; wall ms and the process's
 //                                                user CPU of upserts 3..N (no latency, local
 //                                                files). Best with --no-liftoff
+//   node wasm_node.mjs compact TABLE [N]         the metadata table's compaction in wasm: on a
+//                                                copy of TABLE, an upsert that compacts first
+//                                                (what the table's writer left since its last
+//                                                compaction), N (10) upserts, then one that
+//                                                compacts again (N upserts' worth of logs);
+//                                                wall ms, requests and bytes of each, beside
+//                                                an upsert's without compaction
 //
 // The module is $HUDI_EDGE_WASM_NODE (default $CARGO_TARGET_DIR or target, /wasm-node).
 import { createRequire } from 'node:module';
@@ -122,8 +129,8 @@ if (what === 'startup') {
   console.log(JSON.stringify({ via, ...cost(first), with_operations: cost(io) }));
   t.close();
   await stop();
-} else if (what === 'upsert') {
-  const [table, n = '12'] = args;
+} else if (what === 'upsert' || what === 'compact') {
+  const [table, n = what === 'upsert' ? '12' : '10'] = args;
   const { WasmTable, WasmMdtCache } = require(bindings);
   const arrow = createRequire(join(repo, 'tests', 'js', 'package.json'))('apache-arrow');
   const copy = mkdtempSync(join(tmpdir(), 'upsert-'));
@@ -141,15 +148,39 @@ if (what === 'startup') {
   const updates = data.setChild('ts', longs([...data.getChild('ts')].map((v) => v + 1n)));
   const inserts = data.setChild('id', longs(ids.map((_, i) => BigInt(2_000_000 + i))));
   const input = arrow.tableToIPC(updates.concat(inserts), 'stream');
+  const upsert = async (compactAfter) => {
+    const t = await open();
+    const options = { 'hoodie.metadata.compact.max.delta.commits': String(compactAfter) };
+    const r = await t.write(input, { operation: 'upsert', options });
+    t.free();
+    return r;
+  };
+  if (what === 'compact') {
+    const compaction = async () => {
+      const t0 = performance.now();
+      const r = await upsert(1);
+      if (!r.metadataTable.compaction) throw new Error(`no compaction: ${JSON.stringify(r.metadataTable)}`);
+      return { write_ms: Math.round(performance.now() - t0), requests: r.io.requests, bytes: r.io.bytes };
+    };
+    const backlog = await compaction();
+    const plain = [];
+    for (let i = 0; i < Number(n); i++) {
+      const t0 = performance.now();
+      await upsert(1000);
+      plain.push(performance.now() - t0);
+    }
+    const steady = await compaction();
+    rmSync(copy, { recursive: true, force: true });
+    console.log(JSON.stringify({ backlog, [`after_${n}_upserts`]: steady, upsert_median_ms: Math.round(median(plain)) }));
+    process.exit(0);
+  }
   const times = [], cpu = [];
   for (let i = 0; i < Number(n); i++) {
     const t0 = performance.now();
     const c0 = process.cpuUsage();
-    const t = await open();
-    const r = await t.write(input, { operation: 'upsert', options: { 'hoodie.metadata.compact.max.delta.commits': '1000' } });
+    const r = await upsert(1000);
     times.push(performance.now() - t0);
     cpu.push(process.cpuUsage(c0).user / 1000);
-    t.free();
     if (r.records.inserted + r.records.updated !== 100) throw new Error(`upsert ${i}: ${JSON.stringify(r.records)}`);
   }
   rmSync(copy, { recursive: true, force: true });
@@ -157,6 +188,6 @@ if (what === 'startup') {
   // User CPU of the process (background compilation and GC threads included).
   console.log(JSON.stringify({ rows: 100, median_ms: median(steady), min_ms: Math.min(...steady), user_cpu_ms: median(cpu.slice(2)), all_ms: times.map(Math.round) }));
 } else {
-  console.error('usage: node wasm_node.mjs startup|first-rows|open-cost|open-cost-http|upsert ...');
+  console.error('usage: node wasm_node.mjs startup|first-rows|open-cost|open-cost-http|upsert|compact ...');
   process.exit(2);
 }

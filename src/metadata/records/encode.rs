@@ -10,6 +10,7 @@ use apache_avro::schema::{InnerDecimalSchema, Name};
 use apache_avro::Schema;
 
 use super::{ColumnStats, FilesEntry, MetadataPayload, RecordIndexEntry};
+use crate::avro::binary::{write_bytes, write_long};
 use crate::error::{HudiError, Result};
 use crate::value::Value;
 
@@ -58,6 +59,10 @@ pub struct RecordEncoder {
     has_value_type: bool,
     /// `DecimalWrapper` precision and scale (V1 decimals are rescaled to it).
     v1_decimal: Option<(usize, usize)>,
+    /// The leading `["null", "string"]` fields (Hudi's meta fields, first in the schema),
+    /// whether one is `_hoodie_file_name`, and whether any field after them is.
+    meta_prefix: Vec<String>,
+    file_name_later: bool,
 }
 
 impl RecordEncoder {
@@ -79,7 +84,10 @@ impl RecordEncoder {
                 Some(Schema::Decimal(d)) => Some((d.precision, d.scale)),
                 _ => None,
             });
+        let (meta_prefix, file_name_later) = meta_prefix(&schema);
         Ok(RecordEncoder {
+            meta_prefix,
+            file_name_later,
             schema,
             names,
             has_value_type,
@@ -108,6 +116,42 @@ impl RecordEncoder {
         self.encode_with(payload, Some(file_name))
     }
 
+    /// Whether base-file records get `_hoodie_file_name` (the schema has the meta fields).
+    fn fills_file_name(&self) -> bool {
+        self.file_name_later || self.meta_prefix.iter().any(|f| f == FILE_NAME_FIELD)
+    }
+
+    /// Whether [`Self::rebase_value`] can move values into another base file: the file
+    /// name, if the schema has one, is among its leading meta fields.
+    pub fn rebases_values(&self) -> bool {
+        !self.file_name_later
+    }
+
+    /// A base-file value of this schema (one well-formed datum) as [`Self::encode_in_base_file`]
+    /// would encode it for `file_name`: the meta fields are written anew (the file name
+    /// filled in, the others null), the fields after them copied.
+    pub fn rebase_value(&self, value: &[u8], file_name: &str) -> Result<Vec<u8>> {
+        let mut rest = value;
+        let mut out = Vec::with_capacity(value.len() + file_name.len() + 1);
+        for field in &self.meta_prefix {
+            match crate::avro::binary::read_long(&mut rest)? {
+                0 => {}
+                1 => {
+                    crate::avro::binary::read_bytes(&mut rest)?;
+                }
+                b => return Err(HudiError::invalid(format!("{field}: union branch {b}"))),
+            }
+            if field == FILE_NAME_FIELD {
+                write_long(&mut out, 1);
+                write_bytes(&mut out, file_name.as_bytes());
+            } else {
+                write_long(&mut out, 0);
+            }
+        }
+        out.extend_from_slice(rest);
+        Ok(out)
+    }
+
     fn encode_with(&self, payload: &MetadataPayload, file_name: Option<&str>) -> Result<Vec<u8>> {
         use MetadataPayload as P;
         let (ty, field, value) = match payload {
@@ -132,9 +176,7 @@ impl RecordEncoder {
             ("type", D::Int(ty)),
             (field, value),
         ];
-        let has_file_name = matches!(&*self.schema, Schema::Record(r)
-            if r.fields.iter().any(|f| f.name == "_hoodie_file_name"));
-        if let (Some(name), true) = (file_name, has_file_name) {
+        if let (Some(name), true) = (file_name, self.fills_file_name()) {
             fields.push(("_hoodie_file_name", D::Str(name.to_string())));
         }
         let record = D::Rec(fields);
@@ -449,6 +491,26 @@ fn files_map(list: &[FilesEntry]) -> D {
 
 /// UUID file ids (`<uuid>-<n>`, or a bare UUID) as the two halves and index (encoding 0);
 /// any other id verbatim (encoding 1), as Java `createRecordIndexUpdate` does.
+const FILE_NAME_FIELD: &str = "_hoodie_file_name";
+
+/// [`RecordEncoder::meta_prefix`] and whether a `_hoodie_file_name` follows it.
+fn meta_prefix(schema: &Schema) -> (Vec<String>, bool) {
+    let Schema::Record(r) = schema else {
+        return (Vec::new(), false);
+    };
+    let nullable_string = |s: &Schema| matches!(s, Schema::Union(u) if matches!(u.variants(), [Schema::Null, Schema::String]));
+    let prefix: Vec<String> = r
+        .fields
+        .iter()
+        .take_while(|f| f.name.starts_with("_hoodie_") && nullable_string(&f.schema))
+        .map(|f| f.name.clone())
+        .collect();
+    let later = r.fields[prefix.len()..]
+        .iter()
+        .any(|f| f.name == FILE_NAME_FIELD);
+    (prefix, later)
+}
+
 fn record_index(ri: &RecordIndexEntry) -> D {
     let instant = ri.instant_time_ms.map_or(D::Null, D::Long);
     let position = ri.position.map_or(D::Null, D::Long);

@@ -26,6 +26,13 @@ mod payload;
 
 pub use encode::RecordEncoder;
 
+/// A base-file record as a scan hands it over: decoded, or checked and kept as its bytes.
+#[allow(clippy::large_enum_variant)] // one at a time, and boxing would cost the slow path
+pub enum BaseValue {
+    Decoded(Result<MetadataPayload>),
+    Kept(bytes::Bytes),
+}
+
 use payload::{kind, Ctx};
 
 /// One file (type 2) or partition (type 1) of a `files` record.
@@ -184,13 +191,40 @@ impl RecordDecoder {
         cells: &[Cell],
         mut f: impl FnMut(String, Result<MetadataPayload>) -> Result<()>,
     ) -> Result<()> {
+        self.decode_or_keep_each(
+            cells,
+            |_| false,
+            |key, value| match value {
+                BaseValue::Decoded(payload) => f(key, payload),
+                BaseValue::Kept(bytes) => {
+                    let payload = self.decode(&key, &bytes).map(|r| r.payload);
+                    f(key, payload)
+                }
+            },
+        )
+    }
+
+    /// [`Self::decode_for_each`], except that a value whose key `keep` accepts is only
+    /// checked (exactly one well-formed datum of the schema) and handed over as its bytes:
+    /// compaction copies such values instead of decoding and encoding them again.
+    pub fn decode_or_keep_each(
+        &self,
+        cells: &[Cell],
+        mut keep: impl FnMut(&str) -> bool,
+        mut f: impl FnMut(String, BaseValue) -> Result<()>,
+    ) -> Result<()> {
         let reader = self.datum_reader()?;
         for c in cells {
             let key = String::from_utf8(c.key.to_vec()).map_err(|_| {
                 HudiError::corrupt(&self.source, format!("key {:?} is not UTF-8", c.key))
             })?;
-            let payload = self.decode_with(&reader, &key, &c.value).map(|r| r.payload);
-            f(key, payload)?;
+            let whole_datum = || matches!(self.checked.datum_trailing(&c.value), Ok(0));
+            let value = if keep(&key) && whole_datum() {
+                BaseValue::Kept(c.value.clone())
+            } else {
+                BaseValue::Decoded(self.decode_with(&reader, &key, &c.value).map(|r| r.payload))
+            };
+            f(key, value)?;
         }
         Ok(())
     }
