@@ -20,7 +20,7 @@ use super::keys::{file_group_index, partition_id, ALL_PARTITIONS_KEY, NON_PARTIT
 use super::log_blocks::{self, Block, Content};
 use super::lookup::{Fold, Lookup, Records};
 use super::merge::{live_files, merge_payloads};
-use super::records::{BaseValue, MetadataPayload, RecordDecoder};
+use super::records::{MetadataPayload, RecordDecoder, RecordValue, RECORD_INDEX_TYPE};
 use super::sync::{check_config, check_in_sync, orphans, valid_instants, visibility};
 use crate::error::{HudiError, Result};
 use crate::file_group::view::{self, DataFile};
@@ -428,10 +428,10 @@ impl MetadataTable {
     /// (sorted) log records as it streams.
     ///
     /// `output_schema`: the schema the new base file is written in, when its values are
-    /// encoded as they were read (no file name filled in). Record-index values that no log
-    /// touches then come as the base file's bytes when the base file has that schema too:
-    /// they carry no deletion flag, and decoding and encoding the millions of them was
-    /// most of a compaction's time.
+    /// encoded as they were read (no file name filled in). Record-index values then come as
+    /// their bytes where the file holding them has that schema too (base file, or log
+    /// block): they carry no deletion flag, a newer version replaces an older one whole,
+    /// and decoding and encoding the millions of them was most of a compaction's time.
     pub(crate) async fn merge_slice_streaming(
         &self,
         slice: &FileSlice,
@@ -439,69 +439,68 @@ impl MetadataTable {
         output_schema: Option<&str>,
         mut emit: impl FnMut(&str, Compacted<'_>, bool) -> Result<()>,
     ) -> Result<super::compact::LogCounts> {
+        let origin = mdt_path(&join(&slice.partition, &slice.file_id));
+        let copy = output_schema.filter(|_| slice.partition == RECORD_INDEX);
+        let kept = match copy {
+            Some(schema) => Some(self.decoder_of(schema, &origin)?),
+            None => None,
+        };
         let logs = try_join_all(slice.log_files.iter().map(|l| {
             let path = mdt_path(&join(&slice.partition, &l.name));
             async move { log_blocks::read(self.storage.as_ref(), &path, l.size).await }
         }))
         .await?;
-        let (log_versions, counts) = self.log_versions(&logs).await?;
+        let (log_versions, counts) = self.log_versions(&logs, copy).await?;
         drop(logs);
-        let origin = mdt_path(&join(&slice.partition, &slice.file_id));
-        let logged: HashSet<String> = log_versions.keys().cloned().collect();
         let mut merge = SliceMerge {
             logs: log_versions.into_iter().peekable(),
             emit: &mut emit,
             origin: &origin,
+            kept,
         };
         if let Some(b) = &slice.base_file {
             let (reader, decoder) = self
                 .base(&mdt_path(&join(&slice.partition, &b.name)), b.size)
                 .await?;
-            let copies = slice.partition == RECORD_INDEX
-                && output_schema.is_some_and(|s| reader.file_info().schema() == Some(s));
-            let decoded = |key: &str, value: BaseValue| {
-                match value {
-                    BaseValue::Decoded(p) => p,
-                    BaseValue::Kept(bytes) => decoder.decode(key, &bytes).map(|r| r.payload),
-                }
-                .map_err(|e| e.in_file(reader.path()))
-            };
+            let keep = copy.is_some() && reader.file_info().schema() == copy;
             // Versions of the current key (a base file should hold each key once; Hudi's
             // reader merges repeats, and so does this).
-            let mut current: Option<(String, BaseValue)> = None;
+            let mut current: Option<(String, RecordValue)> = None;
             for run in reader.data_block_runs(run_bytes).await? {
                 reader
                     .scan_run(&run, |cells| {
-                        let keep = |key: &str| copies && !logged.contains(key);
-                        decoder.decode_or_keep_each(cells, keep, |key, value| {
-                            match current.take() {
-                                Some((k, older)) if k == key => {
-                                    let merged = decoded(&k, older).and_then(|o| {
-                                        decoded(&key, value).and_then(|n| merge_payloads(&o, &n))
-                                    });
-                                    current = Some((k, BaseValue::Decoded(merged)));
-                                }
-                                Some((k, _)) if k > key => {
-                                    return Err(HudiError::corrupt(
-                                        reader.path(),
-                                        format!("rows out of order: {key:?} after {k:?}"),
-                                    ))
-                                }
-                                previous => {
-                                    if let Some((k, v)) = previous {
-                                        merge.base_record(k, v, decoded)?;
+                        decoder.decode_or_keep_each(
+                            cells,
+                            |_| keep,
+                            |key, value| {
+                                let value = value.in_file(reader.path());
+                                match current.take() {
+                                    Some((k, older)) if k == key => {
+                                        let merged = merge.fold(&k, older, value);
+                                        current = Some((k, merged));
                                     }
-                                    current = Some((key, value));
+                                    Some((k, _)) if k > key => {
+                                        return Err(HudiError::corrupt(
+                                            reader.path(),
+                                            format!("rows out of order: {key:?} after {k:?}"),
+                                        ))
+                                    }
+                                    previous => {
+                                        if let Some((k, v)) = previous {
+                                            merge.base_record(k, v)?;
+                                        }
+                                        current = Some((key, value));
+                                    }
                                 }
-                            }
-                            Ok(())
-                        })
+                                Ok(())
+                            },
+                        )
                     })
                     .await
                     .map_err(|e| e.in_file(reader.path()))?;
             }
             if let Some((k, v)) = current {
-                merge.base_record(k, v, decoded)?;
+                merge.base_record(k, v)?;
             }
         }
         merge.rest()?;
@@ -537,6 +536,7 @@ impl MetadataTable {
     async fn log_versions(
         &self,
         logs: &[Vec<Block>],
+        copy: Option<&str>,
     ) -> Result<(BTreeMap<String, LogVersions>, super::compact::LogCounts)> {
         let mut counts = super::compact::LogCounts::default();
         let blocks = self.live_blocks(logs.iter().map(|l| l.as_slice()));
@@ -546,14 +546,20 @@ impl MetadataTable {
             match &block.content {
                 Content::HFile { reader, schema } => {
                     let decoder = self.decoder(schema.as_deref(), reader)?;
+                    let keep = copy.is_some()
+                        && schema.as_deref().or_else(|| reader.file_info().schema()) == copy;
                     let cells = reader.scan_all().await?;
                     decoder
-                        .decode_for_each(&cells, |key, payload| {
-                            counts.log_records += 1;
-                            let version = payload.map_err(|e| e.in_file(reader.path()));
-                            out.entry(key).or_default().versions.push(version);
-                            Ok(())
-                        })
+                        .decode_or_keep_each(
+                            &cells,
+                            |_| keep,
+                            |key, value| {
+                                counts.log_records += 1;
+                                let version = value.in_file(reader.path());
+                                out.entry(key).or_default().versions.push(version);
+                                Ok(())
+                            },
+                        )
                         .map_err(|e| e.in_file(reader.path()))?;
                 }
                 Content::Delete(keys) => {
@@ -742,11 +748,15 @@ impl MetadataTable {
                     "no metadata record schema (SCHEMA header or file info)",
                 )
             })?;
+        self.decoder_of(schema, reader.path())
+    }
+
+    /// [`Self::decoder`] of `schema`; errors name `file`.
+    fn decoder_of(&self, schema: &str, file: &str) -> Result<Arc<RecordDecoder>> {
         if let Some(d) = lock(&self.decoders).get(schema) {
             return Ok(d.clone());
         }
-        let decoder =
-            Arc::new(RecordDecoder::new(schema, "").map_err(|e| e.in_file(reader.path()))?);
+        let decoder = Arc::new(RecordDecoder::new(schema, "").map_err(|e| e.in_file(file))?);
         lock(&self.decoders).insert(schema.to_string(), decoder.clone());
         Ok(decoder)
     }
@@ -757,14 +767,15 @@ impl MetadataTable {
 #[derive(Default)]
 struct LogVersions {
     deleted: bool,
-    versions: Vec<Result<MetadataPayload>>,
+    versions: Vec<RecordValue>,
 }
 
 /// A record of a compacted file group, for its new base file.
 pub enum Compacted<'a> {
     /// The key's versions merged.
     Merged(&'a MetadataPayload),
-    /// The old base file's value, which no log touched, in the new file's schema.
+    /// A record-index value as it was stored (the newest version of its key), in the new
+    /// file's schema.
     Unchanged(&'a [u8]),
 }
 
@@ -773,17 +784,13 @@ struct SliceMerge<'a, E> {
     logs: std::iter::Peekable<std::collections::btree_map::IntoIter<String, LogVersions>>,
     emit: &'a mut E,
     origin: &'a str,
+    /// Decodes kept values (they all have the output schema).
+    kept: Option<Arc<RecordDecoder>>,
 }
 
 impl<E: FnMut(&str, Compacted<'_>, bool) -> Result<()>> SliceMerge<'_, E> {
-    /// A base file's key (its versions merged): log-only keys before it go first. A kept
-    /// value goes on as it is unless log versions follow it (`decoded` then decodes it).
-    fn base_record(
-        &mut self,
-        key: String,
-        base: BaseValue,
-        decoded: impl Fn(&str, BaseValue) -> Result<MetadataPayload>,
-    ) -> Result<()> {
+    /// A base file's key (its versions merged): log-only keys before it go first.
+    fn base_record(&mut self, key: String, base: RecordValue) -> Result<()> {
         while let Some((k, _)) = self.logs.peek() {
             if *k >= key {
                 break;
@@ -795,13 +802,7 @@ impl<E: FnMut(&str, Compacted<'_>, bool) -> Result<()>> SliceMerge<'_, E> {
             Some((k, _)) if *k == key => self.logs.next().map(|(_, v)| v),
             _ => None,
         };
-        match (base, log) {
-            (BaseValue::Kept(bytes), None) => (self.emit)(&key, Compacted::Unchanged(&bytes), true),
-            (base, log) => {
-                let base = decoded(&key, base);
-                self.resolve(&key, Some(base), log)
-            }
-        }
+        self.resolve(&key, Some(base), log)
     }
 
     /// The log-only keys after the base file's last.
@@ -817,7 +818,7 @@ impl<E: FnMut(&str, Compacted<'_>, bool) -> Result<()>> SliceMerge<'_, E> {
     fn resolve(
         &mut self,
         key: &str,
-        base: Option<Result<MetadataPayload>>,
+        base: Option<RecordValue>,
         log: Option<LogVersions>,
     ) -> Result<()> {
         let from_base = base.is_some();
@@ -828,17 +829,50 @@ impl<E: FnMut(&str, Compacted<'_>, bool) -> Result<()>> SliceMerge<'_, E> {
             }
             for newer in log.versions {
                 state = Some(match state {
-                    // A version that failed spoils the key until a delete.
-                    Some(Err(e)) => Err(e),
-                    Some(Ok(older)) => newer.and_then(|n| merge_payloads(&older, &n)),
+                    Some(older) => self.fold(key, older, newer),
                     None => newer,
                 });
             }
         }
         match state {
             None => Ok(()),
-            Some(Ok(p)) => (self.emit)(key, Compacted::Merged(&p), from_base),
-            Some(Err(e)) => Err(HudiError::corrupt(self.origin, format!("key {key:?}: {e}"))),
+            Some(RecordValue::Kept(value)) => {
+                (self.emit)(key, Compacted::Unchanged(&value), from_base)
+            }
+            Some(RecordValue::Decoded(Ok(p))) => (self.emit)(key, Compacted::Merged(&p), from_base),
+            Some(RecordValue::Decoded(Err(e))) => {
+                Err(HudiError::corrupt(self.origin, format!("key {key:?}: {e}")))
+            }
+        }
+    }
+
+    /// `newer` merged onto `older` ([`merge_payloads`]); a version that failed spoils the
+    /// key until a delete. Two kept record-index values need no decoding: the newer wins.
+    fn fold(&self, key: &str, older: RecordValue, newer: RecordValue) -> RecordValue {
+        use RecordValue::{Decoded, Kept};
+        let record_index =
+            |v: &[u8]| self.kept.as_ref().and_then(|d| d.record_type(v)) == Some(RECORD_INDEX_TYPE);
+        match (older, newer) {
+            (Decoded(Err(e)), _) => Decoded(Err(e)),
+            (Kept(o), Kept(n)) if record_index(&o) && record_index(&n) => Kept(n),
+            (older, newer) => Decoded(self.decoded(key, older).and_then(|o| {
+                self.decoded(key, newer)
+                    .and_then(|n| merge_payloads(&o, &n))
+            })),
+        }
+    }
+
+    fn decoded(&self, key: &str, value: RecordValue) -> Result<MetadataPayload> {
+        match (value, &self.kept) {
+            (RecordValue::Decoded(p), _) => p,
+            (RecordValue::Kept(bytes), Some(d)) => d
+                .decode(key, &bytes)
+                .map(|r| r.payload)
+                .map_err(|e| e.in_file(self.origin)),
+            (RecordValue::Kept(_), None) => Err(HudiError::corrupt(
+                self.origin,
+                format!("key {key:?}: a kept value without its schema"),
+            )),
         }
     }
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use apache_avro::schema::{InnerDecimalSchema, Name};
 use apache_avro::Schema;
 
-use super::{ColumnStats, FilesEntry, MetadataPayload, RecordIndexEntry};
+use super::{ColumnStats, FilesEntry, MetadataPayload, RecordIndexEntry, FILE_NAME_FIELD};
 use crate::avro::binary::{write_bytes, write_long};
 use crate::error::{HudiError, Result};
 use crate::value::Value;
@@ -59,9 +59,9 @@ pub struct RecordEncoder {
     has_value_type: bool,
     /// `DecimalWrapper` precision and scale (V1 decimals are rescaled to it).
     v1_decimal: Option<(usize, usize)>,
-    /// The leading `["null", "string"]` fields (Hudi's meta fields, first in the schema),
-    /// whether one is `_hoodie_file_name`, and whether any field after them is.
+    /// The leading meta fields ([`super::leading_meta_fields`]).
     meta_prefix: Vec<String>,
+    /// Whether a `_hoodie_file_name` comes after them (values cannot be rebased then).
     file_name_later: bool,
 }
 
@@ -84,7 +84,9 @@ impl RecordEncoder {
                 Some(Schema::Decimal(d)) => Some((d.precision, d.scale)),
                 _ => None,
             });
-        let (meta_prefix, file_name_later) = meta_prefix(&schema);
+        let meta_prefix = super::leading_meta_fields(&schema);
+        let file_name_later = matches!(&*schema, Schema::Record(r)
+            if r.fields[meta_prefix.len()..].iter().any(|f| f.name == FILE_NAME_FIELD));
         Ok(RecordEncoder {
             meta_prefix,
             file_name_later,
@@ -491,26 +493,6 @@ fn files_map(list: &[FilesEntry]) -> D {
 
 /// UUID file ids (`<uuid>-<n>`, or a bare UUID) as the two halves and index (encoding 0);
 /// any other id verbatim (encoding 1), as Java `createRecordIndexUpdate` does.
-const FILE_NAME_FIELD: &str = "_hoodie_file_name";
-
-/// [`RecordEncoder::meta_prefix`] and whether a `_hoodie_file_name` follows it.
-fn meta_prefix(schema: &Schema) -> (Vec<String>, bool) {
-    let Schema::Record(r) = schema else {
-        return (Vec::new(), false);
-    };
-    let nullable_string = |s: &Schema| matches!(s, Schema::Union(u) if matches!(u.variants(), [Schema::Null, Schema::String]));
-    let prefix: Vec<String> = r
-        .fields
-        .iter()
-        .take_while(|f| f.name.starts_with("_hoodie_") && nullable_string(&f.schema))
-        .map(|f| f.name.clone())
-        .collect();
-    let later = r.fields[prefix.len()..]
-        .iter()
-        .any(|f| f.name == FILE_NAME_FIELD);
-    (prefix, later)
-}
-
 fn record_index(ri: &RecordIndexEntry) -> D {
     let instant = ri.instant_time_ms.map_or(D::Null, D::Long);
     let position = ri.position.map_or(D::Null, D::Long);

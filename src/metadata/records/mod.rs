@@ -26,11 +26,55 @@ mod payload;
 
 pub use encode::RecordEncoder;
 
-/// A base-file record as a scan hands it over: decoded, or checked and kept as its bytes.
-#[allow(clippy::large_enum_variant)] // one at a time, and boxing would cost the slow path
-pub enum BaseValue {
+/// A record's value as a scan hands it over: decoded, or checked and kept as its bytes.
+#[allow(clippy::large_enum_variant)] // boxing would cost the decoded path an allocation
+pub enum RecordValue {
     Decoded(Result<MetadataPayload>),
     Kept(bytes::Bytes),
+}
+
+impl RecordValue {
+    /// A decoding error names `path` (decoders are shared by the files of one schema).
+    pub fn in_file(self, path: &str) -> RecordValue {
+        match self {
+            RecordValue::Decoded(p) => RecordValue::Decoded(p.map_err(|e| e.in_file(path))),
+            kept => kept,
+        }
+    }
+}
+
+const FILE_NAME_FIELD: &str = "_hoodie_file_name";
+
+/// `type` of record-index records.
+pub const RECORD_INDEX_TYPE: i32 = 5;
+
+/// The leading `["null", "string"]` fields named `_hoodie_*`: Hudi's meta fields, which
+/// `HoodieAvroUtils.addMetadataFields` puts first.
+fn leading_meta_fields(schema: &Schema) -> Vec<String> {
+    let Schema::Record(r) = schema else {
+        return Vec::new();
+    };
+    let nullable_string = |s: &Schema| matches!(s, Schema::Union(u) if matches!(u.variants(), [Schema::Null, Schema::String]));
+    r.fields
+        .iter()
+        .take_while(|f| f.name.starts_with("_hoodie_") && nullable_string(&f.schema))
+        .map(|f| f.name.clone())
+        .collect()
+}
+
+/// How many meta fields come before `key` (a string) and `type` (an int), when the
+/// schema starts so: [`RecordDecoder::record_type`] reads the type without decoding.
+fn type_position(schema: &Schema) -> Option<usize> {
+    let Schema::Record(r) = schema else {
+        return None;
+    };
+    let n = leading_meta_fields(schema).len();
+    match r.fields.get(n..n + 2) {
+        Some([k, t]) if k.name == "key" && t.name == "type" => {
+            matches!((&k.schema, &t.schema), (Schema::String, Schema::Int)).then_some(n)
+        }
+        _ => None,
+    }
 }
 
 use payload::{kind, Ctx};
@@ -120,6 +164,7 @@ pub struct RecordDecoder {
     stats: StatsSchema,
     /// File the values come from, for errors.
     source: String,
+    type_position: Option<usize>,
 }
 
 /// Union branch names of the stats bounds, which the decoded values do not carry.
@@ -139,6 +184,7 @@ impl RecordDecoder {
             .map_err(|e| HudiError::corrupt_by(source, "metadata record schema", e))?;
         let checked = crate::avro::guard::Checked::new(&schema).map_err(|e| e.in_file(source))?;
         Ok(RecordDecoder {
+            type_position: type_position(&schema),
             checked,
             stats: StatsSchema::of(&schema),
             schema,
@@ -195,8 +241,8 @@ impl RecordDecoder {
             cells,
             |_| false,
             |key, value| match value {
-                BaseValue::Decoded(payload) => f(key, payload),
-                BaseValue::Kept(bytes) => {
+                RecordValue::Decoded(payload) => f(key, payload),
+                RecordValue::Kept(bytes) => {
                     let payload = self.decode(&key, &bytes).map(|r| r.payload);
                     f(key, payload)
                 }
@@ -211,7 +257,7 @@ impl RecordDecoder {
         &self,
         cells: &[Cell],
         mut keep: impl FnMut(&str) -> bool,
-        mut f: impl FnMut(String, BaseValue) -> Result<()>,
+        mut f: impl FnMut(String, RecordValue) -> Result<()>,
     ) -> Result<()> {
         let reader = self.datum_reader()?;
         for c in cells {
@@ -220,13 +266,27 @@ impl RecordDecoder {
             })?;
             let whole_datum = || matches!(self.checked.datum_trailing(&c.value), Ok(0));
             let value = if keep(&key) && whole_datum() {
-                BaseValue::Kept(c.value.clone())
+                RecordValue::Kept(c.value.clone())
             } else {
-                BaseValue::Decoded(self.decode_with(&reader, &key, &c.value).map(|r| r.payload))
+                RecordValue::Decoded(self.decode_with(&reader, &key, &c.value).map(|r| r.payload))
             };
             f(key, value)?;
         }
         Ok(())
+    }
+
+    /// The `type` field of a value, read without decoding the rest (`None` when the schema
+    /// does not start with the meta fields, `key` and `type`, or the bytes end early).
+    pub fn record_type(&self, value: &[u8]) -> Option<i32> {
+        use crate::avro::binary::{read_bytes, read_int, read_long};
+        let mut rest = value;
+        for _ in 0..self.type_position? {
+            if read_long(&mut rest).ok()? != 0 {
+                read_bytes(&mut rest).ok()?;
+            }
+        }
+        read_bytes(&mut rest).ok()?;
+        read_int(&mut rest).ok()
     }
 
     /// Decodes the Avro binary `value` stored under `key`.
