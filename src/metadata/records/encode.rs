@@ -141,7 +141,7 @@ impl RecordEncoder {
                 1 => {
                     crate::avro::binary::read_bytes(&mut rest)?;
                 }
-                b => return Err(HudiError::invalid(format!("{field}: union branch {b}"))),
+                b => return Err(HudiError::corrupt("", format!("{field}: union branch {b}"))),
             }
             if field == FILE_NAME_FIELD {
                 write_long(&mut out, 1);
