@@ -469,32 +469,28 @@ impl MetadataTable {
             for run in reader.data_block_runs(run_bytes).await? {
                 reader
                     .scan_run(&run, |cells| {
-                        decoder.decode_or_keep_each(
-                            cells,
-                            |_| keep,
-                            |key, value| {
-                                let value = value.in_file(reader.path());
-                                match current.take() {
-                                    Some((k, older)) if k == key => {
-                                        let merged = merge.fold(&k, older, value);
-                                        current = Some((k, merged));
-                                    }
-                                    Some((k, _)) if k > key => {
-                                        return Err(HudiError::corrupt(
-                                            reader.path(),
-                                            format!("rows out of order: {key:?} after {k:?}"),
-                                        ))
-                                    }
-                                    previous => {
-                                        if let Some((k, v)) = previous {
-                                            merge.base_record(k, v)?;
-                                        }
-                                        current = Some((key, value));
-                                    }
+                        decoder.decode_or_keep_each(cells, keep, |key, value| {
+                            let value = value.in_file(reader.path());
+                            match current.take() {
+                                Some((k, older)) if k == key => {
+                                    let merged = merge.fold(&k, older, value);
+                                    current = Some((k, merged));
                                 }
-                                Ok(())
-                            },
-                        )
+                                Some((k, _)) if k > key => {
+                                    return Err(HudiError::corrupt(
+                                        reader.path(),
+                                        format!("rows out of order: {key:?} after {k:?}"),
+                                    ))
+                                }
+                                previous => {
+                                    if let Some((k, v)) = previous {
+                                        merge.base_record(k, v)?;
+                                    }
+                                    current = Some((key, value));
+                                }
+                            }
+                            Ok(())
+                        })
                     })
                     .await
                     .map_err(|e| e.in_file(reader.path()))?;
@@ -550,16 +546,12 @@ impl MetadataTable {
                         && schema.as_deref().or_else(|| reader.file_info().schema()) == copy;
                     let cells = reader.scan_all().await?;
                     decoder
-                        .decode_or_keep_each(
-                            &cells,
-                            |_| keep,
-                            |key, value| {
-                                counts.log_records += 1;
-                                let version = value.in_file(reader.path());
-                                out.entry(key).or_default().versions.push(version);
-                                Ok(())
-                            },
-                        )
+                        .decode_or_keep_each(&cells, keep, |key, value| {
+                            counts.log_records += 1;
+                            let version = value.in_file(reader.path());
+                            out.entry(key).or_default().versions.push(version);
+                            Ok(())
+                        })
                         .map_err(|e| e.in_file(reader.path()))?;
                 }
                 Content::Delete(keys) => {

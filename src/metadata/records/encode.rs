@@ -136,13 +136,7 @@ impl RecordEncoder {
         let mut rest = value;
         let mut out = Vec::with_capacity(value.len() + file_name.len() + 1);
         for field in &self.meta_prefix {
-            match crate::avro::binary::read_long(&mut rest)? {
-                0 => {}
-                1 => {
-                    crate::avro::binary::read_bytes(&mut rest)?;
-                }
-                b => return Err(HudiError::corrupt("", format!("{field}: union branch {b}"))),
-            }
+            super::skip_nullable_string(&mut rest)?;
             if field == FILE_NAME_FIELD {
                 write_long(&mut out, 1);
                 write_bytes(&mut out, file_name.as_bytes());

@@ -62,6 +62,18 @@ fn leading_meta_fields(schema: &Schema) -> Vec<String> {
         .collect()
 }
 
+/// Reads past one `["null", "string"]` value.
+fn skip_nullable_string(buf: &mut &[u8]) -> Result<()> {
+    match crate::avro::binary::read_long(buf)? {
+        0 => Ok(()),
+        1 => crate::avro::binary::read_bytes(buf).map(drop),
+        b => Err(HudiError::corrupt(
+            "",
+            format!("union branch {b} of a nullable string"),
+        )),
+    }
+}
+
 /// How many meta fields come before `key` (a string) and `type` (an int), when the
 /// schema starts so: [`RecordDecoder::record_type`] reads the type without decoding.
 fn type_position(schema: &Schema) -> Option<usize> {
@@ -237,35 +249,29 @@ impl RecordDecoder {
         cells: &[Cell],
         mut f: impl FnMut(String, Result<MetadataPayload>) -> Result<()>,
     ) -> Result<()> {
-        self.decode_or_keep_each(
-            cells,
-            |_| false,
-            |key, value| match value {
-                RecordValue::Decoded(payload) => f(key, payload),
-                RecordValue::Kept(bytes) => {
-                    let payload = self.decode(&key, &bytes).map(|r| r.payload);
-                    f(key, payload)
-                }
-            },
-        )
+        let reader = self.datum_reader()?;
+        for c in cells {
+            let key = self.cell_key(c)?;
+            let payload = self.decode_with(&reader, &key, &c.value).map(|r| r.payload);
+            f(key, payload)?;
+        }
+        Ok(())
     }
 
-    /// [`Self::decode_for_each`], except that a value whose key `keep` accepts is only
-    /// checked (exactly one well-formed datum of the schema) and handed over as its bytes:
-    /// compaction copies such values instead of decoding and encoding them again.
+    /// [`Self::decode_for_each`], except that with `keep` each value is only checked
+    /// (exactly one well-formed datum of the schema) and handed over as its bytes:
+    /// compaction copies such values instead of decoding and encoding them again. A value
+    /// that fails the check is decoded, so its error is the decoder's.
     pub fn decode_or_keep_each(
         &self,
         cells: &[Cell],
-        mut keep: impl FnMut(&str) -> bool,
+        keep: bool,
         mut f: impl FnMut(String, RecordValue) -> Result<()>,
     ) -> Result<()> {
         let reader = self.datum_reader()?;
         for c in cells {
-            let key = String::from_utf8(c.key.to_vec()).map_err(|_| {
-                HudiError::corrupt(&self.source, format!("key {:?} is not UTF-8", c.key))
-            })?;
-            let whole_datum = || matches!(self.checked.datum_trailing(&c.value), Ok(0));
-            let value = if keep(&key) && whole_datum() {
+            let key = self.cell_key(c)?;
+            let value = if keep && matches!(self.checked.datum_trailing(&c.value), Ok(0)) {
                 RecordValue::Kept(c.value.clone())
             } else {
                 RecordValue::Decoded(self.decode_with(&reader, &key, &c.value).map(|r| r.payload))
@@ -275,15 +281,18 @@ impl RecordDecoder {
         Ok(())
     }
 
+    fn cell_key(&self, c: &Cell) -> Result<String> {
+        String::from_utf8(c.key.to_vec())
+            .map_err(|_| HudiError::corrupt(&self.source, format!("key {:?} is not UTF-8", c.key)))
+    }
+
     /// The `type` field of a value, read without decoding the rest (`None` when the schema
     /// does not start with the meta fields, `key` and `type`, or the bytes end early).
     pub fn record_type(&self, value: &[u8]) -> Option<i32> {
-        use crate::avro::binary::{read_bytes, read_int, read_long};
+        use crate::avro::binary::{read_bytes, read_int};
         let mut rest = value;
         for _ in 0..self.type_position? {
-            if read_long(&mut rest).ok()? != 0 {
-                read_bytes(&mut rest).ok()?;
-            }
+            skip_nullable_string(&mut rest).ok()?;
         }
         read_bytes(&mut rest).ok()?;
         read_int(&mut rest).ok()
