@@ -28,7 +28,6 @@ use hudi_edge::log_file::data::{decode_avro_block, decode_parquet_block, AvroRec
 use hudi_edge::log_file::delete::decode_delete_block;
 use hudi_edge::log_file::{parse_log_bytes, BlockType, LogBlock};
 use hudi_edge::metadata::records::{RecordDecoder, RecordEncoder};
-use hudi_edge::metadata::MetadataPayload;
 use hudi_edge::storage::listing::{parse_autoindex, parse_s3_list, Manifest};
 use hudi_edge::storage::memory::MemoryStorage;
 use hudi_edge::storage::Storage;
@@ -314,14 +313,18 @@ fn hfile(input: &[u8]) -> Result<()> {
 /// path compaction copies values by: the type read in place must be the decoded one, and a
 /// value moved into another base file must decode to the same payload.
 fn mdt_record(input: &[u8]) -> Result<()> {
-    let schema = &derived().mdt_schema;
-    let decoder = RecordDecoder::new(schema, FILE)?;
+    // Built once: the schema is the corpus', fixed.
+    static CODECS: std::sync::OnceLock<(RecordDecoder, RecordEncoder)> = std::sync::OnceLock::new();
+    let (decoder, encoder) = CODECS.get_or_init(|| {
+        let schema = &derived().mdt_schema;
+        let decoder = RecordDecoder::new(schema, FILE).expect("corpus schema");
+        (decoder, RecordEncoder::new(schema).expect("corpus schema"))
+    });
     let in_place_type = decoder.record_type(input);
     let record = decoder.decode("key", input)?;
     if let Some(t) = in_place_type {
-        assert_eq!(t, type_code(&record.payload), "type read in place");
+        assert_eq!(t, record.payload.type_code(), "type read in place");
     }
-    let encoder = RecordEncoder::new(schema)?;
     if encoder.rebases_values() {
         let moved = encoder.rebase_value(input, "record-index-0000-0_0-1-2_003.hfile")?;
         let again = decoder.decode("key", &moved)?;
@@ -333,18 +336,6 @@ fn mdt_record(input: &[u8]) -> Result<()> {
         );
     }
     Ok(())
-}
-
-fn type_code(payload: &MetadataPayload) -> i32 {
-    match payload {
-        MetadataPayload::AllPartitions(_) => 1,
-        MetadataPayload::Files(_) => 2,
-        MetadataPayload::ColumnStats(_) => 3,
-        MetadataPayload::BloomFilter(_) => 4,
-        MetadataPayload::RecordIndex(_) => 5,
-        MetadataPayload::PartitionStats(_) => 6,
-        MetadataPayload::SecondaryIndex(_) => 7,
-    }
 }
 
 /// One datum through our Avro→Arrow decoder, under a log block's writer schema.

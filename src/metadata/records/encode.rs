@@ -150,14 +150,13 @@ impl RecordEncoder {
 
     fn encode_with(&self, payload: &MetadataPayload, file_name: Option<&str>) -> Result<Vec<u8>> {
         use MetadataPayload as P;
-        let (ty, field, value) = match payload {
-            P::AllPartitions(list) => (1, "filesystemMetadata", files_map(list)),
-            P::Files(list) => (2, "filesystemMetadata", files_map(list)),
-            P::ColumnStats(cs) => (3, "ColumnStatsMetadata", self.column_stats(cs)?),
-            P::RecordIndex(ri) => (5, "recordIndexMetadata", record_index(ri)),
-            P::PartitionStats(cs) => (6, "ColumnStatsMetadata", self.column_stats(cs)?),
+        let (field, value) = match payload {
+            P::AllPartitions(list) | P::Files(list) => ("filesystemMetadata", files_map(list)),
+            P::ColumnStats(cs) | P::PartitionStats(cs) => {
+                ("ColumnStatsMetadata", self.column_stats(cs)?)
+            }
+            P::RecordIndex(ri) => ("recordIndexMetadata", record_index(ri)),
             P::SecondaryIndex(si) => (
-                7,
                 "SecondaryIndexMetadata",
                 D::Rec(vec![("isDeleted", D::Bool(si.is_deleted))]),
             ),
@@ -169,7 +168,7 @@ impl RecordEncoder {
         };
         let mut fields = vec![
             ("key", D::Str(String::new())),
-            ("type", D::Int(ty)),
+            ("type", D::Int(payload.type_code())),
             (field, value),
         ];
         if let (Some(name), true) = (file_name, self.fills_file_name()) {

@@ -160,6 +160,21 @@ pub enum MetadataPayload {
     SecondaryIndex(SecondaryIndexEntry),
 }
 
+impl MetadataPayload {
+    /// The record's `type` field.
+    pub fn type_code(&self) -> i32 {
+        match self {
+            MetadataPayload::AllPartitions(_) => 1,
+            MetadataPayload::Files(_) => 2,
+            MetadataPayload::ColumnStats(_) => 3,
+            MetadataPayload::BloomFilter(_) => 4,
+            MetadataPayload::RecordIndex(_) => RECORD_INDEX_TYPE,
+            MetadataPayload::PartitionStats(_) => 6,
+            MetadataPayload::SecondaryIndex(_) => 7,
+        }
+    }
+}
+
 /// A decoded record: the key (the HFile row; the Avro `key` field is stored empty) and payload.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetadataRecord {
