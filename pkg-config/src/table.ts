@@ -8,6 +8,7 @@ import { RecordBatchReader, tableFromIPC, tableFromJSON, tableToIPC, type Record
 import { WasmTable } from './wasm/hudi_edge.js';
 import { initWasm } from './wasm-loader.js';
 import { rowsToArrow } from './rows-arrow.js';
+import { arrowTableOf } from './arrow-input.js';
 import { AbortedError, CorruptError, InvalidArgumentError, InvalidInputError, NotFoundError, ReadOnlyError, toHudiError } from './errors.js';
 import { BlobStorage, type LocalFile } from './blob-storage.js';
 import type { StorageObject } from './storage-object.js';
@@ -83,9 +84,9 @@ function rowsAsIpc(rows: WriteRows): Uint8Array {
     }
     return tableToIPC(table, 'stream');
   }
-  // An apache-arrow Table (duck-typed: the caller's copy of apache-arrow may not be ours).
-  if (rows && typeof rows === 'object' && 'schema' in rows && 'batches' in rows) return tableToIPC(rows, 'stream');
-  throw new InvalidArgumentError('write() takes an apache-arrow Table, Arrow IPC bytes or an array of objects');
+  const table = arrowTableOf(rows);
+  if (table) return tableToIPC(table, 'stream');
+  throw new InvalidArgumentError('write() takes an apache-arrow Table or RecordBatch, Arrow IPC bytes or an array of objects');
 }
 
 const WRITE_ACTIONS = new Set(['commit', 'deltacommit', 'replacecommit']);

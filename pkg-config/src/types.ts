@@ -343,8 +343,9 @@ export interface WriteOptions {
   signal?: AbortSignal;
 }
 
-/** Rows handed to `write()`: an apache-arrow `Table`, Arrow IPC bytes, or plain objects. */
-export type WriteRows = import('apache-arrow').Table | Uint8Array | Row[];
+/** Rows handed to `write()`: an apache-arrow `Table` or `RecordBatch` (from any copy of
+ *  apache-arrow), Arrow IPC bytes, or plain objects. */
+export type WriteRows = import('apache-arrow').Table | import('apache-arrow').RecordBatch | Uint8Array | Row[];
 
 export interface WriteRecords {
   inserted: number;
@@ -449,7 +450,7 @@ export interface CommitResult {
 
 /** Keys to delete: objects with the record key and partition fields (and the ordering field
  *  when the table has one); whole rows are accepted. */
-export type DeleteKeys = import('apache-arrow').Table | Row[];
+export type DeleteKeys = import('apache-arrow').Table | import('apache-arrow').RecordBatch | Row[];
 
 /** The storage-based lock (`.hoodie/.locks/table_lock.json`, Hudi's conditional-write lock
  *  provider), as stored. */

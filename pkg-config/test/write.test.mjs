@@ -1,12 +1,13 @@
 // `table.write`: plain objects and an apache-arrow Table into a copy of a fixture table over a
 // storage object with put/delete (node:fs); the table shows the commits; typed errors for a
-// read-only table and for rows that do not fit.
+// read-only table and for rows that do not fit; Arrow input from another copy of apache-arrow.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { tableFromArrays } from 'apache-arrow';
+import { createRequire } from 'node:module';
+import { DataType, tableFromArrays, tableToIPC } from 'apache-arrow';
 import { HudiTable, InvalidInputError, UnsupportedError, InvalidArgumentError } from 'hudi-edge';
 import { fixtures, unzippedFixtures } from '../../tests/web/lib/servers.mjs';
 import { fsStorage } from '../../tests/js/fs_storage.mjs';
@@ -60,4 +61,38 @@ test('write: typed errors for read-only tables and rows that do not fit', async 
   await fails([{ txn_id: 'X', region: 'us', txn_ts: Symbol('no') }]);
   await assert.rejects(t.write({ not: 'rows' }, { operation: 'upsert' }), InvalidArgumentError);
   assert.equal(t.io().puts, 0);
+});
+
+// An application's apache-arrow is often not the package's: another version, or the CommonJS
+// build beside the ES module one. apache-arrow's `instanceof Table` holds across copies but its
+// IPC writer's type checks do not, and such a Table used to arrive as a broken IPC stream.
+test('write: Tables and RecordBatches from apache-arrow 17 and from the CommonJS build', async () => {
+  const arrow17 = await import('apache-arrow-17');
+  const cjs = createRequire(import.meta.url)('apache-arrow');
+  const t = await HudiTable.openStorage(fsStorage(copy(COW)));
+  const data = (rows) =>
+    rows.map(({ _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_file_name, ...r }) => r).sort((a, b) => (a.txn_id < b.txn_id ? -1 : 1));
+  const before = await t.rows();
+
+  // The table's own rows in every type it has (strings, int64, timestamp, date, decimals,
+  // bool) as version 17 holds them: written back, they change nothing.
+  const same = arrow17.tableFromIPC(tableToIPC(await t.read(), 'stream'));
+  assert.ok(!(same.schema.fields[0].type instanceof DataType), 'a foreign copy');
+  const r = await t.upsert(same);
+  assert.deepEqual([r.inserted, r.updated, r.deleted], [0, before.length, 0]);
+  assert.deepEqual(data(await t.rows()), data(before));
+
+  // A version 17 RecordBatch inferred from JSON (dictionary strings, Float64), then a delete
+  // of it keyed by a RecordBatch of the CommonJS build.
+  const { _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, _hoodie_file_name, ...row } = before[0];
+  const added = { ...row, txn_id: 'TXN-V17', merchant_name: 'from arrow 17' };
+  const batch = arrow17.tableFromJSON([added]).batches[0];
+  assert.equal((await t.insert(batch)).inserted, 1);
+  const got = (await t.rows()).find((x) => x.txn_id === 'TXN-V17');
+  assert.deepEqual(data([got]), data([{ ...added, _hoodie_record_key: 'TXN-V17', _hoodie_partition_path: before[0]._hoodie_partition_path }]));
+  const keys = cjs.tableFromArrays({ txn_id: ['TXN-V17'], region: [row.region] });
+  assert.ok(!(keys.schema.fields[0].type instanceof DataType), 'a foreign copy');
+  assert.equal((await t.delete(keys.batches[0])).deleted, 1);
+  assert.deepEqual(data(await t.rows()), data(before));
+  t.close();
 });
