@@ -331,10 +331,49 @@ async fn refuses_bad_input_before_writing() {
                 ("txn_ts", s(vec![Some("soon")])),
             ],
         ),
+        (
+            "text that is not an integer for an integer column",
+            vec![
+                ("txn_id", s(vec![Some("A"), Some("B")])),
+                ("region", s(vec![Some("us"), Some("us")])),
+                ("txn_ts", s(vec![Some("17"), Some("17.5")])),
+            ],
+        ),
     ];
     for (what, columns) in cases {
         let code = refused(&dir, &[batch(columns)], Operation::Upsert).await;
         assert_eq!(code, "INVALID_INPUT", "{what}");
+    }
+}
+
+/// Integers as text (how JSON carries int64 values past 2^53) are the integers they spell.
+#[tokio::test]
+async fn takes_integer_text_for_integer_columns() {
+    use arrow_array::{ArrayRef, StringArray};
+    let dir = common::table_copy(
+        "sample_table/cow/v9_txns_simple_nometa",
+        "write-int-text",
+        "int_text",
+    );
+    let s = |v: Vec<&str>| Arc::new(StringArray::from(v)) as ArrayRef;
+    let input = batch(vec![
+        ("txn_id", s(vec!["TXT-1", "TXT-2"])),
+        ("region", s(vec!["us", "us"])),
+        ("txn_ts", s(vec!["9007199254740993", "-17"])),
+    ]);
+    let table = open(&dir).await;
+    let result = table
+        .write(&[input], &WriteOptions::new(Operation::Insert))
+        .await
+        .unwrap();
+    assert_eq!(result.records.inserted, 2);
+    let rows = our_rows(&dir, ReadOptions::default()).await;
+    for (key, ts) in [("TXT-1", "9007199254740993"), ("TXT-2", "-17")] {
+        let row = rows
+            .iter()
+            .find(|r| r.contains(&format!(r#""txn_id":"{key}""#)))
+            .unwrap_or_else(|| panic!("{key} not in {rows:?}"));
+        assert!(row.contains(&format!(r#""txn_ts":{ts},"#)), "{row}");
     }
 }
 

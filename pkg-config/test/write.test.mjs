@@ -96,3 +96,17 @@ test('write: Tables and RecordBatches from apache-arrow 17 and from the CommonJS
   assert.deepEqual(data(await t.rows()), data(before));
   t.close();
 });
+
+test('write: JSON-shaped values: a decimal as a number is the decimal it spells, int64 as text or a safe integer', async () => {
+  const t = await HudiTable.openStorage(fsStorage(copy(COW)));
+  const { _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, _hoodie_file_name, ...row } = (await t.rows())[0];
+  await t.upsert([{ ...row, amount: 1.005, fee_amount: 0.29 }]);
+  const got = (await t.rows()).find((x) => x.txn_id === row.txn_id);
+  assert.deepEqual([got.amount, got.fee_amount], ['1.01', '0.29']);
+  await assert.rejects(t.upsert([{ ...row, amount: 1e13 }]), (e) => e instanceof InvalidInputError && e.column === 'amount' && e.row === 0);
+  await t.upsert([{ ...row, txn_ts: '9007199254740993' }]);
+  assert.equal((await t.rows()).find((x) => x.txn_id === row.txn_id).txn_ts, 9007199254740993n);
+  // JSON.parse('9007199254740993') is 9007199254740992: which integer was meant is lost.
+  await assert.rejects(t.upsert([{ ...row, txn_ts: 2 ** 53 + 2 }]), (e) => e instanceof InvalidInputError && e.column === 'txn_ts' && /safe integers/.test(e.message));
+  t.close();
+});

@@ -238,6 +238,9 @@ pub fn js_types(
         .collect()
 }
 
+/// `Number.MAX_SAFE_INTEGER`: 2^53 − 1.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
 fn js_column(
     column: &arrow_array::ArrayRef,
     to: &arrow_schema::DataType,
@@ -265,11 +268,34 @@ fn js_column(
                 if values.is_valid(row) && (v.fract() != 0.0 || ints.is_null(row)) {
                     return Err(format!("row {row}: {v} is not a {to} value"));
                 }
+                // Past 2^53 a double stands for many integers (JSON.parse already rounded
+                // 9007199254740993): which one was meant is unknown.
+                if values.is_valid(row) && v.abs() > MAX_SAFE_INTEGER {
+                    return Err(format!(
+                        "row {row}: {v} is beyond JavaScript's safe integers: pass it as a bigint or a string"
+                    ));
+                }
             }
             Ok(ints)
         }
         // What `Math.fround` / a Float32Array does to a JS number.
         (Float64, Float32) => cast(&column, to),
+        // A JS number is the decimal its shortest text spells (what JSON.parse read, exactly
+        // for up to 15 significant digits); that text then converts as a decimal string does.
+        // Scaling the double instead would turn 1.005 into 1.00 at scale 2 (it is 1.00499…).
+        (Float64, Decimal128(_, _) | Decimal256(_, _)) => {
+            let values = column.as_primitive::<Float64Type>();
+            let text: arrow_array::StringArray =
+                values.iter().map(|v| v.map(|v| v.to_string())).collect();
+            let decimals = cast(&text, to)?;
+            match (0..values.len()).find(|&r| values.is_valid(r) && decimals.is_null(r)) {
+                Some(row) => Err(format!(
+                    "row {row}: {} is not a {to} value",
+                    values.value(row)
+                )),
+                None => Ok(decimals),
+            }
+        }
         // ISO text and `Date`s (naive milliseconds): no tz database here, so `UTC` is
         // `+00:00`; the write relabels it. Unparsable text is an error, not a null.
         (Utf8 | Timestamp(_, _), Timestamp(unit, Some(tz))) if tz.eq_ignore_ascii_case("UTC") => {
@@ -397,9 +423,58 @@ mod tests {
             )]);
             js_types(vec![input], &table).unwrap_err()
         };
-        for e in [bad(vec![1.0, 2.5]), bad(vec![1e300]), bad(vec![f64::NAN])] {
+        for e in [
+            bad(vec![1.0, 2.5]),
+            bad(vec![1e300]),
+            bad(vec![f64::NAN]),
+            bad(vec![1.0, 9_007_199_254_740_992.0]),
+        ] {
             assert_eq!(e.code(), "INVALID_INPUT");
             assert!(e.to_string().contains("column \"n\": row"), "{e}");
+        }
+    }
+
+    /// JSON numbers for decimal columns (what an edge job POSTs): the decimal the number's
+    /// shortest text spells, rounded half-up to the scale as a decimal string is.
+    #[test]
+    fn js_numbers_become_the_decimals_they_spell() {
+        use arrow_array::Decimal128Array;
+        let to = DataType::Decimal128(15, 2);
+        let table = Schema::new(vec![Field::new("amount", to.clone(), true)]);
+        let values = vec![
+            Some(1.005),
+            Some(0.29),
+            Some(4500.5),
+            None,
+            Some(-123456789012.34),
+        ];
+        let input = batch(vec![(
+            "amount",
+            Arc::new(Float64Array::from(values)) as ArrayRef,
+        )]);
+        let out = js_types(vec![input], &table).unwrap().remove(0);
+        let decimals = out
+            .column(0)
+            .as_any()
+            .downcast_ref::<Decimal128Array>()
+            .unwrap();
+        assert_eq!(
+            decimals.iter().collect::<Vec<_>>(),
+            [
+                Some(101),
+                Some(29),
+                Some(450050),
+                None,
+                Some(-12345678901234)
+            ]
+        );
+        for v in [f64::NAN, f64::INFINITY, 1e13] {
+            let input = batch(vec![(
+                "amount",
+                Arc::new(Float64Array::from(vec![1.0, v])) as ArrayRef,
+            )]);
+            let e = js_types(vec![input], &table).unwrap_err();
+            assert!(e.to_string().contains("column \"amount\": row 1"), "{e}");
         }
     }
 }

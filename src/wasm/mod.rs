@@ -80,14 +80,22 @@ fn read_options(options: JsValue) -> Result<ReadOptions, JsValue> {
     o.into_options().map_err(to_js)
 }
 
-/// A row value as JS: numbers as `JSON.parse` would give them (longs past 2^53 lose
-/// precision rather than fail).
+/// `Number.MAX_SAFE_INTEGER`.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// A row value as JS: numbers as `JSON.parse` would give them, except integers past 2^53,
+/// which are bigints (exact, where a number would be silently rounded).
 fn row_value(v: &serde_json::Value) -> JsValue {
     use serde_json::Value;
     match v {
         Value::Null => JsValue::NULL,
         Value::Bool(b) => (*b).into(),
-        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN).into(),
+        // An integer past 2^53 as a bigint: a JS number would round it silently.
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) if i.unsigned_abs() > MAX_SAFE_INTEGER => js_sys::BigInt::from(i).into(),
+            (None, Some(u)) if u > MAX_SAFE_INTEGER => js_sys::BigInt::from(u).into(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into(),
+        },
         Value::String(s) => s.into(),
         Value::Array(a) => a.iter().map(row_value).collect::<Array>().into(),
         Value::Object(m) => {

@@ -101,7 +101,8 @@ fn align_batch(batch: &RecordBatch, target: &SchemaRef, first_row: usize) -> Res
         .map_err(|e| HudiError::invalid_input(format!("input does not fit the table schema: {e}")))
 }
 
-/// A lossless conversion, or the first row that does not convert.
+/// A conversion that keeps every value (decimals with more fraction digits than the scale
+/// are rounded half-up, as Spark assigns them), or the first row that does not convert.
 fn convert(
     column: &ArrayRef,
     to: &DataType,
@@ -125,6 +126,10 @@ fn convert(
                 DataType::Decimal128(_, _)
             )
             | (DataType::Utf8, DataType::Date32 | DataType::Timestamp(_, _))
+            | (
+                DataType::Utf8,
+                DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64
+            )
             | (DataType::Int64, DataType::Int32)
             | (DataType::Struct(_), DataType::Struct(_))
             | (DataType::List(_), DataType::List(_))

@@ -11,7 +11,8 @@ type Query = 'snapshot' | 'time_travel' | 'incremental' | 'read_optimized';
 
 function cell(v: unknown): Node | string {
   if (v === null || v === undefined) return h('span', { class: 'null' }, 'null');
-  if (typeof v === 'object') return h('code', { class: 'json' }, JSON.stringify(v));
+  // Integers past 2^53 arrive as bigints, which JSON.stringify refuses.
+  if (typeof v === 'object') return h('code', { class: 'json' }, JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? x.toString() : x)));
   if (typeof v === 'boolean') return h('span', { class: 'bool' }, String(v));
   return String(v);
 }
@@ -164,7 +165,7 @@ export class DataPanel {
       h('div', { class: 'table-scroll' },
         h('table', { class: 'grid-table rows' },
           h('thead', null, h('tr', null, h('th', { class: 'rownum' }, '#'), cols.map((c) => h('th', { class: c.startsWith('_hoodie') ? 'meta' : '' }, c)))),
-          h('tbody', null, rows.map((r, n) => h('tr', { 'data-testid': 'result-row' }, h('td', { class: 'rownum' }, n + 1), cols.map((c) => h('td', { class: typeof r[c] === 'number' ? 'num' : '' }, cell(r[c])))))))),
+          h('tbody', null, rows.map((r, n) => h('tr', { 'data-testid': 'result-row' }, h('td', { class: 'rownum' }, n + 1), cols.map((c) => h('td', { class: typeof r[c] === 'number' || typeof r[c] === 'bigint' ? 'num' : '' }, cell(r[c])))))))),
       limit !== undefined && rows.length >= limit ? h('p', { class: 'muted' }, `Showing the first ${count(limit)} rows (the limit).`) : null,
     );
   }
