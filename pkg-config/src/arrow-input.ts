@@ -9,7 +9,7 @@ import * as arrow from 'apache-arrow';
 import { InvalidInputError } from './errors.js';
 
 /** What another copy of apache-arrow hands us: its objects, typed by their fields alone. */
-type Foreign = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Foreign = any;
 
 /** `rows` as one of our Tables when it is an apache-arrow Table or RecordBatch (ours or
  *  another copy's); `null` when it is neither. */

@@ -238,8 +238,8 @@ pub fn js_types(
         .collect()
 }
 
-/// `Number.MAX_SAFE_INTEGER`: 2^53 − 1.
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+/// JavaScript's `Number.MAX_SAFE_INTEGER` (2^53 − 1): past it a double stands for many integers.
+pub(crate) const JS_MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 fn js_column(
     column: &arrow_array::ArrayRef,
@@ -268,9 +268,8 @@ fn js_column(
                 if values.is_valid(row) && (v.fract() != 0.0 || ints.is_null(row)) {
                     return Err(format!("row {row}: {v} is not a {to} value"));
                 }
-                // Past 2^53 a double stands for many integers (JSON.parse already rounded
-                // 9007199254740993): which one was meant is unknown.
-                if values.is_valid(row) && v.abs() > MAX_SAFE_INTEGER {
+                // JSON.parse already rounded 9007199254740993: which integer was meant is lost.
+                if values.is_valid(row) && v.abs() > JS_MAX_SAFE_INTEGER as f64 {
                     return Err(format!(
                         "row {row}: {v} is beyond JavaScript's safe integers: pass it as a bigint or a string"
                     ));

@@ -21,6 +21,7 @@ use web_sys::AbortSignal;
 pub use session::WasmStream;
 use session::{abortable, plan_and_scan, read_all, read_ipc_pieces, OnProgress};
 
+use crate::api::input::JS_MAX_SAFE_INTEGER;
 use crate::api::wire::{self, ErrorInfo, Progress};
 use crate::api::{Host, RemoteOptions};
 use crate::error::HudiError;
@@ -80,9 +81,6 @@ fn read_options(options: JsValue) -> Result<ReadOptions, JsValue> {
     o.into_options().map_err(to_js)
 }
 
-/// `Number.MAX_SAFE_INTEGER`.
-const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
-
 /// A row value as JS: numbers as `JSON.parse` would give them, except integers past 2^53,
 /// which are bigints (exact, where a number would be silently rounded).
 fn row_value(v: &serde_json::Value) -> JsValue {
@@ -90,10 +88,11 @@ fn row_value(v: &serde_json::Value) -> JsValue {
     match v {
         Value::Null => JsValue::NULL,
         Value::Bool(b) => (*b).into(),
-        // An integer past 2^53 as a bigint: a JS number would round it silently.
         Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) if i.unsigned_abs() > MAX_SAFE_INTEGER => js_sys::BigInt::from(i).into(),
-            (None, Some(u)) if u > MAX_SAFE_INTEGER => js_sys::BigInt::from(u).into(),
+            (Some(i), _) if i.unsigned_abs() > JS_MAX_SAFE_INTEGER => {
+                js_sys::BigInt::from(i).into()
+            }
+            (None, Some(u)) if u > JS_MAX_SAFE_INTEGER => js_sys::BigInt::from(u).into(),
             _ => n.as_f64().unwrap_or(f64::NAN).into(),
         },
         Value::String(s) => s.into(),
