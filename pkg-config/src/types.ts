@@ -343,9 +343,23 @@ export interface WriteOptions {
   signal?: AbortSignal;
 }
 
+/** An apache-arrow `Table` of any version or build (another copy's is rebuilt from the
+ *  package's classes before it is written). */
+export interface ArrowTableLike {
+  readonly schema: { readonly fields: readonly unknown[] };
+  readonly batches: readonly unknown[];
+}
+
+/** An apache-arrow `RecordBatch` of any version or build. */
+export interface ArrowRecordBatchLike {
+  readonly schema: { readonly fields: readonly unknown[] };
+  readonly data: unknown;
+  readonly numRows: number;
+}
+
 /** Rows handed to `write()`: an apache-arrow `Table` or `RecordBatch` (from any copy of
  *  apache-arrow), Arrow IPC bytes, or plain objects. */
-export type WriteRows = import('apache-arrow').Table | import('apache-arrow').RecordBatch | Uint8Array | Row[];
+export type WriteRows = import('apache-arrow').Table | import('apache-arrow').RecordBatch | ArrowTableLike | ArrowRecordBatchLike | Uint8Array | Row[];
 
 export interface WriteRecords {
   inserted: number;
@@ -450,7 +464,7 @@ export interface CommitResult {
 
 /** Keys to delete: objects with the record key and partition fields (and the ordering field
  *  when the table has one); whole rows are accepted. */
-export type DeleteKeys = import('apache-arrow').Table | import('apache-arrow').RecordBatch | Row[];
+export type DeleteKeys = import('apache-arrow').Table | import('apache-arrow').RecordBatch | ArrowTableLike | ArrowRecordBatchLike | Row[];
 
 /** The storage-based lock (`.hoodie/.locks/table_lock.json`, Hudi's conditional-write lock
  *  provider), as stored. */

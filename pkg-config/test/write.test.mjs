@@ -4,6 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -95,6 +97,13 @@ test('write: Tables and RecordBatches from apache-arrow 17 and from the CommonJS
   assert.equal((await t.delete(keys.batches[0])).deleted, 1);
   assert.deepEqual(data(await t.rows()), data(before));
   t.close();
+});
+
+test('write: the .d.ts takes another version\'s Table and RecordBatch (tsc)', () => {
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  const tsc = join(here, '..', 'node_modules', 'typescript', 'bin', 'tsc');
+  const flags = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--skipLibCheck'];
+  execFileSync(process.execPath, [tsc, ...flags, join(here, 'typed', 'foreign-arrow.ts')], { stdio: 'inherit' });
 });
 
 test('write: JSON-shaped values: a decimal as a number is the decimal it spells, int64 as text or a safe integer', async () => {
