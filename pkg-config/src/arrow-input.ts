@@ -16,6 +16,7 @@ type Foreign = any;
 export function arrowTableOf(rows: unknown): Table | null {
   if (!rows || typeof rows !== 'object' || !('schema' in rows)) return null;
   const given = rows as Foreign;
+  if (!Array.isArray(given.schema?.fields)) return null;
   const isTable = Array.isArray(given.batches);
   if (!isTable && !(given.data && typeof given.numRows === 'number')) return null;
   // apache-arrow makes `instanceof Table` (Schema, RecordBatch, Data) hold across copies, but
@@ -23,8 +24,13 @@ export function arrowTableOf(rows: unknown): Table | null {
   if ((given.schema.fields as Foreign[]).every((f) => f.type instanceof DataType)) {
     return isTable ? (given as Table) : new Table(given as RecordBatch);
   }
-  const schema = adoptSchema(given.schema);
-  return new Table(schema, (isTable ? given.batches : [given]).map((b: Foreign) => adoptBatch(schema, b)));
+  try {
+    const schema = adoptSchema(given.schema);
+    return new Table(schema, (isTable ? given.batches : [given]).map((b: Foreign) => adoptBatch(schema, b)));
+  } catch (e) {
+    if (e instanceof InvalidInputError) throw e;
+    throw new InvalidInputError(`invalid input: the Arrow ${isTable ? 'Table' : 'RecordBatch'} does not read as one: ${(e as Error)?.message ?? e}`, undefined, { cause: e });
+  }
 }
 
 function adoptSchema(s: Foreign): Schema {

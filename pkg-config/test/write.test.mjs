@@ -62,6 +62,10 @@ test('write: typed errors for read-only tables and rows that do not fit', async 
   await fails([]);
   await fails([{ txn_id: 'X', region: 'us', txn_ts: Symbol('no') }]);
   await assert.rejects(t.write({ not: 'rows' }, { operation: 'upsert' }), InvalidArgumentError);
+  await assert.rejects(t.write({ schema: {}, batches: [] }, { operation: 'upsert' }), InvalidArgumentError);
+  // Table-shaped but not a Table (another library's object, a damaged one): typed, not a TypeError.
+  await fails({ schema: { fields: [{ name: 'txn_id', type: { typeId: 5 } }] }, batches: [{}] });
+  await fails({ schema: { fields: [{ name: 'txn_id', type: { typeId: 99 } }] }, batches: [] });
   assert.equal(t.io().puts, 0);
 });
 
