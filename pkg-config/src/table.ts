@@ -5,7 +5,7 @@
 // errors to classes, caches, and defers `close()` until the calls in flight finish.
 
 import { RecordBatchReader, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch, type Table as ArrowTable } from 'apache-arrow';
-import { WasmTable } from './wasm/hudi_edge.js';
+import { WasmTable, type ReadOptions as EngineReadOptions } from './wasm/hudi_edge.js';
 import { initWasm } from './wasm-loader.js';
 import { rowsToArrow } from './rows-arrow.js';
 import { arrowTableOf } from './arrow-input.js';
@@ -24,6 +24,7 @@ import type {
   WriteProgress,
   WriterState,
   FileLayout,
+  Filter,
   Instant,
   IoStats,
   OpenOptions,
@@ -52,6 +53,15 @@ const READ_KEYS = [
   'concurrency',
   'readAheadBytes',
 ] as const;
+
+/** Read options as the engine takes them: `Date`s (filter values, `asOf`, `start`, `end`) as
+ *  ISO-8601 text; handed over as they are, a `Date` arrives as an empty object. */
+function engineReadOptions(o: ReadOptions): EngineReadOptions {
+  const time = (v: string | Date | undefined) => (v instanceof Date ? v.toISOString() : v);
+  const value = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
+  const filters = o.filters?.map((f): Filter => (Array.isArray(f) ? (f.map((v) => (Array.isArray(v) ? v.map(value) : value(v))) as Filter) : f));
+  return { ...o, filters, asOf: time(o.asOf), start: time(o.start), end: time(o.end) } as EngineReadOptions;
+}
 
 /** The read options the engine understands, as JSON (signal and callbacks left out). */
 export function readOptionsJson(o: ReadOptions = {}): string {
@@ -326,7 +336,7 @@ export class HudiTable {
   plan(o: ReadOptions = {}): Promise<Plan> {
     return this.#run(async (w) => {
       const t0 = performance.now();
-      const plan = await w.plan(o, o.signal, o.onProgress);
+      const plan = await w.plan(engineReadOptions(o), o.signal, o.onProgress);
       // `stats` copied: the public PlanStats is open (an index signature), the generated one is not.
       return { ...plan, stats: { ...plan.stats }, timeMs: performance.now() - t0 };
     });
@@ -335,19 +345,19 @@ export class HudiTable {
   /** The rows as an apache-arrow `Table`. */
   read(o: ReadOptions = {}): Promise<ArrowTable> {
     // Piece by piece: each batch leaves wasm memory as it is read, so the result is held once.
-    return this.#run(async (w) => tableFromIPC(await w.readArrowPieces(o, o.signal, o.onProgress)));
+    return this.#run(async (w) => tableFromIPC(await w.readArrowPieces(engineReadOptions(o), o.signal, o.onProgress)));
   }
 
   /** The rows as plain objects (decimals as strings with their scale, timestamps ISO-8601,
    *  dates `YYYY-MM-DD`, binary base64), like the CLI's JSON. */
   rows(o: ReadOptions = {}): Promise<Row[]> {
-    return this.#run((w) => w.readJson(o, false, o.signal, o.onProgress));
+    return this.#run((w) => w.readJson(engineReadOptions(o), false, o.signal, o.onProgress));
   }
 
   /** The rows as apache-arrow `RecordBatch`es, one at a time. Break out of the loop (or abort)
    *  to stop early; the rest is not read. */
   async *stream(o: ReadOptions = {}): AsyncGenerator<RecordBatch, void, undefined> {
-    const stream = await this.#run(async (w) => w.stream(o, o.signal, o.onProgress));
+    const stream = await this.#run(async (w) => w.stream(engineReadOptions(o), o.signal, o.onProgress));
     try {
       for (;;) {
         const bytes = await this.#run(() => stream.next());

@@ -101,14 +101,14 @@ export type Filter = [string, FilterOp | string, unknown?] | string;
 
 export interface ReadOptions extends Cancellable {
   query?: QueryType;
-  /** Time travel: an instant (`yyyyMMddHHmmssSSS`) or ISO-8601 time. */
-  asOf?: string;
+  /** Time travel: an instant (`yyyyMMddHHmmssSSS`), ISO-8601 time or `Date`. */
+  asOf?: string | Date;
   /** Incremental: changes after `start` ... */
-  start?: string;
+  start?: string | Date;
   /** ... up to and including `end`. */
-  end?: string;
+  end?: string | Date;
   columns?: string[];
-  /** ANDed together. */
+  /** ANDed together. Values as `rows()` gives them (a `Date` is taken as its ISO-8601 time). */
   filters?: Filter[];
   limit?: number;
   /** Use statistics (partition stats, column stats, record index) to skip files (default true). */

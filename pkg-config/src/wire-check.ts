@@ -28,8 +28,8 @@ export type WireMatchesApi = [
   Same<Omit<Wire.PlanStats, 'ignored'>, Pick<Api.PlanStats, Exclude<keyof Wire.PlanStats, 'ignored'>>>,
   Fits<Pick<Wire.PlanStats, keyof Wire.PlanStats>, Api.PlanStats>,
   Same<Omit<Wire.Plan, 'stats'> & { timeMs: number }, Omit<Api.Plan, 'stats'>>,
-  // What the package passes in must be what the engine takes.
-  Fits<Omit<Api.ReadOptions, keyof Api.Cancellable>, Wire.ReadOptions>,
+  // What the package passes in must be what the engine takes (`Date`s made text first).
+  Fits<Omit<Api.ReadOptions, keyof Api.Cancellable | 'asOf' | 'start' | 'end'> & { asOf?: string; start?: string; end?: string }, Wire.ReadOptions>,
   Fits<Pick<Api.OpenOptions, 'headers' | 's3' | 'listing' | 'concurrency' | 'retries'>, Wire.RemoteOptions>,
   Fits<Omit<Api.WriteOptions, 'signal'>, Wire.WriteOptions>,
   Same<Wire.WriteResult, Api.WriteResult>,

@@ -195,6 +195,14 @@ test('string filters and combined filters', async () => {
   const usEu = want((r) => ['us', 'eu'].includes(r.region));
   assert.ok(usEu.length > 0 && usEu.length < exp.snapshot.rows.length, 'the in-list keeps some rows and drops some');
   assert.deepEqual(...sameRows(inList, exp, usEu));
+  // A `Date` is taken as its ISO-8601 time, in filters (timestamp and date columns) and `asOf`;
+  // handed to the engine as it is, it arrived as `{}` and was refused.
+  const since = new Date('2024-01-20T00:00:00Z');
+  const byDate = await t.rows({ filters: [['txn_datetime', '>=', since], ['txn_date', 'in', [since, new Date('2024-01-21T00:00:00Z')]]] });
+  const byText = await t.rows({ filters: [['txn_datetime', '>=', '2024-01-20T00:00:00Z'], ['txn_date', 'in', ['2024-01-20', '2024-01-21']]] });
+  assert.ok(byText.length > 0 && byText.length < exp.snapshot.rows.length, 'the filter keeps some rows and drops some');
+  assert.deepEqual(byDate, byText);
+  assert.equal((await t.rows({ asOf: new Date() })).length, exp.snapshot.rows.length);
   t.close();
 });
 
