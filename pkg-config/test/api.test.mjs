@@ -201,7 +201,8 @@ test('string filters and combined filters', async () => {
   const byDate = await t.rows({ filters: [['txn_datetime', '>=', since], ['txn_date', 'in', [since, new Date('2024-01-21T00:00:00Z')]]] });
   const byText = await t.rows({ filters: [['txn_datetime', '>=', '2024-01-20T00:00:00Z'], ['txn_date', 'in', ['2024-01-20', '2024-01-21']]] });
   assert.ok(byText.length > 0 && byText.length < exp.snapshot.rows.length, 'the filter keeps some rows and drops some');
-  assert.deepEqual(byDate, byText);
+  const byKey = (rows) => rows.sort((x, y) => (x._hoodie_record_key < y._hoodie_record_key ? -1 : 1));
+  assert.deepEqual(byKey(byDate), byKey(byText));
   assert.equal((await t.rows({ asOf: new Date() })).length, exp.snapshot.rows.length);
   t.close();
 });
