@@ -174,10 +174,19 @@ pub fn arrow_ipc_bytes(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Ve
     Ok(buf)
 }
 
+/// JSON has no NaN or infinities: they are text, spelled as Java, Spark and JS spell them
+/// (Rust's own "inf" reads back as NaN in JS's `Number()`).
 fn float(v: f64) -> Value {
     serde_json::Number::from_f64(v)
         .map(Value::Number)
-        .unwrap_or_else(|| Value::String(v.to_string()))
+        .unwrap_or_else(|| {
+            let text = match v {
+                f64::INFINITY => "Infinity",
+                f64::NEG_INFINITY => "-Infinity",
+                _ => "NaN",
+            };
+            Value::String(text.into())
+        })
 }
 
 fn timestamp(value: i64, unit: &TimeUnit, utc: bool, by_unit: bool) -> Value {
@@ -371,6 +380,22 @@ fn binary(bytes: &[u8], style: JsonStyle) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn non_finite_floats_are_spelled_as_java_and_js_do() {
+        let spelled: Vec<Value> = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1.5]
+            .map(float)
+            .into();
+        assert_eq!(
+            spelled,
+            [
+                Value::String("NaN".into()),
+                Value::String("Infinity".into()),
+                Value::String("-Infinity".into()),
+                serde_json::json!(1.5)
+            ]
+        );
+    }
 
     #[test]
     fn formats_decimals_and_times() {
