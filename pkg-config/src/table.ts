@@ -57,10 +57,9 @@ const READ_KEYS = [
 /** Read options as the engine takes them: `Date`s (filter values, `asOf`, `start`, `end`) as
  *  ISO-8601 text; handed over as they are, a `Date` arrives as an empty object. */
 function engineReadOptions(o: ReadOptions): EngineReadOptions {
-  const time = (v: string | Date | undefined) => (v instanceof Date ? v.toISOString() : v);
-  const value = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
-  const filters = o.filters?.map((f): Filter => (Array.isArray(f) ? (f.map((v) => (Array.isArray(v) ? v.map(value) : value(v))) as Filter) : f));
-  return { ...o, filters, asOf: time(o.asOf), start: time(o.start), end: time(o.end) } as EngineReadOptions;
+  const text = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
+  const filters = o.filters?.map((f): Filter => (Array.isArray(f) ? (f.map((v) => (Array.isArray(v) ? v.map(text) : text(v))) as Filter) : f));
+  return { ...o, filters, asOf: text(o.asOf), start: text(o.start), end: text(o.end) } as EngineReadOptions;
 }
 
 /** The read options the engine understands, as JSON (signal and callbacks left out). */
