@@ -33,14 +33,24 @@ function validity(values: unknown[]): { bitmap: Uint8Array; nulls: number } {
   return { bitmap, nulls };
 }
 
-function variable(values: unknown[], type: Utf8 | Binary, bytesOf: (v: unknown) => Uint8Array): Vector {
-  const parts = values.map((v) => (v === null || v === undefined ? new Uint8Array(0) : bytesOf(v)));
+function variable(values: unknown[], type: Utf8 | Binary, bytesOf: (v: unknown, row: number) => Uint8Array): Vector {
+  const parts = values.map((v, row) => (v === null || v === undefined ? new Uint8Array(0) : bytesOf(v, row)));
   const offsets = new Int32Array(values.length + 1);
   parts.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
   const data = new Uint8Array(offsets[values.length]);
   parts.forEach((p, i) => data.set(p, offsets[i]));
   const { bitmap, nulls } = validity(values);
   return makeVector(makeData({ type, length: values.length, nullCount: nulls, nullBitmap: bitmap, valueOffsets: offsets, data } as never));
+}
+
+/** A value of a text column as its text: numbers and bigints there came beside strings (JSON
+ *  that spells only the large int64 values as text) and convert as the strings do. */
+function textOf(v: unknown, row: number, column: string): string {
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v)) {
+    throw new InvalidInputError(`invalid input: row ${row}, column ${JSON.stringify(column)}: ${v} is beyond JavaScript's safe integers: pass it as a bigint or a string`, undefined, { row, column });
+  }
+  return typeof v === 'string' ? v : String(v);
 }
 
 function vectorOf(kind: Kind, values: unknown[], column: string): Vector {
@@ -50,7 +60,7 @@ function vectorOf(kind: Kind, values: unknown[], column: string): Vector {
   switch (kind) {
     case 'string': {
       const encoder = new TextEncoder();
-      return variable(values, new Utf8(), (v) => encoder.encode(v instanceof Date ? v.toISOString() : (v as string)));
+      return variable(values, new Utf8(), (v, row) => encoder.encode(textOf(v, row, column)));
     }
     case 'bytes':
       return variable(values, new Binary(), (v) => v as Uint8Array);
@@ -100,8 +110,17 @@ export function rowsToArrow(rows: unknown[]): Table | null {
       const kind = kindOf(v);
       if (kind === 'nested') return null;
       if (kind === 'bad') throw new InvalidInputError(`invalid input: row ${row}, column ${JSON.stringify(name)}: a ${typeof v} is not a value`, undefined, { row, column: name });
-      // Integers beside bigints are int64; other mixes are the caller's mistake.
-      const merged = c.kind === undefined || c.kind === kind ? kind : new Set([c.kind, kind]).size === 2 && [c.kind, kind].every((k) => k === 'number' || k === 'bigint') ? 'bigint' : null;
+      // Integers beside bigints are int64; numbers or bigints beside strings are text (the
+      // engine converts text to the column's type); other mixes are the caller's mistake.
+      const numeric = (k: Kind) => k === 'number' || k === 'bigint';
+      const merged =
+        c.kind === undefined || c.kind === kind
+          ? kind
+          : numeric(c.kind) && numeric(kind)
+            ? 'bigint'
+            : [c.kind, kind].every((k) => numeric(k) || k === 'string')
+              ? 'string'
+              : null;
       if (!merged) throw new InvalidInputError(`invalid input: row ${row}, column ${JSON.stringify(name)}: a ${kind} among ${c.kind} values`, undefined, { row, column: name });
       c.kind = merged;
     }

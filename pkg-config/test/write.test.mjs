@@ -119,6 +119,12 @@ test('write: JSON-shaped values: a decimal as a number is the decimal it spells,
   await assert.rejects(t.upsert([{ ...row, amount: 1e13 }]), (e) => e instanceof InvalidInputError && e.column === 'amount' && e.row === 0);
   await t.upsert([{ ...row, txn_ts: '9007199254740993' }]);
   assert.equal((await t.rows()).find((x) => x.txn_id === row.txn_id).txn_ts, 9007199254740993n);
+  // JSON that spells only the large int64 values as text: numbers and strings in one column.
+  const other = (await t.rows()).find((x) => x.txn_id !== row.txn_id);
+  await t.upsert([{ ...row, txn_ts: '9007199254740995' }, { ...other, txn_ts: other.txn_ts + 1 }]);
+  const now = await t.rows();
+  assert.deepEqual([now.find((x) => x.txn_id === row.txn_id).txn_ts, now.find((x) => x.txn_id === other.txn_id).txn_ts], [9007199254740995n, other.txn_ts + 1]);
+  await assert.rejects(t.upsert([{ ...row, txn_ts: '1' }, { ...other, txn_ts: 2 ** 53 + 2 }]), (e) => e instanceof InvalidInputError && e.column === 'txn_ts' && e.row === 1);
   // JSON.parse('9007199254740993') is 9007199254740992: which integer was meant is lost.
   await assert.rejects(t.upsert([{ ...row, txn_ts: 2 ** 53 + 2 }]), (e) => e instanceof InvalidInputError && e.column === 'txn_ts' && /safe integers/.test(e.message));
   t.close();
