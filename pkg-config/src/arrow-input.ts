@@ -4,7 +4,7 @@
 // RecordBatch is first rebuilt from our classes. Only the types and the `Data` nodes are new;
 // the buffers are shared, not copied.
 
-import { Data, DataType, Dictionary, Field, RecordBatch, Schema, Table, Type, Vector } from 'apache-arrow';
+import { Data, DataType, Field, RecordBatch, Schema, Table, Type, Vector } from 'apache-arrow';
 import * as arrow from 'apache-arrow';
 import { InvalidInputError } from './errors.js';
 
@@ -96,7 +96,7 @@ function adoptType(t: Foreign): DataType {
     case Type.Union:
       return new arrow.Union(t.mode, [...t.typeIds], children());
     case Type.Dictionary:
-      return new Dictionary(adoptType(t.dictionary), adoptType(t.indices) as arrow.Int32, t.id, t.isOrdered);
+      return new arrow.Dictionary(adoptType(t.dictionary), adoptType(t.indices) as arrow.Int32, t.id, t.isOrdered);
     default:
       throw new InvalidInputError(
         `invalid input: Arrow type ${String(t)} (type id ${t.typeId}) from another copy of apache-arrow is not taken; pass Arrow IPC bytes (tableToIPC of your copy)`,

@@ -389,7 +389,8 @@ export class HudiTable {
 
   /** Updates rows whose key the table holds and inserts the rest, as one commit. Rows: plain
    *  objects with `rows()`'s value conventions (int64 as bigint, decimals as strings, dates
-   *  `YYYY-MM-DD`, timestamps ISO-8601), an apache-arrow `Table` or Arrow IPC bytes. */
+   *  `YYYY-MM-DD`, timestamps ISO-8601), an apache-arrow `Table` or `RecordBatch` (any copy of
+   *  apache-arrow) or Arrow IPC bytes. */
   upsert(rows: WriteRows, o: WriteJobOptions = {}): Promise<CommitResult> {
     return this.#writeJob('upsert', rows, o);
   }
