@@ -714,3 +714,121 @@ fn manifest_names_every_file_with_its_size() {
         assert_eq!(latest, last, "{name}: latest instant");
     }
 }
+
+/// The first `.parquet` under `dir` (a base file of a fixture table).
+fn some_parquet(dir: &Path) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() && !path.ends_with(".hoodie") {
+            if let Some(found) = some_parquet(&path) {
+                return Some(found);
+            }
+        } else if path.extension().is_some_and(|e| e == "parquet") {
+            return Some(path);
+        }
+    }
+    None
+}
+
+#[test]
+fn create_from_columns_and_from_a_data_file() {
+    let root = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli_create");
+    let _ = std::fs::remove_dir_all(&root);
+    let orders = root.join("orders").to_string_lossy().into_owned();
+    let r = run(&args(&[
+        "create",
+        &orders,
+        "--columns",
+        "id BIGINT NOT NULL, ts BIGINT, note STRING",
+        "--record-key",
+        "id",
+        "--ordering",
+        "ts",
+        "--type",
+        "mor",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.out
+            .starts_with("created orders (MergeOnRead, table version 9)"),
+        "{}",
+        r.out
+    );
+    let info: Value = serde_json::from_str(&run(&args(&["info", &orders])).out).unwrap();
+    assert_eq!(info["table_type"], "MERGE_ON_READ");
+    assert_eq!(info["key_generator"], "NON_PARTITION");
+    // Created once: the second is refused and leaves the first as it was.
+    let before = std::fs::read(root.join("orders/.hoodie/hoodie.properties")).unwrap();
+    let again = run(&args(&[
+        "create",
+        &orders,
+        "--columns",
+        "id INT",
+        "--record-key",
+        "id",
+    ]));
+    assert_ne!(again.code, 0);
+    assert!(
+        again.err.contains("CONFLICT") && again.err.contains("a table already exists"),
+        "{}",
+        again.err
+    );
+    assert_eq!(
+        std::fs::read(root.join("orders/.hoodie/hoodie.properties")).unwrap(),
+        before
+    );
+
+    // Columns from a Hudi base file (its meta columns left out), then that file's rows written.
+    let source = common::table_path(COW);
+    let parquet = some_parquet(&source).expect("a base file");
+    let txns = root.join("txns").to_string_lossy().into_owned();
+    let r = run(&args(&[
+        "create",
+        &txns,
+        "--schema-from",
+        &parquet.to_string_lossy(),
+        "--record-key",
+        "txn_id",
+        "--partition-by",
+        "region",
+        "--ordering",
+        "txn_ts",
+        "--option",
+        "hoodie.datasource.write.hive_style_partitioning=true",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    let r = run(&args(&[
+        "write",
+        &txns,
+        "--input",
+        &parquet.to_string_lossy(),
+        "--json",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    let written: Value = serde_json::from_str(&r.out).unwrap();
+    let inserted = written["records"]["inserted"].as_u64().unwrap();
+    assert!(inserted > 0);
+    let rows = jsonl(&run(&args(&["read", &txns])).out);
+    assert_eq!(rows.len() as u64, inserted);
+    assert!(rows.iter().all(|r| r["_hoodie_partition_path"]
+        .as_str()
+        .unwrap()
+        .starts_with("region=")));
+    let columns: Vec<&str> = rows[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let source_rows = jsonl(&run(&args(&["read", &source.to_string_lossy()])).out);
+    let source_columns: Vec<&str> = source_rows[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        columns, source_columns,
+        "the same columns in the same order"
+    );
+}

@@ -37,7 +37,12 @@ async fn latest(dir: &Path) -> (String, String) {
 
 /// Upsert, then delete, each checked against the model and hudi-rs.
 async fn round_trip(fixture: &str, test: &str) {
-    let dir = common::table_copy(fixture, "write", test);
+    round_trip_in(&common::table_copy(fixture, "write", test), fixture).await;
+}
+
+/// The round trip on the table at `dir` (`fixture` names it in messages).
+async fn round_trip_in(dir: &Path, fixture: &str) {
+    let dir = dir.to_path_buf();
     let table = open(&dir).await;
     let config = table.config().clone();
     let all_rows = input_rows(&dir).await;
@@ -234,6 +239,159 @@ round_trips! {
     cow_v9_mdt_full => "sample_table/cow/v9_txns_simple_overwrite",
     cow_v9_mdt_epoch_millis => "sample_table/cow/v9_timebasedkeygen_epochmillis",
     mor_v9_mdt_date_string => "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle",
+}
+
+/// A table this engine created (`Table::create`), six rows inserted by this writer, then
+/// the whole round trip above; Spark reads it in tests/write/spark_check.sh like the others.
+async fn created_round_trip(
+    test: &str,
+    new: hudi_edge::write::create::NewTable,
+    seed: impl Fn(usize) -> Value,
+) {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("write")
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    let storage = Arc::new(hudi_edge::storage::local::LocalStorage::new(&dir));
+    let table = hudi_edge::Table::create(storage, &new)
+        .await
+        .expect("create");
+    assert!(table.timeline().instants.is_empty());
+    assert_eq!(
+        our_rows(&dir, ReadOptions::default()).await,
+        hudi_rs_rows(&dir, &[]),
+        "{test}: empty in both readers"
+    );
+    let rows: Vec<Map<String, Value>> = (0..6)
+        .map(|i| seed(i).as_object().unwrap().clone())
+        .collect();
+    let result = write(&dir, &rows, Operation::Insert).await;
+    assert_eq!(result.records.inserted, rows.len() as u64, "{test}");
+    round_trip_in(&dir, test).await;
+}
+
+fn new_table(
+    name: &str,
+    table_type: hudi_edge::config::TableType,
+    columns: &str,
+    [keys, partitions, ordering]: [&str; 3],
+) -> hudi_edge::write::create::NewTable {
+    let list = |s: &str| -> Vec<String> {
+        s.split(',')
+            .filter(|f| !f.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    hudi_edge::write::create::NewTable {
+        name: name.into(),
+        table_type,
+        schema: hudi_edge::schema::to_avro::schema_from_ddl(columns).unwrap(),
+        record_key_fields: list(keys),
+        partition_fields: list(partitions),
+        ordering_fields: list(ordering),
+        options: Default::default(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn created_cow_partitioned() {
+    let mut new = new_table(
+        "orders",
+        hudi_edge::config::TableType::CopyOnWrite,
+        "order_id STRING NOT NULL, ts BIGINT, region STRING, amount DECIMAL(12,2), \
+         placed_at TIMESTAMP, placed_on DATE, note STRING, tags ARRAY<STRING>, \
+         address STRUCT<city: STRING, zip INT>",
+        ["order_id", "region", "ts"],
+    );
+    new.options.insert(
+        "hoodie.datasource.write.hive_style_partitioning".into(),
+        "true".into(),
+    );
+    created_round_trip("created_cow_partitioned", new, |i| {
+        serde_json::json!({
+            "order_id": format!("O-{i}"), "ts": i, "region": if i % 2 == 0 { "us" } else { "eu" },
+            "amount": format!("{i}.25"), "placed_at": format!("2024-05-0{}T10:00:00Z", i + 1),
+            "placed_on": format!("2024-05-0{}", i + 1), "note": format!("n{i}"),
+            "tags": ["a", "b"], "address": {"city": "c", "zip": i},
+        })
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn created_mor_nonpartitioned_commit_time() {
+    let new = new_table(
+        "events",
+        hudi_edge::config::TableType::MergeOnRead,
+        "id BIGINT NOT NULL, note STRING, score DOUBLE, flag BOOLEAN",
+        ["id", "", ""],
+    );
+    created_round_trip("created_mor_nonpartitioned_commit_time", new, |i| serde_json::json!({"id": i, "note": format!("n{i}"), "score": i as f64 / 4.0, "flag": i % 2 == 0})).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn created_mor_complex_keys() {
+    let new = new_table(
+        "visits",
+        hudi_edge::config::TableType::MergeOnRead,
+        "site STRING NOT NULL, visit INT NOT NULL, country STRING, day DATE, ts BIGINT, page STRING",
+        ["site,visit", "country,day", "ts"],
+    );
+    created_round_trip("created_mor_complex_keys", new, |i| serde_json::json!({"site": format!("s{}", i % 2), "visit": i, "country": if i % 2 == 0 { "de" } else { "fr" }, "day": "2024-01-02", "ts": 10 + i, "page": format!("/p{i}")})).await;
+}
+
+#[tokio::test]
+async fn refuses_tables_it_cannot_create() {
+    use hudi_edge::config::TableType::CopyOnWrite;
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("create-refused");
+    let _ = std::fs::remove_dir_all(&dir);
+    let storage = Arc::new(hudi_edge::storage::local::LocalStorage::new(&dir));
+    let good = new_table("t", CopyOnWrite, "id STRING, v DOUBLE", ["id", "", ""]);
+    let mut unknown_option = good.clone();
+    unknown_option
+        .options
+        .insert("hoodie.populate.meta.fields".into(), "false".into());
+    // (table name, columns, record key, what the error says): all INVALID_ARGUMENT.
+    let invalid = [
+        ("t", "id STRING", "nope", "not a column"),
+        ("t", "id STRING, v DOUBLE", "v", "of type Float64"),
+        (
+            "t",
+            "id STRING, _hoodie_record_key STRING",
+            "id",
+            "meta column",
+        ),
+        ("t", "id STRING, ID INT", "id", "declared twice"),
+        ("my-table", "id STRING", "id", "table name"),
+        ("t", "id STRING", "", "record key"),
+    ];
+    let mut cases: Vec<_> = invalid
+        .iter()
+        .map(|(name, columns, key, says)| {
+            let new = new_table(name, CopyOnWrite, columns, [key, "", ""]);
+            (new, "INVALID_ARGUMENT", *says)
+        })
+        .collect();
+    cases.push((unknown_option, "UNSUPPORTED", "hoodie.populate.meta.fields"));
+    for (new, code, says) in cases {
+        let e = hudi_edge::Table::create(storage.clone(), &new)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), code, "{e}");
+        assert!(e.to_string().contains(says), "{e}");
+        assert!(!dir.join(".hoodie").exists(), "nothing written for {e}");
+    }
+    hudi_edge::Table::create(storage.clone(), &good)
+        .await
+        .expect("create");
+    let before = std::fs::read(dir.join(".hoodie/hoodie.properties")).unwrap();
+    let e = hudi_edge::Table::create(storage, &good).await.unwrap_err();
+    assert_eq!(e.code(), "CONFLICT", "{e}");
+    assert!(e.to_string().contains("a table already exists"), "{e}");
+    assert_eq!(
+        std::fs::read(dir.join(".hoodie/hoodie.properties")).unwrap(),
+        before
+    );
 }
 
 /// A refused write: the error code, and not one request that changes storage.

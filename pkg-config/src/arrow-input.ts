@@ -33,6 +33,17 @@ export function arrowTableOf(rows: unknown): Table | null {
   }
 }
 
+/** `columns` as one of our Schemas when it is an apache-arrow Schema, Table or RecordBatch
+ *  (ours or another copy's); `null` otherwise. */
+export function arrowSchemaOf(columns: unknown): Schema | null {
+  const given = columns as Foreign;
+  if (!given || typeof given !== 'object') return null;
+  const schema = Array.isArray(given.fields) ? given : given.schema;
+  if (!Array.isArray(schema?.fields)) return null;
+  if ((schema.fields as Foreign[]).every((f) => f.type instanceof DataType)) return schema as Schema;
+  return adoptSchema(schema);
+}
+
 function adoptSchema(s: Foreign): Schema {
   return new Schema(s.fields.map(adoptField), new Map(s.metadata ?? []));
 }

@@ -4,11 +4,11 @@
 // are the engine's too (it takes the `signal` and `onProgress` of each call). This layer maps
 // errors to classes, caches, and defers `close()` until the calls in flight finish.
 
-import { RecordBatchReader, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch, type Table as ArrowTable } from 'apache-arrow';
-import { WasmTable, type ReadOptions as EngineReadOptions } from './wasm/hudi_edge.js';
+import { RecordBatchReader, Table as ArrowTable, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch } from 'apache-arrow';
+import { WasmTable, type ReadOptions as EngineReadOptions, type TableSpec as EngineTableSpec } from './wasm/hudi_edge.js';
 import { initWasm } from './wasm-loader.js';
 import { rowsToArrow } from './rows-arrow.js';
-import { arrowTableOf } from './arrow-input.js';
+import { arrowSchemaOf, arrowTableOf } from './arrow-input.js';
 import { AbortedError, CorruptError, InvalidArgumentError, InvalidInputError, NotFoundError, ReadOnlyError, toHudiError } from './errors.js';
 import { BlobStorage, type LocalFile } from './blob-storage.js';
 import type { StorageObject } from './storage-object.js';
@@ -19,6 +19,7 @@ import type {
   DeleteKeys,
   SchemaField,
   MetadataTableFile,
+  NewTableSpec,
   WriteJobOptions,
   WriteOperation,
   WriteProgress,
@@ -195,6 +196,37 @@ function parseUrl(url: string | URL): URL {
   }
 }
 
+/** A new table's spec as the engine takes it: the columns as Spark SQL or as the Arrow IPC of
+ *  an empty table, field lists as arrays. */
+function engineTableSpec(t: NewTableSpec): EngineTableSpec & { schemaIpc?: Uint8Array } {
+  const list = (v: string | string[] | undefined, what: string): string[] => {
+    if (v === undefined) return [];
+    if (typeof v === 'string') return [v];
+    if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v;
+    throw new InvalidArgumentError(`invalid argument: ${what} is a field name or an array of them`);
+  };
+  if (!t || typeof t !== 'object') throw new InvalidArgumentError('invalid argument: create() needs a table spec');
+  // A misspelt key would otherwise be dropped silently (a table without its ordering field).
+  const known = ['name', 'type', 'columns', 'recordKey', 'partitionBy', 'orderingFields', 'options'];
+  const unknown = Object.keys(t).filter((k) => !known.includes(k));
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError(`invalid argument: unknown table spec field ${unknown.map((k) => JSON.stringify(k)).join(', ')} (known: ${known.join(', ')})`);
+  }
+  const { columns, recordKey, partitionBy, orderingFields, ...rest } = t;
+  const common = {
+    ...rest,
+    recordKey: list(recordKey, 'recordKey'),
+    partitionBy: list(partitionBy, 'partitionBy'),
+    orderingFields: list(orderingFields, 'orderingFields'),
+  };
+  if (typeof columns === 'string') return { ...common, columns };
+  const schema = arrowSchemaOf(columns);
+  if (!schema) {
+    throw new InvalidArgumentError('invalid argument: columns is a Spark SQL column list or an apache-arrow Schema, Table or RecordBatch');
+  }
+  return { ...common, schemaIpc: tableToIPC(new ArrowTable(schema), 'stream') };
+}
+
 /** A Hudi table, open. Release its wasm memory with `close()` when done (or let GC do it). */
 export class HudiTable {
   /** Where the table is (credentials and query strings removed). */
@@ -224,7 +256,7 @@ export class HudiTable {
     await initWasm();
     const o = options;
     const cache = o.cache === undefined ? undefined : await o.cache.share();
-    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress, cache));
+    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress, cache, undefined));
     return new HudiTable(wasm, publicLocation(u));
   }
 
@@ -236,7 +268,36 @@ export class HudiTable {
   static async openStorage(storage: StorageObject, options: StorageOpenOptions = {}): Promise<HudiTable> {
     await initWasm();
     const cache = options.cache === undefined ? undefined : await options.cache.share();
-    const wasm = await engine(WasmTable.openJs(storage, options.signal, options.onProgress, cache, options.prefetchMetadataTable));
+    const wasm = await engine(WasmTable.openJs(storage, options.signal, options.onProgress, cache, options.prefetchMetadataTable, undefined));
+    return new HudiTable(wasm, storage.location);
+  }
+
+  /**
+   * Creates an empty table at `url` (`s3://bucket/prefix`) and opens it: one conditional `PUT` of `.hoodie/hoodie.properties`
+   * (`If-None-Match: *`), so of two creators one gets `ConflictError`, as does a location
+   * that already holds a table. Write to it with `insert` / `upsert`; Apache Hudi (Spark,
+   * Flink) and hudi-rs read and keep writing it.
+   */
+  static async create(url: string | URL, table: NewTableSpec, options: OpenOptions = {}): Promise<HudiTable> {
+    const u = parseUrl(url);
+    if (u.protocol === 'http:' || u.protocol === 'https:') {
+      throw new ReadOnlyError(`${publicLocation(u)}: plain HTTP(S) is read-only; create the table over s3://bucket/prefix or a storage object with put`, undefined);
+    }
+    if (u.protocol !== 's3:') {
+      throw new InvalidArgumentError(`unsupported URL scheme ${u.protocol} (expected s3://bucket/prefix)`);
+    }
+    const spec = engineTableSpec(table);
+    await initWasm();
+    const o = options;
+    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress, undefined, spec));
+    return new HudiTable(wasm, publicLocation(u));
+  }
+
+  /** `create` over your own storage (`openStorage`'s object, with `put`). */
+  static async createStorage(storage: StorageObject, table: NewTableSpec, options: Cancellable = {}): Promise<HudiTable> {
+    const spec = engineTableSpec(table);
+    await initWasm();
+    const wasm = await engine(WasmTable.openJs(storage, options.signal, undefined, undefined, false, spec));
     return new HudiTable(wasm, storage.location);
   }
 

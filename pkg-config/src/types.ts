@@ -357,6 +357,36 @@ export interface ArrowRecordBatchLike {
   readonly numRows: number;
 }
 
+/** An apache-arrow `Schema` of any version or build. */
+export interface ArrowSchemaLike {
+  readonly fields: readonly unknown[];
+}
+
+/** A new table (`HudiTable.create`): table version 9, Parquet base files, Hudi's meta
+ *  fields, no metadata table until a writer that enables one (Spark by default) builds it. */
+export interface NewTableSpec {
+  /** `hoodie.table.name` (letters, digits, `_`); by default the location's last path segment. */
+  name?: string;
+  /** `COPY_ON_WRITE` (`cow`, the default) or `MERGE_ON_READ` (`mor`). */
+  type?: 'COPY_ON_WRITE' | 'MERGE_ON_READ' | 'cow' | 'mor';
+  /** The columns: a Spark SQL column list (`id BIGINT NOT NULL, amount DECIMAL(12,2),
+   *  placed TIMESTAMP, tags ARRAY<STRING>`), or an apache-arrow `Schema` (or a `Table` /
+   *  `RecordBatch`, whose schema is taken; `_hoodie_*` columns are left out). Columns are
+   *  nullable unless `NOT NULL`; timestamps are Spark's `TIMESTAMP` (UTC microseconds). */
+  columns: string | import('apache-arrow').Schema | ArrowSchemaLike | ArrowTableLike | ArrowRecordBatchLike;
+  /** Record key field(s). */
+  recordKey: string | string[];
+  /** Partition field(s); none for a non-partitioned table. */
+  partitionBy?: string | string[];
+  /** Ordering (precombine) field(s): the larger value wins a merge (`EVENT_TIME_ORDERING`);
+   *  without them the latest commit wins (`COMMIT_TIME_ORDERING`). */
+  orderingFields?: string | string[];
+  /** Table configs by their Java names: `hoodie.datasource.write.hive_style_partitioning`,
+   *  `hoodie.datasource.write.partitionpath.urlencode`, `hoodie.table.timeline.timezone`
+   *  (`UTC` here by default) and `hoodie.database.name`; others are refused. */
+  options?: Record<string, string>;
+}
+
 /** Rows handed to `write()`: an apache-arrow `Table` or `RecordBatch` (from any copy of
  *  apache-arrow), Arrow IPC bytes, or plain objects. */
 export type WriteRows = import('apache-arrow').Table | import('apache-arrow').RecordBatch | ArrowTableLike | ArrowRecordBatchLike | Uint8Array | Row[];

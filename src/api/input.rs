@@ -177,6 +177,20 @@ fn base64_columns(
 }
 
 /// Arrow IPC, file or stream format (what apache-arrow's `tableToIPC` makes).
+/// The schema of Arrow IPC bytes (a stream or a file; batches not needed).
+pub fn arrow_ipc_schema(bytes: &[u8]) -> std::result::Result<arrow_schema::Schema, String> {
+    let schema = if bytes.starts_with(b"ARROW1") {
+        arrow_ipc::reader::FileReader::try_new(Cursor::new(bytes), None)
+            .map_err(|e| e.to_string())?
+            .schema()
+    } else {
+        arrow_ipc::reader::StreamReader::try_new(Cursor::new(bytes), None)
+            .map_err(|e| e.to_string())?
+            .schema()
+    };
+    Ok(schema.as_ref().clone())
+}
+
 pub fn decode_arrow_ipc(bytes: &[u8]) -> std::result::Result<Vec<RecordBatch>, String> {
     if bytes.starts_with(b"ARROW1") {
         let reader = arrow_ipc::reader::FileReader::try_new(Cursor::new(bytes), None)

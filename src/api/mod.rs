@@ -4,6 +4,7 @@
 //! imports this module.
 
 pub mod commit;
+pub mod create;
 pub mod input;
 pub mod options;
 pub mod output;

@@ -131,6 +131,37 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Create an empty table (table version 9; `hoodie.properties`, written if absent). It has
+    /// no metadata table until a writer that enables one (Spark by default) builds it.
+    Create {
+        table: String,
+        /// The columns as Spark SQL: `id BIGINT NOT NULL, region STRING, amount DECIMAL(12,2)`.
+        #[arg(
+            long,
+            required_unless_present = "schema_from",
+            conflicts_with = "schema_from"
+        )]
+        columns: Option<String>,
+        /// Take the columns from a Parquet or Arrow IPC file (its first batch's schema).
+        #[arg(long, value_name = "FILE")]
+        schema_from: Option<String>,
+        /// COPY_ON_WRITE (cow) or MERGE_ON_READ (mor).
+        #[arg(long = "type", default_value = "COPY_ON_WRITE")]
+        table_type: String,
+        /// `hoodie.table.name`; by default the location's last path segment.
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, value_delimiter = ',', required = true)]
+        record_key: Vec<String>,
+        #[arg(long, value_delimiter = ',')]
+        partition_by: Vec<String>,
+        /// Ordering (precombine) fields: the larger value wins a merge (event-time ordering).
+        #[arg(long, value_delimiter = ',')]
+        ordering: Vec<String>,
+        /// A table config `KEY=VALUE` (repeatable), e.g. `hoodie.datasource.write.hive_style_partitioning=true`.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+    },
     /// Take the table's storage-based lock (`.hoodie/.locks/table_lock.json`, Hudi's
     /// RFC-91 lock) and release it, reporting the requests and time of each step; with
     /// `--hold-ms` it is held (and renewed) that long in between.
@@ -537,6 +568,66 @@ async fn run(cli: Cli) -> Result<()> {
                 );
                 Ok(())
             }
+        }
+        Command::Create {
+            table,
+            columns,
+            schema_from,
+            table_type,
+            name,
+            record_key,
+            partition_by,
+            ordering,
+            options,
+        } => {
+            let schema = match schema_from {
+                None => None,
+                Some(file) => {
+                    let bytes = std::fs::read(&file).map_err(|e| HudiError::io(&file, e))?;
+                    Some(match InputFormat::of_path(&file) {
+                        InputFormat::Parquet => {
+                            let batches = crate::base_file::decode_in_memory(
+                                bytes.into(),
+                                &file,
+                                "bad Parquet",
+                            )?;
+                            let first = batches.first().ok_or_else(|| {
+                                HudiError::invalid_input(format!(
+                                    "{file}: no rows to take the columns from"
+                                ))
+                            })?;
+                            first.schema().as_ref().clone()
+                        }
+                        _ => crate::api::input::arrow_ipc_schema(&bytes)
+                            .map_err(|e| HudiError::invalid_input(format!("{file}: {e}")))?,
+                    })
+                }
+            };
+            let mut spec = crate::api::create::TableSpec {
+                name,
+                table_type: Some(table_type),
+                columns,
+                schema,
+                record_key,
+                partition_by,
+                ordering_fields: ordering,
+                ..Default::default()
+            };
+            for kv in options {
+                let (k, v) = kv.split_once('=').ok_or_else(|| {
+                    HudiError::invalid(format!("--option {kv:?} is not KEY=VALUE"))
+                })?;
+                spec.options
+                    .insert(k.trim().to_string(), v.trim().to_string());
+            }
+            let new = spec.new_table(&table)?;
+            let t = Table::create(storage_of(&table)?, &new).await?;
+            let config = t.client().config();
+            println!(
+                "created {} ({:?}, table version {}) at {}",
+                config.name, config.table_type, config.version, table
+            );
+            Ok(())
         }
         Command::Lock {
             table,

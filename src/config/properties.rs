@@ -1,5 +1,5 @@
 //! Java `.properties` text: comments, `=`/`:`/space separators, backslash escapes,
-//! `\uXXXX`, and line continuations.
+//! `\uXXXX`, and line continuations; and written as Java's `Properties.store` writes them.
 
 use std::collections::BTreeMap;
 
@@ -88,6 +88,43 @@ fn unescape(s: &str) -> String {
     out
 }
 
+/// `entries` as `Properties.store` writes them after its comment line: `key=value`, with
+/// `=`, `:`, `#`, `!`, `\` (and spaces in keys, a leading one in values) escaped, control
+/// and non-ASCII characters as `\uXXXX`.
+pub fn store<'a>(comment: &str, entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut out = format!("#{comment}\n");
+    for (key, value) in entries {
+        escape_into(&mut out, key, true);
+        out.push('=');
+        escape_into(&mut out, value, false);
+        out.push('\n');
+    }
+    out
+}
+
+fn escape_into(out: &mut String, text: &str, is_key: bool) {
+    for (i, c) in text.chars().enumerate() {
+        match c {
+            ' ' if is_key || i == 0 => out.push_str("\\ "),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\x0c' => out.push_str("\\f"),
+            '=' | ':' | '#' | '!' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (' '..='~').contains(&c) => out.push(c),
+            c => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{unit:04X}"));
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +135,16 @@ mod tests {
         assert_eq!(p["hoodie.a"], "x:y=z");
         assert_eq!(p["b"], "vé");
         assert_eq!(p["long"], "onetwo");
+    }
+
+    #[test]
+    fn stores_what_java_and_parse_read_back() {
+        let entries = [("hoodie.s", "{\"a\":1}"), ("k", " lead#!\\é\n")];
+        let text = store("c", entries);
+        assert!(text.contains("hoodie.s={\"a\"\\:1}"), "{text}");
+        let back = parse(&text);
+        for (k, v) in entries {
+            assert_eq!(back[k], v);
+        }
     }
 }

@@ -12,6 +12,7 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use crate::error::{HudiError, Result};
 
 pub mod align;
+pub mod to_avro;
 
 /// `schema` restricted to `columns`, in the schema's order.
 pub fn project_by_name(schema: &Schema, columns: &[String]) -> SchemaRef {

@@ -26,6 +26,10 @@ impl LocalStorage {
     /// `put`, blocking (run on tokio's blocking pool when there is a runtime).
     fn put_now(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
         let full = self.full(path)?;
+        if ObjectMeta::is_folder_marker(path, &data) {
+            fs::create_dir_all(&full).map_err(|e| map_err(path, e))?;
+            return Ok(ObjectMeta::folder(path));
+        }
         if let Some(parent) = full.parent() {
             fs::create_dir_all(parent).map_err(|e| map_err(path, e))?;
         }

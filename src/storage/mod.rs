@@ -71,6 +71,25 @@ pub struct ObjectMeta {
 }
 
 impl ObjectMeta {
+    /// What a put of a folder marker (`dir/`, no bytes) answers where folders are not objects.
+    pub fn folder(path: &str) -> ObjectMeta {
+        ObjectMeta {
+            path: path.to_string(),
+            size: 0,
+            last_modified_ms: None,
+            etag: None,
+            is_dir: true,
+        }
+    }
+
+    /// Whether a put of `path` with `data` is a folder marker, as S3 clients (Hadoop's S3A)
+    /// write one for a directory.
+    pub fn is_folder_marker(path: &str, data: &[u8]) -> bool {
+        path.ends_with('/') && data.is_empty()
+    }
+}
+
+impl ObjectMeta {
     pub fn file(path: impl Into<String>, size: u64) -> Self {
         ObjectMeta {
             path: path.into(),

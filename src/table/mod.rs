@@ -27,6 +27,15 @@ impl Table {
         Self::open_with_cache(storage, None).await
     }
 
+    /// Creates an empty table at the root of `storage` ([`crate::write::create`]) and opens it.
+    pub async fn create(
+        storage: Arc<dyn Storage>,
+        table: &crate::write::create::NewTable,
+    ) -> Result<Table> {
+        crate::write::create::create_table(storage.as_ref(), table).await?;
+        Self::open(storage).await
+    }
+
     /// [`Table::open`], reading metadata-table files through `mdt_cache` when given: a cache
     /// that outlives this handle, so the next open of the table does not fetch again the
     /// MDT files that are still listed as they were.

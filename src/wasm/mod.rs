@@ -142,6 +142,25 @@ impl WasmMdtCache {
     }
 }
 
+/// The package's `NewTableSpec`: the fields of [`crate::api::create::TableSpec`], with the
+/// columns as Spark SQL (`columns`) or as Arrow IPC bytes of an empty table (`schemaIpc`).
+fn table_spec(create: &JsValue) -> Result<Option<crate::api::create::TableSpec>, JsValue> {
+    if create.is_undefined() || create.is_null() {
+        return Ok(None);
+    }
+    let bad = |e: &dyn std::fmt::Display| to_js(HudiError::invalid(format!("new table: {e}")));
+    let ipc = js_sys::Reflect::get(create, &"schemaIpc".into()).map_err(|_| bad(&"unreadable"))?;
+    let rest = js_sys::Object::assign(&js_sys::Object::new(), create.unchecked_ref());
+    js_sys::Reflect::delete_property(&rest, &"schemaIpc".into()).map_err(|_| bad(&"unreadable"))?;
+    let mut spec: crate::api::create::TableSpec =
+        serde_wasm_bindgen::from_value(rest.into()).map_err(|e| bad(&e))?;
+    if !ipc.is_undefined() && !ipc.is_null() {
+        let bytes = Uint8Array::new(&ipc).to_vec();
+        spec.schema = Some(crate::api::input::arrow_ipc_schema(&bytes).map_err(|e| bad(&e))?);
+    }
+    Ok(Some(spec))
+}
+
 #[wasm_bindgen]
 pub struct WasmTable {
     /// Replaced after a write (reopened), so later calls see the commit; calls in flight
@@ -173,14 +192,14 @@ impl WasmTable {
             let mtime = entry.get(2).as_f64().map(|m| m as i64);
             storage.insert(&path, bytes, mtime);
         }
-        Self::open_storage(Arc::new(storage), &OnProgress(None), None, false).await
+        Self::open_storage(Arc::new(storage), &OnProgress(None), None, false, None).await
     }
 
     /// Opens a table from the bytes of a `.zip` of it (one top folder = the base path).
     #[wasm_bindgen(js_name = openZip)]
     pub async fn open_zip(bytes: Uint8Array, name: String) -> Result<WasmTable, JsValue> {
         let storage = MemoryStorage::from_zip(&bytes.to_vec(), &name).map_err(to_js)?;
-        Self::open_storage(Arc::new(storage), &OnProgress(None), None, false).await
+        Self::open_storage(Arc::new(storage), &OnProgress(None), None, false, None).await
     }
 
     /// Opens a table over a JS object with async `get(path, start?, end?, signal)`,
@@ -188,6 +207,7 @@ impl WasmTable {
     /// `delete`); `signal` aborts when the engine no longer needs the answer. Metadata-table
     /// files are read through `cache` when given. With `prefetch_metadata_table`, the
     /// metadata table's properties and listing are asked for in the open's round trip.
+    /// With `create`, the table is created there first ([`table_spec`]).
     #[wasm_bindgen(js_name = openJs)]
     pub async fn open_js(
         storage: JsValue,
@@ -195,14 +215,19 @@ impl WasmTable {
         on_progress: Option<Function>,
         cache: Option<WasmMdtCache>,
         prefetch_metadata_table: Option<bool>,
+        #[wasm_bindgen(
+            unchecked_param_type = "(TableSpec & { schemaIpc?: Uint8Array }) | undefined"
+        )]
+        create: JsValue,
     ) -> Result<WasmTable, JsValue> {
+        let create = table_spec(&create)?;
         let storage = Arc::new(js_storage::JsStorage::new(storage));
         let progress = OnProgress(on_progress);
         let cache = cache.map(|c| c.inner);
         let prefetch = prefetch_metadata_table.unwrap_or(false);
         abortable(
             signal.as_ref(),
-            Self::open_storage(storage, &progress, cache, prefetch),
+            Self::open_storage(storage, &progress, cache, prefetch, create),
         )
         .await
     }
@@ -212,7 +237,8 @@ impl WasmTable {
     /// or, with `presign`, URLs asked of `presign(method, key, page?)` so secrets stay on a
     /// server). `fetch` replaces the global one. Metadata-table files are read through
     /// `cache` when given (a [`WasmMdtCache::share`] of one kept across opens).
-    /// `options.prefetchMetadataTable` as `prefetch_metadata_table` of [`WasmTable::open_js`].
+    /// `options.prefetchMetadataTable` and `create` as in [`WasmTable::open_js`].
+    #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(js_name = openUrl)]
     pub async fn open_url(
         url: String,
@@ -222,7 +248,12 @@ impl WasmTable {
         signal: Option<AbortSignal>,
         on_progress: Option<Function>,
         cache: Option<WasmMdtCache>,
+        #[wasm_bindgen(
+            unchecked_param_type = "(TableSpec & { schemaIpc?: Uint8Array }) | undefined"
+        )]
+        create: JsValue,
     ) -> Result<WasmTable, JsValue> {
+        let create = table_spec(&create)?;
         use crate::storage::fetch::{FetchTransport, JsPresigner};
         // Not a storage setting: read beside the options that are.
         let prefetch = options.is_object()
@@ -243,7 +274,7 @@ impl WasmTable {
         let cache = cache.map(|c| c.inner);
         abortable(
             signal.as_ref(),
-            Self::open_storage(storage, &progress, cache, prefetch),
+            Self::open_storage(storage, &progress, cache, prefetch, create),
         )
         .await
     }
@@ -253,10 +284,16 @@ impl WasmTable {
         progress: &OnProgress,
         mdt_cache: Option<Arc<MdtFileCache>>,
         prefetch_metadata_table: bool,
+        create: Option<crate::api::create::TableSpec>,
     ) -> Result<WasmTable, JsValue> {
-        let table = Table::open_with(storage, mdt_cache, prefetch_metadata_table)
-            .await
-            .map_err(to_js)?;
+        let table = match create {
+            Some(spec) => {
+                let new = spec.new_table(&storage.location()).map_err(to_js)?;
+                Table::create(storage, &new).await
+            }
+            None => Table::open_with(storage, mdt_cache, prefetch_metadata_table).await,
+        }
+        .map_err(to_js)?;
         let io = table.io();
         progress.report(Progress {
             requests: io.requests,

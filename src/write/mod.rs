@@ -13,6 +13,7 @@
 
 pub mod avro_rows;
 mod commit;
+pub mod create;
 mod files;
 mod input;
 pub mod key;

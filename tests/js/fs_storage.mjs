@@ -91,6 +91,8 @@ export function fsStorage(root, { readOnly = false, etags = false } = {}) {
     // etags here, so an update-if-match is refused as a conflict.
     async put(path, data, mode) {
       const file = join(root, path);
+      // A folder marker (`dir/`, no bytes), as S3 clients write one: a directory here.
+      if (path.endsWith('/') && data.byteLength === 0) return mkdir(file, { recursive: true }).then(() => ({ path, size: 0 }));
       await mkdir(dirname(file), { recursive: true });
       if (mode !== 'create' && mode !== 'overwrite') throw Object.assign(new Error(`no etags: ${path}`), { conflict: true });
       await writeFile(file, data, { flag: mode === 'create' ? 'wx' : 'w' });
@@ -150,6 +152,7 @@ function etagFsStorage(root) {
       return { ...meta, etag: etagOf(await readFile(join(root, path))) };
     },
     async put(path, data, mode) {
+      if (path.endsWith('/') && data.byteLength === 0) return mkdir(join(root, path), { recursive: true }).then(() => ({ path, size: 0 }));
       place(path, data, mode);
       return { path, size: data.byteLength, etag: etagOf(data) };
     },

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { repo, startLatencyProxy, startMoto, startNginx, unzippedFixtures } from './lib/servers.mjs';
 import { launchChromium } from './lib/browser.mjs';
-import { WRITE_TABLES, assertReadersAgree, bin, dataOnly, installTarball, lines, loadTables, s3Options, txnRows } from './lib/writes.mjs';
+import { WRITE_TABLES, assertReadersAgree, bin, dataOnly, hudiRsLines, installTarball, lines, loadTables, s3Options, txnRows } from './lib/writes.mjs';
 import { startIngestWorker } from './ingest-worker.mjs';
 
 let moto;
@@ -132,6 +132,23 @@ export const bad: Parameters<HudiTable['write']>[1] = { operation: 'merge' };
     writeFileSync(join(project, 'readme-write.mjs'), runnable);
     const out = execFileSync(process.execPath, ['readme-write.mjs'], { cwd: project, encoding: 'utf8' });
     assert.match(out, /^\d{17} commit: 1 inserted, 0 updated\n\d{17}: 1 deleted\n$/);
+  });
+
+  test('the README create example', () => {
+    const text = readFileSync(join(repo, 'pkg-config', 'README.md'), 'utf8');
+    const code = text.match(/<!-- tested: create -->\s*```js\n([\s\S]*?)```/)?.[1];
+    assert.ok(code, 'pkg-config/README.md has a tested create example');
+    loadTables(moto.url, 'readme-create', []);
+    const o = s3Options(moto.url);
+    const runnable = code
+      .replace('s3://bucket/tables/orders', 's3://readme-create/tables/orders')
+      .replace("endpoint: 'https://s3.example.com'", `endpoint: '${o.endpoint}', forcePathStyle: true`)
+      .replace("'KEY'", `'${o.accessKeyId}'`)
+      .replace("'SECRET'", `'${o.secretAccessKey}'`);
+    writeFileSync(join(project, 'readme-create.mjs'), runnable);
+    const out = execFileSync(process.execPath, ['readme-create.mjs'], { cwd: project, encoding: 'utf8' });
+    assert.match(out, /^\d{17} deltacommit: 1 inserted\n$/);
+    assert.deepEqual(hudiRsLines(moto.url, 's3://readme-create/tables/orders').map((l) => JSON.parse(l).order_id), ['O-1'], 'PyPI hudi reads the new table');
   });
 
   test('errors arrive with their codes', async () => {

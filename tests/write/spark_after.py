@@ -4,6 +4,9 @@ existing keys, one new key) with the metadata table and the table's own indexes 
 snapshot as JSON lines (the same encoding as read_table.py) on stdout.
 
     tests/spark/run.sh tests/write/spark_after.py TABLE_PATH > rows.jsonl
+
+--with-metadata: the upsert builds the metadata table (files, column_stats, partition_stats,
+record_index) on a table that has none. --read-only: no upsert, the snapshot and the checks.
 """
 from __future__ import annotations
 
@@ -22,10 +25,19 @@ KEYGENS = {
 }
 
 
+FULL_METADATA = ["files", "column_stats", "partition_stats", "record_index"]
+
+
+def table_metadata(props: dict) -> list:
+    if "--with-metadata" in sys.argv:
+        return FULL_METADATA
+    return [p for p in props.get("hoodie.table.metadata.partitions", "").split(",") if p]
+
+
 def write_options(props: dict) -> dict:
     """Spark datasource write options for an upsert into the table `props` describes, with
     its metadata-table indexes on."""
-    mdt = [p for p in props.get("hoodie.table.metadata.partitions", "").split(",") if p]
+    mdt = table_metadata(props)
     opts = {
         "hoodie.table.name": props["hoodie.table.name"],
         "hoodie.datasource.write.table.type": props["hoodie.table.type"],
@@ -61,8 +73,12 @@ def main():
     os.dup2(2, 1)
     props = read_properties(path)
     spark = get_spark(HUDI_1X, app="spark_after", driver_memory="3g")
-    mdt = [p for p in props.get("hoodie.table.metadata.partitions", "").split(",") if p]
+    mdt = table_metadata(props)
     opts = write_options(props)
+    if "--read-only" in sys.argv:
+        after, _ = reader(spark, path, "snapshot")
+        finish(out, spark, path, after, mdt)
+        return
 
     df, _ = reader(spark, path, "snapshot")
     data_cols = [c for c in df.columns if not c.startswith("_hoodie_")]
@@ -87,6 +103,11 @@ def main():
     batch = spark.createDataFrame(changed, schema=df.select(*data_cols).schema)
     batch.write.format("hudi").options(**opts).mode("append").save(path)
     after, _ = reader(spark, path, "snapshot")
+    finish(out, spark, path, after, mdt)
+
+
+def finish(out, spark, path, after, mdt):
+    """The snapshot as JSON lines on `out`; the checks' report on stderr (and --report)."""
     rows = rows_to_json(after)
     for row in rows:
         out.write(json.dumps(row, sort_keys=True) + "\n")

@@ -10,9 +10,12 @@ cd "$(dirname "$0")/../.."
 out=${1:-target/tmp/write-spark}
 mkdir -p "$out"
 py="${HUDI_EDGE_CACHE:-$HOME/.cache/hudi-edge}/venv/bin/python"
-cargo build -q --bin hudi-edge
-bin=target/debug/hudi-edge
-for t in target/tmp/write/*/; do
+# HUDI_EDGE_WRITE_TABLES: where tests/write.rs wrote (another CARGO_TARGET_DIR's tmp/write);
+# HUDI_EDGE_BIN: a built CLI; WRITE_ONLY: a glob of table names to check.
+tables=${HUDI_EDGE_WRITE_TABLES:-target/tmp/write}
+if [ -z "${HUDI_EDGE_BIN:-}" ]; then cargo build -q --bin hudi-edge; fi
+bin=${HUDI_EDGE_BIN:-target/debug/hudi-edge}
+for t in "$tables"/${WRITE_ONLY:-*}/; do
   n=$(basename "$t")
   prev= prev_c= u= u_c=
   [ -f "$t/.hoodie/hoodie.properties" ] || continue

@@ -1,0 +1,117 @@
+// `HudiTable.create`: a new table on moto's S3 from a Spark SQL column list, written by the
+// package and read alike by the package, PyPI `hudi` and the CLI; a second create of the same
+// location (or two at once) is a ConflictError; an apache-arrow Schema (from another copy of
+// apache-arrow) over a storage object; bad specs refused before any request.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HudiTable, ConflictError, InvalidArgumentError, ReadOnlyError, UnsupportedError } from 'hudi-edge';
+import { startMoto } from '../../tests/web/lib/servers.mjs';
+import { assertReadersAgree, loadTables, s3Options } from '../../tests/web/lib/writes.mjs';
+import { fsStorage } from '../../tests/js/fs_storage.mjs';
+import { tempDir } from '../../tests/lib/harness.mjs';
+
+const BUCKET = 'pkg-create';
+let moto;
+let s3;
+
+before(async () => {
+  moto = await startMoto();
+  loadTables(moto.url, BUCKET, []);
+  s3 = s3Options(moto.url);
+});
+after(async () => moto?.stop());
+
+const ORDERS = {
+  type: 'mor',
+  columns: 'order_id STRING NOT NULL, ts BIGINT, region STRING, amount DECIMAL(12,2), placed TIMESTAMP, note STRING',
+  recordKey: 'order_id',
+  partitionBy: 'region',
+  orderingFields: 'ts',
+};
+
+const order = (i, ts = 1n, note = `n${i}`) => ({
+  order_id: `O-${i}`,
+  ts,
+  region: i % 2 ? 'eu' : 'us',
+  amount: `${i}.50`,
+  placed: `2025-01-0${1 + (i % 9)}T08:00:00.000000Z`,
+  note,
+});
+
+test('create on S3: written and read alike by the package, PyPI hudi and the CLI', async () => {
+  const uri = `s3://${BUCKET}/tables/orders`;
+  const t = await HudiTable.create(uri, ORDERS, { s3 });
+  const info = await t.info();
+  assert.equal(info.name, 'orders', 'named after the location');
+  assert.equal(info.type, 'MERGE_ON_READ');
+  assert.equal(info.timezone, 'UTC');
+  assert.equal(info.version, 9);
+  assert.deepEqual(await t.rows(), []);
+
+  const first = await t.insert(Array.from({ length: 6 }, (_, i) => order(i)));
+  assert.equal(first.inserted, 6);
+  const second = await t.upsert([order(1, 5n, 'changed'), order(2, 0n, 'older: loses'), order(9)]);
+  assert.deepEqual([second.inserted, second.updated], [1, 2]);
+  const gone = await t.delete([{ order_id: 'O-3', region: 'eu', ts: 9n }]);
+  assert.equal(gone.deleted, 1);
+  const rows = await t.rows();
+  t.close();
+  const byKey = Object.fromEntries(rows.map((r) => [r.order_id, r]));
+  assert.deepEqual(Object.keys(byKey).sort(), ['O-0', 'O-1', 'O-2', 'O-4', 'O-5', 'O-9']);
+  assert.equal(byKey['O-1'].note, 'changed');
+  assert.equal(byKey['O-2'].note, 'n2', 'event-time ordering: the lower ts lost');
+  assert.equal(byKey['O-0'].amount, '0.50');
+  assertReadersAgree(moto.url, uri, rows, 'a created table');
+
+  await assert.rejects(HudiTable.create(uri, ORDERS, { s3 }), (e) => e instanceof ConflictError && /already exists/.test(e.message));
+  // Two creators of one location: exactly one wins.
+  const racing = `s3://${BUCKET}/tables/raced`;
+  const outcomes = await Promise.allSettled([HudiTable.create(racing, ORDERS, { s3 }), HudiTable.create(racing, ORDERS, { s3 })]);
+  assert.deepEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected']);
+  assert.ok(outcomes.find((o) => o.status === 'rejected').reason instanceof ConflictError);
+  outcomes.filter((o) => o.status === 'fulfilled').forEach((o) => o.value.close());
+});
+
+test('create over a storage object from an apache-arrow Schema of another copy of apache-arrow', async () => {
+  const arrow17 = await import('apache-arrow-17');
+  const schema = new arrow17.Schema([
+    new arrow17.Field('id', new arrow17.Int64(), false),
+    new arrow17.Field('name', new arrow17.Utf8(), true),
+    new arrow17.Field('score', new arrow17.Float64(), true),
+    new arrow17.Field('day', new arrow17.DateDay(), true),
+  ]);
+  const dir = join(tempDir('pkg-create'), 'events');
+  const t = await HudiTable.createStorage(fsStorage(dir), { name: 'events', columns: schema, recordKey: ['id'] });
+  const props = readFileSync(join(dir, '.hoodie', 'hoodie.properties'), 'utf8');
+  assert.match(props, /hoodie.table.keygenerator.type=NON_PARTITION/);
+  assert.match(props, /hoodie.record.merge.mode=COMMIT_TIME_ORDERING/);
+  const r = await t.insert([{ id: 1n, name: 'a', score: 0.5, day: '2025-02-03' }, { id: 2n, name: null, score: null, day: null }]);
+  assert.equal(r.inserted, 2);
+  const rows = await t.rows();
+  assert.deepEqual(rows.map(({ id, name, score, day }) => ({ id, name, score, day })).sort((a, b) => a.id - b.id), [
+    { id: 1, name: 'a', score: 0.5, day: '2025-02-03' },
+    { id: 2, name: null, score: null, day: null },
+  ]);
+  // The first commit carries the schema the table was created with.
+  const { schema: written } = await t.commit(r.instant);
+  assert.deepEqual(written.map((f) => [f.name, f.nullable]), [['id', false], ['name', true], ['score', true], ['day', true]]);
+  t.close();
+});
+
+test('create: bad specs are typed errors before any request', async () => {
+  const dir = join(tempDir('pkg-create'), 'bad');
+  const storage = fsStorage(dir);
+  const refused = (spec, type, pattern) =>
+    assert.rejects(HudiTable.createStorage(storage, spec), (e) => e instanceof type && pattern.test(e.message));
+  await refused({ columns: 'id STRING', recordKey: 'nope' }, InvalidArgumentError, /record key field "nope" is not a column/);
+  await refused({ columns: 'id STRING', recordKey: [] }, InvalidArgumentError, /record key/);
+  await refused({ columns: 'id STRING,', recordKey: 'id' }, InvalidArgumentError, /table schema/);
+  await refused({ columns: 'id STRING', recordKey: 'id', type: 'hash' }, InvalidArgumentError, /table type/);
+  await refused({ columns: { not: 'a schema' }, recordKey: 'id' }, InvalidArgumentError, /columns/);
+  await refused({ columns: 'id STRING', recordKey: 'id', options: { 'hoodie.table.cdc.enabled': 'true' } }, UnsupportedError, /hoodie.table.cdc.enabled/);
+  await refused({ columns: 'id STRING', recordKey: 'id', precombine: 'ts' }, InvalidArgumentError, /precombine/);
+  assert.ok(!existsSync(join(dir, '.hoodie')), 'nothing written');
+  await assert.rejects(HudiTable.create('https://example.com/tables/t', { columns: 'id STRING', recordKey: 'id' }), ReadOnlyError);
+});
