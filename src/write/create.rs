@@ -1,8 +1,8 @@
 //! A new, empty table: `.hoodie/hoodie.properties` as Apache Hudi 1.x (table version 9)
 //! leaves it when a Spark DataFrame write creates a table, plus the creation schema
 //! (`hoodie.table.create.schema`, which Spark SQL's `CREATE TABLE` records) so the table has
-//! a schema before its first commit. Created if absent: that one request claims the location.
-//! No metadata table: Hudi builds one from a listing at the first write that enables it
+//! a schema before its first commit, and the folders Java makes beside it. The properties are
+//! created if absent: that one request claims the location. No metadata table: Hudi builds one from a listing at the first write that enables it
 //! (Spark's default), and this writer keeps it in step from then on.
 
 use std::collections::BTreeMap;
