@@ -515,3 +515,58 @@ async fn expired_heartbeats_without_a_pending_instant_are_deleted() {
     table.write(&rows, &occ(0)).await.unwrap();
     assert_eq!(listing(&dir, ".hoodie/.heartbeat"), [live]);
 }
+
+/// Two single writers at once (no lock: outside Hudi's single-writer contract, but what a
+/// worker serving requests at once does unless set up for several writers). The second
+/// finds the first's instant pending and rolls it back as a failed write while the first is
+/// writing its files; the first must then fail CONFLICT at its commit point instead of
+/// completing a commit that names deleted files, and the table reads as the second left it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_writer_rolled_back_by_another_does_not_complete() {
+    for (fixture, test) in [(MOR, "mor"), (COW, "cow")] {
+        let dir = common::table_copy(fixture, "write-concurrent-single", test);
+        let template = input_rows(&dir).await[0].clone();
+        let mut hooked = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
+        // The first writer is held at one of its data-file puts (the others go on).
+        let (hook, held, release) = common::hooked::gate_once(|path| {
+            !path.starts_with(".hoodie/") && (path.ends_with(".parquet") || path.contains(".log."))
+        });
+        hooked.on_put = hook;
+        let first = Table::open(Arc::new(hooked)).await.unwrap();
+        let first_rows = decode_input(
+            &first,
+            &[with(&template, "FIRST", "merchant_name", "first", 3)],
+        )
+        .await;
+        let first_options = WriteOptions::new(Operation::Upsert);
+        let first_write = first.write(&first_rows, &first_options);
+        let second_write = async {
+            held.await.unwrap();
+            let second = open(&dir).await;
+            let second_rows = decode_input(
+                &second,
+                &[with(&template, "SECOND", "merchant_name", "second", 4)],
+            )
+            .await;
+            let done = second
+                .write(&second_rows, &WriteOptions::new(Operation::Upsert))
+                .await
+                .unwrap();
+            release.send(()).unwrap();
+            done
+        };
+        let (first_result, done) = futures::future::join(first_write, second_write).await;
+        assert_eq!(
+            done.rolled_back.len(),
+            1,
+            "{test}: the first write rolled back as failed"
+        );
+        let e = first_result.unwrap_err();
+        assert_eq!(e.code(), "CONFLICT", "{test}: {e}");
+        assert!(e.to_string().contains("rollback"), "{test}: {e}");
+        let ours = our_rows(&dir, ReadOptions::default()).await;
+        assert!(ours.iter().any(|r| r.contains("SECOND")), "{test}");
+        assert!(!ours.iter().any(|r| r.contains("FIRST")), "{test}");
+        same_rows(&hudi_rs_rows(&dir, &[]), &ours, &format!("{test}: hudi-rs"));
+    }
+}

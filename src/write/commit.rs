@@ -23,6 +23,7 @@ use crate::metadata::MetadataTable;
 use crate::read::{ReadOptions, Scan};
 use crate::schema::{FILE_NAME, RECORD_KEY};
 use crate::storage::{join, PutMode, Storage};
+use crate::timeline::instant::{action, parse_instant_file_name, State};
 use crate::timeline::metadata::OrderedMap;
 use crate::timeline::{CommitMetadata, WriteStat};
 use crate::value::Value;
@@ -755,11 +756,46 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         });
         return Ok(counts);
     }
+    still_ours(table, &instant).await?;
     let completion = time_after(table, &floor)?;
     let completed = join(timeline_dir, &format!("{instant}_{completion}.{action}"));
     storage.put(&completed, encoded, PutMode::Create).await?;
     counts.completion_time = completion;
     Ok(counts)
+}
+
+/// Hudi's single writer is alone by contract. Were another writer to run anyway, it would
+/// roll this write back as a failed one, deleting its files, and completing it then would
+/// leave a commit naming deleted files. So the timeline is listed once more before the
+/// commit point: this instant's inflight gone, or a rollback newer than it, is a CONFLICT.
+/// (It narrows the race to this one request; several writers take the lock instead.)
+async fn still_ours(table: &Ctx<'_>, instant: &str) -> Result<()> {
+    let listed = super::rollback::list_timeline(table.client).await?;
+    let parsed: Vec<_> = listed
+        .iter()
+        .filter_map(|o| parse_instant_file_name(o.name()))
+        .collect();
+    let inflight = parsed
+        .iter()
+        .any(|f| f.requested_time == instant && f.state == State::Inflight);
+    let rollback = parsed
+        .iter()
+        .find(|f| f.action == action::ROLLBACK && f.requested_time.as_str() > instant);
+    let why = match (inflight, rollback) {
+        (_, Some(r)) => format!(
+            "another writer's rollback {} started while this write ran (a single-writer \
+             table has one writer at a time; several need Hudi's multi-writer settings)",
+            r.requested_time
+        ),
+        (false, None) => "this write's inflight instant is gone: another writer rolled it \
+             back (a single-writer table has one writer at a time)"
+            .to_string(),
+        (true, None) => return Ok(()),
+    };
+    Err(HudiError::Conflict {
+        path: rollback.map_or_else(|| instant.to_string(), |r| r.requested_time.clone()),
+        detail: why,
+    })
 }
 
 fn slices_of(slices: &[FileSlice]) -> HashMap<(String, String), &FileSlice> {

@@ -197,6 +197,9 @@ export default {
     ...(CONCURRENCY ? { S3_CONCURRENCY: CONCURRENCY } : {}),
     ...(MDT_CACHE !== null ? { MDT_CACHE_BYTES: MDT_CACHE } : {}),
     ...(WRITE_OPTIONS !== null ? { HUDI_WRITE_OPTIONS: WRITE_OPTIONS } : {}),
+    // One POST at a time, as writes funnelled through one Durable Object: the single-writer
+    // commit the earlier rounds measured (the worker's default now coordinates several writers).
+    SINGLE_WRITER: 'true',
   });
   const head = async () => {
     const s = performance.now();

@@ -235,6 +235,36 @@ describe('Chromium: a Vite app with the tarball upserts', () => {
 });
 
 describe('workerd: the edge-ingest example', () => {
+  test('TABLE_SPEC: a GET of a missing table is a 404, the first POSTs create it', async () => {
+    const bucket = 'ingest-create';
+    const uri = `s3://${bucket}/tables/orders`;
+    loadTables(moto.url, bucket, []);
+    const spec = { columns: 'order_id STRING NOT NULL, ts BIGINT, region STRING, amount DECIMAL(12,2), note STRING', recordKey: 'order_id', partitionBy: 'region', orderingFields: 'ts', type: 'mor' };
+    const worker = await startIngestWorker(project, bucket, uri, moto.url, { TABLE_SPEC: JSON.stringify(spec) });
+    try {
+      const missing = await fetch(worker.url);
+      assert.deepEqual([missing.status, (await missing.json()).code], [404, 'NOT_FOUND'], 'a GET does not create');
+      const rows = (from) => Array.from({ length: 50 }, (_, i) => ({ order_id: `O-${from + i}`, ts: 1, region: i % 2 ? 'eu' : 'us', amount: `${i}.25`, note: `n${from + i}` }));
+      const post = (body) => fetch(worker.url, { method: 'POST', body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.json(), rows: body }));
+      // Two first POSTs at once: one creates the table, the other opens it, and both commit
+      // (the worker's default coordinates several writers; as single writers one would roll
+      // back the other's write in progress, and that table lost a committed file).
+      const first = await Promise.all([post(rows(0)), post(rows(100))]);
+      for (const r of first) assert.equal(r.status, 200, JSON.stringify(r.body));
+      const third = await post(rows(200));
+      assert.equal(third.status, 200, JSON.stringify(third.body));
+      const committed = [...first, third];
+      const t = await pkg.HudiTable.open(uri, { s3: s3Options(moto.url) });
+      assert.equal((await t.info()).name, 'orders');
+      const now = await t.rows();
+      assert.deepEqual(now.map((r) => r.order_id).sort(), committed.flatMap((r) => r.rows.map((x) => x.order_id)).sort());
+      assertReadersAgree(moto.url, uri, now, 'a table the worker created');
+      t.close();
+    } finally {
+      await worker.stop();
+    }
+  });
+
   for (const [kind, posts] of [['mor', 20], ['cow', 5]]) {
     test(`${posts} POSTs of 100 rows into the ${kind.toUpperCase()} table; the table holds exactly those rows`, async () => {
       const name = WRITE_TABLES[kind];

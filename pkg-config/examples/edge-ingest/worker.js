@@ -40,12 +40,9 @@ function metadataCache(env) {
   return mdtCache ?? undefined;
 }
 
-function openTable(env, signal) {
-  if (!env.TABLE_URL) throw Object.assign(new Error('the TABLE_URL binding is not set'), { code: 'INVALID_ARGUMENT' });
-  const cache = metadataCache(env);
-  return HudiTable.open(env.TABLE_URL, {
+function storageOptions(env, signal) {
+  return {
     signal,
-    ...(cache ? { cache } : {}),
     s3: {
       endpoint: env.S3_ENDPOINT,
       region: env.S3_REGION ?? 'auto',
@@ -56,7 +53,41 @@ function openTable(env, signal) {
     // Storage requests in flight at most (the package's default when unset). Workers open
     // at most 6 connections at once per request; more requests wait for one.
     ...(env.S3_CONCURRENCY ? { concurrency: concurrency(env.S3_CONCURRENCY) } : {}),
-  });
+  };
+}
+
+function openTable(env, signal) {
+  if (!env.TABLE_URL) throw Object.assign(new Error('the TABLE_URL binding is not set'), { code: 'INVALID_ARGUMENT' });
+  const cache = metadataCache(env);
+  return HudiTable.open(env.TABLE_URL, { ...storageOptions(env, signal), ...(cache ? { cache } : {}) });
+}
+
+/** The table to write to: opened, or — when there is none and the TABLE_SPEC binding says what
+ *  it is — created. Of requests creating it at once one creates it; the others open it. */
+async function openOrCreateTable(env, signal) {
+  try {
+    return await openTable(env, signal);
+  } catch (e) {
+    const spec = tableSpec(env);
+    if (e?.code !== 'NOT_FOUND' || !spec) throw e;
+    try {
+      return await HudiTable.create(env.TABLE_URL, spec, storageOptions(env, signal));
+    } catch (c) {
+      if (c?.code === 'CONFLICT') return openTable(env, signal);
+      throw c;
+    }
+  }
+}
+
+/** The new table's spec from the TABLE_SPEC binding (the package's NewTableSpec as JSON), or
+ *  undefined when unset. */
+function tableSpec(env) {
+  if (!env.TABLE_SPEC) return undefined;
+  try {
+    return JSON.parse(env.TABLE_SPEC);
+  } catch (e) {
+    throw Object.assign(new Error(`the TABLE_SPEC binding is not JSON: ${e.message}`), { code: 'INVALID_ARGUMENT' });
+  }
 }
 
 function concurrency(value) {
@@ -65,10 +96,23 @@ function concurrency(value) {
   return n;
 }
 
-/** Hudi write configs from the HUDI_WRITE_OPTIONS binding (a JSON object of `hoodie.*` strings),
- *  e.g. the multi-writer settings; {} when unset. */
+// A worker serves requests at once, so by default its writes coordinate as Hudi's several
+// writers do (optimistic concurrency under the table's storage lock, failed writes cleaned
+// lazily by heartbeat). As a single writer, one request's write would roll back another's
+// write in progress as a failed one, and that other, committing anyway, would leave a table
+// whose commit names deleted files. SINGLE_WRITER=true is for writes funnelled through one
+// Durable Object or queue consumer.
+const SEVERAL_WRITERS = {
+  'hoodie.write.concurrency.mode': 'optimistic_concurrency_control',
+  'hoodie.write.lock.provider': 'org.apache.hudi.client.transaction.lock.StorageBasedLockProvider',
+  'hoodie.cleaner.policy.failed.writes': 'LAZY',
+};
+
+/** Hudi write configs: SEVERAL_WRITERS (unless SINGLE_WRITER is `true`) and, over them, the
+ *  HUDI_WRITE_OPTIONS binding (a JSON object of `hoodie.*` strings). */
 function writeConfigs(env) {
-  if (!env.HUDI_WRITE_OPTIONS) return {};
+  const defaults = env.SINGLE_WRITER === 'true' ? {} : SEVERAL_WRITERS;
+  if (!env.HUDI_WRITE_OPTIONS) return defaults;
   let o;
   try {
     o = JSON.parse(env.HUDI_WRITE_OPTIONS);
@@ -78,7 +122,7 @@ function writeConfigs(env) {
   if (!o || typeof o !== 'object' || Array.isArray(o) || Object.values(o).some((v) => typeof v !== 'string')) {
     throw Object.assign(new Error('the HUDI_WRITE_OPTIONS binding must be a JSON object of strings'), { code: 'INVALID_ARGUMENT' });
   }
-  return o;
+  return { ...defaults, ...o };
 }
 
 function failure(code, message, extra = {}) {
@@ -138,7 +182,7 @@ export default {
     }
     let table;
     try {
-      table = await openTable(env, request.signal);
+      table = request.method === 'GET' ? await openTable(env, request.signal) : await openOrCreateTable(env, request.signal);
       if (request.method === 'GET') {
         const limit = Math.max(1, Math.min(100, Number(url.searchParams.get('limit') ?? 10) || 10));
         return Response.json(await latestCommits(table, limit));
