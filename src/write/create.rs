@@ -56,7 +56,13 @@ const HUDI_FOLDERS: [&str; 7] = [
 /// Writes `table`'s `hoodie.properties` if no table is at `storage`'s root.
 pub async fn create_table(storage: &dyn Storage, table: &NewTable) -> Result<()> {
     let saved_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-    let text = properties_text(table, &saved_at)?;
+    // A refused create whose object holds our bytes counts as our own earlier attempt
+    // (storage retries); the token keeps a second creator's identical spec from looking so.
+    let mut token = [0u8; 8];
+    getrandom::fill(&mut token).map_err(|e| HudiError::io("random source", e))?;
+    let token: String = token.iter().map(|b| format!("{b:02x}")).collect();
+    let comment = format!("Properties saved on {saved_at} by hudi-edge (creator {token})");
+    let text = properties_text(table, &comment)?;
     if !storage.capabilities().writable {
         return Err(HudiError::unsupported_in(
             "creating a table on a read-only storage",
@@ -84,8 +90,8 @@ pub async fn create_table(storage: &dyn Storage, table: &NewTable) -> Result<()>
     }
 }
 
-/// The properties file of `table`, its comment line dated `saved_at`.
-pub fn properties_text(table: &NewTable, saved_at: &str) -> Result<String> {
+/// The properties file of `table` under the comment line `comment`.
+pub fn properties_text(table: &NewTable, comment: &str) -> Result<String> {
     check(table)?;
     let mut props: BTreeMap<&str, String> = BTreeMap::new();
     let avro = crate::schema::to_avro::avro_schema_for_table(&table.name, &table.schema)?;
@@ -172,7 +178,7 @@ pub fn properties_text(table: &NewTable, saved_at: &str) -> Result<String> {
     let checksum = crc32(format!("{database}.{}", table.name).as_bytes()).to_string();
     props.insert("hoodie.table.checksum", checksum);
     Ok(properties::store(
-        &format!("Properties saved on {saved_at} by hudi-edge"),
+        comment,
         props.iter().map(|(k, v)| (*k, v.as_str())),
     ))
 }
