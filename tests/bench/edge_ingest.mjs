@@ -9,7 +9,7 @@
 // same proxy, is the peer. Each commit is checked (50 updated, 50 inserted).
 //
 //   node tests/bench/edge_ingest.mjs [--commits N] [--latency-ms 20] [--server moto|seaweedfs] [--concurrency N] [--mdt-cache-bytes N]
-//                                    [--write-options JSON]
+//                                    [--write-options JSON] [--several-writers]
 //                                    [--out tests/bench/results/edge_ingest.md] [--dump-trace FILE]
 // Needs .ci/setup, the bench table (tests/spark/make_bench_tables.py) and a built pkg-config;
 // `--server seaweedfs` (SeaweedFS's S3 gateway instead of moto) needs tests/bench/setup-s3.sh.
@@ -28,6 +28,7 @@ const SERVER = arg('--server', 'moto');
 const CONCURRENCY = arg('--concurrency', null); // the worker's S3_CONCURRENCY (package default when unset)
 const MDT_CACHE = arg('--mdt-cache-bytes', null); // the worker's MDT_CACHE_BYTES (its default when unset; 0: off)
 const WRITE_OPTIONS = arg('--write-options', null); // the worker's HUDI_WRITE_OPTIONS (JSON), e.g. '{"hoodie.hfile.block.size":"65536"}'
+const SEVERAL_WRITERS = process.argv.includes('--several-writers'); // the worker's default: writes under the storage lock
 const DUMP = arg('--dump-trace', null); // a JSON file for the proxy's trace of every POST
 const TABLE = 'bench_mor_v9';
 const BUCKET = 'bench';
@@ -198,8 +199,8 @@ export default {
     ...(MDT_CACHE !== null ? { MDT_CACHE_BYTES: MDT_CACHE } : {}),
     ...(WRITE_OPTIONS !== null ? { HUDI_WRITE_OPTIONS: WRITE_OPTIONS } : {}),
     // One POST at a time, as writes funnelled through one Durable Object: the single-writer
-    // commit the earlier rounds measured (the worker's default now coordinates several writers).
-    SINGLE_WRITER: 'true',
+    // commit the earlier rounds measured, unless --several-writers (the worker's default).
+    ...(SEVERAL_WRITERS ? {} : { SINGLE_WRITER: 'true' }),
   });
   const head = async () => {
     const s = performance.now();
@@ -254,7 +255,7 @@ export default {
   const out = (s = '') => (console.log(s), lines.push(s));
   out(`# edge-ingest in workerd: 100-row upserts into ${TABLE} (1M rows, record index) on ${SERVER}, +${LATENCY} ms per request`);
   out();
-  out(`Command: \`node tests/bench/edge_ingest.mjs --commits ${COMMITS} --latency-ms ${LATENCY}${SERVER === 'moto' ? '' : ` --server ${SERVER}`}${CONCURRENCY ? ` --concurrency ${CONCURRENCY}` : ''}${MDT_CACHE !== null ? ` --mdt-cache-bytes ${MDT_CACHE}` : ''}${WRITE_OPTIONS !== null ? ` --write-options '${WRITE_OPTIONS}'` : ''}\` (${new Date().toISOString().slice(0, 10)}, 2 cores shared).`);
+  out(`Command: \`node tests/bench/edge_ingest.mjs --commits ${COMMITS} --latency-ms ${LATENCY}${SERVER === 'moto' ? '' : ` --server ${SERVER}`}${CONCURRENCY ? ` --concurrency ${CONCURRENCY}` : ''}${MDT_CACHE !== null ? ` --mdt-cache-bytes ${MDT_CACHE}` : ''}${WRITE_OPTIONS !== null ? ` --write-options '${WRITE_OPTIONS}'` : ''}${SEVERAL_WRITERS ? ' --several-writers' : ''}\` (${new Date().toISOString().slice(0, 10)}, 2 cores shared).`);
   out('Each POST: the worker opens the table (properties + timeline), upserts 50 updates and 50 new keys, closes it.');
   out();
   out(`The worker's metadata cache: ${runs[0].cache ? `on, ${mib(runs[0].cache.maxBytes)} MiB budget (MDT_CACHE_BYTES)` : 'off'}.`);
