@@ -19,9 +19,7 @@ export function arrowTableOf(rows: unknown): Table | null {
   if (!Array.isArray(given.schema?.fields)) return null;
   const isTable = Array.isArray(given.batches);
   if (!isTable && !(given.data && typeof given.numRows === 'number')) return null;
-  // apache-arrow makes `instanceof Table` (Schema, RecordBatch, Data) hold across copies, but
-  // not `instanceof DataType`, which is what its IPC writer goes by.
-  if ((given.schema.fields as Foreign[]).every((f) => f.type instanceof DataType)) {
+  if (typesAreOurs(given.schema)) {
     return isTable ? (given as Table) : new Table(given as RecordBatch);
   }
   try {
@@ -40,8 +38,13 @@ export function arrowSchemaOf(columns: unknown): Schema | null {
   if (!given || typeof given !== 'object') return null;
   const schema = Array.isArray(given.fields) ? given : given.schema;
   if (!Array.isArray(schema?.fields)) return null;
-  if ((schema.fields as Foreign[]).every((f) => f.type instanceof DataType)) return schema as Schema;
-  return adoptSchema(schema);
+  return typesAreOurs(schema) ? (schema as Schema) : adoptSchema(schema);
+}
+
+/** apache-arrow makes `instanceof Table` (Schema, RecordBatch, Data) hold across copies, but
+ *  not `instanceof DataType`, which is what its IPC writer goes by. */
+function typesAreOurs(schema: Foreign): boolean {
+  return (schema.fields as Foreign[]).every((f) => f.type instanceof DataType);
 }
 
 function adoptSchema(s: Foreign): Schema {

@@ -11,7 +11,7 @@ use crate::write::create::NewTable;
 
 /// What a new table is: its columns, keys and layout (Hudi's table configs).
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 #[cfg_attr(target_arch = "wasm32", derive(tsify_next::Tsify))]
 pub struct TableSpec {
     /// `hoodie.table.name`; by default the location's last path segment.

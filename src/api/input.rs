@@ -176,35 +176,28 @@ fn base64_columns(
     RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())
 }
 
-/// Arrow IPC, file or stream format (what apache-arrow's `tableToIPC` makes).
-/// The schema of Arrow IPC bytes (a stream or a file; batches not needed).
-pub fn arrow_ipc_schema(bytes: &[u8]) -> std::result::Result<arrow_schema::Schema, String> {
-    let schema = if bytes.starts_with(b"ARROW1") {
-        arrow_ipc::reader::FileReader::try_new(Cursor::new(bytes), None)
-            .map_err(|e| e.to_string())?
-            .schema()
+/// A reader of Arrow IPC, file or stream format (what apache-arrow's `tableToIPC` makes).
+fn ipc_reader(
+    bytes: &[u8],
+) -> std::result::Result<Box<dyn arrow_array::RecordBatchReader + '_>, String> {
+    let cursor = Cursor::new(bytes);
+    Ok(if bytes.starts_with(b"ARROW1") {
+        Box::new(arrow_ipc::reader::FileReader::try_new(cursor, None).map_err(|e| e.to_string())?)
     } else {
-        arrow_ipc::reader::StreamReader::try_new(Cursor::new(bytes), None)
-            .map_err(|e| e.to_string())?
-            .schema()
-    };
-    Ok(schema.as_ref().clone())
+        Box::new(arrow_ipc::reader::StreamReader::try_new(cursor, None).map_err(|e| e.to_string())?)
+    })
 }
 
+/// The schema of Arrow IPC bytes (batches not needed).
+pub fn arrow_ipc_schema(bytes: &[u8]) -> std::result::Result<arrow_schema::Schema, String> {
+    Ok(ipc_reader(bytes)?.schema().as_ref().clone())
+}
+
+/// The batches of Arrow IPC bytes.
 pub fn decode_arrow_ipc(bytes: &[u8]) -> std::result::Result<Vec<RecordBatch>, String> {
-    if bytes.starts_with(b"ARROW1") {
-        let reader = arrow_ipc::reader::FileReader::try_new(Cursor::new(bytes), None)
-            .map_err(|e| e.to_string())?;
-        reader
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())
-    } else {
-        let reader = arrow_ipc::reader::StreamReader::try_new(Cursor::new(bytes), None)
-            .map_err(|e| e.to_string())?;
-        reader
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())
-    }
+    ipc_reader(bytes)?
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(not(target_arch = "wasm32"))]

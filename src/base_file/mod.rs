@@ -350,21 +350,36 @@ fn decode_footer(footer: &[u8], data_end: u64, path: &str) -> Result<ParquetMeta
     Ok(metadata)
 }
 
+/// The footer of a Parquet file held in memory, checked, as the crate presents it.
+fn footer_in_memory(file: &[u8], path: &str) -> Result<ArrowReaderMetadata> {
+    let size = file.len() as u64;
+    let meta_len = footer_len(file, size, false, path)?;
+    let data_end = size - meta_len - 8;
+    let metadata = decode_footer(&file[data_end as usize..file.len() - 8], data_end, path)?;
+    ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new())
+        .map_err(|e| parquet_err(path, e))
+}
+
+/// The Arrow schema of a Parquet file held in memory, from its footer alone.
+pub fn schema_in_memory(file: &[u8], path: &str) -> Result<arrow_schema::SchemaRef> {
+    Ok(footer_in_memory(file, path)?.schema().clone())
+}
+
 /// Every row of a Parquet file held in memory (a log file's Parquet data block, an LSM
 /// timeline file): its footer checked and its column chunks' pages walked first, as the
 /// crate reads it without our reader; `what` says what the file was.
 pub fn decode_in_memory(file: Bytes, path: &str, what: &str) -> Result<Vec<RecordBatch>> {
-    let size = file.len() as u64;
-    let meta_len = footer_len(&file, size, false, path)?;
-    let data_end = size - meta_len - 8;
-    let metadata = decode_footer(&file[data_end as usize..file.len() - 8], data_end, path)?;
-    // Every chunk lies within the data (checked above).
-    for c in metadata.row_groups().iter().flat_map(|g| g.columns()) {
+    let presented = footer_in_memory(&file, path)?;
+    // Every chunk lies within the data (checked with the footer).
+    for c in presented
+        .metadata()
+        .row_groups()
+        .iter()
+        .flat_map(|g| g.columns())
+    {
         let (start, len) = c.byte_range();
         check_chunk(&file[start as usize..(start + len) as usize], path)?;
     }
-    let presented = ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new())
-        .map_err(|e| parquet_err(path, e))?;
     let reading = maps::reading_metadata(&presented, path)?;
     let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
         file,

@@ -142,7 +142,7 @@ enum Command {
             conflicts_with = "schema_from"
         )]
         columns: Option<String>,
-        /// Take the columns from a Parquet or Arrow IPC file (its first batch's schema).
+        /// Take the columns from a Parquet or Arrow IPC file's schema.
         #[arg(long, value_name = "FILE")]
         schema_from: Option<String>,
         /// COPY_ON_WRITE (cow) or MERGE_ON_READ (mor).
@@ -345,6 +345,19 @@ fn print_json(value: &impl serde::Serialize) -> Result<()> {
     writeln!(out).map_err(|e| HudiError::io("<stdout>", e))
 }
 
+/// `--option KEY=VALUE` flags as a map.
+fn option_map(options: Vec<String>) -> Result<std::collections::BTreeMap<String, String>> {
+    options
+        .iter()
+        .map(|kv| {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| HudiError::invalid(format!("--option {kv:?} is not KEY=VALUE")))?;
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
 async fn run(cli: Cli) -> Result<()> {
     let latency = cli.latency_ms.map(std::time::Duration::from_millis);
     let remote = cli.remote.options()?;
@@ -522,14 +535,7 @@ async fn run(cli: Cli) -> Result<()> {
             };
             let mut write_options = crate::write::WriteOptions::new(operation);
             write_options.commit_retries = commit_retries;
-            for kv in options {
-                let (k, v) = kv.split_once('=').ok_or_else(|| {
-                    HudiError::invalid(format!("--option {kv:?} is not KEY=VALUE"))
-                })?;
-                write_options
-                    .options
-                    .insert(k.trim().to_string(), v.trim().to_string());
-            }
+            write_options.options = option_map(options)?;
             let bytes = if input == "-" {
                 let mut buf = Vec::new();
                 std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
@@ -585,25 +591,15 @@ async fn run(cli: Cli) -> Result<()> {
                 Some(file) => {
                     let bytes = std::fs::read(&file).map_err(|e| HudiError::io(&file, e))?;
                     Some(match InputFormat::of_path(&file) {
-                        InputFormat::Parquet => {
-                            let batches = crate::base_file::decode_in_memory(
-                                bytes.into(),
-                                &file,
-                                "bad Parquet",
-                            )?;
-                            let first = batches.first().ok_or_else(|| {
-                                HudiError::invalid_input(format!(
-                                    "{file}: no rows to take the columns from"
-                                ))
-                            })?;
-                            first.schema().as_ref().clone()
-                        }
+                        InputFormat::Parquet => crate::base_file::schema_in_memory(&bytes, &file)?
+                            .as_ref()
+                            .clone(),
                         _ => crate::api::input::arrow_ipc_schema(&bytes)
                             .map_err(|e| HudiError::invalid_input(format!("{file}: {e}")))?,
                     })
                 }
             };
-            let mut spec = crate::api::create::TableSpec {
+            let spec = crate::api::create::TableSpec {
                 name,
                 table_type: Some(table_type),
                 columns,
@@ -611,15 +607,8 @@ async fn run(cli: Cli) -> Result<()> {
                 record_key,
                 partition_by,
                 ordering_fields: ordering,
-                ..Default::default()
+                options: option_map(options)?,
             };
-            for kv in options {
-                let (k, v) = kv.split_once('=').ok_or_else(|| {
-                    HudiError::invalid(format!("--option {kv:?} is not KEY=VALUE"))
-                })?;
-                spec.options
-                    .insert(k.trim().to_string(), v.trim().to_string());
-            }
             let new = spec.new_table(&table)?;
             let t = Table::create(storage_of(&table)?, &new).await?;
             let config = t.client().config();
@@ -634,13 +623,7 @@ async fn run(cli: Cli) -> Result<()> {
             options,
             hold_ms,
         } => {
-            let mut map = std::collections::BTreeMap::new();
-            for kv in options {
-                let (k, v) = kv.split_once('=').ok_or_else(|| {
-                    HudiError::invalid(format!("--option {kv:?} is not KEY=VALUE"))
-                })?;
-                map.insert(k.trim().to_string(), v.trim().to_string());
-            }
+            let mut map = option_map(options)?;
             use crate::write::lock;
             map.entry(lock::CONCURRENCY_MODE.into())
                 .or_insert_with(|| "optimistic_concurrency_control".into());

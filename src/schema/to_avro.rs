@@ -41,13 +41,16 @@ fn nullable_if(field: &Field, ty: Value) -> Value {
 }
 
 /// Avro names: Hudi (and Avro) refuse anything else at write time.
-fn check_name(name: &str) -> Result<()> {
+pub(crate) fn is_avro_name(name: &str) -> bool {
     let mut chars = name.chars();
-    let ok = chars
+    chars
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !ok {
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn check_name(name: &str) -> Result<()> {
+    if !is_avro_name(name) {
         return Err(HudiError::invalid(format!(
             "column name {name:?}: Avro names start with a letter or `_` and hold only \
              letters, digits and `_`"

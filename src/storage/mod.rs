@@ -87,9 +87,7 @@ impl ObjectMeta {
     pub fn is_folder_marker(path: &str, data: &[u8]) -> bool {
         path.ends_with('/') && data.is_empty()
     }
-}
 
-impl ObjectMeta {
     pub fn file(path: impl Into<String>, size: u64) -> Self {
         ObjectMeta {
             path: path.into(),

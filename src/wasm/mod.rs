@@ -150,10 +150,10 @@ fn table_spec(create: &JsValue) -> Result<Option<crate::api::create::TableSpec>,
     }
     let bad = |e: &dyn std::fmt::Display| to_js(HudiError::invalid(format!("new table: {e}")));
     let ipc = js_sys::Reflect::get(create, &"schemaIpc".into()).map_err(|_| bad(&"unreadable"))?;
-    let rest = js_sys::Object::assign(&js_sys::Object::new(), create.unchecked_ref());
-    js_sys::Reflect::delete_property(&rest, &"schemaIpc".into()).map_err(|_| bad(&"unreadable"))?;
+    // Only the struct's own fields are read (`schemaIpc` and misspelt keys are passed over;
+    // the package refuses the latter).
     let mut spec: crate::api::create::TableSpec =
-        serde_wasm_bindgen::from_value(rest.into()).map_err(|e| bad(&e))?;
+        serde_wasm_bindgen::from_value(create.clone()).map_err(|e| bad(&e))?;
     if !ipc.is_undefined() && !ipc.is_null() {
         let bytes = Uint8Array::new(&ipc).to_vec();
         spec.schema = Some(crate::api::input::arrow_ipc_schema(&bytes).map_err(|e| bad(&e))?);

@@ -23,7 +23,6 @@ use crate::metadata::MetadataTable;
 use crate::read::{ReadOptions, Scan};
 use crate::schema::{FILE_NAME, RECORD_KEY};
 use crate::storage::{join, PutMode, Storage};
-use crate::timeline::instant::{action, parse_instant_file_name, State};
 use crate::timeline::metadata::OrderedMap;
 use crate::timeline::{CommitMetadata, WriteStat};
 use crate::value::Value;
@@ -771,21 +770,12 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
 /// (It narrows the race to this one request; several writers take the lock instead.)
 async fn still_ours(table: &Ctx<'_>, instant: &str) -> Result<()> {
     let listed = super::rollback::list_timeline(table.client).await?;
-    let parsed: Vec<_> = listed
-        .iter()
-        .filter_map(|o| parse_instant_file_name(o.name()))
-        .collect();
-    let inflight = parsed
-        .iter()
-        .any(|f| f.requested_time == instant && f.state == State::Inflight);
-    let rollback = parsed
-        .iter()
-        .find(|f| f.action == action::ROLLBACK && f.requested_time.as_str() > instant);
-    let why = match (inflight, rollback) {
+    let listing = super::rollback::Listing::of_timeline(table.client.config(), &listed);
+    let rollback = listing.rollback_after(instant);
+    let why = match (listing.is_inflight(instant), rollback) {
         (_, Some(r)) => format!(
-            "another writer's rollback {} started while this write ran (a single-writer \
-             table has one writer at a time; several need Hudi's multi-writer settings)",
-            r.requested_time
+            "another writer's rollback {r} started while this write ran (a single-writer \
+             table has one writer at a time; several need Hudi's multi-writer settings)"
         ),
         (false, None) => "this write's inflight instant is gone: another writer rolled it \
              back (a single-writer table has one writer at a time)"
@@ -793,7 +783,7 @@ async fn still_ours(table: &Ctx<'_>, instant: &str) -> Result<()> {
         (true, None) => return Ok(()),
     };
     Err(HudiError::Conflict {
-        path: rollback.map_or_else(|| instant.to_string(), |r| r.requested_time.clone()),
+        path: rollback.unwrap_or(instant).to_string(),
         detail: why,
     })
 }

@@ -95,17 +95,6 @@ pub fn properties_text(table: &NewTable, comment: &str) -> Result<String> {
     check(table)?;
     let mut props: BTreeMap<&str, String> = BTreeMap::new();
     let avro = crate::schema::to_avro::avro_schema_for_table(&table.name, &table.schema)?;
-    let options = |key: &str| -> String {
-        let default = TAKEN_OPTIONS
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| *v);
-        table
-            .options
-            .get(key)
-            .map(|v| v.trim().to_string())
-            .unwrap_or_else(|| default.unwrap_or_default().to_string())
-    };
     let (table_type, merge_mode) = (
         match table.table_type {
             TableType::CopyOnWrite => "COPY_ON_WRITE",
@@ -165,10 +154,10 @@ pub fn properties_text(table: &NewTable, comment: &str) -> Result<String> {
             table.ordering_fields.join(","),
         );
     }
-    for (key, _) in TAKEN_OPTIONS {
-        let value = options(key);
+    for (key, default) in TAKEN_OPTIONS {
+        let value = table.options.get(key).map_or(default, |v| v.trim());
         if !value.is_empty() {
-            props.insert(key, value);
+            props.insert(key, value.to_string());
         }
     }
     let database = props
@@ -190,13 +179,7 @@ fn check(table: &NewTable) -> Result<()> {
             table.name
         )))
     };
-    let avro_name = |s: &str| {
-        let mut c = s.chars();
-        c.next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
-    if !avro_name(&table.name) {
+    if !crate::schema::to_avro::is_avro_name(&table.name) {
         return bad(
             "a table name starts with a letter or `_` and holds only letters, digits and `_`"
                 .into(),

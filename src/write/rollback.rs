@@ -151,6 +151,21 @@ impl Listing {
             .collect()
     }
 
+    /// Whether the instant requested at `time` has its inflight file (and no completed one).
+    pub(crate) fn is_inflight(&self, time: &str) -> bool {
+        self.pending()
+            .iter()
+            .any(|(t, _, inflight)| t == time && *inflight)
+    }
+
+    /// A rollback (in any state) requested after `time`.
+    pub(crate) fn rollback_after(&self, time: &str) -> Option<&str> {
+        self.files
+            .iter()
+            .find(|(p, _)| p.action == action::ROLLBACK && p.requested_time.as_str() > time)
+            .map(|(p, _)| p.requested_time.as_str())
+    }
+
     /// Pending instants of any action: (requested time, action).
     pub(crate) fn pending_instants(&self) -> Vec<(String, String)> {
         self.pending().into_iter().map(|(t, a, _)| (t, a)).collect()
