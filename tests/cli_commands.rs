@@ -10,6 +10,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 
 use common::oracle::{
     allowances, expected_commits, expected_file_slices, expected_reads, key_fields, Want,
@@ -831,4 +832,84 @@ fn create_from_columns_and_from_a_data_file() {
         columns, source_columns,
         "the same columns in the same order"
     );
+}
+
+/// `write --add-columns`: an Arrow file's extra column joins the schema; without the flag it
+/// is refused, and JSON lines (untyped) cannot add one.
+#[test]
+fn write_adds_columns_from_typed_input_only_when_asked() {
+    use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+    let root = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli_add_columns");
+    let _ = std::fs::remove_dir_all(&root);
+    let table = root.join("t").to_string_lossy().into_owned();
+    let r = run(&args(&[
+        "create",
+        &table,
+        "--columns",
+        "id BIGINT NOT NULL, ts BIGINT, note STRING",
+        "--record-key",
+        "id",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    let wider = RecordBatch::try_from_iter([
+        ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+        ("ts", Arc::new(Int64Array::from(vec![1, 1]))),
+        ("note", Arc::new(StringArray::from(vec!["a", "b"]))),
+        ("score", Arc::new(Float64Array::from(vec![0.5, 1.5]))),
+    ])
+    .unwrap();
+    let input = root.join("wider.arrow");
+    let mut w = arrow_ipc::writer::FileWriter::try_new(
+        std::fs::File::create(&input).unwrap(),
+        &wider.schema(),
+    )
+    .unwrap();
+    w.write(&wider).unwrap();
+    w.finish().unwrap();
+    let input = input.to_string_lossy().into_owned();
+    let refused = run(&args(&["write", &table, "--input", &input]));
+    assert!(
+        refused.err.contains("INVALID_INPUT") && refused.err.contains("add-columns"),
+        "{}",
+        refused.err
+    );
+    let jsonl_input = root.join("wider.jsonl");
+    std::fs::write(
+        &jsonl_input,
+        "{\"id\":3,\"ts\":1,\"note\":\"c\",\"score\":2.5}\n",
+    )
+    .unwrap();
+    let untyped = run(&args(&[
+        "write",
+        &table,
+        "--input",
+        &jsonl_input.to_string_lossy(),
+        "--add-columns",
+    ]));
+    assert!(
+        untyped.err.contains("INVALID_ARGUMENT") && untyped.err.contains("Parquet or Arrow"),
+        "{}",
+        untyped.err
+    );
+    let r = run(&args(&[
+        "write",
+        &table,
+        "--input",
+        &input,
+        "--add-columns",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    let rows = jsonl(&run(&args(&["read", &table])).out);
+    let scores: Vec<f64> = rows.iter().map(|r| r["score"].as_f64().unwrap()).collect();
+    assert_eq!(scores.len(), 2);
+    assert!(scores.contains(&0.5) && scores.contains(&1.5), "{rows:?}");
+    // The column is the table's now: JSON lines may set it.
+    let r = run(&args(&[
+        "write",
+        &table,
+        "--input",
+        &jsonl_input.to_string_lossy(),
+    ]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(jsonl(&run(&args(&["read", &table])).out).len(), 3);
 }

@@ -395,6 +395,206 @@ async fn refuses_tables_it_cannot_create() {
 }
 
 /// A refused write: the error code, and not one request that changes storage.
+/// Columns the input adds (string, int, decimal, date) join the table's schema only when
+/// asked: refused before any request otherwise; then appended nullable, old rows read as
+/// nulls in both readers (MOR: a log file with them over a base file without), and a column
+/// added through a metadata table prunes with `IS NULL` and `=` as it should.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adds_columns_when_asked() {
+    use arrow_array::{
+        ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Array, StringArray,
+    };
+    use hudi_edge::config::TableType;
+    let wider = |ids: Vec<i64>, regions: Vec<&str>| {
+        let n = ids.len();
+        batch(vec![
+            ("id", Arc::new(Int64Array::from(ids)) as ArrayRef),
+            ("ts", Arc::new(Int64Array::from(vec![9; n]))),
+            ("region", Arc::new(StringArray::from(regions))),
+            ("note", Arc::new(StringArray::from(vec![Some("added"); n]))),
+            ("qty", Arc::new(Int32Array::from(vec![Some(7); n]))),
+            (
+                "price",
+                Arc::new(
+                    Decimal128Array::from(vec![1230; n])
+                        .with_precision_and_scale(10, 2)
+                        .unwrap(),
+                ),
+            ),
+            ("day", Arc::new(Date32Array::from(vec![20_000; n]))),
+        ])
+    };
+    for table_type in [TableType::CopyOnWrite, TableType::MergeOnRead] {
+        let test = format!("adds_columns_{table_type:?}");
+        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join("write")
+            .join(&test);
+        let _ = std::fs::remove_dir_all(&dir);
+        let storage = Arc::new(hudi_edge::storage::local::LocalStorage::new(&dir));
+        let new = new_table(
+            "evolving",
+            table_type,
+            "id BIGINT NOT NULL, ts BIGINT, region STRING, amount DOUBLE",
+            ["id", "region", "ts"],
+        );
+        hudi_edge::Table::create(storage, &new)
+            .await
+            .expect("create");
+        let rows: Vec<Map<String, Value>> = (1..=3)
+            .map(|i| serde_json::json!({"id": i, "ts": 1, "region": if i == 2 { "us" } else { "eu" }, "amount": i as f64}))
+            .map(|v| v.as_object().unwrap().clone())
+            .collect();
+        write(&dir, &rows, Operation::Insert).await;
+        let (before, _) = latest(&dir).await;
+
+        let input = [wider(vec![2, 4], vec!["us", "eu"])];
+        assert_eq!(
+            refused(&dir, &input, Operation::Upsert).await,
+            "INVALID_INPUT"
+        );
+        let mut options = WriteOptions::new(Operation::Upsert);
+        options.add_columns = true;
+        // Names Spark would take for a column the table has, or Avro cannot hold: refused
+        // before any request.
+        for (name, says) in [("ID", "only in case"), ("my col", "Avro names")] {
+            let table = open(&dir).await;
+            let mut columns: Vec<(&str, ArrayRef)> = vec![
+                ("id", Arc::new(Int64Array::from(vec![5]))),
+                ("ts", Arc::new(Int64Array::from(vec![1]))),
+                ("region", Arc::new(StringArray::from(vec!["eu"]))),
+            ];
+            columns.push((name, Arc::new(StringArray::from(vec!["x"]))));
+            let e = table.write(&[batch(columns)], &options).await.unwrap_err();
+            assert_eq!(e.code(), "INVALID_INPUT", "{e}");
+            assert!(e.to_string().contains(says), "{e}");
+            assert_eq!((table.io().puts, table.io().deletes), (0, 0), "{e}");
+        }
+        let table = open(&dir).await;
+        let result = table
+            .write(&input, &options)
+            .await
+            .expect("write adding columns");
+        assert_eq!(
+            (result.records.updated, result.records.inserted),
+            (1, 1),
+            "{test}"
+        );
+
+        // The commit's writer schema: the old fields, then the new ones as `["null", T]`.
+        let reopened = open(&dir).await;
+        let instant = reopened
+            .timeline()
+            .latest_completed_write()
+            .cloned()
+            .unwrap();
+        assert_eq!(instant.requested_time, result.instant);
+        let commit = reopened.commit_metadata(&instant).await.unwrap();
+        let schema: Value = serde_json::from_str(commit.schema().unwrap()).unwrap();
+        let fields = schema["fields"].as_array().unwrap();
+        let names: Vec<&str> = fields.iter().map(|f| f["name"].as_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            ["id", "ts", "region", "amount", "note", "qty", "price", "day"]
+        );
+        for f in &fields[4..] {
+            assert_eq!(f["type"][0], "null", "{f}");
+            assert!(f["default"].is_null() && f.get("default").is_some(), "{f}");
+        }
+        assert_eq!(
+            fields[6]["type"][1]["type"], "fixed",
+            "Spark's decimal: {}",
+            fields[6]
+        );
+
+        let ours = our_rows(&dir, ReadOptions::default()).await;
+        assert_eq!(ours.len(), 4, "{test}");
+        same_rows(
+            &ours,
+            &hudi_rs_rows(&dir, &[]),
+            &format!("{test}: hudi-edge vs hudi-rs"),
+        );
+        let added: Vec<&String> = ours
+            .iter()
+            .filter(|r| r.contains("\"note\":\"added\""))
+            .collect();
+        assert_eq!(added.len(), 2, "{test}: {ours:?}");
+        assert!(
+            ours.iter().filter(|r| r.contains("\"note\":null")).count() == 2,
+            "{ours:?}"
+        );
+        // Time travel to before the write: the old schema's rows.
+        let old = our_rows(
+            &dir,
+            ReadOptions {
+                as_of: Some(before),
+                ..Default::default()
+            },
+        )
+        .await;
+        assert!(
+            old.len() == 3 && old.iter().all(|r| !r.contains("note")),
+            "{old:?}"
+        );
+    }
+
+    // Through a metadata table (files, column_stats, partition_stats, record_index); its
+    // column-stats index as Spark defined it (listed columns: the new one is not indexed),
+    // then without a definition (every column: the new one gets stats in new files only).
+    for every_column in [false, true] {
+        adds_a_column_through_the_metadata_table(every_column).await;
+    }
+}
+
+async fn adds_a_column_through_the_metadata_table(every_column: bool) {
+    use arrow_array::{ArrayRef, StringArray};
+    let test = format!("adds_columns_mdt_{every_column}");
+    let dir = common::table_copy("sample_table/cow/v9_txns_simple_overwrite", "write", &test);
+    if every_column {
+        std::fs::remove_file(dir.join(".hoodie/.index_defs/index.json")).unwrap();
+    }
+    let table = open(&dir).await;
+    // A new key in a new file group: every row of that file has the column, none of the
+    // partition's older files do.
+    let mut row = input_rows(&dir).await.remove(0);
+    row.insert("txn_id".into(), "TXN-NEW".into());
+    let mut batches = decode_input(&table, &[row]).await;
+    let first = batches.remove(0);
+    let first_schema = first.schema();
+    let mut columns: Vec<(&str, ArrayRef)> = first_schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .zip(first.columns().iter().cloned())
+        .collect();
+    columns.push(("channel", Arc::new(StringArray::from(vec!["web"]))));
+    let mut options = WriteOptions::new(Operation::Upsert);
+    options.add_columns = true;
+    options
+        .options
+        .insert("hoodie.parquet.small.file.limit".into(), "0".into());
+    let result = table
+        .write(&[batch(columns)], &options)
+        .await
+        .expect("write through the MDT");
+    assert_eq!(result.records.inserted, 1);
+    let all = our_rows(&dir, ReadOptions::default()).await;
+    same_rows(
+        &all,
+        &hudi_rs_rows(&dir, &[]),
+        &format!("{test}: hudi-edge vs hudi-rs"),
+    );
+    for (filter, want) in [("channel = web", 1), ("channel is null", all.len() - 1)] {
+        let found = our_rows(&dir, common::mdt::options(&[filter])).await;
+        assert_eq!(found.len(), want, "{test}: {filter}");
+        let plain = common::mdt::without_metadata(common::mdt::options(&[filter]));
+        assert_eq!(
+            found,
+            our_rows(&dir, plain).await,
+            "{filter}: with and without the MDT"
+        );
+    }
+}
+
 async fn refused(dir: &Path, batches: &[arrow_array::RecordBatch], operation: Operation) -> String {
     let table = open(dir).await;
     let err = table

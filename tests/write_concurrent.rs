@@ -55,6 +55,15 @@ fn with(
     r
 }
 
+/// `template` as one row for key `key` with `merchant_name` `value`, decoded through `table`.
+async fn merchant_row(
+    table: &Table,
+    template: &Map<String, Value>,
+    (key, value, order): (&str, &str, i64),
+) -> Vec<arrow_array::RecordBatch> {
+    decode_input(table, &[with(template, key, "merchant_name", value, order)]).await
+}
+
 fn listing(dir: &Path, sub: &str) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir.join(sub))
         .map(|d| {
@@ -174,6 +183,84 @@ async fn a_lost_conflict_names_the_winner_and_a_retry_commits() {
                 &format!("{what}: hudi-rs"),
             );
         }
+    }
+}
+
+/// Writer A waits at its inflight instant while B adds a column (`add_columns`) in other file
+/// groups and commits: committed after B's, A's narrower schema would become the table's and
+/// drop the column, so A fails CONFLICT naming B; with one retry it commits in B's schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_column_added_meanwhile_conflicts_and_a_retry_keeps_it() {
+    use arrow_array::{ArrayRef, RecordBatch, StringArray};
+    for retries in [0u32, 1] {
+        let dir = common::table_copy(COW, "write-concurrent", &format!("added-column-{retries}"));
+        let template = input_rows(&dir).await.remove(0);
+        let mut gated = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
+        let (hook, reached, release) = common::hooked::gate_once(|path| {
+            path.starts_with(".hoodie/timeline/") && path.ends_with("inflight")
+        });
+        gated.on_put = hook;
+        let a_table = Table::open(Arc::new(gated)).await.unwrap();
+        let a_rows = merchant_row(&a_table, &template, ("A-KEY", "A", 1)).await;
+        let mut a_options = occ(retries);
+        // New keys go to new file groups: no file group in common with B.
+        a_options
+            .options
+            .insert("hoodie.parquet.small.file.limit".into(), "0".into());
+        let a_write = a_table.write(&a_rows, &a_options);
+        let b_write = async {
+            reached.await.unwrap();
+            let b_table = open(&dir).await;
+            let b_rows = merchant_row(&b_table, &template, ("B-KEY", "B", 1)).await;
+            let b = &b_rows[0];
+            let mut fields: Vec<_> = b.schema().fields().iter().cloned().collect();
+            fields.push(Arc::new(arrow_schema::Field::new(
+                "channel",
+                arrow_schema::DataType::Utf8,
+                true,
+            )));
+            let mut columns: Vec<ArrayRef> = b.columns().to_vec();
+            columns.push(Arc::new(StringArray::from(vec!["web"])));
+            let wider =
+                RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns).unwrap();
+            let mut b_options = occ(0);
+            b_options.add_columns = true;
+            b_options
+                .options
+                .insert("hoodie.parquet.small.file.limit".into(), "0".into());
+            let b = b_table.write(&[wider], &b_options).await.unwrap();
+            release.send(()).unwrap();
+            b
+        };
+        let (a, b) = futures::join!(a_write, b_write);
+        let what = format!("{retries} retries");
+        if retries == 0 {
+            let e = a.unwrap_err();
+            assert_eq!(e.code(), "CONFLICT", "{what}: {e}");
+            assert!(
+                e.to_string().contains(&b.instant) && e.to_string().contains("added columns"),
+                "{e}"
+            );
+        } else {
+            assert_eq!(a.unwrap().attempts, 2, "{what}");
+        }
+        settled(&dir, &what);
+        assert_eq!(
+            value_of(&dir, "B-KEY", "channel").await.as_deref(),
+            Some("web"),
+            "{what}"
+        );
+        let rows = our_rows(&dir, ReadOptions::default()).await;
+        assert!(
+            rows.iter().all(|r| r.contains("\"channel\"")),
+            "{what}: the column stays"
+        );
+        assert_eq!(
+            rows.iter().any(|r| r.contains("A-KEY")),
+            retries == 1,
+            "{what}"
+        );
+        same_rows(&hudi_rs_rows(&dir, &[]), &rows, &format!("{what}: hudi-rs"));
     }
 }
 
@@ -533,21 +620,13 @@ async fn a_single_writer_rolled_back_by_another_does_not_complete() {
         });
         hooked.on_put = hook;
         let first = Table::open(Arc::new(hooked)).await.unwrap();
-        let first_rows = decode_input(
-            &first,
-            &[with(&template, "FIRST", "merchant_name", "first", 3)],
-        )
-        .await;
+        let first_rows = merchant_row(&first, &template, ("FIRST", "first", 3)).await;
         let first_options = WriteOptions::new(Operation::Upsert);
         let first_write = first.write(&first_rows, &first_options);
         let second_write = async {
             held.await.unwrap();
             let second = open(&dir).await;
-            let second_rows = decode_input(
-                &second,
-                &[with(&template, "SECOND", "merchant_name", "second", 4)],
-            )
-            .await;
+            let second_rows = merchant_row(&second, &template, ("SECOND", "second", 4)).await;
             let done = second
                 .write(&second_rows, &WriteOptions::new(Operation::Upsert))
                 .await

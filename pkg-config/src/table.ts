@@ -137,7 +137,7 @@ function mismatch(type: string, value: unknown): string | null {
 
 /** Object rows checked against the table's schema before any request: the first row and
  *  column that cannot fit. Deletes need only the key fields, so nothing is required there. */
-function checkRows(rows: unknown[], schema: SchemaField[], operation: WriteOperation): void {
+function checkRows(rows: unknown[], schema: SchemaField[], operation: WriteOperation, addColumns = false): void {
   if (schema.length === 0) return;
   const fields = new Map(schema.map((f) => [f.name, f]));
   rows.forEach((row, i) => {
@@ -147,7 +147,10 @@ function checkRows(rows: unknown[], schema: SchemaField[], operation: WriteOpera
     for (const [column, value] of Object.entries(row)) {
       if (isMetaColumn(column) || value === undefined) continue;
       const field = fields.get(column);
-      if (!field) throw new InvalidInputError(`invalid input: row ${i}, column ${JSON.stringify(column)}: the table has no such column`, undefined, { row: i, column });
+      if (!field) {
+        const hint = addColumns ? ' (plain objects cannot add columns: pass an apache-arrow Table whose schema types them)' : '';
+        throw new InvalidInputError(`invalid input: row ${i}, column ${JSON.stringify(column)}: the table has no such column${hint}`, undefined, { row: i, column });
+      }
       if (value === null) continue;
       const why = mismatch(field.type, value);
       if (why) throw new InvalidInputError(`invalid input: row ${i}, column ${JSON.stringify(column)}: ${why}`, undefined, { row: i, column });
@@ -440,7 +443,7 @@ export class HudiTable {
   write(rows: WriteRows, o: WriteOptions): Promise<WriteResult> {
     return this.#run(async (w) => {
       const bytes = rowsAsIpc(rows);
-      const result = await w.write(bytes, { operation: o.operation, options: o.options, commitRetries: o.commitRetries }, o.signal);
+      const result = await w.write(bytes, { operation: o.operation, options: o.options, commitRetries: o.commitRetries, addColumns: o.addColumns }, o.signal);
       // The engine reopened the table; what was cached here describes the one before.
       this.#layout = undefined;
       this.#history = undefined;
@@ -484,7 +487,7 @@ export class HudiTable {
         }
       };
       report('checking');
-      if (Array.isArray(rows)) checkRows(rows, await w.schema(o.signal), operation);
+      if (Array.isArray(rows)) checkRows(rows, await w.schema(o.signal), operation, o.addColumns);
       const bytes = rowsAsIpc(rows);
       const before = new Set((await w.timeline(false)).instants.map((i) => i.requestedTime));
       let seen = -1;
@@ -494,7 +497,7 @@ export class HudiTable {
             if (n !== seen) (seen = n), report('writing');
           }, 50)
         : undefined;
-      const wireOptions = { operation, options: o.options, commitRetries: o.commitRetries };
+      const wireOptions = { operation, options: o.options, commitRetries: o.commitRetries, addColumns: o.addColumns };
       try {
         const r = await w.write(bytes, wireOptions, o.signal);
         this.#layout = undefined;

@@ -337,6 +337,8 @@ export interface WriteOptions {
   /** Multi-writer (`options` with `hoodie.write.concurrency.mode=optimistic_concurrency_control`):
    *  times a commit that lost a conflict is tried again on the new snapshot (default 0). */
   commitRetries?: number;
+  /** Columns the table lacks are added to its schema (see `WriteJobOptions.addColumns`). */
+  addColumns?: boolean;
   /** Aborts the write at its next request. Before the commit point nothing is visible to
    *  readers; after it, open the table again to see whether the commit landed (a table is not
    *  refreshed after a failed write). */
@@ -457,6 +459,12 @@ export interface WriteJobOptions {
   commitRetries?: number;
   /** Hudi write configs by their Java names (`hoodie.*`). */
   options?: Record<string, string>;
+  /** Columns of the rows the table lacks are added to its schema (nullable, after the
+   *  others; older rows read them as null) instead of refused, as a Spark write of a wider
+   *  DataFrame does. Their types come from the rows: an apache-arrow `Table` or
+   *  `RecordBatch` (plain objects cannot say whether `1` is an int, a long or a double, so
+   *  they cannot add columns). Default false: rows from elsewhere do not change the schema. */
+  addColumns?: boolean;
 }
 
 /** One committed write (`upsert`, `insert` or `delete`). */

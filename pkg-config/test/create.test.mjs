@@ -6,7 +6,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { HudiTable, ConflictError, InvalidArgumentError, ReadOnlyError, UnsupportedError } from 'hudi-edge';
+import { HudiTable, ConflictError, InvalidArgumentError, InvalidInputError, ReadOnlyError, UnsupportedError } from 'hudi-edge';
+import { Int32, Int64, Table, Utf8, vectorFromArray } from 'apache-arrow';
 import { startMoto } from '../../tests/web/lib/servers.mjs';
 import { assertReadersAgree, loadTables, s3Options } from '../../tests/web/lib/writes.mjs';
 import { fsStorage } from '../../tests/js/fs_storage.mjs';
@@ -98,6 +99,36 @@ test('create over a storage object from an apache-arrow Schema of another copy o
   const { schema: written } = await t.commit(r.instant);
   assert.deepEqual(written.map((f) => [f.name, f.nullable]), [['id', false], ['name', true], ['score', true], ['day', true]]);
   t.close();
+});
+
+test('addColumns: typed columns of an apache-arrow Table join the schema; unasked or from plain objects they are refused', async () => {
+  const uri = `s3://${BUCKET}/tables/widening`;
+  const t = await HudiTable.create(uri, ORDERS, { s3 });
+  await t.insert([order(1), order(2)]);
+  const text = (values) => vectorFromArray(values, new Utf8());
+  const wider = new Table({
+    order_id: text(['O-1', 'O-7']),
+    ts: vectorFromArray([5n, 5n], new Int64()),
+    region: text(['eu', 'eu']),
+    amount: text(['1.25', '7.00']),
+    placed: text(['2025-02-01T08:00:00.000000Z', '2025-02-01T09:00:00.000000Z']),
+    note: text(['wider', 'new']),
+    channel: text(['web', null]),
+    qty: vectorFromArray([3, 4], new Int32()),
+  });
+  await assert.rejects(t.upsert(wider), (e) => e instanceof InvalidInputError && /"channel" is not in the table's schema/.test(e.message));
+  await assert.rejects(t.upsert([{ ...order(1), channel: 'web' }], { addColumns: true }), (e) => e instanceof InvalidInputError && e.column === 'channel' && /plain objects cannot add columns/.test(e.message));
+  const r = await t.upsert(wider, { addColumns: true });
+  assert.deepEqual([r.inserted, r.updated], [1, 1]);
+  const { schema } = await t.commit(r.instant);
+  assert.deepEqual(schema.slice(-2).map((f) => [f.name, f.nullable]), [['channel', true], ['qty', true]]);
+  // Now table columns, so plain objects may set them.
+  await t.upsert([{ ...order(2, 9n), channel: 'app', qty: 1 }]);
+  const rows = await t.rows();
+  t.close();
+  const byKey = Object.fromEntries(rows.map((r) => [r.order_id, [r.channel, r.qty, r.note]]));
+  assert.deepEqual(byKey, { 'O-1': ['web', 3, 'wider'], 'O-2': ['app', 1, 'n2'], 'O-7': [null, 4, 'new'] });
+  assertReadersAgree(moto.url, uri, rows, 'columns added by the package');
 });
 
 test('create: bad specs are typed errors before any request', async () => {

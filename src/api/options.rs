@@ -111,6 +111,10 @@ pub struct WriteOptions {
     #[serde(default)]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     commit_retries: Option<u32>,
+    /// Input columns the table lacks are added to its schema instead of refused.
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    add_columns: Option<bool>,
 }
 
 impl WriteOptions {
@@ -119,6 +123,7 @@ impl WriteOptions {
             operation: crate::write::Operation::parse(&self.operation)?,
             options: self.options.unwrap_or_default(),
             commit_retries: self.commit_retries.unwrap_or(0),
+            add_columns: self.add_columns.unwrap_or(false),
         })
     }
 }

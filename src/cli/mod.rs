@@ -127,6 +127,10 @@ enum Command {
         /// how many times a commit that lost a conflict is tried again on the new snapshot.
         #[arg(long, default_value_t = 0)]
         commit_retries: u32,
+        /// Add the input's columns the table lacks to its schema (nullable, after the
+        /// others) instead of refusing them; their types come from a Parquet or Arrow input.
+        #[arg(long)]
+        add_columns: bool,
         /// Print what was committed as JSON.
         #[arg(long)]
         json: bool,
@@ -526,6 +530,7 @@ async fn run(cli: Cli) -> Result<()> {
             input_format,
             options,
             commit_retries,
+            add_columns,
             json,
         } => {
             let operation = crate::write::Operation::parse(&operation)?;
@@ -533,8 +538,15 @@ async fn run(cli: Cli) -> Result<()> {
                 Some(f) => InputFormat::parse(&f)?,
                 None => InputFormat::of_path(&input),
             };
+            if add_columns && matches!(format, InputFormat::Jsonl | InputFormat::Csv) {
+                return Err(HudiError::invalid(
+                    "--add-columns takes the new columns' types from the input: give it \
+                     Parquet or Arrow (JSON lines and CSV do not say them)",
+                ));
+            }
             let mut write_options = crate::write::WriteOptions::new(operation);
             write_options.commit_retries = commit_retries;
+            write_options.add_columns = add_columns;
             write_options.options = option_map(options)?;
             let bytes = if input == "-" {
                 let mut buf = Vec::new();

@@ -447,10 +447,16 @@ impl MetaClient {
     /// The table schema visible at `visibility` as Arrow: [`Self::table_avro_schema`], with
     /// the meta columns when they are populated. Every column is nullable.
     pub async fn table_schema(&self, visibility: &Visibility) -> Result<SchemaRef> {
-        let mut data = match self.table_avro_schema(visibility).await? {
+        let data = match self.table_avro_schema(visibility).await? {
             Some((text, origin)) => crate::schema::arrow_schema_from_avro_text(&text, &origin)?,
             None => Schema::empty(),
         };
+        Ok(self.read_schema_of(data))
+    }
+
+    /// The schema reads see for writer schema `data`: partition columns a table does not
+    /// store appended, the meta columns when populated, every column nullable.
+    pub fn read_schema_of(&self, mut data: Schema) -> SchemaRef {
         if self.config.drop_partition_columns {
             // Not stored, so not in the writer's schema: Java appends them as strings
             // (TableSchemaResolver.appendPartitionColumns); reads fill them from the path.
@@ -463,11 +469,11 @@ impl MetaClient {
             }
             data = Schema::new_with_metadata(fields, data.metadata().clone());
         }
-        Ok(if self.config.populate_meta_fields {
+        if self.config.populate_meta_fields {
             align::nullable(&crate::schema::with_meta_columns(&data))
         } else {
             align::nullable(&data)
-        })
+        }
     }
 
     /// Every data file under the table's partitions, by directory listing. Where the store

@@ -79,7 +79,8 @@ impl MetadataTable {
         let records = self.lookup(PARTITION_STATS, Lookup::Keys(&keys)).await?;
         let batch = StatsBatch::build(schema, &columns, partitions.len(), |i, c| {
             stats_of(&records, &partition_stats_key(c, &partitions[i]))
-        });
+        })
+        .without_null_counts();
         Ok(verdicts(filter, batch, &records, PARTITION_STATS))
     }
 

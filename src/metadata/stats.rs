@@ -95,6 +95,16 @@ impl StatsBatch {
         }
         batch
     }
+
+    /// Without null counts: `IS NULL` then never prunes. For partitions: Hudi widens a
+    /// partition's record with the files each commit writes, so a column added to the schema
+    /// later has nulls in the partition's older files that no record counts.
+    pub fn without_null_counts(mut self) -> StatsBatch {
+        for stats in self.columns.values_mut() {
+            stats.null_count = None;
+        }
+        self
+    }
 }
 
 fn column_stats(

@@ -19,17 +19,44 @@ fn record(name: &str, namespace: &str, fields: &Fields) -> Result<Value> {
     let child_namespace = format!("{namespace}.{name}");
     let fields: Result<Vec<Value>> = fields
         .iter()
-        .map(|f| {
-            check_name(f.name())?;
-            let ty = nullable_if(f, avro_type(f.data_type(), f.name(), &child_namespace)?);
-            Ok(if f.is_nullable() {
-                json!({"name": f.name(), "type": ty, "default": null})
-            } else {
-                json!({"name": f.name(), "type": ty})
-            })
-        })
+        .map(|f| avro_field(f, &child_namespace))
         .collect();
     Ok(json!({"type": "record", "name": name, "namespace": namespace, "fields": fields?}))
+}
+
+fn avro_field(f: &Field, namespace: &str) -> Result<Value> {
+    check_name(f.name())?;
+    let ty = nullable_if(f, avro_type(f.data_type(), f.name(), namespace)?);
+    Ok(if f.is_nullable() {
+        json!({"name": f.name(), "type": ty, "default": null})
+    } else {
+        json!({"name": f.name(), "type": ty})
+    })
+}
+
+/// A table's Avro record schema with `added` appended as nullable fields (`default: null`,
+/// what Avro's schema resolution needs to read older files without them), named as a
+/// Spark write of the wider schema names them.
+pub fn with_added_fields(table_schema: &Value, added: &[Field]) -> Result<Value> {
+    let bad = || HudiError::invalid("the table's Avro schema is not a record");
+    let name = table_schema
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(bad)?;
+    let child_namespace = match table_schema.get("namespace").and_then(Value::as_str) {
+        Some(ns) if !ns.is_empty() => format!("{ns}.{name}"),
+        _ => name.to_string(),
+    };
+    let mut wider = table_schema.clone();
+    let fields = wider
+        .get_mut("fields")
+        .and_then(Value::as_array_mut)
+        .ok_or_else(bad)?;
+    for f in added {
+        let nullable = f.as_ref().clone().with_nullable(true);
+        fields.push(avro_field(&nullable, &child_namespace)?);
+    }
+    Ok(wider)
 }
 
 fn nullable_if(field: &Field, ty: Value) -> Value {
@@ -355,6 +382,29 @@ mod tests {
         assert_eq!(names, ["id", "amount", "tags", "at", "attrs", "address"]);
         assert!(!back.field(0).is_nullable());
         assert_eq!(back.field(1).data_type(), &DataType::Decimal128(12, 2));
+    }
+
+    #[test]
+    fn added_fields_are_nullable_and_named_under_the_tables_record() {
+        let table =
+            avro_schema_for_table("t", &schema_from_ddl("id BIGINT NOT NULL").unwrap()).unwrap();
+        let added = schema_from_ddl("price DECIMAL(10,2) NOT NULL, tags ARRAY<STRING>").unwrap();
+        let fields: Vec<Field> = added.fields().iter().map(|f| f.as_ref().clone()).collect();
+        let wider = with_added_fields(&table, &fields).unwrap();
+        let f = wider["fields"].as_array().unwrap();
+        assert_eq!(f.len(), 3);
+        assert_eq!(f[0], table["fields"][0], "the old field as it was");
+        // Nullable whatever the input said: older rows have no value.
+        assert_eq!(f[1]["type"][0], "null");
+        assert_eq!(f[1]["default"], Value::Null);
+        assert_eq!(f[1]["type"][1]["namespace"], "hoodie.t.t_record.price");
+        assert!(f[2]["type"][1]["type"] == "array", "{}", f[2]);
+        // A spec Avro cannot name is refused.
+        let bad = [Field::new("my col", DataType::Utf8, true)];
+        assert_eq!(
+            with_added_fields(&table, &bad).unwrap_err().code(),
+            "INVALID_ARGUMENT"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use arrow_array::{new_null_array, Array, ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use super::{KeyGen, KeyedRows, Operation};
 use crate::config::{KeyGeneratorType, TableConfig};
@@ -69,13 +69,48 @@ pub fn align_input(
     Ok(batch)
 }
 
+/// The input's columns the table does not have, in the order they first appear (meta
+/// columns and partition fields, which a table may leave out of its files, aside). A name
+/// that differs from a table column only in case is refused: Spark resolves columns
+/// without regard to case, so it would take it for the same column.
+pub fn added_columns(
+    batches: &[RecordBatch],
+    table: &Schema,
+    config: &TableConfig,
+) -> Result<Vec<Field>> {
+    let mut added: Vec<Field> = Vec::new();
+    for batch in batches {
+        for field in batch.schema().fields() {
+            let name = field.name();
+            if table.column_with_name(name).is_some()
+                || crate::schema::is_meta_column(name)
+                || config.partition_fields.contains(name)
+                || added.iter().any(|f| f.name() == name)
+            {
+                continue;
+            }
+            let taken = (table.fields().iter().map(|f| f.name()))
+                .chain(added.iter().map(Field::name))
+                .find(|n| n.eq_ignore_ascii_case(name));
+            if let Some(taken) = taken {
+                return Err(HudiError::invalid_input(format!(
+                    "column {name:?} differs from column {taken:?} only in case"
+                )));
+            }
+            added.push(field.as_ref().clone().with_nullable(true));
+        }
+    }
+    Ok(added)
+}
+
 fn align_batch(batch: &RecordBatch, target: &SchemaRef, first_row: usize) -> Result<RecordBatch> {
     let schema = batch.schema();
     if let Some(unknown) = schema.fields().iter().find(|f| {
         target.column_with_name(f.name()).is_none() && !crate::schema::is_meta_column(f.name())
     }) {
         return Err(HudiError::invalid_input(format!(
-            "column {:?} is not in the table's schema",
+            "column {:?} is not in the table's schema (a write adds columns only when asked to: \
+             the add-columns option)",
             unknown.name()
         )));
     }

@@ -95,6 +95,10 @@ pub struct WriteOptions {
     pub options: BTreeMap<String, String>,
     /// Multi-writer: how many times a commit that lost a conflict is tried again.
     pub commit_retries: u32,
+    /// Input columns the table lacks are added to its schema (nullable, after the others)
+    /// instead of refused, as a Spark write of a wider DataFrame does. Off by default: an
+    /// endpoint taking rows from elsewhere should not let them change the schema.
+    pub add_columns: bool,
 }
 
 impl WriteOptions {
@@ -103,6 +107,7 @@ impl WriteOptions {
             operation,
             options: BTreeMap::new(),
             commit_retries: 0,
+            add_columns: false,
         }
     }
 
@@ -437,7 +442,19 @@ async fn prepare(
     let (avro_schema, schema_origin) = schema.ok_or_else(|| {
         HudiError::unsupported_in("writing a table with no schema yet", ".hoodie")
     })?;
-    let data_schema = crate::schema::arrow_schema_from_avro_text(&avro_schema, &schema_origin)?;
+    let mut data_schema = crate::schema::arrow_schema_from_avro_text(&avro_schema, &schema_origin)?;
+    // A delete writes no columns: nothing to add.
+    let (avro_schema, wider) = if options.add_columns && options.operation != Operation::Delete {
+        add_columns(
+            client,
+            batches,
+            avro_schema,
+            &schema_origin,
+            &mut data_schema,
+        )?
+    } else {
+        (avro_schema, None)
+    };
     let keygen = KeyGen::of(config)?;
     let rule = MergeRule::of(config)?;
     // Input: aligned to the table schema, keyed, de-duplicated (before any request that
@@ -485,13 +502,17 @@ async fn prepare(
         tag::check_pending_clustering(table, &tagged).await?;
         Ok::<_, HudiError>((tagged, mdt_prefetch))
     };
-    let (tagged, mdt_prefetch) = match reads.await {
+    let (mut tagged, mdt_prefetch) = match reads.await {
         Ok(r) => r,
         Err(e) => {
             requested.withdraw(client.storage().as_ref()).await;
             return Err(e);
         }
     };
+    if let (Some(read_schema), Some(plan)) = (wider, tagged.plan.as_mut()) {
+        // The commit reads and writes rows through the snapshot plan's schema.
+        Arc::make_mut(plan).read_schema = read_schema;
+    }
     Ok(Prepared {
         avro_schema,
         input,
@@ -503,6 +524,34 @@ async fn prepare(
         rule,
         compaction_due,
     })
+}
+
+/// The table's schema widened by the input's new columns, as Avro text (this commit's
+/// writer schema), as Arrow data columns (into `data_schema`) and as the read schema with
+/// meta columns; `None` when the input adds nothing.
+fn add_columns(
+    client: &MetaClient,
+    batches: &[RecordBatch],
+    avro_schema: String,
+    origin: &str,
+    data_schema: &mut arrow_schema::Schema,
+) -> Result<(String, Option<arrow_schema::SchemaRef>)> {
+    let added = input::added_columns(batches, data_schema, client.config())?;
+    if added.is_empty() {
+        return Ok((avro_schema, None));
+    }
+    let table: serde_json::Value = serde_json::from_str(&avro_schema)
+        .map_err(|e| HudiError::corrupt_by(origin, "the table's Avro schema", e))?;
+    // A column the input cannot add is the input's fault.
+    let wider = crate::schema::to_avro::with_added_fields(&table, &added)
+        .map_err(|e| match e {
+            HudiError::InvalidArgument(why) => HudiError::invalid_input(why),
+            other => other,
+        })?
+        .to_string();
+    *data_schema = crate::schema::arrow_schema_from_avro_text(&wider, origin)?;
+    let read_schema = client.read_schema_of(data_schema.clone());
+    Ok((wider, Some(read_schema)))
 }
 
 /// Plans the file groups' changes and commits them.

@@ -139,13 +139,15 @@ fn conflict(path: impl Into<String>, detail: String) -> HudiError {
 
 /// Java's simple file-level conflict check against everything that happened since the
 /// snapshot: completed writes (and compactions, replace commits) sharing a file group
-/// with ours, or table services planned meanwhile.
+/// with ours, or table services planned meanwhile. Also a commit that added columns this
+/// write's schema lacks: committed after it, ours would become the table's schema and drop
+/// them (a retry takes the new schema).
 async fn check_conflicts(
     storage: &dyn Storage,
     listing: &Listing,
     snapshot: &Snapshot,
     touched: &BTreeSet<(String, String)>,
-    instant: &str,
+    (instant, schema): (&str, &str),
 ) -> Result<()> {
     for (t, a) in listing.pending_instants() {
         let service = [
@@ -179,7 +181,35 @@ async fn check_conflicts(
         .iter()
         .map(|(_, _, path)| commit_metadata(storage, path));
     let metadata = futures::future::try_join_all(reads).await?;
+    // Compared by column names: writers spell the same schema differently, and a
+    // compaction's may carry the meta fields.
+    let columns = |text: &str| -> Option<Vec<String>> {
+        let v: serde_json::Value = serde_json::from_str(text).ok()?;
+        let names = v.get("fields")?.as_array()?.iter();
+        let names = names.filter_map(|f| f.get("name")?.as_str());
+        Some(
+            names
+                .filter(|n| !crate::schema::is_meta_column(n))
+                .map(str::to_string)
+                .collect(),
+        )
+    };
+    let ours = columns(schema);
+    // A column of theirs that ours lacks would leave the table's schema with this commit.
+    let would_drop = |theirs: &str| match (columns(theirs), &ours) {
+        (Some(theirs), Some(ours)) => theirs.iter().any(|c| !ours.contains(c)),
+        _ => false,
+    };
     for ((t, a, path), m) in since.iter().zip(&metadata) {
+        if m.schema().is_some_and(would_drop) {
+            return Err(conflict(
+                path.clone(),
+                format!(
+                    "write conflict: instant {t} ({a}) completed while this write ran and \
+                     added columns this write's schema lacks"
+                ),
+            ));
+        }
         let theirs = m
             .write_stats()
             .filter_map(|(p, s)| Some((p, s.file_id.as_deref()?)))
@@ -305,8 +335,14 @@ pub(crate) async fn write(
                         ),
                     ));
                 }
-                if let Err(e) =
-                    check_conflicts(storage, &listing, &snapshot, &staged.touched, &instant).await
+                if let Err(e) = check_conflicts(
+                    storage,
+                    &listing,
+                    &snapshot,
+                    &staged.touched,
+                    (&instant, &prepared.avro_schema),
+                )
+                .await
                 {
                     // Our attempt goes now, under the same lock.
                     let mut ours = listing;

@@ -10,7 +10,8 @@ import { fsStorage } from '../js/fs_storage.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const require = createRequire(import.meta.url);
-const { WasmTable } = require(join(process.env.HUDI_EDGE_WASM_NODE ?? join(repo, 'target', 'wasm-node'), 'hudi_edge.js'));
+const bindings = require(join(process.env.HUDI_EDGE_WASM_NODE ?? join(repo, 'target', 'wasm-node'), 'hudi_edge.js'));
+const { WasmTable } = bindings;
 const [table, optionsJson = '{}'] = process.argv.slice(2);
 const options = JSON.parse(optionsJson);
 
@@ -18,16 +19,17 @@ let peak = 0;
 const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
 const t0 = performance.now();
 const t = await WasmTable.openJs(fsStorage(table));
+// What the process holds before any row: Node, apache-arrow, the compiled module, the open table.
+const { tableFromIPC } = createRequire(join(repo, 'pkg-config', 'package.json'))('apache-arrow');
+const openRss = process.memoryUsage().rss;
 let rows, ipc, result;
 if (process.env.STREAM === '1') {
-  const { tableFromIPC } = createRequire(join(repo, 'pkg-config', 'package.json'))('apache-arrow');
   const stream = t.stream(options);
   rows = 0;
   for (let chunk; (chunk = await stream.next()); ) rows += tableFromIPC(chunk).numRows;
 } else {
   // What the package's read() does: the IPC pieces (each batch leaves wasm memory as it is
   // read) made into one apache-arrow Table, held until the peak is taken.
-  const { tableFromIPC } = createRequire(join(repo, 'pkg-config', 'package.json'))('apache-arrow');
   ipc = await t.readArrowPieces(options);
   result = tableFromIPC(ipc);
   rows = result.numRows;
@@ -38,4 +40,16 @@ peak = Math.max(peak, process.memoryUsage().rss);
 // The Arrow IPC stream goes to a file so the caller can count rows (untimed).
 const ipcBytes = ipc?.reduce((n, p) => n + p.length, 0);
 if (ipc && process.env.IPC_OUT) writeFileSync(process.env.IPC_OUT, Buffer.concat(ipc));
-console.log(JSON.stringify({ rows, ipc_bytes: ipcBytes, seconds, peak_rss_mb: Math.round(peak / 1e6) }));
+// wasm memory never shrinks: its size now is the engine's high-water mark.
+const wasmMemory = bindings.memoryBytes();
+const mb = (n) => (n === undefined ? undefined : Math.round(n / 1e6));
+console.log(
+  JSON.stringify({
+    rows,
+    ipc_bytes: ipcBytes,
+    seconds,
+    peak_rss_mb: mb(peak),
+    open_rss_mb: mb(openRss),
+    wasm_memory_mb: mb(wasmMemory),
+  }),
+);
