@@ -8,6 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { repo, startNginx, unzippedFixtures, writeManifests } from './lib/servers.mjs';
 import { launchChromium, screenshotDir } from './lib/browser.mjs';
@@ -17,6 +18,20 @@ import { tempDir } from '../lib/harness.mjs';
 
 const dist = join(repo, 'www', 'dist');
 const { HudiTable } = await import(join(repo, 'pkg-config', 'dist', 'node.js'));
+const arrow = createRequire(join(repo, 'pkg-config', 'package.json'))('apache-arrow');
+
+/** `rows` as an apache-arrow Table typed as the engine takes them, plus a `channel` column. */
+function withChannel(rows) {
+  const columns = {};
+  for (const k of Object.keys(rows[0])) {
+    const v = rows.map((r) => r[k]);
+    if (typeof v[0] === 'boolean') columns[k] = arrow.vectorFromArray(v, new arrow.Bool());
+    else if (typeof v[0] === 'number') columns[k] = arrow.vectorFromArray(v.map(BigInt), new arrow.Int64());
+    else columns[k] = arrow.vectorFromArray(v, new arrow.Utf8());
+  }
+  columns.channel = arrow.vectorFromArray(rows.map(() => 'web'), new arrow.Utf8());
+  return new arrow.Table(columns);
+}
 let work;
 let nginx;
 let browser;
@@ -104,11 +119,17 @@ test('inflight, rolled back, lock and heartbeat, commit detail, Reload', async (
   assert.deepEqual(partitions, [...commit.metadataPartitions].sort());
   await page.screenshot({ path: join(screenshotDir(), 'writers.png') });
 
-  // A commit made while the page is open shows after Reload.
-  const later = await t.upsert(txnRows('cow', 2, { prefix: 'LATER' }), { options: { 'hoodie.cleaner.policy.failed.writes': 'LAZY' } });
+  // A commit made while the page is open shows after Reload; it added a column, which its
+  // detail names against the write before it.
+  const later = await t.upsert(withChannel(txnRows('cow', 2, { prefix: 'LATER' })), { addColumns: true, options: { 'hoodie.cleaner.policy.failed.writes': 'LAZY' } });
   writeManifests(root);
   await page.click('[data-testid=reload]');
   await page.waitForSelector(`[data-testid=instant][data-requested-time="${later.instant}"][data-state=completed]`, { timeout: 30000 });
   assert.equal(await state(inflight), 'inflight', 'the other writer is still inflight');
+  await page.click(`[data-testid=instant-row][data-requested-time="${later.instant}"]`);
+  await page.waitForSelector(`[data-testid=commit-detail][data-requested-time="${later.instant}"] [data-testid=schema-change]`, { timeout: 30000 });
+  const changes = await page.$$eval('[data-testid=schema-change] li', (els) => els.map((e) => [e.dataset.change, e.textContent]));
+  assert.deepEqual(changes, [['added', '+ channel string']]);
+  assert.match(await page.textContent('[data-testid=schema-change] h4'), new RegExp(commit.instant));
   t.close();
 });

@@ -7,6 +7,11 @@ snapshot as JSON lines (the same encoding as read_table.py) on stdout.
 
 --with-metadata: the upsert builds the metadata table (files, column_stats, partition_stats,
 record_index) on a table that has none. --read-only: no upsert, the snapshot and the checks.
+--new-key-per-run: the upsert's new key is one no earlier run used.
+--services: the upsert runs Hudi's table services inline after it, set to act at once: the
+cleaner (keep 1 commit), archival (keep 2 to 3 instants; the metadata table compacted after
+every delta commit, as archival waits for it) and, on Merge-On-Read, compaction (after every
+delta commit).
 """
 from __future__ import annotations
 
@@ -58,6 +63,18 @@ def write_options(props: dict) -> dict:
     }
     if "record_index" in mdt:
         opts["hoodie.index.type"] = "RECORD_INDEX"
+    if "--services" in sys.argv:
+        opts.update({
+            "hoodie.clean.automatic": "true",
+            "hoodie.clean.async": "false",
+            "hoodie.cleaner.commits.retained": "1",
+            "hoodie.keep.min.commits": "2",
+            "hoodie.keep.max.commits": "3",
+            "hoodie.compact.inline": str(props["hoodie.table.type"] == "MERGE_ON_READ").lower(),
+            "hoodie.compact.inline.max.delta.commits": "1",
+            # Archival never passes the metadata table's latest compaction.
+            "hoodie.metadata.compact.max.delta.commits": "1",
+        })
     for k, v in props.items():
         if k.startswith("hoodie.keygen."):
             opts[k] = v
@@ -97,8 +114,13 @@ def main():
             d[ordering] += 10
         changed.append(d)
     new = rows[2].asDict()
+    # --new-key-per-run: a key no earlier run used. Otherwise a second run updates the first's
+    # key, possibly with another partition value: under a global index Hudi keeps the record
+    # in its partition with that value in its data, which Spark then shows from the path and
+    # hudi-rs (and hudi-edge) from the file.
+    n = df.count() if "--new-key-per-run" in sys.argv else 0
     for k in keys:
-        new[k] = "SPARK-NEW" if isinstance(new[k], str) else 800_001
+        new[k] = f"SPARK-NEW-{n}" if isinstance(new[k], str) else 800_001 + n
     changed.append(new)
     batch = spark.createDataFrame(changed, schema=df.select(*data_cols).schema)
     batch.write.format("hudi").options(**opts).mode("append").save(path)

@@ -14,26 +14,8 @@ cd "$(dirname "$0")/../.."
 out=${1:-target/tmp/write-spark-created}
 tables=${HUDI_EDGE_WRITE_TABLES:-target/tmp/write}
 if [ -z "${HUDI_EDGE_BIN:-}" ]; then cargo build -q --bin hudi-edge; fi
-bin=${HUDI_EDGE_BIN:-target/debug/hudi-edge}
-py="${HUDI_EDGE_CACHE:-$HOME/.cache/hudi-edge}/venv/bin/python"
+source tests/write/spark_lib.sh
 rm -rf "$out" && mkdir -p "$out"
-
-ours() { "$bin" read "$1" --format oracle-jsonl | "$py" -c '
-import json, sys
-for line in sorted(sys.stdin):
-    print(json.dumps(json.loads(line), sort_keys=True))'; }
-sorted_json() { "$py" -c '
-import json, sys
-for line in sorted(json.dumps(json.loads(l), sort_keys=True) for l in open(sys.argv[1]) if l.strip()):
-    print(line)' "$1"; }
-same() { # what, left file, right file
-  if diff -q <(sorted_json "$2") <(sorted_json "$3") > /dev/null; then
-    echo "  $1: same ($(grep -c . "$2") rows)"
-  else
-    echo "  $1: DIFFERENT"; diff <(sorted_json "$2") <(sorted_json "$3") | head -5; status=1
-  fi
-}
-status=0
 
 for src in "$tables"/created_*/; do
   n=$(basename "$src")

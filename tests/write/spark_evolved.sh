@@ -14,40 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-target/tmp/write-spark-evolved}
 if [ -z "${HUDI_EDGE_BIN:-}" ]; then cargo build -q --bin hudi-edge; fi
-bin=${HUDI_EDGE_BIN:-target/debug/hudi-edge}
-py="${HUDI_EDGE_CACHE:-$HOME/.cache/hudi-edge}/venv/bin/python"
+source tests/write/spark_lib.sh
 rm -rf "$out" && mkdir -p "$out"
-
-ours() { "$bin" read "$1" --format oracle-jsonl; }
-sorted_json() { "$py" -c '
-import json, sys
-for line in sorted(json.dumps(json.loads(l), sort_keys=True) for l in open(sys.argv[1]) if l.strip()):
-    print(line)' "$1"; }
-status=0
-same() { # what, left file, right file
-  if diff -q <(sorted_json "$2") <(sorted_json "$3") > /dev/null; then
-    echo "  $1: same ($(grep -c . "$2") rows)"
-  else
-    echo "  $1: DIFFERENT"; diff <(sorted_json "$2") <(sorted_json "$3") | head -5; status=1
-  fi
-}
-spark() { # table, step, spark_after.py flags...
-  local t=$1 step=$2; shift 2
-  tests/spark/run.sh tests/write/spark_after.py "$t" "$@" --report "$t.$step.json" \
-    > "$t.spark$step.jsonl" 2> "$t.spark$step.err" || { tail -5 "$t.spark$step.err"; status=1; }
-  echo "  spark ($step: ${*:-upsert}): $("$py" -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-out = ["%d rows" % r["rows"]]
-if "files_procedure_rows" in r:
-    out.append("files procedure %d files, %d mismatches" % (r["files_procedure_rows"], len(r["files_mismatches"])))
-if "record_index_entries" in r:
-    bad = sum(len(r[k]) for k in ("keys_missing_from_index", "index_keys_not_in_snapshot", "keys_in_other_file_group"))
-    out.append("record index %d entries for %d keys, %d wrong" % (r["record_index_entries"], r["snapshot_keys"], bad))
-print("; ".join(out))' "$t.$step.json")"
-  ours "$t" > "$t.ours$step.jsonl"
-  same "Spark vs hudi-edge" "$t.spark$step.jsonl" "$t.ours$step.jsonl"
-}
 
 "$py" - "$out" <<'PY'
 import datetime, decimal, sys
@@ -77,14 +45,13 @@ for type in cow mor; do
   "$bin" write "$t" --input "$out/first.jsonl" --operation insert > /dev/null
   "$bin" write "$t" --input "$out/add4.parquet" --add-columns --json > "$t.add4.json"
   echo "  hudi-edge upsert adding note, qty, price, day: $("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["records"])' "$t.add4.json")"
-  spark "$t" 1 --read-only
-  spark "$t" 2 --with-metadata
+  spark_step "$t" 1 --read-only
+  spark_step "$t" 2 --with-metadata
   "$bin" write "$t" --input "$out/add1.parquet" --add-columns --json > "$t.add1.json"
   echo "  hudi-edge upsert adding batch_no: $("$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["records"], "metadata-table partitions", d["metadata_table"]["partitions"])' "$t.add1.json")"
-  spark "$t" 3 --read-only
-  "$py" tests/write/hudi_rs_rows.py "$t" > "$t.hudi_rs.jsonl"
-  same "hudi-rs vs hudi-edge" "$t.hudi_rs.jsonl" "$t.ours3.jsonl"
-  spark "$t" 4
+  spark_step "$t" 3 --read-only
+  hudi_rs_same "$t"
+  spark_step "$t" 4
   # Spark's writer extended the column-stats index to the column we added: partition stats
   # then count only its files' nulls. A filtered read must still find every null.
   indexed=$("$py" -c 'import json,sys; print(",".join(json.load(open(sys.argv[1]))["indexDefinitions"]["column_stats"]["sourceFields"][-2:]))' "$t/.hoodie/.index_defs/index.json")

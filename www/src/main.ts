@@ -6,7 +6,7 @@ import './style.css';
 import { HudiTable, type CommitDetail, type Instant, type TableInfo } from 'hudi-edge';
 import { $, h, replace } from './dom';
 import { bytes, count, ms, plural } from './format';
-import { commitView, errorView, metadataTableView } from './panels/commit';
+import { commitView, errorView, metadataTableView, schemaChangeView } from './panels/commit';
 import { DataPanel } from './panels/data';
 import { layoutView, type Pending } from './panels/layout';
 import { overviewView } from './panels/overview';
@@ -38,6 +38,8 @@ let current: { table: HudiTable; controller: AbortController } | null = null;
 /** Whether the shown table's timeline is polled (kept across redraws). */
 let polling = false;
 const POLL_MS = 5000;
+/** Actions whose commit metadata records a write (files and the writer's schema). */
+const WRITES = ['commit', 'deltacommit', 'replacecommit'];
 let samples: Sample[] = [];
 
 async function loadSamples(): Promise<Sample[]> {
@@ -227,6 +229,21 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
     return commits.get(rt)!;
   };
 
+  /** The commit detail of the write completed last before `i` that carries a schema (the
+   *  schema `i`'s writer started from), looking back at most three writes. */
+  async function previousSchema(i: Instant): Promise<CommitDetail | null> {
+    const done = (x: Instant) => x.completionTime ?? x.requestedTime;
+    const earlier = instants
+      .filter((x) => x.state === 'completed' && WRITES.includes(x.action) && done(x) < done(i))
+      .sort((a, b) => (done(a) < done(b) ? 1 : -1))
+      .slice(0, 3);
+    for (const x of earlier) {
+      const d = await commitOf(x.requestedTime).catch(() => null);
+      if (d?.schema) return d;
+    }
+    return null;
+  }
+
   async function selectInstant(i: Instant) {
     timeline.select(i.requestedTime);
     replace(detail, h('div', { class: 'card commit loading-inline' }, h('div', { class: 'spinner small' }), `reading ${i.requestedTime}.${i.action}…`));
@@ -237,9 +254,12 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
         replace(detail);
       });
       replace(detail, view);
-      if (['commit', 'deltacommit', 'replacecommit'].includes(i.action)) {
+      if (WRITES.includes(i.action)) {
         const files = await table.metadataTableFiles(i.requestedTime, { signal }).catch(() => null);
         if (files && detail.contains(view)) view.append(metadataTableView(files));
+        const before = d.schema ? await previousSchema(i) : null;
+        const change = before && schemaChangeView(before, d);
+        if (change && detail.contains(view)) view.append(change);
       }
       detail.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
     } catch (e) {

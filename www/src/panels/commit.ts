@@ -1,7 +1,7 @@
 // One instant in detail: what it wrote (files, records, bytes, partitions), what it replaced,
 // the writer's schema, and the metadata as Hudi stored it.
 
-import type { CommitDetail, HudiError, MetadataTableFile } from 'hudi-edge';
+import type { CommitDetail, HudiError, MetadataTableFile, SchemaField } from 'hudi-edge';
 import { actionColor, laneOf } from '../colors';
 import { h } from '../dom';
 import { bytes, count, instantLabel, instantMillis, ms, plural } from '../format';
@@ -95,4 +95,23 @@ export function metadataTableView(files: MetadataTableFile[]): HTMLElement {
       ? h('ul', { class: 'chips' }, [...byPartition].map(([p, fs]) =>
           h('li', { 'data-partition': p, title: fs.map((f) => f.path).join('\n') }, h('code', null, p), h('span', { class: 'muted' }, ` ${plural(fs.length, 'file')} · ${bytes(fs.reduce((n, f) => n + f.size, 0))}`))))
       : h('p', { class: 'muted' }, 'no metadata-table files carry this instant'));
+}
+
+/** How the writer's schema differs from the previous write's (meta columns aside): columns
+ *  added, dropped or retyped; null when they agree. */
+export function schemaChangeView(before: CommitDetail, after: CommitDetail): HTMLElement | null {
+  const data = (fields: SchemaField[] | null) => new Map((fields ?? []).filter((f) => !f.name.startsWith('_hoodie_')).map((f) => [f.name, f]));
+  const [old, now] = [data(before.schema), data(after.schema)];
+  const changes: [string, string, string][] = [];
+  for (const [name, f] of now) {
+    const was = old.get(name);
+    if (!was) changes.push(['added', `+ ${name}`, f.type]);
+    else if (was.type !== f.type) changes.push(['retyped', `~ ${name}`, `${was.type} → ${f.type}`]);
+  }
+  for (const [name, f] of old) if (!now.has(name)) changes.push(['dropped', `− ${name}`, f.type]);
+  if (!changes.length) return null;
+  return h('div', { class: 'schema-change', 'data-testid': 'schema-change' },
+    h('h4', null, 'Schema changed since ', h('code', null, before.instant.requestedTime)),
+    h('ul', { class: 'chips' }, changes.map(([kind, label, type]) =>
+      h('li', { 'data-change': kind }, h('code', null, label), h('span', { class: 'muted' }, ` ${type}`)))));
 }

@@ -1,0 +1,48 @@
+# Shared by the tests/write/spark_*.sh scripts (sourced): the CLI, the venv's python, and
+# row-set comparisons that print one line each and set `status=1` on a difference.
+bin=${HUDI_EDGE_BIN:-target/debug/hudi-edge}
+py="${HUDI_EDGE_CACHE:-$HOME/.cache/hudi-edge}/venv/bin/python"
+status=0
+
+# Our snapshot of table $1 in the oracle encoding, one JSON object per line.
+ours() { "$bin" read "$1" --format oracle-jsonl; }
+
+sorted_json() { "$py" -c '
+import json, sys
+for line in sorted(json.dumps(json.loads(l), sort_keys=True) for l in open(sys.argv[1]) if l.strip()):
+    print(line)' "$1"; }
+
+same() { # what, left file, right file
+  if diff -q <(sorted_json "$2") <(sorted_json "$3") > /dev/null; then
+    echo "  $1: same ($(grep -c . "$2") rows)"
+  else
+    echo "  $1: DIFFERENT"; diff <(sorted_json "$2") <(sorted_json "$3") | head -5 || true; status=1
+  fi
+}
+
+# tests/write/spark_after.py on table $1 as step $2 with flags $3..., its report summarized,
+# then Spark's snapshot against ours.
+spark_step() {
+  local t=$1 step=$2; shift 2
+  tests/spark/run.sh tests/write/spark_after.py "$t" "$@" --report "$t.$step.json" \
+    > "$t.spark$step.jsonl" 2> "$t.spark$step.err" || { tail -5 "$t.spark$step.err"; status=1; }
+  echo "  spark ($step: ${*:-upsert}): $("$py" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+out = ["%d rows" % r["rows"]]
+if "files_procedure_rows" in r:
+    out.append("files procedure %d files, %d mismatches" % (r["files_procedure_rows"], len(r["files_mismatches"])))
+if "record_index_entries" in r:
+    bad = sum(len(r[k]) for k in ("keys_missing_from_index", "index_keys_not_in_snapshot", "keys_in_other_file_group"))
+    out.append("record index %d entries for %d keys, %d wrong" % (r["record_index_entries"], r["snapshot_keys"], bad))
+print("; ".join(out))' "$t.$step.json")"
+  ours "$t" > "$t.ours$step.jsonl"
+  same "Spark vs hudi-edge" "$t.spark$step.jsonl" "$t.ours$step.jsonl"
+}
+
+# Table $1 read by hudi-rs (PyPI hudi) against ours.
+hudi_rs_same() {
+  "$py" tests/write/hudi_rs_rows.py "$1" > "$1.hudi_rs.jsonl"
+  ours "$1" > "$1.ours_now.jsonl"
+  same "hudi-rs vs hudi-edge" "$1.hudi_rs.jsonl" "$1.ours_now.jsonl"
+}
