@@ -156,6 +156,30 @@ impl Expr {
         }
     }
 
+    /// The expression with the predicates on `columns` taken as unknown (true): `None` when
+    /// nothing is left. Never narrower than `self`, so it may prune where `self` may.
+    pub fn without_columns(&self, columns: &[String]) -> Option<Expr> {
+        match self {
+            Expr::Pred(p) => (!columns.contains(&p.column)).then(|| self.clone()),
+            Expr::And(parts) => {
+                let kept: Vec<Expr> = parts
+                    .iter()
+                    .filter_map(|e| e.without_columns(columns))
+                    .collect();
+                match kept.len() {
+                    0 => None,
+                    1 => kept.into_iter().next(),
+                    _ => Some(Expr::And(kept)),
+                }
+            }
+            Expr::Or(parts) => {
+                let kept: Option<Vec<Expr>> =
+                    parts.iter().map(|e| e.without_columns(columns)).collect();
+                kept.map(Expr::Or)
+            }
+        }
+    }
+
     /// Predicates that must all hold (the top-level AND), for index lookups.
     pub fn conjuncts(&self) -> Vec<&Predicate> {
         match self {

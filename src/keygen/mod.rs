@@ -19,10 +19,7 @@ pub fn partition_values(path: &str, config: &TableConfig) -> Option<Vec<(String,
     if !config.is_partitioned() {
         return Some(Vec::new());
     }
-    if matches!(
-        config.key_generator,
-        KeyGeneratorType::Timestamp | KeyGeneratorType::Custom
-    ) {
+    if !values_in_path(config) {
         return None;
     }
     let segments: Vec<&str> = if path.is_empty() {
@@ -54,6 +51,15 @@ pub fn partition_values(path: &str, config: &TableConfig) -> Option<Vec<(String,
         ));
     }
     Some(out)
+}
+
+/// Whether the key generator writes partition values into paths as they are (simple,
+/// complex), so a path can be read back into them.
+pub fn values_in_path(config: &TableConfig) -> bool {
+    !matches!(
+        config.key_generator,
+        KeyGeneratorType::Timestamp | KeyGeneratorType::Custom
+    )
 }
 
 /// Hive's `unescapePathName`: `%XX` back to the character.

@@ -82,7 +82,15 @@ impl SliceReader {
             .client
             .footer_and_data(&path, slice.base_size(), data_limit)
             .await?;
-        let row_groups = crate::base_file::matching_row_groups(&footer, self.plan.filter.as_ref());
+        let filter = match self.plan.partition_values_from_path {
+            true => self
+                .plan
+                .filter
+                .as_ref()
+                .and_then(|f| super::plan::stats_filter(f, self.client.config())),
+            false => self.plan.filter.clone(),
+        };
+        let row_groups = crate::base_file::matching_row_groups(&footer, filter.as_ref());
         crate::base_file::stream_row_groups(
             self.client.storage().clone(),
             &path,
@@ -97,7 +105,10 @@ impl SliceReader {
     /// range, and projects the output columns.
     fn finish(&self, index: usize, batch: RecordBatch) -> Result<RecordBatch> {
         let partition = &self.plan.file_slices[index].partition;
-        let batch = align::to_schema(&batch, &self.schema, partition, self.client.config())?;
+        let mut batch = align::to_schema(&batch, &self.schema, partition, self.client.config())?;
+        if self.plan.partition_values_from_path {
+            batch = align::partition_values_from_path(&batch, partition, self.client.config())?;
+        }
         let mut mask = match &self.plan.filter {
             Some(f) => Some(f.evaluate(&batch)?),
             None => None,

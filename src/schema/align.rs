@@ -48,6 +48,52 @@ pub fn to_schema(
         .map_err(crate::error::malformed_by)
 }
 
+/// Partition columns set to the values `partition`'s path holds, where the key generator
+/// writes them there as they are (simple, complex) and they convert to the column's type.
+/// They differ from a file's only where a global index kept an updated record in its old
+/// partition (`hoodie.record.index.update.partition.path=false`); Spark shows the path's.
+pub fn partition_values_from_path(
+    batch: &RecordBatch,
+    partition: &str,
+    config: &TableConfig,
+) -> Result<RecordBatch> {
+    let Some(values) = crate::keygen::partition_values(partition, config) else {
+        return Ok(batch.clone());
+    };
+    let schema = batch.schema();
+    let mut columns = batch.columns().to_vec();
+    let mut changed = false;
+    for (field, value) in values {
+        let Ok(i) = schema.index_of(&field) else {
+            continue;
+        };
+        let typed = crate::keygen::cast_lenient(
+            &StringArray::from(vec![value.clone()]),
+            schema.field(i).data_type(),
+        );
+        // A path value the column's type cannot take (a formatted timestamp, say) says
+        // nothing about the file's: keep those.
+        if value.is_some() && typed.is_null(0) {
+            continue;
+        }
+        let scalar = arrow_array::Scalar::new(typed.clone());
+        let differs =
+            arrow_ord::cmp::distinct(&columns[i], &scalar).map_err(crate::error::malformed_by)?;
+        if differs.true_count() == 0 {
+            continue;
+        }
+        let at_zero = arrow_array::UInt32Array::from(vec![0u32; batch.num_rows()]);
+        columns[i] = arrow_select::take::take(typed.as_ref(), &at_zero, None)
+            .map_err(crate::error::malformed_by)?;
+        changed = true;
+    }
+    if !changed {
+        return Ok(batch.clone());
+    }
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    RecordBatch::try_new_with_options(schema, columns, &options).map_err(crate::error::malformed_by)
+}
+
 fn partition_value(column: &str, partition: &str, config: &TableConfig) -> Option<String> {
     crate::keygen::partition_values(partition, config)?
         .into_iter()

@@ -805,6 +805,7 @@ async fn slice_rows(
     one.file_slices = vec![slice.clone()];
     one.filter = None;
     one.output_schema = one.read_schema.clone();
+    one.partition_values_from_path = false;
     let mut scan = Scan::new(table.client.clone(), Arc::new(one), &ReadOptions::default());
     Scan::collect(&mut scan).await
 }

@@ -8,6 +8,7 @@ snapshot as JSON lines (the same encoding as read_table.py) on stdout.
 --with-metadata: the upsert builds the metadata table (files, column_stats, partition_stats,
 record_index) on a table that has none. --read-only: no upsert, the snapshot and the checks.
 --new-key-per-run: the upsert's new key is one no earlier run used.
+--move-key: the upsert's first updated row also takes another row's partition values.
 --services: the upsert runs Hudi's table services inline after it, set to act at once: the
 cleaner (keep 1 commit), archival (keep 2 to 3 instants; the metadata table compacted after
 every delta commit, as archival waits for it) and, on Merge-On-Read, compaction (after every
@@ -122,6 +123,15 @@ def main():
     for k in keys:
         new[k] = f"SPARK-NEW-{n}" if isinstance(new[k], str) else 800_001 + n
     changed.append(new)
+    if "--move-key" in sys.argv:
+        # The first row's key again, with another row's partition values: under the record
+        # index (hoodie.record.index.update.partition.path false) Hudi keeps the record in its
+        # partition with these values in its data.
+        parts = [p for p in opts["hoodie.datasource.write.partitionpath.field"].split(",") if p]
+        first = changed[0]
+        other = next(r.asDict() for r in df.select(*data_cols).collect()
+                     if any(r[p] != first[p] for p in parts))
+        changed[0] = {**first, **{p: other[p] for p in parts}}
     batch = spark.createDataFrame(changed, schema=df.select(*data_cols).schema)
     batch.write.format("hudi").options(**opts).mode("append").save(path)
     after, _ = reader(spark, path, "snapshot")

@@ -11,7 +11,9 @@
 #   3. three more upserts by hudi-edge on the compacted, cleaned and archived table; Spark
 #      reads them and checks its metadata table (files procedure, record index);
 #   4. Spark's services again (they now clean, compact and archive what hudi-edge wrote), then
-#      one more hudi-edge upsert and Spark's checks; hudi-rs against ours at the end.
+#      one more hudi-edge upsert and Spark's checks; hudi-rs against ours;
+#   5. Spark updates a key with another partition value (kept in its partition by the record
+#      index): Spark's snapshot against ours.
 # Dev-only (needs tests/spark/setup.sh): tests/write/spark_services.sh [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -69,5 +71,9 @@ for type in cow mor; do
   spark_step "$t" 4 --read-only
   census "$t"
   hudi_rs_same "$t"
+  # A key Spark updates with another partition value under its record index stays in its
+  # partition with that value in its data: Spark shows the path's value, so do we (hudi-rs
+  # shows the file's, so it is not compared here).
+  spark_step "$t" 5 --move-key --new-key-per-run
 done
 exit $status

@@ -88,6 +88,11 @@ pub struct Plan {
     pub output_schema: SchemaRef,
     #[serde(skip)]
     pub visibility: Visibility,
+    /// Partition columns show the values the partition path holds, as Spark shows them (its
+    /// file index reads them from the path, not the file). Off for a writer's reads, which
+    /// must carry a file's values over as they are.
+    #[serde(skip)]
+    pub partition_values_from_path: bool,
 }
 
 impl Plan {
@@ -220,7 +225,10 @@ pub async fn plan(
     };
 
     let filter = crate::expr::conjunction(&options.filters);
-    let skipping_filter = filter.as_ref().filter(|_| options.data_skipping);
+    // Statistics describe files' values; partition columns read from the path (as Spark
+    // reads them) are pruned by the path alone.
+    let stats_filter = filter.as_ref().and_then(|f| stats_filter(f, config));
+    let skipping_filter = stats_filter.as_ref().filter(|_| options.data_skipping);
     let latest = as_of.is_none() && options.query != QueryType::Incremental;
     // The schema (a commit's metadata) and the metadata table's open are independent: one
     // round trip for both, listing every index partition the filter might consult. The
@@ -343,7 +351,7 @@ pub async fn plan(
         };
         (slices, decided, expected_share) = (pruned.slices, pruned.decided, pruned.expected_share);
     }
-    if let Some(f) = &filter {
+    if let Some(f) = &stats_filter {
         slices = prune::by_footers(client, slices, &decided, f, options.query).await?;
     }
     if let Some(mdt) = &mdt {
@@ -367,7 +375,17 @@ pub async fn plan(
         read_schema,
         output_schema,
         visibility,
+        partition_values_from_path: true,
     })
+}
+
+/// `filter` for statistics (metadata-table indexes, Parquet footers): without its predicates
+/// on partition columns whose values reads take from the partition path.
+pub fn stats_filter(filter: &Expr, config: &crate::config::TableConfig) -> Option<Expr> {
+    if !config.is_partitioned() || !crate::keygen::values_in_path(config) {
+        return Some(filter.clone());
+    }
+    filter.without_columns(&config.partition_fields)
 }
 
 /// The columns asked for, in the order asked, typed as the table has them.
