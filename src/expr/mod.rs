@@ -338,6 +338,24 @@ mod tests {
     use super::*;
     use arrow_array::{Decimal128Array, Int64Array};
     use arrow_schema::{Field, Schema};
+
+    #[test]
+    fn without_columns_never_narrows() {
+        let parse = |t: &str| crate::expr::parse_filter(t).unwrap();
+        let drop = |t: &str| {
+            parse(t)
+                .without_columns(&["region".into()])
+                .map(|e| e.to_string())
+        };
+        assert_eq!(drop("region = eu and id > 3"), Some("id > 3".into()));
+        assert_eq!(drop("region = eu"), None);
+        // A disjunction with a dropped branch may match anything.
+        assert_eq!(drop("region = eu or id > 3"), None);
+        assert_eq!(
+            drop("(id > 3 or id < 1) and region = eu"),
+            Some(parse("id > 3 or id < 1").to_string())
+        );
+    }
     use std::sync::Arc;
 
     #[test]

@@ -24,18 +24,27 @@ pub(super) struct SliceReader {
     /// The read schema restricted to `needed`.
     schema: SchemaRef,
     batch_size: usize,
+    /// What Parquet row-group statistics may prune by (see [`super::plan::stats_filter`]).
+    row_group_filter: Option<crate::expr::Expr>,
 }
 
 impl SliceReader {
     pub(super) fn new(client: Arc<MetaClient>, plan: Arc<Plan>, batch_size: usize) -> Self {
         let needed = plan.needed_columns();
         let schema = crate::schema::project_by_name(&plan.read_schema, &needed);
+        let row_group_filter = match plan.partition_values_from_path {
+            true => {
+                (plan.filter.as_ref()).and_then(|f| super::plan::stats_filter(f, client.config()))
+            }
+            false => plan.filter.clone(),
+        };
         SliceReader {
             client,
             plan,
             needed,
             schema,
             batch_size,
+            row_group_filter,
         }
     }
 
@@ -82,15 +91,8 @@ impl SliceReader {
             .client
             .footer_and_data(&path, slice.base_size(), data_limit)
             .await?;
-        let filter = match self.plan.partition_values_from_path {
-            true => self
-                .plan
-                .filter
-                .as_ref()
-                .and_then(|f| super::plan::stats_filter(f, self.client.config())),
-            false => self.plan.filter.clone(),
-        };
-        let row_groups = crate::base_file::matching_row_groups(&footer, filter.as_ref());
+        let row_groups =
+            crate::base_file::matching_row_groups(&footer, self.row_group_filter.as_ref());
         crate::base_file::stream_row_groups(
             self.client.storage().clone(),
             &path,
