@@ -184,13 +184,12 @@ async fn check_conflicts(
     // Compared by column names: writers spell the same schema differently, and a
     // compaction's may carry the meta fields.
     let columns = |text: &str| -> Option<Vec<String>> {
-        let v: serde_json::Value = serde_json::from_str(text).ok()?;
-        let names = v.get("fields")?.as_array()?.iter();
-        let names = names.filter_map(|f| f.get("name")?.as_str());
+        let schema = crate::schema::arrow_schema_from_avro_text(text, "commit metadata").ok()?;
+        let names = schema.fields().iter().map(|f| f.name());
         Some(
             names
                 .filter(|n| !crate::schema::is_meta_column(n))
-                .map(str::to_string)
+                .cloned()
                 .collect(),
         )
     };

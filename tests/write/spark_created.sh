@@ -13,9 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-target/tmp/write-spark-created}
 tables=${HUDI_EDGE_WRITE_TABLES:-target/tmp/write}
-if [ -z "${HUDI_EDGE_BIN:-}" ]; then cargo build -q --bin hudi-edge; fi
 source tests/write/spark_lib.sh
-rm -rf "$out" && mkdir -p "$out"
 
 for src in "$tables"/created_*/; do
   n=$(basename "$src")

@@ -13,9 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-target/tmp/write-spark-evolved}
-if [ -z "${HUDI_EDGE_BIN:-}" ]; then cargo build -q --bin hudi-edge; fi
 source tests/write/spark_lib.sh
-rm -rf "$out" && mkdir -p "$out"
 
 "$py" - "$out" <<'PY'
 import datetime, decimal, sys

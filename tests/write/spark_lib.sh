@@ -1,5 +1,8 @@
-# Shared by the tests/write/spark_*.sh scripts (sourced): the CLI, the venv's python, and
-# row-set comparisons that print one line each and set `status=1` on a difference.
+# Shared by the tests/write/spark_*.sh scripts (sourced, from the repository root, with
+# `out` set): the CLI (built unless HUDI_EDGE_BIN names one), the venv's python, `out` made
+# empty, and row-set comparisons that print one line each and set `status=1` on a difference.
+if [ -z "${HUDI_EDGE_BIN:-}" ]; then cargo build -q --bin hudi-edge; fi
+rm -rf "$out" && mkdir -p "$out"
 bin=${HUDI_EDGE_BIN:-target/debug/hudi-edge}
 py="${HUDI_EDGE_CACHE:-$HOME/.cache/hudi-edge}/venv/bin/python"
 status=0

@@ -18,9 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-target/tmp/write-spark-services}
-if [ -z "${HUDI_EDGE_BIN:-}" ]; then cargo build -q --bin hudi-edge; fi
 source tests/write/spark_lib.sh
-rm -rf "$out" && mkdir -p "$out"
 
 # Upsert $2 into table $1: four rows, keys ($2 .. $2+3) mod 10, ordering field $2.
 edge_upsert() {
