@@ -2,7 +2,8 @@
 //! writer options the shared fixtures do not cover (tests/data/spark_variants, made by tests/write/make_spark_variants.sh):
 //! a bucket index, dropped partition columns, URL-encoded partition paths, CDC (its log files
 //! ignored by reads) and column stats on decimal, date and timestamp columns, and a Hudi 0.15
-//! (table version 6) table with its metadata table. Every query equals what both PyPI `hudi`
+//! (table version 6) table with its metadata table, and tables whose schema evolved on read
+//! (renamed, dropped, retyped and re-added columns, read by column id). Every query equals what both PyPI `hudi`
 //! and Hudi Spark returned (or, where they differ, what Hudi's source backs), planned from the
 //! metadata table (v9) or by listing, as the plan notes say (v6).
 
@@ -61,4 +62,6 @@ two_reader_tests! {
     spark_v9_cdc_mor,
     spark_v9_colstats_types,
     spark_v6_mdt_cow,
+    spark_v9_schema_on_read_cow,
+    spark_v9_schema_on_read_mor,
 }

@@ -3,6 +3,7 @@
 //! then base batches merged against it and the log-only records emitted.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use hashbrown::HashMap;
 
@@ -13,6 +14,7 @@ use super::{newer_wins, Kind, MergeColumns, MergeRule, Version};
 use crate::error::{HudiError, Result};
 use crate::log_file::{BlockType, LogBlock, LogFileBlocks};
 use crate::meta_client::MetaClient;
+use crate::schema::evolution::{FileColumns, SchemaEvolution};
 use crate::timeline::{compare_instant_times, Visibility};
 
 /// Counts of what a slice's logs held.
@@ -34,6 +36,8 @@ pub struct LogRecordBuffer {
     batches: Vec<RecordBatch>,
     versions: HashMap<String, Version>,
     pub stats: LogScanStats,
+    /// Column ids (schema evolution on read): blocks map their columns through them.
+    pub evolution: Option<Arc<SchemaEvolution>>,
 }
 
 impl LogRecordBuffer {
@@ -44,6 +48,7 @@ impl LogRecordBuffer {
             batches: Vec::new(),
             versions: HashMap::new(),
             stats: LogScanStats::default(),
+            evolution: None,
         }
     }
 
@@ -177,6 +182,15 @@ impl LogRecordBuffer {
         Ok(())
     }
 
+    /// How a data block's columns map to the read's (schema evolution on read), by the
+    /// instant that wrote it.
+    fn file_columns(&self, block: &LogBlock) -> Result<Option<Arc<FileColumns>>> {
+        match (&self.evolution, block.instant_time()) {
+            (Some(e), Some(instant)) => e.file_columns(instant, block.path()),
+            _ => Ok(None),
+        }
+    }
+
     async fn add_block(&mut self, client: &MetaClient, block: &LogBlock) -> Result<()> {
         if block.is_partial() {
             return Err(HudiError::unsupported_in(
@@ -187,13 +201,25 @@ impl LogRecordBuffer {
         let storage = client.storage().as_ref();
         match block.block_type {
             BlockType::AvroData => {
-                let batch = block
-                    .avro_batch(storage, Some(self.columns.schema.clone()))
-                    .await?;
+                let target = self.columns.schema.clone();
+                let batch = match self.file_columns(block)? {
+                    Some(c) => FileColumns::renamed_back(
+                        block
+                            .avro_batch(storage, Some(c.file_side(&target)))
+                            .await?,
+                        &target,
+                    )?,
+                    None => block.avro_batch(storage, Some(target)).await?,
+                };
                 self.add_data(batch)
             }
             BlockType::ParquetData => {
+                let columns = self.file_columns(block)?;
                 for b in block.parquet_batches(storage).await? {
+                    let b = match &columns {
+                        Some(c) => c.to_read_names(&b)?,
+                        None => b,
+                    };
                     let aligned = crate::schema::align::to_schema(
                         &b,
                         &self.columns.schema,

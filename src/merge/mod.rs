@@ -260,6 +260,7 @@ pub async fn merged_slice_stream(
     slice: &FileSlice,
     needed: &[String],
     batch_size: usize,
+    evolution: Option<std::sync::Arc<crate::schema::evolution::SchemaEvolution>>,
 ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
     let config = client.config();
     let rule = MergeRule::of(config)?;
@@ -293,20 +294,35 @@ pub async fn merged_slice_stream(
     };
     let (logs, footer) = futures::future::try_join(logs, footer).await?;
     let mut buffer = LogRecordBuffer::new(rule, MergeColumns::new(schema.clone(), config));
+    buffer.evolution = evolution.clone();
     buffer.scan(client, &logs, visibility).await?;
 
-    let base = match (base_path, footer) {
-        (Some(path), Some(footer)) => {
+    let base = match (base_path, footer, &slice.base_file) {
+        (Some(path), Some(footer), Some(base)) => {
             let row_groups: Vec<usize> = (0..footer.parquet().num_row_groups()).collect();
             let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-            crate::base_file::stream_row_groups(
+            let columns = match &evolution {
+                Some(e) => e.file_columns(&base.instant, &path)?,
+                None => None,
+            };
+            let names = match &columns {
+                Some(c) => c.file_names(&names),
+                None => names,
+            };
+            let stream = crate::base_file::stream_row_groups(
                 storage.clone(),
                 &path,
                 footer,
                 row_groups,
                 Some(&names),
                 batch_size,
-            )?
+            )?;
+            match columns {
+                Some(c) => stream
+                    .map(move |b| b.and_then(|b| c.to_read_names(&b)))
+                    .boxed(),
+                None => stream,
+            }
         }
         _ => futures::stream::empty().boxed(),
     };

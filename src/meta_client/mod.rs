@@ -38,6 +38,9 @@ pub struct MetaClient {
     /// The footer length of the base file read last (or probed): where the next one's
     /// footer likely starts ([`crate::base_file::read_footer_and_data`]).
     footer_len_hint: Mutex<Option<u64>>,
+    /// The InternalSchema history file (`.hoodie/.schema/`), once read: `None` inside when
+    /// the table has none.
+    schema_history: futures::lock::Mutex<Option<Option<(bytes::Bytes, String)>>>,
     /// The metadata table's files asked for beside the open (`storage` reads through it).
     mdt_prefetch: Option<Arc<MdtPrefetch>>,
 }
@@ -158,6 +161,7 @@ impl MetaClient {
             commit_reads: Mutex::new(HashMap::new()),
             footers: Mutex::new(HashMap::new()),
             footer_len_hint: Mutex::new(None),
+            schema_history: futures::lock::Mutex::new(None),
             mdt_prefetch,
         })
     }
@@ -421,6 +425,57 @@ impl MetaClient {
         &self,
         visibility: &Visibility,
     ) -> Result<Option<(String, String)>> {
+        if let Some((meta, origin)) = self.schema_commit(visibility).await? {
+            let text = meta.schema().unwrap_or_default();
+            return Ok(Some((text.to_string(), origin)));
+        }
+        Ok(self
+            .config
+            .property("hoodie.table.create.schema")
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| (t.to_string(), PROPERTIES_FILE.to_string())))
+    }
+
+    /// Schema evolution on read at `visibility` (column ids): `None` for tables written
+    /// without it, the common case, found in the commit [`Self::table_avro_schema`] reads.
+    pub async fn schema_evolution(
+        &self,
+        visibility: &Visibility,
+    ) -> Result<Option<Arc<crate::schema::evolution::SchemaEvolution>>> {
+        use crate::schema::evolution::SchemaEvolution;
+        let Some((text, origin)) = self.latest_internal_schema(visibility).await? else {
+            return Ok(None);
+        };
+        let mut held = self.schema_history.lock().await;
+        if held.is_none() {
+            *held = Some(self.read_schema_history().await?);
+        }
+        let history = held.as_ref().and_then(|h| h.as_ref());
+        let history = history.map(|(bytes, path)| (bytes.as_ref(), path.as_str()));
+        Ok(Some(Arc::new(SchemaEvolution::new(
+            &text, &origin, history,
+        )?)))
+    }
+
+    /// `latest_schema` (InternalSchema JSON) of the commit the schema at `visibility` comes
+    /// from, and that commit's file: present when it was written with schema evolution on.
+    pub async fn latest_internal_schema(
+        &self,
+        visibility: &Visibility,
+    ) -> Result<Option<(String, String)>> {
+        let Some((meta, origin)) = self.schema_commit(visibility).await? else {
+            return Ok(None);
+        };
+        let key = crate::schema::evolution::LATEST_SCHEMA_KEY;
+        Ok(meta.extra(key).map(|s| (s.to_string(), origin)))
+    }
+
+    /// The newest commit visible at `visibility` whose metadata holds a schema, and where it
+    /// came from (its file; an archived one's instant).
+    async fn schema_commit(
+        &self,
+        visibility: &Visibility,
+    ) -> Result<Option<(Arc<CommitMetadata>, String)>> {
         let timeline = self.timeline();
         for instant in timeline
             .completed_writes()
@@ -428,20 +483,38 @@ impl MetaClient {
             .filter(|i| visibility.is_committed(&i.requested_time))
         {
             let meta = self.commit_metadata(instant).await?;
-            if let Some(text) = meta.schema() {
+            if meta.schema().is_some() {
                 let origin = if instant.archived {
                     instant.requested_time.clone()
                 } else {
                     instant.file.clone()
                 };
-                return Ok(Some((text.to_string(), origin)));
+                return Ok(Some((meta, origin)));
             }
         }
-        Ok(self
-            .config
-            .property("hoodie.table.create.schema")
-            .filter(|t| !t.trim().is_empty())
-            .map(|t| (t.to_string(), PROPERTIES_FILE.to_string())))
+        Ok(None)
+    }
+
+    /// The newest completed file of the InternalSchema history; it lists every version.
+    async fn read_schema_history(&self) -> Result<Option<(bytes::Bytes, String)>> {
+        let dir = crate::schema::evolution::HISTORY_DIR;
+        let listed = match self.storage.list(dir, false).await {
+            Ok(l) => l,
+            Err(HudiError::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let newest = listed
+            .iter()
+            .filter(|o| !o.is_dir && o.path.ends_with(".schemacommit"))
+            .max_by(|a, b| a.path.cmp(&b.path));
+        let Some(file) = newest else {
+            return Ok(None);
+        };
+        let bytes = self
+            .storage
+            .get(&file.path, Purpose::CommitMetadata)
+            .await?;
+        Ok(Some((bytes, file.path.clone())))
     }
 
     /// The table schema visible at `visibility` as Arrow: [`Self::table_avro_schema`], with

@@ -38,6 +38,13 @@ impl SliceReader {
             }
             false => plan.filter.clone(),
         };
+        let unstable = (plan.evolution.as_ref()).map(|e| e.unstable_columns());
+        let row_group_filter = match unstable {
+            Some(columns) if !columns.is_empty() => {
+                row_group_filter.and_then(|f| f.without_columns(&columns))
+            }
+            _ => row_group_filter,
+        };
         SliceReader {
             client,
             plan,
@@ -66,6 +73,7 @@ impl SliceReader {
                     slice,
                     &this.needed,
                     this.batch_size,
+                    this.plan.evolution.clone(),
                 )
                 .await
             }
@@ -82,8 +90,12 @@ impl SliceReader {
         &self,
         slice: &FileSlice,
     ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
-        let Some(path) = slice.base_path() else {
+        let (Some(path), Some(base)) = (slice.base_path(), slice.base_file.as_ref()) else {
             return Ok(stream::empty().boxed());
+        };
+        let columns = match &self.plan.evolution {
+            Some(e) => e.file_columns(&base.instant, &path)?,
+            None => None,
         };
         let every_column = self.needed.len() == self.plan.read_schema.fields().len();
         let data_limit = crate::base_file::data_with_footer(every_column);
@@ -93,14 +105,27 @@ impl SliceReader {
             .await?;
         let row_groups =
             crate::base_file::matching_row_groups(&footer, self.row_group_filter.as_ref());
-        crate::base_file::stream_row_groups(
+        let Some(columns) = columns else {
+            return crate::base_file::stream_row_groups(
+                self.client.storage().clone(),
+                &path,
+                footer,
+                row_groups,
+                Some(&self.needed),
+                self.batch_size,
+            );
+        };
+        let stream = crate::base_file::stream_row_groups(
             self.client.storage().clone(),
             &path,
             footer,
             row_groups,
-            Some(&self.needed),
+            Some(&columns.file_names(&self.needed)),
             self.batch_size,
-        )
+        )?;
+        Ok(stream
+            .map(move |b| b.and_then(|b| columns.to_read_names(&b)))
+            .boxed())
     }
 
     /// Aligns a slice's batch to the schema, applies the filter and the incremental commit

@@ -12,6 +12,7 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use crate::error::{HudiError, Result};
 
 pub mod align;
+pub mod evolution;
 pub mod to_avro;
 
 /// `schema` restricted to `columns`, in the schema's order.

@@ -135,9 +135,14 @@ impl CommitMetadata {
     }
 
     pub fn schema(&self) -> Option<&str> {
+        self.extra("schema")
+    }
+
+    /// A non-empty `extraMetadata` value.
+    pub fn extra(&self, key: &str) -> Option<&str> {
         self.extra_metadata
             .as_ref()?
-            .get("schema")?
+            .get(key)?
             .as_deref()
             .filter(|s| !s.trim().is_empty())
     }

@@ -442,6 +442,16 @@ async fn prepare(
     let (avro_schema, schema_origin) = schema.ok_or_else(|| {
         HudiError::unsupported_in("writing a table with no schema yet", ".hoodie")
     })?;
+    // Java's writer carries the column ids forward in every commit and in `.hoodie/.schema/`;
+    // a commit without them would leave its readers and writers mapping columns wrongly.
+    // (Cached: the commit the schema came from.)
+    if client.latest_internal_schema(&visibility).await?.is_some() {
+        return Err(HudiError::unsupported_in(
+            "writing a table with schema evolution on read (hoodie.schema.on.read.enable: \
+             column ids in the commits' latest_schema); write it with Apache Hudi",
+            &schema_origin,
+        ));
+    }
     let mut data_schema = crate::schema::arrow_schema_from_avro_text(&avro_schema, &schema_origin)?;
     // A delete writes no columns: nothing to add.
     let (avro_schema, wider) = if options.add_columns && options.operation != Operation::Delete {

@@ -8,6 +8,7 @@ pub mod two_readers;
 pub mod hooked;
 pub mod mdt;
 pub mod oracle;
+pub mod rng;
 
 use std::fs;
 use std::path::{Path, PathBuf};

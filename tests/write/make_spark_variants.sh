@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Spark-written tables with writer options the shared fixtures do not cover (issue 15 item 4:
 # bucket index, dropped partition columns, URL-encoded partition paths, CDC, column stats on
-# logical types), zipped into tests/data/spark_variants/ with what PyPI `hudi` and Hudi Spark
+# logical types, schema evolution on read), zipped into tests/data/spark_variants/ with what PyPI `hudi` and Hudi Spark
 # 1.1.1 read back (tests/write/hudi_rs_matrix_expected.py). Dev-only.
 #
 # Usage: tests/write/make_spark_variants.sh [TABLE...]     Needs: .ci/setup, tests/spark/setup.sh
@@ -16,6 +16,11 @@ for hudi in 1.1.1 0.15.0; do
   tests/spark/run.sh tests/spark/make_variant_tables.py --hudi "$hudi" "$work" "$@" 2> "$work/write.log" ||
     { tail -30 "$work/write.log" >&2; exit 1; }
 done
+# Tables whose schema evolved on read (Spark SQL ALTER TABLE), unless other tables were named.
+if [ $# -eq 0 ] || [[ " $* " == *" spark_v9_schema_on_read_"* ]]; then
+  tests/spark/run.sh tests/spark/make_evolved_tables.py "$work" 2> "$work/write.log" ||
+    { tail -30 "$work/write.log" >&2; exit 1; }
+fi
 names=$(ls "$work/tables")
 out=tests/data/spark_variants
 mkdir -p "$out"

@@ -50,7 +50,9 @@ def write_options(props: dict) -> dict:
         "hoodie.datasource.write.operation": "upsert",
         "hoodie.datasource.write.recordkey.field": props["hoodie.table.recordkey.fields"],
         "hoodie.datasource.write.partitionpath.field": props.get("hoodie.table.partition.fields", ""),
-        "hoodie.datasource.write.precombine.field": props.get("hoodie.table.ordering.fields", ""),
+        # Table version 8 names it hoodie.table.precombine.field.
+        "hoodie.datasource.write.precombine.field": props.get(
+            "hoodie.table.ordering.fields", props.get("hoodie.table.precombine.field", "")),
         "hoodie.datasource.write.hive_style_partitioning": props.get(
             "hoodie.datasource.write.hive_style_partitioning", "false"),
         "hoodie.datasource.write.keygenerator.class": KEYGENS[props.get("hoodie.table.keygenerator.type", "SIMPLE")],

@@ -93,6 +93,9 @@ pub struct Plan {
     /// must carry a file's values over as they are.
     #[serde(skip)]
     pub partition_values_from_path: bool,
+    /// Column ids of a table with schema evolution on read: files map their columns by id.
+    #[serde(skip)]
+    pub evolution: Option<Arc<crate::schema::evolution::SchemaEvolution>>,
 }
 
 impl Plan {
@@ -272,9 +275,34 @@ pub async fn plan(
         );
         (listed, replaced, (early_mdt, located))
     });
-    let (read_schema, (listed, replaced, early)) =
-        futures::join!(client.table_schema(&visibility), lookups);
-    let read_schema = read_schema?;
+    let (read_schema, evolution, (listed, replaced, early)) = futures::join!(
+        client.table_schema(&visibility),
+        client.schema_evolution(&visibility),
+        lookups
+    );
+    let mut read_schema = read_schema?;
+    let mut evolution = evolution?;
+    // Incremental reads of a table whose schema evolved on read come in the latest schema,
+    // older files mapped by column id (Spark's incremental relation).
+    // (The latest commit says: its metadata, one request, is asked for only with an end.)
+    if options.query == QueryType::Incremental {
+        let latest = timeline.visibility_as_of(None);
+        if evolution.is_some() || client.latest_internal_schema(&latest).await?.is_some() {
+            read_schema = client.table_schema(&latest).await?;
+            evolution = client.schema_evolution(&latest).await?;
+        }
+    }
+    // Statistics recorded under a name that meant another column (schema evolution on
+    // read: renamed, dropped and re-added) prune nothing.
+    let unstable = evolution
+        .as_ref()
+        .map(|e| e.unstable_columns())
+        .unwrap_or_default();
+    let stats_filter = match unstable.is_empty() {
+        true => stats_filter,
+        false => stats_filter.and_then(|f| f.without_columns(&unstable)),
+    };
+    let skipping_filter = stats_filter.as_ref().filter(|_| options.data_skipping);
     let output_schema = output_schema(&read_schema, options.columns.as_deref())?;
     if let Some(f) = &filter {
         for c in f.columns() {
@@ -376,11 +404,13 @@ pub async fn plan(
         output_schema,
         visibility,
         partition_values_from_path: true,
+        evolution,
     })
 }
 
 /// `filter` for statistics (metadata-table indexes, Parquet footers): without its predicates
-/// on partition columns whose values reads take from the partition path.
+/// on partition columns whose values reads take from the partition path. (A plan also drops
+/// columns whose name changed meaning, [`crate::schema::evolution`].)
 pub fn stats_filter(filter: &Expr, config: &crate::config::TableConfig) -> Option<Expr> {
     if !config.is_partitioned() || !crate::keygen::values_in_path(config) {
         return Some(filter.clone());
