@@ -22,12 +22,55 @@ use serde_json::{Map, Value};
 
 use common::rng::Rng;
 
-/// The table as Hudi should show it: rows by key (input form), and for each key the commit
-/// that last changed what a reader sees.
+/// A commit (its step) and what it wrote for a key: a row, or `None` for a delete.
+type Write = (usize, Option<Map<String, Value>>);
+
+/// The table as Hudi should show it: rows by key (input form), for each key the commit that
+/// last changed what a reader sees, and what each commit wrote for it (a row; `None`: a
+/// delete), for incremental reads.
 #[derive(Clone, Default)]
 struct Model {
     rows: BTreeMap<String, Map<String, Value>>,
     changed_at: BTreeMap<String, usize>,
+    written: BTreeMap<String, Vec<Write>>,
+}
+
+impl Model {
+    fn wrote(&mut self, key: &str, step: usize, row: Option<Map<String, Value>>) {
+        self.written
+            .entry(key.to_string())
+            .or_default()
+            .push((step, row));
+    }
+
+    /// What an incremental read after commit `from` returns. Copy-On-Write: the rows whose
+    /// last effective write came after it. Merge-On-Read, as Spark's incremental relation
+    /// reads it: the files the range's commits wrote, merged alone (a base file written
+    /// before is not), so an update that lost to an older row on ordering shows.
+    fn changed_after(&self, from: usize, t: &Table, merge_on_read: bool) -> Model {
+        let mut out = Model::default();
+        if !merge_on_read {
+            out.rows = (self.rows.iter())
+                .filter(|(k, _)| self.changed_at.get(*k).is_some_and(|&s| s > from))
+                .map(|(k, r)| (k.clone(), r.clone()))
+                .collect();
+            return out;
+        }
+        for (key, writes) in &self.written {
+            let mut state: Option<&Map<String, Value>> = None;
+            for (_, row) in writes.iter().filter(|(s, _)| *s > from) {
+                state = match (state, row) {
+                    (_, None) => None,
+                    (Some(held), Some(new)) if t.order(new) < t.order(held) => Some(held),
+                    (_, Some(new)) => Some(new),
+                };
+            }
+            if let Some(row) = state {
+                out.rows.insert(key.clone(), row.clone());
+            }
+        }
+        out
+    }
 }
 
 struct Fixture {
@@ -106,6 +149,8 @@ struct Tally {
     new_partition_rows: usize,
     deleted: usize,
     inserted_by_insert: usize,
+    /// Incremental reads where Merge-On-Read's rule gives other rows than the last writes.
+    incremental_merge_on_read_differs: usize,
     metadata_table_compactions: usize,
 }
 
@@ -157,6 +202,7 @@ fn plan_step(
             let key = present[rng.below(present.len())].clone();
             if let Some(row) = after.rows.remove(&key) {
                 after.changed_at.remove(&key);
+                after.wrote(&key, step, None);
                 gone.push(row.clone());
                 batch.push(row);
                 deleted += 1;
@@ -186,6 +232,7 @@ fn plan_step(
             tally.new_partition_rows += partition.is_some() as usize;
             after.rows.insert(t.key(&row), row.clone());
             after.changed_at.insert(t.key(&row), step);
+            after.wrote(&t.key(&row), step, Some(row.clone()));
             batch.push(row);
         }
         let n = batch.len() as u64;
@@ -262,6 +309,7 @@ fn plan_step(
     }
     let (mut inserted, mut updated) = (0, 0);
     for (key, row) in batch_winner {
+        after.wrote(&key, step, Some(row.clone()));
         match model.rows.get(&key) {
             Some(stored) => {
                 updated += 1;
@@ -400,6 +448,7 @@ async fn run_sequence(fixture: &Fixture, seed: u64, steps: usize) {
     let config = table.config().clone();
     let start_rows = input_rows(&dir).await;
     let keys = config.record_key_fields.clone();
+    let merge_on_read = config.table_type == hudi_edge::config::TableType::MergeOnRead;
     let model_key: Vec<String> = keys
         .iter()
         .chain(&config.partition_fields)
@@ -502,10 +551,10 @@ async fn run_sequence(fixture: &Fixture, seed: u64, steps: usize) {
             },
         )
         .await;
-        let mut since = model.clone();
-        since
-            .rows
-            .retain(|k, _| model.changed_at.get(k).is_some_and(|&s| s > from));
+        let since = model.changed_after(from, &t, merge_on_read);
+        let last_writes = model.changed_after(from, &t, false);
+        carried.tally.incremental_merge_on_read_differs +=
+            (since.rows != last_writes.rows) as usize;
         same_rows(
             &data_only(&changed),
             &model_data(t.dir, &since).await,

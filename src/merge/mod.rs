@@ -26,6 +26,8 @@ pub mod ordering;
 
 pub use buffer::{LogRecordBuffer, LogScanStats};
 
+use std::collections::HashSet;
+
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow_schema::{DataType, SchemaRef};
@@ -253,6 +255,7 @@ impl Keys {
 /// A slice with log files, merged: its log blocks are scanned into a buffer, then base
 /// batches stream through it one at a time, then the log-only records follow. `needed`
 /// columns come out, typed as in `read_schema`; `visibility` says which instants count.
+#[allow(clippy::too_many_arguments)]
 pub async fn merged_slice_stream(
     client: &MetaClient,
     read_schema: &SchemaRef,
@@ -261,6 +264,7 @@ pub async fn merged_slice_stream(
     needed: &[String],
     batch_size: usize,
     evolution: Option<std::sync::Arc<crate::schema::evolution::SchemaEvolution>>,
+    base_commits: Option<&HashSet<String>>,
 ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
     let config = client.config();
     let rule = MergeRule::of(config)?;
@@ -327,6 +331,7 @@ pub async fn merged_slice_stream(
         _ => futures::stream::empty().boxed(),
     };
     let (partition, config) = (slice.partition.clone(), config.clone());
+    let base_commits = base_commits.map(|c| std::sync::Arc::new(c.clone()));
     enum Phase {
         Base(
             Box<LogRecordBuffer>,
@@ -336,11 +341,20 @@ pub async fn merged_slice_stream(
     }
     let merged = futures::stream::unfold(Some(Phase::Base(Box::new(buffer), base)), move |phase| {
         let (partition, config, schema) = (partition.clone(), config.clone(), schema.clone());
+        let base_commits = base_commits.clone();
         async move {
             match phase? {
                 Phase::Base(mut buffer, mut base) => match base.next().await {
                     Some(Ok(b)) => {
                         let out = crate::schema::align::to_schema(&b, &schema, &partition, &config)
+                            .and_then(|a| match &base_commits {
+                                Some(commits) => {
+                                    let mask = commit_time_mask(&a, commits)?;
+                                    arrow_select::filter::filter_record_batch(&a, &mask)
+                                        .map_err(crate::error::malformed_by)
+                                }
+                                None => Ok(a),
+                            })
                             .and_then(|a| buffer.merge_base(&a));
                         Some((out, Some(Phase::Base(buffer, base))))
                     }
@@ -358,4 +372,21 @@ pub async fn merged_slice_stream(
         }
     });
     Ok(merged.boxed())
+}
+
+/// Rows a commit of `commits` wrote, by `_hoodie_commit_time`.
+pub(crate) fn commit_time_mask(
+    batch: &RecordBatch,
+    commits: &HashSet<String>,
+) -> Result<BooleanArray> {
+    let col = batch
+        .column_by_name(crate::schema::COMMIT_TIME)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or_else(|| {
+            HudiError::unsupported("incremental queries on tables without _hoodie_commit_time")
+        })?;
+    Ok(col
+        .iter()
+        .map(|v| Some(v.is_some_and(|t| commits.contains(t))))
+        .collect())
 }

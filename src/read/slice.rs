@@ -2,15 +2,14 @@
 //! or merged with its log files; then aligned to the read schema, filtered (the query's
 //! filter and, for incremental queries, the commit range) and projected to the output.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use arrow_array::{BooleanArray, RecordBatch, StringArray};
+use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use super::{Plan, QueryType};
-use crate::error::{HudiError, Result};
+use crate::error::Result;
 use crate::file_group::FileSlice;
 use crate::meta_client::MetaClient;
 use crate::schema::align;
@@ -74,6 +73,7 @@ impl SliceReader {
                     &this.needed,
                     this.batch_size,
                     this.plan.evolution.clone(),
+                    this.plan.base_records_of.as_ref(),
                 )
                 .await
             }
@@ -141,7 +141,7 @@ impl SliceReader {
             None => None,
         };
         if let Some(commits) = &self.plan.incremental_commits {
-            let in_range = commit_time_mask(&batch, commits)?;
+            let in_range = crate::merge::commit_time_mask(&batch, commits)?;
             mask = Some(match mask {
                 Some(m) => {
                     arrow_arith::boolean::and(&m, &in_range).map_err(crate::error::malformed_by)?
@@ -156,17 +156,4 @@ impl SliceReader {
         };
         align::project(&batch, &self.plan.output_schema)
     }
-}
-
-fn commit_time_mask(batch: &RecordBatch, commits: &HashSet<String>) -> Result<BooleanArray> {
-    let col = batch
-        .column_by_name(crate::schema::COMMIT_TIME)
-        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-        .ok_or_else(|| {
-            HudiError::unsupported("incremental queries on tables without _hoodie_commit_time")
-        })?;
-    Ok(col
-        .iter()
-        .map(|v| Some(v.is_some_and(|t| commits.contains(t))))
-        .collect())
 }

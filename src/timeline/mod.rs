@@ -198,6 +198,18 @@ impl Visibility {
         }
     }
 
+    /// The writes of `instants` alone, as they are here (an incremental range's).
+    pub fn only(&self, instants: &std::collections::HashSet<String>) -> Visibility {
+        Visibility {
+            committed: (self.committed.iter())
+                .filter(|(i, _)| instants.contains(*i))
+                .map(|(i, c)| (i.clone(), c.clone()))
+                .collect(),
+            archived_before: None,
+            upper: self.upper.clone(),
+        }
+    }
+
     pub fn is_committed(&self, instant: &str) -> bool {
         self.completion_of(instant).is_some()
     }

@@ -10,6 +10,24 @@ status=0
 # Our snapshot of table $1 in the oracle encoding, one JSON object per line.
 ours() { "$bin" read "$1" --format oracle-jsonl; }
 
+# Our rows of table $1 for each query $3... (snapshot, as_of=T, incremental=START,END) into
+# file $2, tagged with the query as tests/write/spark_queries.py tags Spark's.
+ours_queries() {
+  local t=$1 file=$2 q r args; shift 2
+  : > "$file"
+  for q in "$@"; do
+    case "$q" in
+      snapshot) args=() ;;
+      as_of=*) args=(--as-of "${q#as_of=}") ;;
+      incremental=*) r=${q#incremental=}; args=(--query incremental --start "${r%,*}" --end "${r#*,}") ;;
+    esac
+    "$bin" read "$t" "${args[@]}" --format oracle-jsonl | "$py" -c '
+import json, sys
+for line in sys.stdin:
+    print(json.dumps({"query": sys.argv[1], "row": json.loads(line)}, sort_keys=True))' "$q" >> "$file"
+  done
+}
+
 sorted_json() { "$py" -c '
 import json, sys
 for line in sorted(json.dumps(json.loads(l), sort_keys=True) for l in open(sys.argv[1]) if l.strip()):

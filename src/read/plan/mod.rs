@@ -82,6 +82,12 @@ pub struct Plan {
     /// Incremental: requested times of the commits in range.
     #[serde(skip)]
     pub incremental_commits: Option<HashSet<String>>,
+    /// Merge-On-Read incremental ranges: base-file records take part in merging only when
+    /// one of these commits wrote them (Spark's required filter on `_hoodie_commit_time`,
+    /// applied before merging: a record clustering or compaction carried into a file of the
+    /// range keeps its older commit time and stays out).
+    #[serde(skip)]
+    pub base_records_of: Option<HashSet<String>>,
     #[serde(skip)]
     pub read_schema: SchemaRef,
     #[serde(skip)]
@@ -208,11 +214,16 @@ pub async fn plan(
 
     let mut notes = Vec::new();
     let mut incremental_commits = None;
+    let mut files_in_range = false;
     let visibility = match options.query {
         QueryType::Incremental => {
             let range =
                 super::incremental::range(client, &timeline, start.as_deref(), end.as_deref())
                     .await?;
+            // Without a fallback, a Merge-On-Read range is read from the files its commits
+            // wrote alone (below).
+            files_in_range =
+                range.note.is_none() && config.table_type == crate::config::TableType::MergeOnRead;
             notes.extend(range.note);
             incremental_commits = Some(range.commits);
             range.visibility
@@ -341,6 +352,22 @@ pub async fn plan(
             prune::may_hold_changes_after(s, start, &visibility, config.has_completion_times())
         });
     }
+    let mut visibility = visibility;
+    let mut base_records_of = None;
+    if let (true, Some(commits)) = (files_in_range, &incremental_commits) {
+        // Spark's incremental relation builds its file slices from the files the range's
+        // commits wrote and reads log blocks of those commits alone: a base file written
+        // before the range is not merged in, so an update that lost to it on the ordering
+        // field is a change of the range and shows.
+        for s in &mut slices {
+            if (s.base_file.as_ref()).is_some_and(|b| !commits.contains(&b.instant)) {
+                s.base_file = None;
+            }
+        }
+        slices.retain(|s| s.base_file.is_some() || !s.log_files.is_empty());
+        visibility = visibility.only(commits);
+        base_records_of = Some(commits.clone());
+    }
     stats.slices_total = slices.len();
     stats.files_total = count_files(&slices, options.query);
     stats.partitions_total = count_partitions(&slices);
@@ -400,6 +427,7 @@ pub async fn plan(
         io: client.io().since(&before),
         filter,
         incremental_commits,
+        base_records_of,
         read_schema,
         output_schema,
         visibility,
