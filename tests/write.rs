@@ -1084,3 +1084,137 @@ async fn incremental_range_over_clustering_shows_losing_updates() {
     let ours_row = changed.iter().find(|r| r.contains("TXN-008")).unwrap();
     assert!(ours_row.contains("1.25"), "{ours_row}");
 }
+
+/// The `.hoodie/.schema/` history files of completed writes (`<requested>_<completion>`),
+/// oldest first, with their bytes.
+fn schema_history(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.join(".hoodie/.schema"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| {
+            let n = e.file_name().into_string().unwrap();
+            n.ends_with(".schemacommit") && n.contains('_')
+        })
+        .map(|e| {
+            let name = e.file_name().into_string().unwrap();
+            (name, std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `latest_schema` of the newest completed write's metadata.
+async fn latest_schema_of_last_commit(dir: &Path) -> String {
+    let table = open(dir).await;
+    let instant = table.timeline().latest_completed_write().cloned().unwrap();
+    let meta = table.commit_metadata(&instant).await.unwrap();
+    meta.extra("latest_schema")
+        .expect("latest_schema in the commit")
+        .to_string()
+}
+
+/// Tables whose schema evolved on read (Spark SQL renamed, dropped, retyped and re-added
+/// columns with `hoodie.schema.on.read.enable`): an upsert of every row (files written
+/// before and after the renames) and a new key, then a delete, read back by column id; each
+/// commit carries the column ids forward as Java's writer does — the same `latest_schema`
+/// and the history again under its instant. Adding a column (a new id) is refused.
+/// Apache Hudi Spark reads and keeps writing them in tests/write/spark_evolved_on_read.sh.
+async fn evolved_on_read(variant: &str) {
+    let fixture = format!("spark_variants/{variant}");
+    let dir = common::table_copy(&fixture, "write", &format!("evolved-on-read-{variant}"));
+    let rows = input_rows(&dir).await;
+    let schema_before = latest_schema_of_last_commit(&dir).await;
+    let history_before = schema_history(&dir);
+    let (newest_before, newest_bytes) = history_before.last().cloned().unwrap();
+
+    let mut changes: Vec<Map<String, Value>> = rows.clone();
+    for r in &mut changes {
+        let title = r["title"].as_str().unwrap_or("").to_string();
+        r.insert("title".into(), Value::from(format!("{title}-edge")));
+        bump(r, "ts", 10);
+        bump(r, "qty", 3_000_000_000);
+    }
+    let mut fresh = rows[0].clone();
+    fresh.insert("id".into(), Value::from(90));
+    fresh.insert("note".into(), Value::from("new from the edge"));
+    changes.push(fresh);
+    let upsert = write(&dir, &changes, Operation::Upsert).await;
+    assert_eq!(
+        (upsert.records.updated, upsert.records.inserted),
+        (rows.len() as u64, 1),
+        "{variant}: {upsert:?}"
+    );
+    same_rows(
+        &data_only(&our_rows(&dir, ReadOptions::default()).await),
+        &data_only(&model_rows(&dir, &changes).await),
+        &format!("{variant}: snapshot after the upsert"),
+    );
+    same_rows(
+        &data_only(
+            &our_rows(
+                &dir,
+                ReadOptions {
+                    as_of: Some(newest_before.split('_').next().unwrap().to_string()),
+                    ..ReadOptions::default()
+                },
+            )
+            .await,
+        ),
+        &data_only(&model_rows(&dir, &rows).await),
+        &format!("{variant}: time travel to before the upsert"),
+    );
+    assert_eq!(latest_schema_of_last_commit(&dir).await, schema_before);
+    let history = schema_history(&dir);
+    assert_eq!(
+        history.len(),
+        history_before.len() + 1,
+        "{variant}: {history:?}"
+    );
+    let (newest, bytes) = history.last().unwrap();
+    assert!(
+        newest.starts_with(&format!("{}_", upsert.instant)),
+        "{newest}"
+    );
+    assert_eq!(bytes, &newest_bytes, "{variant}: the history, unchanged");
+    for suffix in ["requested", "inflight"] {
+        let f = format!(".hoodie/.schema/{}.schemacommit.{suffix}", upsert.instant);
+        assert!(dir.join(&f).exists(), "{variant}: {f}");
+    }
+
+    let victim = changes[1].clone();
+    let delete = write(&dir, std::slice::from_ref(&victim), Operation::Delete).await;
+    assert_eq!(delete.records.deleted, 1, "{variant}: {delete:?}");
+    let kept: Vec<Map<String, Value>> = changes.iter().filter(|r| **r != victim).cloned().collect();
+    same_rows(
+        &data_only(&our_rows(&dir, ReadOptions::default()).await),
+        &data_only(&model_rows(&dir, &kept).await),
+        &format!("{variant}: snapshot after the delete"),
+    );
+    assert_eq!(latest_schema_of_last_commit(&dir).await, schema_before);
+    assert_eq!(schema_history(&dir).len(), history_before.len() + 2);
+
+    use arrow_array::{ArrayRef, Int32Array, Int64Array, StringArray};
+    let table = open(&dir).await;
+    let wider = batch(vec![
+        ("id", Arc::new(Int32Array::from(vec![91])) as ArrayRef),
+        ("ts", Arc::new(Int64Array::from(vec![1]))),
+        ("region", Arc::new(StringArray::from(vec!["eu"]))),
+        ("colour", Arc::new(StringArray::from(vec!["red"]))),
+    ]);
+    let mut options = WriteOptions::new(Operation::Upsert);
+    options.add_columns = true;
+    let err = table.write(&[wider], &options).await.unwrap_err();
+    assert_eq!(err.code(), "UNSUPPORTED", "{variant}: {err}");
+    assert!(err.to_string().contains("ALTER TABLE"), "{variant}: {err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_cow_evolved_on_read() {
+    evolved_on_read("spark_v9_schema_on_read_cow").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_mor_evolved_on_read() {
+    evolved_on_read("spark_v9_schema_on_read_mor").await;
+}

@@ -20,6 +20,9 @@ use crate::timeline::{history, CommitMetadata, Instant, Timeline, Visibility};
 /// Where tables of timeline layout 2 (table versions 8+) keep their instants by default.
 const CURRENT_TIMELINE_DIR: &str = ".hoodie/timeline";
 
+/// An InternalSchema history file's bytes and its path.
+pub type SchemaHistory = (bytes::Bytes, String);
+
 pub struct MetaClient {
     storage: Arc<dyn Storage>,
     /// The session cache `storage` reads through (none for a table nested in another).
@@ -40,7 +43,8 @@ pub struct MetaClient {
     footer_len_hint: Mutex<Option<u64>>,
     /// The InternalSchema history file (`.hoodie/.schema/`), once read: `None` inside when
     /// the table has none.
-    schema_history: futures::lock::Mutex<Option<Option<(bytes::Bytes, String)>>>,
+    /// The InternalSchema history and the timeline listing it was read under.
+    schema_history: futures::lock::Mutex<Option<(u64, Option<SchemaHistory>)>>,
     /// The metadata table's files asked for beside the open (`storage` reads through it).
     mdt_prefetch: Option<Arc<MdtPrefetch>>,
 }
@@ -446,15 +450,29 @@ impl MetaClient {
         let Some((text, origin)) = self.latest_internal_schema(visibility).await? else {
             return Ok(None);
         };
-        let mut held = self.schema_history.lock().await;
-        if held.is_none() {
-            *held = Some(self.read_schema_history().await?);
-        }
-        let history = held.as_ref().and_then(|h| h.as_ref());
-        let history = history.map(|(bytes, path)| (bytes.as_ref(), path.as_str()));
+        let history = self.schema_history().await?;
+        let history = history
+            .as_ref()
+            .map(|(bytes, path)| (bytes.as_ref(), path.as_str()));
         Ok(Some(Arc::new(SchemaEvolution::new(
             &text, &origin, history,
         )?)))
+    }
+
+    /// The newest InternalSchema history file of a completed write (it lists every version)
+    /// and its path; read again only when the timeline was listed anew (an `ALTER TABLE`
+    /// elsewhere adds a version).
+    pub async fn schema_history(&self) -> Result<Option<SchemaHistory>> {
+        let listing = self.listing.load(Ordering::SeqCst);
+        let mut held = self.schema_history.lock().await;
+        match &*held {
+            Some((at, history)) if *at == listing => Ok(history.clone()),
+            _ => {
+                let history = self.read_schema_history().await?;
+                *held = Some((listing, history.clone()));
+                Ok(history)
+            }
+        }
     }
 
     /// `latest_schema` (InternalSchema JSON) of the commit the schema at `visibility` comes
@@ -496,16 +514,26 @@ impl MetaClient {
     }
 
     /// The newest completed file of the InternalSchema history; it lists every version.
-    async fn read_schema_history(&self) -> Result<Option<(bytes::Bytes, String)>> {
+    async fn read_schema_history(&self) -> Result<Option<SchemaHistory>> {
         let dir = crate::schema::evolution::HISTORY_DIR;
         let listed = match self.storage.list(dir, false).await {
             Ok(l) => l,
             Err(HudiError::NotFound { .. }) => return Ok(None),
             Err(e) => return Err(e),
         };
+        // A write that failed after its history file (Java writes it before completing the
+        // commit) leaves one no reader may take, as Java's storage manager skips it.
+        let timeline = self.timeline();
+        let committed = |path: &str| {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            let requested = name.split(['_', '.']).next().unwrap_or(name);
+            timeline
+                .completed_writes()
+                .any(|i| i.requested_time == requested)
+        };
         let newest = listed
             .iter()
-            .filter(|o| !o.is_dir && o.path.ends_with(".schemacommit"))
+            .filter(|o| !o.is_dir && o.path.ends_with(".schemacommit") && committed(&o.path))
             .max_by(|a, b| a.path.cmp(&b.path));
         let Some(file) = newest else {
             return Ok(None);

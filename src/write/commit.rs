@@ -177,6 +177,8 @@ pub(crate) async fn average_record_bytes(
 pub(crate) struct Inputs<'a> {
     pub input: &'a RecordBatch,
     pub avro_schema: &'a str,
+    /// Tables whose schema evolved on read: what every commit carries forward.
+    pub schema_on_read: Option<&'a SchemaOnRead>,
     pub plan: ChangePlan,
     pub operation: Operation,
     pub rule: MergeRule,
@@ -192,6 +194,16 @@ pub(crate) struct Inputs<'a> {
     /// Stop before the commit point: the completed instants (and their times) are written
     /// by [`publish`] under the table lock (multi-writer).
     pub defer_publish: bool,
+}
+
+/// Column ids of a table whose schema evolved on read, carried by each commit as Java's
+/// writer does: the current InternalSchema as the commit's `latest_schema`, and the whole
+/// history again in `.hoodie/.schema/` under the commit's instant (unchanged: this writer
+/// never changes the schema of such a table).
+#[derive(Clone, Debug)]
+pub(crate) struct SchemaOnRead {
+    pub latest_schema: String,
+    pub history: Bytes,
 }
 
 /// A commit written up to its commit point: what [`publish`] needs to complete it.
@@ -581,10 +593,16 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     let mut metadata = CommitMetadata {
         partition_to_write_stats: Some(OrderedMap::new()),
         compacted: Some(false),
-        extra_metadata: Some(OrderedMap::from([(
-            "schema".to_string(),
-            Some(inputs.avro_schema.to_string()),
-        )])),
+        extra_metadata: Some(
+            std::iter::once(("schema".to_string(), Some(inputs.avro_schema.to_string())))
+                .chain(inputs.schema_on_read.map(|s| {
+                    (
+                        crate::schema::evolution::LATEST_SCHEMA_KEY.to_string(),
+                        Some(s.latest_schema.clone()),
+                    )
+                }))
+                .collect(),
+        ),
         operation_type: Some(inputs.operation.java_name().to_string()),
         ..CommitMetadata::default()
     };
@@ -737,9 +755,34 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         floor.push(mdt_completion.clone());
         mdt_instant.as_ref().map(|m| m.completed(&mdt_completion))
     };
+    // The history goes with the data files: Java writes it before the commit completes,
+    // and readers skip it until then.
+    let history_files = match inputs.schema_on_read {
+        Some(s) => {
+            let at = time_after(table, &floor)?;
+            floor.push(at.clone());
+            let dir = crate::schema::evolution::HISTORY_DIR;
+            vec![
+                (
+                    format!("{dir}{instant}.schemacommit.requested"),
+                    Bytes::new(),
+                ),
+                (
+                    format!("{dir}{instant}.schemacommit.inflight"),
+                    Bytes::new(),
+                ),
+                (
+                    format!("{dir}{instant}_{at}.schemacommit"),
+                    s.history.clone(),
+                ),
+            ]
+        }
+        None => Vec::new(),
+    };
     let data_puts = new_files
         .iter()
         .map(|f| (f.path.as_str(), f.bytes.clone()))
+        .chain(history_files.iter().map(|(p, b)| (p.as_str(), b.clone())))
         .chain(mdt_instant.iter().flat_map(|m| m.pending_puts()))
         .chain(mdt_completed.iter().map(|(p, b)| (p.as_str(), b.clone())));
     settle_all(data_puts.map(|(path, bytes)| storage.put(path, bytes, PutMode::Create))).await?;

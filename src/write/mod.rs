@@ -403,6 +403,7 @@ fn write_result(
 /// metadata table's reads for the delta commit.
 struct Prepared {
     avro_schema: String,
+    schema_on_read: Option<commit::SchemaOnRead>,
     input: RecordBatch,
     rows: KeyedRows,
     tagged: Tagged,
@@ -445,13 +446,22 @@ async fn prepare(
     // Java's writer carries the column ids forward in every commit and in `.hoodie/.schema/`;
     // a commit without them would leave its readers and writers mapping columns wrongly.
     // (Cached: the commit the schema came from.)
-    if client.latest_internal_schema(&visibility).await?.is_some() {
-        return Err(HudiError::unsupported_in(
-            "writing a table with schema evolution on read (hoodie.schema.on.read.enable: \
-             column ids in the commits' latest_schema); write it with Apache Hudi",
-            &schema_origin,
-        ));
-    }
+    let schema_on_read = match client.latest_internal_schema(&visibility).await? {
+        None => None,
+        Some((latest_schema, origin)) => {
+            let Some((history, _)) = client.schema_history().await? else {
+                return Err(HudiError::unsupported_in(
+                    "writing a table whose commits carry column ids (latest_schema) but \
+                     whose .hoodie/.schema/ holds no history of a completed write",
+                    &origin,
+                ));
+            };
+            Some(commit::SchemaOnRead {
+                latest_schema,
+                history,
+            })
+        }
+    };
     let mut data_schema = crate::schema::arrow_schema_from_avro_text(&avro_schema, &schema_origin)?;
     // A delete writes no columns: nothing to add.
     let (avro_schema, wider) = if options.add_columns && options.operation != Operation::Delete {
@@ -465,6 +475,15 @@ async fn prepare(
     } else {
         (avro_schema, None)
     };
+    if wider.is_some() && schema_on_read.is_some() {
+        // A new column takes a new id and a new history version; Spark SQL's
+        // `ALTER TABLE … ADD COLUMNS` makes them.
+        return Err(HudiError::unsupported_in(
+            "adding columns to a table whose schema evolved on read (its columns have ids); \
+             add them with ALTER TABLE … ADD COLUMNS in Apache Hudi Spark first",
+            &schema_origin,
+        ));
+    }
     let keygen = KeyGen::of(config)?;
     let rule = MergeRule::of(config)?;
     // Input: aligned to the table schema, keyed, de-duplicated (before any request that
@@ -525,6 +544,7 @@ async fn prepare(
     }
     Ok(Prepared {
         avro_schema,
+        schema_on_read,
         input,
         rows,
         tagged,
@@ -604,6 +624,7 @@ async fn commit_prepared(
         commit::Inputs {
             input: &prepared.input,
             avro_schema: &prepared.avro_schema,
+            schema_on_read: prepared.schema_on_read.as_ref(),
             plan,
             operation: options.operation,
             rule: prepared.rule,

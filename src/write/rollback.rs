@@ -608,6 +608,7 @@ async fn execute(
             let _ = storage.delete(&m.path).await;
         }
     }
+    delete_schema_history_of(client, t).await;
     Ok(RolledBack {
         rollback_instant: r.to_string(),
         completion_time: completion,
@@ -617,6 +618,28 @@ async fn execute(
         metadata_table,
         resumed,
     })
+}
+
+/// The InternalSchema history files a failed write `t` left on a table whose schema
+/// evolved on read (readers skip them; Java's next writer deletes them as residue), quietly.
+async fn delete_schema_history_of(client: &MetaClient, t: &str) {
+    let visibility = client.timeline().visibility_as_of(None);
+    if !matches!(
+        client.latest_internal_schema(&visibility).await,
+        Ok(Some(_))
+    ) {
+        return;
+    }
+    let dir = crate::schema::evolution::HISTORY_DIR;
+    let Ok(listed) = client.storage().list(dir, false).await else {
+        return;
+    };
+    for o in listed.iter().filter(|o| !o.is_dir) {
+        let name = o.path.rsplit('/').next().unwrap_or(&o.path);
+        if name.split(['_', '.']).next() == Some(t) && name.contains(".schemacommit") {
+            let _ = client.storage().delete(&o.path).await;
+        }
+    }
 }
 
 /// Java 1.x (`HoodieBackedTableMetadataWriter.update(HoodieRollbackMetadata)`): when the

@@ -54,7 +54,13 @@ pub fn table_path(name: &str) -> PathBuf {
     let root =
         ROOT.get_or_init(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fixture-tables"));
     let dest = root.join(name);
-    let zip_path = fixtures_dir().join("tables").join(format!("{name}.zip"));
+    // `spark_variants/NAME`: a table of this repository's tests/data/spark_variants.
+    let zip_path = match name.strip_prefix("spark_variants/") {
+        Some(variant) => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/spark_variants")
+            .join(format!("{variant}.zip")),
+        None => fixtures_dir().join("tables").join(format!("{name}.zip")),
+    };
     let mut archive =
         zip::ZipArchive::new(fs::File::open(&zip_path).expect("fixture zip")).expect("zip");
     let top = archive

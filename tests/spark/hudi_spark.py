@@ -135,10 +135,20 @@ def read_properties(path: str) -> dict:
     return props
 
 
+def schema_on_read_options(path: str) -> dict:
+    """`hoodie.schema.on.read.enable` for a table with an InternalSchema history, else none."""
+    if (Path(path) / ".hoodie" / ".schema").is_dir() and any((Path(path) / ".hoodie" / ".schema").iterdir()):
+        return {"hoodie.schema.on.read.enable": "true"}
+    return {}
+
+
 def reader(spark, path: str, query_type: str = "snapshot", as_of: str | None = None,
            begin: str | None = None, end: str | None = None, extra: dict | None = None):
-    """DataFrameReader options for the Hudi query types; returns (df, options_used)."""
+    """DataFrameReader options for the Hudi query types; returns (df, options_used). A table
+    whose schema evolved on read (a `.hoodie/.schema/` history) is read as its users read it,
+    with `hoodie.schema.on.read.enable` (columns matched by id)."""
     opts = {"hoodie.datasource.query.type": query_type}
+    opts.update(schema_on_read_options(path))
     if as_of:
         opts["as.of.instant"] = as_of
     if query_type == "incremental":

@@ -21,7 +21,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "spark"))
-from hudi_spark import HUDI_1X, get_spark, read_properties, reader, rows_to_json  # noqa: E402
+from hudi_spark import HUDI_1X, get_spark, read_properties, reader, rows_to_json, schema_on_read_options  # noqa: E402
 
 KEYGENS = {
     "SIMPLE": "org.apache.hudi.keygen.SimpleKeyGenerator",
@@ -95,6 +95,7 @@ def main():
     spark = get_spark(HUDI_1X, app="spark_after", driver_memory="3g")
     mdt = table_metadata(props)
     opts = write_options(props)
+    opts.update(schema_on_read_options(path))
     if "--read-only" in sys.argv:
         after, _ = reader(spark, path, "snapshot")
         finish(out, spark, path, after, mdt)
@@ -148,17 +149,17 @@ def finish(out, spark, path, after, mdt):
     out.flush()
     report = {"rows": len(rows)}
     if mdt:
-        report.update(validate(spark, path, after))
+        report.update(validate(spark, path, after, "record_index" in mdt))
     print(json.dumps(report), file=sys.stderr)
     if "--report" in sys.argv:
         with open(sys.argv[sys.argv.index("--report") + 1], "w") as f:
             json.dump(report, f, indent=1)
 
 
-def validate(spark, path, snapshot):
+def validate(spark, path, snapshot, record_index):
     """What Hudi's own metadata-table checks say (the utilities bundle's validator is not
-    served here): the files procedure (metadata table vs storage listing) and the record
-    index against the snapshot's keys and file groups."""
+    served here): the files procedure (metadata table vs storage listing) and, when the
+    table has one, the record index against the snapshot's keys and file groups."""
     spark.sql(f"create table if not exists written using hudi location '{path}'")
     files = spark.sql("call validate_metadata_table_files(table => 'written', verbose => true)").collect()
     def bad(row):
@@ -168,6 +169,8 @@ def validate(spark, path, snapshot):
     mismatched = [r.asDict() for r in files if bad(r)]
     out = {"files_procedure_rows": len(files), "files_procedure_sample": files[0].asDict() if files else None,
            "files_mismatches": mismatched[:5]}
+    if not record_index:
+        return out
     try:
         mdt = spark.read.format("hudi").load(path + "/.hoodie/metadata")
         ri = mdt.where("type = 5").select("key", "recordIndexMetadata").collect()
