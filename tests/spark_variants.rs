@@ -57,6 +57,7 @@ two_reader_tests! {
     "spark_variants",
     check,
     spark_v9_bucket_cow,
+    spark_v9_bucket_mor,
     spark_v9_drop_partcols,
     spark_v9_urlencoded,
     spark_v9_cdc_mor,

@@ -1218,3 +1218,131 @@ async fn writes_cow_evolved_on_read() {
 async fn writes_mor_evolved_on_read() {
     evolved_on_read("spark_v9_schema_on_read_mor").await;
 }
+
+/// Every row of the table at `dir` sits in the file group of its key's bucket (Java's hash).
+async fn rows_in_their_buckets(dir: &Path, buckets: &hudi_edge::write::bucket::Buckets) {
+    for r in our_rows(dir, ReadOptions::default()).await {
+        let v: Value = serde_json::from_str(&r).unwrap();
+        let key = v["_hoodie_record_key"].as_str().unwrap();
+        let file = v["_hoodie_file_name"].as_str().unwrap();
+        let group = hudi_edge::write::bucket::bucket_of_file_id(file.trim_start_matches('.'));
+        assert_eq!(group, Some(buckets.of(key).unwrap()), "{key} in {file}");
+    }
+}
+
+/// Tables with Hudi's bucket index (Spark: `hoodie.index.type=BUCKET`), which
+/// hoodie.properties does not record: known by their file ids, written only with the bucket
+/// settings given (as Spark's writers are given them); new keys go to their bucket's file
+/// group (Copy-On-Write: rewritten; Merge-On-Read: a log append) or start it, and every row
+/// stays where Java's hash puts it — checked first on Spark's own rows. Settings that are
+/// not the table's are refused before anything is written. Spark keeps writing the tables in
+/// tests/write/spark_bucket.sh.
+async fn bucket_index(variant: &str, count: u32, hash_field: Option<&str>) {
+    let fixture = format!("spark_variants/{variant}");
+    let dir = common::table_copy(&fixture, "write", &format!("bucket-{variant}"));
+    let config = open(&dir).await.config().clone();
+    let buckets = hudi_edge::write::bucket::Buckets {
+        count,
+        hash_fields: hash_field.map_or(config.record_key_fields.clone(), |f| vec![f.to_string()]),
+    };
+    rows_in_their_buckets(&dir, &buckets).await;
+    let rows = input_rows(&dir).await;
+    let mut changes: Vec<Map<String, Value>> = rows[..2].to_vec();
+    for r in &mut changes {
+        r.insert("name".into(), Value::from("edge-update"));
+        bump(r, "ts", 100);
+    }
+    for i in 0..12 {
+        let mut fresh = rows[i % rows.len()].clone();
+        fresh.insert("id".into(), Value::from(format!("edge-{i:03}")));
+        // A third of them in a partition that has no buckets yet.
+        if i % 3 == 0 {
+            fresh.insert("part".into(), Value::from("p9"));
+        }
+        changes.push(fresh);
+    }
+    let before = std::fs::read_dir(dir.join(".hoodie/timeline"))
+        .unwrap()
+        .count();
+    let with = |settings: &[(&str, String)]| {
+        let mut options = WriteOptions::new(Operation::Upsert);
+        for (k, v) in settings {
+            options.options.insert(k.to_string(), v.clone());
+        }
+        options
+    };
+    let table = open(&dir).await;
+    let batches = decode_input(&table, &changes).await;
+    // Detected from the file ids; nothing is written without the settings.
+    let err = table.write(&batches, &with(&[])).await.unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+    assert!(
+        err.to_string().contains("hoodie.bucket.index.num.buckets"),
+        "{err}"
+    );
+    // Another bucket count: the updated keys are not where it would put them.
+    let wrong = with(&[
+        ("hoodie.index.type", "BUCKET".into()),
+        ("hoodie.bucket.index.num.buckets", (count + 1).to_string()),
+    ]);
+    let err = table.write(&batches, &wrong).await.unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+    assert!(err.to_string().contains("another bucket count"), "{err}");
+    let after_refusals = std::fs::read_dir(dir.join(".hoodie/timeline"))
+        .unwrap()
+        .count();
+    assert_eq!(
+        after_refusals, before,
+        "refusals leave the timeline as it was"
+    );
+
+    let mut settings = vec![
+        ("hoodie.index.type", "BUCKET".to_string()),
+        ("hoodie.bucket.index.num.buckets", count.to_string()),
+    ];
+    if let Some(f) = hash_field {
+        settings.push(("hoodie.bucket.index.hash.field", f.to_string()));
+    }
+    let result = table.write(&batches, &with(&settings)).await.unwrap();
+    assert_eq!(
+        (result.records.updated, result.records.inserted),
+        (2, 12),
+        "{result:?}"
+    );
+    let mut expected = rows.clone();
+    expected.retain(|r| !changes[..2].iter().any(|c| c["id"] == r["id"]));
+    expected.extend(changes.iter().cloned());
+    same_rows(
+        &data_only(&our_rows(&dir, ReadOptions::default()).await),
+        &data_only(&model_rows(&dir, &expected).await),
+        &format!("{variant}: snapshot"),
+    );
+    same_rows(
+        &hudi_rs_rows(&dir, &[]),
+        &our_rows(&dir, ReadOptions::default()).await,
+        &format!("{variant}: hudi-rs"),
+    );
+    rows_in_their_buckets(&dir, &buckets).await;
+    let groups = open(&dir)
+        .await
+        .plan(&ReadOptions::default())
+        .await
+        .unwrap();
+    for s in &groups.file_slices {
+        assert!(
+            hudi_edge::write::bucket::bucket_of_file_id(&s.file_id).is_some_and(|b| b < count),
+            "{variant}: file group {} is no bucket",
+            s.file_id
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_cow_bucket_index() {
+    bucket_index("spark_v9_bucket_cow", 2, Some("id")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_mor_bucket_index() {
+    bucket_index("spark_v9_bucket_mor", 4, None).await;
+}

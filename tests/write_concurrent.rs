@@ -55,6 +55,29 @@ fn with(
     r
 }
 
+/// A handle on the table at `dir` whose storage holds its first inflight instant (between
+/// tagging and writing) until released; `reached` fires when it is held.
+async fn held_at_inflight(
+    dir: &Path,
+) -> (
+    Table,
+    futures::channel::oneshot::Receiver<()>,
+    futures::channel::oneshot::Sender<()>,
+) {
+    let mut gated = common::hooked::Hooked::new(Arc::new(LocalStorage::new(dir)));
+    let (hook, reached, release) = common::hooked::gate_once(|path| {
+        path.starts_with(".hoodie/timeline/")
+            && path.ends_with("inflight")
+            && !path.contains("rollback")
+    });
+    gated.on_put = hook;
+    (
+        Table::open(Arc::new(gated)).await.unwrap(),
+        reached,
+        release,
+    )
+}
+
 /// `template` as one row for key `key` with `merchant_name` `value`, decoded through `table`.
 async fn merchant_row(
     table: &Table,
@@ -133,15 +156,7 @@ async fn a_lost_conflict_names_the_winner_and_a_retry_commits() {
                 .unwrap();
             // A's storage holds its first inflight instant (between tagging and writing)
             // until B has committed.
-            let mut gated = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
-            let (hook, reached, release) = common::hooked::gate_once(|path| {
-                path.starts_with(".hoodie/timeline/")
-                    && path.ends_with("inflight")
-                    && !path.contains("rollback")
-            });
-            gated.on_put = hook;
-            let gated = Arc::new(gated);
-            let a_table = Table::open(gated.clone()).await.unwrap();
+            let (a_table, reached, release) = held_at_inflight(&dir).await;
             let a_rows = decode_input(
                 &a_table,
                 &[with(&template, &key, field, "from A", 3_000_000_000_002)],
@@ -195,12 +210,7 @@ async fn a_column_added_meanwhile_conflicts_and_a_retry_keeps_it() {
     for retries in [0u32, 1] {
         let dir = common::table_copy(COW, "write-concurrent", &format!("added-column-{retries}"));
         let template = input_rows(&dir).await.remove(0);
-        let mut gated = common::hooked::Hooked::new(Arc::new(LocalStorage::new(&dir)));
-        let (hook, reached, release) = common::hooked::gate_once(|path| {
-            path.starts_with(".hoodie/timeline/") && path.ends_with("inflight")
-        });
-        gated.on_put = hook;
-        let a_table = Table::open(Arc::new(gated)).await.unwrap();
+        let (a_table, reached, release) = held_at_inflight(&dir).await;
         let a_rows = merchant_row(&a_table, &template, ("A-KEY", "A", 1)).await;
         let mut a_options = occ(retries);
         // New keys go to new file groups: no file group in common with B.
@@ -647,5 +657,96 @@ async fn a_single_writer_rolled_back_by_another_does_not_complete() {
         assert!(ours.iter().any(|r| r.contains("SECOND")), "{test}");
         assert!(!ours.iter().any(|r| r.contains("FIRST")), "{test}");
         same_rows(&hudi_rs_rows(&dir, &[]), &ours, &format!("{test}: hudi-rs"));
+    }
+}
+
+/// Bucket index: writers A and B each put a new key of the same bucket into a partition that
+/// has no file group for it; each would start that bucket with its own file id, so they
+/// conflict over the bucket (Java's bucket-index conflict strategy), not the file id. A
+/// loses (CONFLICT naming B) or, with a retry, joins B's file group: one group per bucket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writers_starting_the_same_bucket_conflict() {
+    use hudi_edge::write::bucket::{bucket_of_file_id, Buckets};
+    let buckets = Buckets {
+        count: 2,
+        hash_fields: vec!["id".into()],
+    };
+    let key_in = |bucket: u32, skip: usize| {
+        (0..)
+            .map(|i| format!("bucket-key-{i}"))
+            .filter(|k| buckets.of(k).unwrap() == bucket)
+            .nth(skip)
+            .unwrap()
+    };
+    let (a_key, b_key) = (key_in(1, 0), key_in(1, 1));
+    for retries in [0u32, 1] {
+        let what = format!("bucket, {retries} retries");
+        let dir = common::table_copy(
+            "spark_variants/spark_v9_bucket_cow",
+            "write-concurrent",
+            &format!("bucket-{retries}"),
+        );
+        let template = input_rows(&dir).await[0].clone();
+        let row = |key: &str| {
+            let mut r = template.clone();
+            r.insert("id".into(), Value::from(key));
+            r.insert("part".into(), Value::from("p9"));
+            r
+        };
+        let options = |retries: u32| {
+            let mut o = occ(retries);
+            for (k, v) in [
+                ("hoodie.index.type", "BUCKET"),
+                ("hoodie.bucket.index.num.buckets", "2"),
+                ("hoodie.bucket.index.hash.field", "id"),
+            ] {
+                o.options.insert(k.into(), v.into());
+            }
+            o
+        };
+        let (a_table, reached, release) = held_at_inflight(&dir).await;
+        let a_rows = decode_input(&a_table, &[row(&a_key)]).await;
+        let a_options = options(retries);
+        let a_write = a_table.write(&a_rows, &a_options);
+        let b_write = async {
+            reached.await.unwrap();
+            let b_table = open(&dir).await;
+            let b_rows = decode_input(&b_table, &[row(&b_key)]).await;
+            let b = b_table.write(&b_rows, &options(0)).await.unwrap();
+            release.send(()).unwrap();
+            b
+        };
+        let (a, b) = futures::join!(a_write, b_write);
+        if retries == 0 {
+            let e = a.unwrap_err();
+            assert_eq!(e.code(), "CONFLICT", "{what}: {e}");
+            assert!(e.to_string().contains(&b.instant), "{what}: {e}");
+        } else {
+            assert_eq!(a.unwrap().attempts, 2, "{what}");
+        }
+        settled(&dir, &what);
+        let plan = open(&dir)
+            .await
+            .plan(&ReadOptions::default())
+            .await
+            .unwrap();
+        let groups: Vec<&str> = (plan.file_slices.iter())
+            .filter(|s| s.partition == "part=p9")
+            .map(|s| s.file_id.as_str())
+            .collect();
+        assert_eq!(
+            groups.len(),
+            1,
+            "{what}: one file group for bucket 1: {groups:?}"
+        );
+        assert_eq!(bucket_of_file_id(groups[0]), Some(1), "{what}");
+        let rows = our_rows(&dir, ReadOptions::default()).await;
+        let held = |k: &str| {
+            rows.iter()
+                .filter(|r| r.contains(&format!("\"{k}\"")))
+                .count()
+        };
+        assert_eq!(held(&b_key), 1, "{what}");
+        assert_eq!(held(&a_key), retries as usize, "{what}");
     }
 }

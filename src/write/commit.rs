@@ -27,24 +27,29 @@ use crate::timeline::metadata::OrderedMap;
 use crate::timeline::{CommitMetadata, WriteStat};
 use crate::value::Value;
 
+/// A record a commit writes: (key, partition path the record keeps, input row).
+pub(crate) type RowAt = (String, String, usize);
+
 /// Changes to one existing file group.
 #[derive(Debug, Default)]
 pub(crate) struct GroupChange {
-    /// (key, partition path the record keeps, input row).
-    pub updates: Vec<(String, String, usize)>,
+    pub updates: Vec<RowAt>,
     /// (key, partition path).
     pub deletes: Vec<(String, String)>,
-    /// New keys packed into this (small) file group (Copy-On-Write small-file handling).
-    pub inserts: Vec<(String, String, usize)>,
+    /// New keys put in this file group: Copy-On-Write small-file handling, or their bucket.
+    pub inserts: Vec<RowAt>,
 }
 
 #[derive(Debug, Default)]
 pub(crate) struct ChangePlan {
     pub groups: BTreeMap<(String, String), GroupChange>,
     /// Rows to insert, by partition: (key, partition, input row).
-    pub inserts: BTreeMap<String, Vec<(String, String, usize)>>,
+    pub inserts: BTreeMap<String, Vec<RowAt>>,
     /// Keys that move partition (deleted where they were, inserted where they go).
     pub moved: BTreeSet<String>,
+    /// Bucket index: new keys of a bucket that has no file group in their partition yet,
+    /// by (partition, bucket).
+    pub bucket_inserts: BTreeMap<(String, u32), Vec<RowAt>>,
 }
 
 pub(crate) fn plan_changes(
@@ -440,6 +445,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         .keys()
         .map(|(p, _)| p.clone())
         .chain(inputs.plan.inserts.keys().cloned())
+        .chain(inputs.plan.bucket_inserts.keys().map(|(p, _)| p.clone()))
         .collect();
     let all_columns: Vec<String> = read_schema
         .fields()
@@ -531,8 +537,19 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
                 .map(|(key, p)| entry(key, p, file_id, true)),
         );
     }
-    for (partition, rows) in &inputs.plan.inserts {
-        let file_id = files::new_file_id()?;
+    let new_groups = (inputs.plan.inserts.iter().map(|(p, rows)| (p, None, rows))).chain(
+        (inputs.plan.bucket_inserts.iter()).map(|((p, bucket), rows)| (p, Some(*bucket), rows)),
+    );
+    // Several writers conflict over a bucket, not a file id: two could each start it.
+    let mut new_buckets: Vec<(String, String)> = Vec::new();
+    for (partition, bucket, rows) in new_groups {
+        let file_id = match bucket {
+            Some(b) => super::bucket::new_file_id(b)?,
+            None => files::new_file_id()?,
+        };
+        if bucket.is_some() {
+            new_buckets.push((partition.clone(), file_id.clone()));
+        }
         record_index.extend(
             rows.iter()
                 .map(|(key, p, _)| entry(key, p, &file_id, false)),
@@ -794,7 +811,13 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
             action: action.to_string(),
             encoded,
             floor,
-            touched: inputs.plan.groups.keys().cloned().collect(),
+            touched: inputs
+                .plan
+                .groups
+                .keys()
+                .cloned()
+                .chain(new_buckets)
+                .collect(),
         });
         return Ok(counts);
     }
@@ -867,10 +890,16 @@ fn log_file(
     let path = join(&slice.partition, &name);
     let mut bytes = Vec::new();
     let mut columns = Vec::new();
-    if !change.updates.is_empty() {
+    // New keys of a bucket-index group are appended with the updates (Java's bucket index
+    // indexes log files).
+    let written: Vec<RowAt> = (change.updates.iter())
+        .chain(&change.inserts)
+        .cloned()
+        .collect();
+    if !written.is_empty() {
         let batch = files::with_meta(
             inputs.input,
-            &change.updates,
+            &written,
             &MetaFields {
                 instant,
                 file_index,
@@ -906,6 +935,7 @@ fn log_file(
     }
     let size = bytes.len() as i64;
     let updates = change.updates.len() as i64;
+    let inserts = change.inserts.len() as i64;
     let deletes = change.deletes.len() as i64;
     Ok(NewFile {
         path: path.clone(),
@@ -914,15 +944,15 @@ fn log_file(
             file_id: Some(slice.file_id.clone()),
             path: Some(path),
             prev_commit: Some(slice.base_instant.clone()),
-            num_writes: Some(updates + deletes),
+            num_writes: Some(updates + inserts + deletes),
             num_deletes: Some(deletes),
             num_update_writes: Some(updates),
-            num_inserts: Some(0),
+            num_inserts: Some(inserts),
             total_write_bytes: Some(size),
             total_write_errors: Some(0),
             partition_path: Some(slice.partition.clone()),
-            total_log_records: Some(updates + deletes),
-            total_log_blocks: Some((updates > 0) as i64 + (deletes > 0) as i64),
+            total_log_records: Some(updates + inserts + deletes),
+            total_log_blocks: Some((updates + inserts > 0) as i64 + (deletes > 0) as i64),
             file_size_in_bytes: Some(size),
             log_version: Some(1),
             log_offset: Some(0),

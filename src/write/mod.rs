@@ -12,6 +12,7 @@
 //! cannot keep consistent is refused before the first request that changes storage.
 
 pub mod avro_rows;
+pub mod bucket;
 mod commit;
 pub mod create;
 mod files;
@@ -235,16 +236,6 @@ pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
              (this writer keeps files, column_stats, partition_stats and record_index in step; \
              any other index would go stale)"
         ));
-    }
-    if let Some(index) = config
-        .property("hoodie.index.type")
-        .or(config.property("hoodie.table.index.type"))
-    {
-        if index.to_ascii_uppercase().contains("BUCKET") {
-            return refuse(format!(
-                "writing a table with a {index} index (bucket file ids)"
-            ));
-        }
     }
     KeyGen::of(config)?;
     Ok(())
@@ -610,14 +601,18 @@ async fn commit_prepared(
         update_partition,
         &mut counts,
     );
-    if config.table_type == TableType::CopyOnWrite {
-        let slices = tagged
-            .plan
-            .as_ref()
-            .map(|p| p.file_slices.as_slice())
-            .unwrap_or(&[]);
-        let average = commit::average_record_bytes(client).await?;
-        commit::pack_small_files(&mut plan, slices, config, &options.options, average)?;
+    let slices = tagged
+        .plan
+        .as_ref()
+        .map(|p| p.file_slices.as_slice())
+        .unwrap_or(&[]);
+    match bucket::layout(config, &options.options, slices)? {
+        Some(buckets) => bucket::route(&mut plan, slices, &buckets)?,
+        None if config.table_type == TableType::CopyOnWrite => {
+            let average = commit::average_record_bytes(client).await?;
+            commit::pack_small_files(&mut plan, slices, config, &options.options, average)?;
+        }
+        None => {}
     }
     let outcome = commit::commit(
         table,

@@ -213,8 +213,17 @@ async fn check_conflicts(
             .write_stats()
             .filter_map(|(p, s)| Some((p, s.file_id.as_deref()?)))
             .chain(m.replaced_file_ids());
+        // Bucket-index file groups are the same group when their bucket is (Java's
+        // `BucketIndexConcurrentFileWritesConflictResolutionStrategy`): two writers may each
+        // start a bucket with its own file id.
+        let bucket = crate::write::bucket::bucket_of_file_id;
+        let same = |p: &str, id: &str| {
+            touched.iter().any(|(tp, tid)| {
+                tp == p && (tid == id || bucket(tid).is_some_and(|b| bucket(id) == Some(b)))
+            })
+        };
         for (partition, file_id) in theirs {
-            if touched.contains(&(partition.to_string(), file_id.to_string())) {
+            if same(partition, file_id) {
                 return Err(conflict(
                     path.clone(),
                     format!(

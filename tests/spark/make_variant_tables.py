@@ -79,6 +79,8 @@ def main():
         "spark_v9_bucket_cow": ("COPY_ON_WRITE", PARTS, {
             "hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2",
             "hoodie.bucket.index.hash.field": "id"}),
+        "spark_v9_bucket_mor": ("MERGE_ON_READ", PARTS, {
+            "hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4"}),
         "spark_v9_drop_partcols": ("COPY_ON_WRITE", PARTS, {
             "hoodie.datasource.write.drop.partition.columns": "true"}),
         "spark_v9_urlencoded": ("COPY_ON_WRITE", ODD_PARTS, {

@@ -9,6 +9,8 @@ snapshot as JSON lines (the same encoding as read_table.py) on stdout.
 record_index) on a table that has none. --read-only: no upsert, the snapshot and the checks.
 --new-key-per-run: the upsert's new key is one no earlier run used.
 --move-key: the upsert's first updated row also takes another row's partition values.
+--opt KEY=VALUE (repeatable): a writer setting hoodie.properties does not hold (e.g. the
+bucket index's hoodie.index.type=BUCKET and hoodie.bucket.index.num.buckets).
 --services: the upsert runs Hudi's table services inline after it, set to act at once: the
 cleaner (keep 1 commit), archival (keep 2 to 3 instants; the metadata table compacted after
 every delta commit, as archival waits for it) and, on Merge-On-Read, compaction (after every
@@ -96,6 +98,10 @@ def main():
     mdt = table_metadata(props)
     opts = write_options(props)
     opts.update(schema_on_read_options(path))
+    for i, a in enumerate(sys.argv):
+        if a == "--opt":
+            k, v = sys.argv[i + 1].split("=", 1)
+            opts[k] = v
     if "--read-only" in sys.argv:
         after, _ = reader(spark, path, "snapshot")
         finish(out, spark, path, after, mdt)
