@@ -27,10 +27,14 @@ p, u = i[-3], i[-2]
 print(p["requestedTime"] if "requestedTime" in p else p["requested_time"],
       p.get("completionTime", p.get("completion_time")),
       u["requestedTime"] if "requestedTime" in u else u["requested_time"],
-      u.get("completionTime", u.get("completion_time")))')
+      u.get("completionTime", u.get("completion_time")))') || true
   [ -n "${u:-}" ] || { echo "$n: fewer than three completed writes, skipped"; continue; }
   queries=(snapshot "as_of=$u" "as_of=$prev" "incremental=$prev_c,$u_c")
-  tests/spark/run.sh tests/write/spark_queries.py "$t" "${queries[@]}" > "$out/$n.spark.jsonl" 2> "$out/$n.spark.err"
+  if ! tests/spark/run.sh tests/write/spark_queries.py "$t" "${queries[@]}" > "$out/$n.spark.jsonl" 2> "$out/$n.spark.err"; then
+    echo "$n: Spark failed: $(grep -m1 -oE '(Caused by|Exception): .{0,160}' "$out/$n.spark.err" || tail -1 "$out/$n.spark.err")"
+    status=1
+    continue
+  fi
   ours_queries "$t" "$out/$n.ours.jsonl" "${queries[@]}"
   cells=$("$py" tests/write/compare_queries.py "$out/$n.spark.jsonl" "$out/$n.ours.jsonl" "${queries[@]}") || status=1
   echo "$n: $cells"

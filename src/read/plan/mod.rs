@@ -293,15 +293,14 @@ pub async fn plan(
     );
     let mut read_schema = read_schema?;
     let mut evolution = evolution?;
-    // Incremental reads of a table whose schema evolved on read come in the latest schema,
-    // older files mapped by column id (Spark's incremental relation).
+    // Incremental reads come in the latest schema, whatever the range's end (Spark's
+    // incremental relation): a column added since shows as null, and on a table whose
+    // schema evolved on read older files map by column id.
     // (The latest commit says: its metadata, one request, is asked for only with an end.)
-    if options.query == QueryType::Incremental {
+    if options.query == QueryType::Incremental && end.is_some() {
         let latest = timeline.visibility_as_of(None);
-        if evolution.is_some() || client.latest_internal_schema(&latest).await?.is_some() {
-            read_schema = client.table_schema(&latest).await?;
-            evolution = client.schema_evolution(&latest).await?;
-        }
+        read_schema = client.table_schema(&latest).await?;
+        evolution = client.schema_evolution(&latest).await?;
     }
     // Statistics recorded under a name that meant another column (schema evolution on
     // read: renamed, dropped and re-added) prune nothing.
