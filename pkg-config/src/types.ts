@@ -332,7 +332,10 @@ export interface WriteOptions {
    *  is updated); `delete` deletes the keys (only key and partition columns are needed). */
   operation: WriteOperation;
   /** Hudi write configs by their Java names (`hoodie.*`), e.g.
-   *  `hoodie.parquet.compression.codec`. */
+   *  `hoodie.parquet.compression.codec`. A table with Hudi's bucket index needs the settings
+   *  its writers use, which `hoodie.properties` does not hold: `hoodie.index.type: 'BUCKET'`,
+   *  `hoodie.bucket.index.num.buckets` (and `hoodie.bucket.index.hash.field` when it is not
+   *  the record key); without them such a table is refused (`INVALID_ARGUMENT`). */
   options?: Record<string, string>;
   /** Multi-writer (`options` with `hoodie.write.concurrency.mode=optimistic_concurrency_control`):
    *  times a commit that lost a conflict is tried again on the new snapshot (default 0). */

@@ -54,12 +54,15 @@ pub fn table_path(name: &str) -> PathBuf {
     let root =
         ROOT.get_or_init(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fixture-tables"));
     let dest = root.join(name);
-    // `spark_variants/NAME`: a table of this repository's tests/data/spark_variants.
-    let zip_path = match name.strip_prefix("spark_variants/") {
-        Some(variant) => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/spark_variants")
-            .join(format!("{variant}.zip")),
-        None => fixtures_dir().join("tables").join(format!("{name}.zip")),
+    // `spark_variants/NAME`, `generated/NAME`: a table of this repository's tests/data.
+    let zip_path = match name.split_once('/') {
+        Some((dir @ ("spark_variants" | "generated"), table)) => {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/data")
+                .join(dir)
+                .join(format!("{table}.zip"))
+        }
+        _ => fixtures_dir().join("tables").join(format!("{name}.zip")),
     };
     let mut archive =
         zip::ZipArchive::new(fs::File::open(&zip_path).expect("fixture zip")).expect("zip");

@@ -31,7 +31,7 @@ print(p["requestedTime"] if "requestedTime" in p else p["requested_time"],
   [ -n "${u:-}" ] || { echo "$n: fewer than three completed writes, skipped"; continue; }
   queries=(snapshot "as_of=$u" "as_of=$prev" "incremental=$prev_c,$u_c")
   if ! tests/spark/run.sh tests/write/spark_queries.py "$t" "${queries[@]}" > "$out/$n.spark.jsonl" 2> "$out/$n.spark.err"; then
-    echo "$n: Spark failed: $(grep -m1 -oE '(Caused by|Exception): .{0,160}' "$out/$n.spark.err" || tail -1 "$out/$n.spark.err")"
+    echo "$n: Spark failed: $(grep -m1 -oE 'Caused by: .{0,160}' "$out/$n.spark.err" || tail -1 "$out/$n.spark.err")"
     status=1
     continue
   fi
