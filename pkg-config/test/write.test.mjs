@@ -129,3 +129,26 @@ test('write: JSON-shaped values: a decimal as a number is the decimal it spells,
   await assert.rejects(t.upsert([{ ...row, txn_ts: 2 ** 53 + 2 }]), (e) => e instanceof InvalidInputError && e.column === 'txn_ts' && /safe integers/.test(e.message));
   t.close();
 });
+
+test('write: a bucket-index table is written with its writers\' bucket settings, refused without them', async () => {
+  // Spark-written, 2 buckets on `id`; hoodie.properties does not say so, the file ids do.
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  const dir = tempDir('pkg-bucket');
+  execFileSync('unzip', ['-q', join(here, '..', '..', 'tests', 'data', 'spark_variants', 'spark_v9_bucket_cow.zip'), '-d', dir]);
+  const t = await HudiTable.openStorage(fsStorage(join(dir, 'spark_v9_bucket_cow')));
+  const { _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, _hoodie_file_name, ...row } = (await t.rows())[0];
+  const fresh = { ...row, id: 'pkg-new-key' };
+  await assert.rejects(t.upsert([fresh]), (e) => e instanceof InvalidArgumentError && /hoodie\.bucket\.index\.num\.buckets/.test(e.message));
+  const options = { 'hoodie.index.type': 'BUCKET', 'hoodie.bucket.index.num.buckets': '2', 'hoodie.bucket.index.hash.field': 'id' };
+  const r = await t.upsert([fresh], { options });
+  assert.equal(r.inserted, 1);
+  const written = (await t.rows()).find((x) => x.id === 'pkg-new-key');
+  // Java's List.of(key).hashCode() over 2 buckets: the row sits in that bucket's file group.
+  let h = 0;
+  for (const c of 'pkg-new-key') h = (Math.imul(h, 31) + c.charCodeAt(0)) | 0;
+  const bucket = ((31 + h) & 0x7fffffff) % 2;
+  assert.ok(written._hoodie_file_name.startsWith(`0000000${bucket}-`), written._hoodie_file_name);
+  const files = r.filesWritten.map((f) => f.split('/').pop());
+  assert.ok(files.every((f) => /^0000000[01]-/.test(f)), `${files}`);
+  t.close();
+});
