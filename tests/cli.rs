@@ -388,6 +388,8 @@ fn small_base_files_are_read_together_and_round_trips_count_the_chain() {
     );
     // Under a limit the first slices' rows are enough: no slice starts early.
     let (code, out, err) = run(&[
+        "--latency-ms",
+        "20",
         "read",
         &table,
         "--filter",
@@ -403,5 +405,7 @@ fn small_base_files_are_read_together_and_round_trips_count_the_chain() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.lines().count(), 1);
     let stats: Value = serde_json::from_str(err.trim()).unwrap();
-    assert!(stats["read_io"]["requests"].as_u64() <= Some(8), "{stats}");
+    // At most the first window (8 slices, a footer and a column chunk each) — how many of it
+    // start before the first row arrives is up to the machine; read ahead, all 20 would.
+    assert!(stats["read_io"]["requests"].as_u64() <= Some(16), "{stats}");
 }
