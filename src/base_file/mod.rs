@@ -583,6 +583,35 @@ pub fn matching_row_groups(footer: &Footer, filter: Option<&Expr>) -> Vec<usize>
         .collect()
 }
 
+/// [`stream_row_groups`] of the read's columns `names` from a file written under an older
+/// schema version (schema evolution on read): read by the names the file gives them, then
+/// renamed to the read's.
+pub fn stream_row_groups_as(
+    storage: Arc<dyn Storage>,
+    path: &str,
+    footer: Footer,
+    row_groups: Vec<usize>,
+    names: &[String],
+    batch_size: usize,
+    columns: Option<Arc<crate::schema::evolution::FileColumns>>,
+) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+    let Some(columns) = columns else {
+        return stream_row_groups(storage, path, footer, row_groups, Some(names), batch_size);
+    };
+    let file_names = columns.file_names(names);
+    let stream = stream_row_groups(
+        storage,
+        path,
+        footer,
+        row_groups,
+        Some(&file_names),
+        batch_size,
+    )?;
+    Ok(stream
+        .map(move |b| b.and_then(|b| columns.to_read_names(&b)))
+        .boxed())
+}
+
 /// Reads the chosen row groups of a file, only the named top-level columns (all when
 /// `None`; names the file lacks are ignored), one batch of at most `batch_size` rows at a
 /// time.

@@ -309,24 +309,15 @@ pub async fn merged_slice_stream(
                 Some(e) => e.file_columns(&base.instant, &path)?,
                 None => None,
             };
-            let names = match &columns {
-                Some(c) => c.file_names(&names),
-                None => names,
-            };
-            let stream = crate::base_file::stream_row_groups(
+            crate::base_file::stream_row_groups_as(
                 storage.clone(),
                 &path,
                 footer,
                 row_groups,
-                Some(&names),
+                &names,
                 batch_size,
-            )?;
-            match columns {
-                Some(c) => stream
-                    .map(move |b| b.and_then(|b| c.to_read_names(&b)))
-                    .boxed(),
-                None => stream,
-            }
+                columns,
+            )?
         }
         _ => futures::stream::empty().boxed(),
     };

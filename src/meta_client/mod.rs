@@ -41,9 +41,8 @@ pub struct MetaClient {
     /// The footer length of the base file read last (or probed): where the next one's
     /// footer likely starts ([`crate::base_file::read_footer_and_data`]).
     footer_len_hint: Mutex<Option<u64>>,
-    /// The InternalSchema history file (`.hoodie/.schema/`), once read: `None` inside when
-    /// the table has none.
-    /// The InternalSchema history and the timeline listing it was read under.
+    /// The InternalSchema history file (`.hoodie/.schema/`; `None` inside when the table has
+    /// none) and the number of the timeline listing it was read under.
     schema_history: futures::lock::Mutex<Option<(u64, Option<SchemaHistory>)>>,
     /// The metadata table's files asked for beside the open (`storage` reads through it).
     mdt_prefetch: Option<Arc<MdtPrefetch>>,
@@ -524,16 +523,16 @@ impl MetaClient {
         // A write that failed after its history file (Java writes it before completing the
         // commit) leaves one no reader may take, as Java's storage manager skips it.
         let timeline = self.timeline();
-        let committed = |path: &str| {
-            let name = path.rsplit('/').next().unwrap_or(path);
-            let requested = name.split(['_', '.']).next().unwrap_or(name);
-            timeline
-                .completed_writes()
-                .any(|i| i.requested_time == requested)
-        };
+        let completed: HashSet<&str> = timeline
+            .completed_writes()
+            .map(|i| i.requested_time.as_str())
+            .collect();
         let newest = listed
             .iter()
-            .filter(|o| !o.is_dir && o.path.ends_with(".schemacommit") && committed(&o.path))
+            .filter(|o| {
+                let file = crate::schema::evolution::history_file_instant(&o.path);
+                !o.is_dir && file.is_some_and(|(t, done)| done && completed.contains(t))
+            })
             .max_by(|a, b| a.path.cmp(&b.path));
         let Some(file) = newest else {
             return Ok(None);

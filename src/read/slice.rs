@@ -73,7 +73,8 @@ impl SliceReader {
                     &this.needed,
                     this.batch_size,
                     this.plan.evolution.clone(),
-                    this.plan.base_records_of.as_ref(),
+                    (this.plan.incremental_commits.as_ref())
+                        .filter(|_| this.plan.base_records_in_range),
                 )
                 .await
             }
@@ -105,27 +106,15 @@ impl SliceReader {
             .await?;
         let row_groups =
             crate::base_file::matching_row_groups(&footer, self.row_group_filter.as_ref());
-        let Some(columns) = columns else {
-            return crate::base_file::stream_row_groups(
-                self.client.storage().clone(),
-                &path,
-                footer,
-                row_groups,
-                Some(&self.needed),
-                self.batch_size,
-            );
-        };
-        let stream = crate::base_file::stream_row_groups(
+        crate::base_file::stream_row_groups_as(
             self.client.storage().clone(),
             &path,
             footer,
             row_groups,
-            Some(&columns.file_names(&self.needed)),
+            &self.needed,
             self.batch_size,
-        )?;
-        Ok(stream
-            .map(move |b| b.and_then(|b| columns.to_read_names(&b)))
-            .boxed())
+            columns,
+        )
     }
 
     /// Aligns a slice's batch to the schema, applies the filter and the incremental commit

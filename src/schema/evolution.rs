@@ -21,6 +21,18 @@ pub const LATEST_SCHEMA_KEY: &str = "latest_schema";
 /// Where the history of InternalSchema versions lives.
 pub const HISTORY_DIR: &str = ".hoodie/.schema/";
 
+/// The requested time of the write a history file (`path`, in any state:
+/// `<t>.schemacommit.requested`, `<t>.schemacommit.inflight`, `<t>_<completion>.schemacommit`)
+/// belongs to, and whether it is the completed one; `None` for other files.
+pub fn history_file_instant(path: &str) -> Option<(&str, bool)> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if !name.contains(".schemacommit") {
+        return None;
+    }
+    let instant = name.split(['_', '.']).next()?;
+    Some((instant, name.ends_with(".schemacommit")))
+}
+
 /// One InternalSchema version: top-level columns by id, and each column's nested shape
 /// (names and ids of nested fields), which this reader does not map.
 #[derive(Debug, Clone, PartialEq)]

@@ -635,8 +635,8 @@ async fn delete_schema_history_of(client: &MetaClient, t: &str) {
         return;
     };
     for o in listed.iter().filter(|o| !o.is_dir) {
-        let name = o.path.rsplit('/').next().unwrap_or(&o.path);
-        if name.split(['_', '.']).next() == Some(t) && name.contains(".schemacommit") {
+        let file = crate::schema::evolution::history_file_instant(&o.path);
+        if file.is_some_and(|(instant, _)| instant == t) {
             let _ = client.storage().delete(&o.path).await;
         }
     }

@@ -83,11 +83,11 @@ pub struct Plan {
     #[serde(skip)]
     pub incremental_commits: Option<HashSet<String>>,
     /// Merge-On-Read incremental ranges: base-file records take part in merging only when
-    /// one of these commits wrote them (Spark's required filter on `_hoodie_commit_time`,
-    /// applied before merging: a record clustering or compaction carried into a file of the
-    /// range keeps its older commit time and stays out).
+    /// a commit of `incremental_commits` wrote them (Spark's required filter on
+    /// `_hoodie_commit_time`, applied before merging: a record clustering or compaction
+    /// carried into a file of the range keeps its older commit time and stays out).
     #[serde(skip)]
-    pub base_records_of: Option<HashSet<String>>,
+    pub base_records_in_range: bool,
     #[serde(skip)]
     pub read_schema: SchemaRef,
     #[serde(skip)]
@@ -352,7 +352,7 @@ pub async fn plan(
         });
     }
     let mut visibility = visibility;
-    let mut base_records_of = None;
+    let mut base_records_in_range = false;
     if let (true, Some(commits)) = (files_in_range, &incremental_commits) {
         // Spark's incremental relation builds its file slices from the files the range's
         // commits wrote and reads log blocks of those commits alone: a base file written
@@ -365,7 +365,7 @@ pub async fn plan(
         }
         slices.retain(|s| s.base_file.is_some() || !s.log_files.is_empty());
         visibility = visibility.only(commits);
-        base_records_of = Some(commits.clone());
+        base_records_in_range = true;
     }
     stats.slices_total = slices.len();
     stats.files_total = count_files(&slices, options.query);
@@ -426,7 +426,7 @@ pub async fn plan(
         io: client.io().since(&before),
         filter,
         incremental_commits,
-        base_records_of,
+        base_records_in_range,
         read_schema,
         output_schema,
         visibility,
