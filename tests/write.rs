@@ -2,7 +2,8 @@
 //! upsert (updates, inserts, duplicate keys in one batch, a new partition) and a delete
 //! (an existing and a missing key), this engine's snapshot equals the expected rows, PyPI
 //! `hudi` (hudi-rs) returns the same rows field for field, time travel to the commit before
-//! returns the old rows in both, and an incremental query returns exactly the batch.
+//! returns the old rows in both, and an incremental query returns exactly the batch (on tables
+//! without meta fields it is refused, as Hudi refuses it).
 //! Apache Hudi Spark reads the same tables in `tests/write/spark_check.sh` (recorded).
 
 mod common;
@@ -170,17 +171,29 @@ async fn round_trip_in(dir: &Path, fixture: &str) {
         &format!("{fixture}: hudi-rs time travel"),
     );
 
-    // Incremental from the previous commit: exactly the batch (after pre-combining).
-    let changed = incremental_rows(&dir, &before_completion, None).await;
-    let mut batch_rows = batch[..2].to_vec();
-    batch_rows.extend([winner, fresh]);
-    same_rows(
-        &data_only(&changed),
-        &data_only(&model_rows(&dir, &batch_rows).await),
-        &format!("{fixture}: incremental since {before_completion}"),
-    );
-    for r in &changed {
-        assert!(r.contains(&result.instant), "{fixture}: commit time of {r}");
+    // Incremental from the previous commit: exactly the batch (after pre-combining). Without
+    // meta fields no row says which commit wrote it: Hudi refuses the query, and so do we.
+    if config.populate_meta_fields {
+        let changed = incremental_rows(&dir, &before_completion, None).await;
+        let mut batch_rows = batch[..2].to_vec();
+        batch_rows.extend([winner, fresh]);
+        same_rows(
+            &data_only(&changed),
+            &data_only(&model_rows(&dir, &batch_rows).await),
+            &format!("{fixture}: incremental since {before_completion}"),
+        );
+        for r in &changed {
+            assert!(r.contains(&result.instant), "{fixture}: commit time of {r}");
+        }
+    } else {
+        let options = ReadOptions {
+            query: QueryType::Incremental,
+            start: Some(before_completion.clone()),
+            ..ReadOptions::default()
+        };
+        let e = open(&dir).await.read(&options).await.unwrap_err();
+        assert_eq!(e.code(), "UNSUPPORTED", "{fixture}: {e}");
+        written_without_meta_fields(&dir, &result.instant);
     }
 
     // Delete: one key that exists, one that does not.
@@ -238,8 +251,13 @@ round_trips! {
     mor_v9_nonpartitioned => "sample_table/mor/avro/v9_txns_nonpart_nometa",
     cow_v8_simple => "sample_table/cow/v8_simplekeygen_nonhivestyle",
     cow_v8_nonpartitioned => "sample_table/cow/v8_nonpartitioned",
+    // Without meta fields (virtual keys): keys come from the key fields, files carry null
+    // meta columns and no bloom filter.
+    cow_v8_no_meta_fields => "sample_table/cow/v8_simplekeygen_hivestyle_no_metafields",
     // With a metadata table: files, column_stats, partition_stats, record_index.
     cow_v9_mdt_full => "sample_table/cow/v9_txns_simple_overwrite",
+    // Without meta fields, with files, column_stats and partition_stats.
+    cow_v9_no_meta_fields_mdt => "spark_variants/spark_v9_no_meta_fields_cow",
     cow_v9_mdt_epoch_millis => "sample_table/cow/v9_timebasedkeygen_epochmillis",
     mor_v9_mdt_date_string => "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle",
 }
@@ -645,10 +663,6 @@ async fn refuses_tables_it_cannot_keep_consistent() {
     for (fixture, why) in [
         ("sample_table/cow/v6_nonpartitioned", "table version 6"),
         ("sample_table/cow/v9_txns_simple_meta", "secondary index"),
-        (
-            "sample_table/cow/v8_simplekeygen_hivestyle_no_metafields",
-            "no meta fields",
-        ),
     ] {
         let dir = common::table_copy(
             fixture,
@@ -658,6 +672,23 @@ async fn refuses_tables_it_cannot_keep_consistent() {
         let code = refused(&dir, &rows(), Operation::Upsert).await;
         assert_eq!(code, "UNSUPPORTED", "{fixture} ({why})");
     }
+    // Merge-On-Read without meta fields: Java rewrites base files there (its indexes cannot
+    // find keys in log files that carry none), which this writer does not do.
+    let dir = common::table_copy(
+        "sample_table/mor/avro/v9_txns_simple_nometa",
+        "write-refused",
+        "mor_without_meta_fields",
+    );
+    let properties = dir.join(".hoodie/hoodie.properties");
+    let text = std::fs::read_to_string(&properties).unwrap();
+    let text: String = text
+        .lines()
+        .filter(|l| !l.starts_with("hoodie.populate.meta.fields="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&properties, text + "hoodie.populate.meta.fields=false\n").unwrap();
+    let code = refused(&dir, &rows(), Operation::Upsert).await;
+    assert_eq!(code, "UNSUPPORTED", "Merge-On-Read without meta fields");
 }
 
 #[tokio::test]
@@ -1406,4 +1437,50 @@ async fn incremental_fallback_shows_what_spark_shows() {
             format!("\"id-028\" \"winning-edge\" \"{ours}\"")
         ]
     );
+}
+
+/// The base files a commit wrote into a table without meta fields carry the meta columns
+/// (Java keeps them in the file schema), every one null, and neither a bloom filter nor a
+/// key range in the footer: Java fills both from the meta key column.
+fn written_without_meta_fields(dir: &Path, instant: &str) {
+    use arrow_array::Array;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().to_string();
+            if path.is_dir() && name != ".hoodie" {
+                stack.push(path);
+            } else if name.ends_with(&format!("_{instant}.parquet")) {
+                files.push(path);
+            }
+        }
+    }
+    assert!(!files.is_empty(), "no base file of {instant} under {dir:?}");
+    for file in files {
+        let reader =
+            ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&file).unwrap()).unwrap();
+        let footer: Vec<String> = (reader.metadata().file_metadata().key_value_metadata())
+            .into_iter()
+            .flatten()
+            .map(|kv| kv.key.clone())
+            .collect();
+        for key in ["org.apache.hudi.bloomfilter", "hoodie_min_record_key"] {
+            assert!(
+                !footer.iter().any(|k| k == key),
+                "{file:?}: {key} in {footer:?}"
+            );
+        }
+        for batch in reader.build().unwrap() {
+            let batch = batch.unwrap();
+            for meta in hudi_edge::schema::META_COLUMNS {
+                let column = batch
+                    .column_by_name(meta)
+                    .unwrap_or_else(|| panic!("{file:?}: no {meta} column"));
+                assert_eq!(column.null_count(), column.len(), "{file:?}: {meta}");
+            }
+        }
+    }
 }

@@ -539,8 +539,14 @@ async fn run_sequence(fixture: &Fixture, seed: u64, steps: usize) {
             &format!("{}: time travel to {instant}", what(i)),
         );
     }
-    // Incremental from three points: rows whose last effective write came after.
-    for from in [0, steps / 3, steps - 2] {
+    // Incremental from three points: rows whose last effective write came after. A table
+    // without meta fields has no commit time per row: Hudi refuses the query there.
+    let properties = std::fs::read_to_string(t.dir.join(".hoodie/hoodie.properties")).unwrap();
+    let with_meta_fields = !properties.contains("hoodie.populate.meta.fields=false");
+    for from in [0, steps / 3, steps - 2]
+        .into_iter()
+        .filter(|_| with_meta_fields)
+    {
         let (_, completion, _) = &commits[from];
         let changed = our_rows(
             t.dir,
@@ -629,4 +635,5 @@ sequences! {
     mor_mdt_date_string => "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle", None, true, [3, 4];
     mor_nometa_complex => "sample_table/mor/avro/v9_txns_complex_nometa", Some("region"), false, [5];
     cow_v8_int_partition => "sample_table/cow/v8_simplekeygen_nonhivestyle", Some("byteField"), false, [6];
+    cow_no_meta_fields_mdt => "spark_variants/spark_v9_no_meta_fields_cow", Some("part"), true, [7];
 }

@@ -21,7 +21,7 @@ use crate::merge::MergeRule;
 use crate::metadata::delta::RecordIndexChange;
 use crate::metadata::MetadataTable;
 use crate::read::{ReadOptions, Scan};
-use crate::schema::{FILE_NAME, RECORD_KEY};
+use crate::schema::FILE_NAME;
 use crate::storage::{join, PutMode, Storage};
 use crate::timeline::metadata::OrderedMap;
 use crate::timeline::{CommitMetadata, WriteStat};
@@ -393,6 +393,12 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
 
     let tagged_plan = inputs.snapshot.clone();
     let read_schema = tagged_plan.read_schema.clone();
+    // Files always carry the meta columns; reads of a table without meta fields do not.
+    let file_schema = if config.populate_meta_fields {
+        read_schema.clone()
+    } else {
+        crate::schema::align::nullable(&crate::schema::with_meta_columns(&read_schema))
+    };
     let avro_with_meta = super::avro_rows::with_meta_fields(inputs.avro_schema)?;
     // Parsed once: every log file of the commit encodes its records with it.
     let writer_schema = apache_avro::Schema::parse_str(&avro_with_meta)
@@ -501,7 +507,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
                 file_index,
                 slice,
                 change,
-                &read_schema,
+                (&read_schema, &file_schema),
                 rows,
                 (config, &avro_with_meta),
             )?
@@ -562,8 +568,9 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
                 instant: &instant,
                 file_index,
                 file_name: &name,
+                populated: config.populate_meta_fields,
             },
-            &read_schema,
+            &file_schema,
         )?;
         let written = base_file_bytes(&batch, &avro_with_meta, &inputs.base_file)?;
         let bytes = written.bytes;
@@ -904,6 +911,7 @@ fn log_file(
                 instant,
                 file_index,
                 file_name: &slice.file_id,
+                populated: true,
             },
             read_schema,
         )?;
@@ -979,7 +987,7 @@ fn rewrite_base_file(
     file_index: usize,
     slice: &FileSlice,
     change: &GroupChange,
-    read_schema: &SchemaRef,
+    (read_schema, file_schema): (&SchemaRef, &SchemaRef),
     existing: Vec<RecordBatch>,
     (config, avro_with_meta): (&crate::config::TableConfig, &str),
 ) -> Result<NewFile> {
@@ -989,14 +997,7 @@ fn rewrite_base_file(
     let deletes: BTreeSet<&str> = change.deletes.iter().map(|(k, _)| k.as_str()).collect();
     let mut updates: HashMap<&str, &(String, String, usize)> =
         change.updates.iter().map(|u| (u.0.as_str(), u)).collect();
-    let keys = old
-        .column_by_name(RECORD_KEY)
-        .ok_or_else(|| HudiError::corrupt(path.clone(), "no record key column"))?;
-    let keys = arrow_cast::cast(keys, &arrow_schema::DataType::Utf8).map_err(malformed_by)?;
-    let keys = keys
-        .as_any()
-        .downcast_ref::<StringArray>()
-        .ok_or_else(|| HudiError::corrupt(path.clone(), "record keys are not strings"))?;
+    let keys = stored_keys(&old, config, &path)?;
 
     let ordering_old: Vec<_> = config
         .ordering_fields
@@ -1015,8 +1016,8 @@ fn rewrite_base_file(
     let mut kept: Vec<u32> = Vec::new();
     let mut replaced: Vec<(String, String, usize)> = Vec::new();
     let (mut num_deletes, mut num_updates) = (0i64, 0i64);
-    for row in 0..old.num_rows() {
-        let key = keys.value(row);
+    for (row, key) in keys.iter().enumerate() {
+        let key = key.as_str();
         if deletes.contains(key) {
             num_deletes += 1;
             continue;
@@ -1044,7 +1045,11 @@ fn rewrite_base_file(
     let kept_rows =
         arrow_select::take::take_record_batch(&old, &arrow_array::UInt32Array::from(kept))
             .map_err(malformed_by)?;
-    let kept_rows = set_column(&kept_rows, FILE_NAME, &name)?;
+    let kept_rows = if config.populate_meta_fields {
+        set_column(&kept_rows, FILE_NAME, &name)?
+    } else {
+        with_null_meta_columns(&kept_rows, file_schema)?
+    };
     let new_rows = files::with_meta(
         inputs.input,
         &replaced,
@@ -1052,10 +1057,11 @@ fn rewrite_base_file(
             instant,
             file_index,
             file_name: &name,
+            populated: config.populate_meta_fields,
         },
-        read_schema,
+        file_schema,
     )?;
-    let batch = arrow_select::concat::concat_batches(read_schema, &[kept_rows, new_rows])
+    let batch = arrow_select::concat::concat_batches(file_schema, &[kept_rows, new_rows])
         .map_err(malformed_by)?;
     let written = base_file_bytes(&batch, avro_with_meta, &inputs.base_file)?;
     let bytes = written.bytes;
@@ -1080,6 +1086,36 @@ fn rewrite_base_file(
         marker: "MERGE",
         columns: written.columns,
     })
+}
+
+/// The record keys of rows read back: `_hoodie_record_key`, or derived from the key fields
+/// when the table does not populate meta fields.
+fn stored_keys(
+    rows: &RecordBatch,
+    config: &crate::config::TableConfig,
+    path: &str,
+) -> Result<Vec<String>> {
+    super::key::stored_keys(rows, config)
+        .map_err(|e| HudiError::corrupt(path, format!("record keys: {e}")))
+}
+
+/// `rows` (data columns) as `schema`, its meta columns null.
+fn with_null_meta_columns(rows: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+    let columns = schema
+        .fields()
+        .iter()
+        .map(|f| match rows.column_by_name(f.name()) {
+            Some(c) => Ok(c.clone()),
+            None if crate::schema::META_COLUMNS.contains(&f.name().as_str()) => {
+                Ok(arrow_array::new_null_array(f.data_type(), rows.num_rows()))
+            }
+            None => Err(HudiError::invalid(format!(
+                "column {:?} is missing",
+                f.name()
+            ))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    RecordBatch::try_new(schema.clone(), columns).map_err(malformed_by)
 }
 
 fn set_column(batch: &RecordBatch, column: &str, value: &str) -> Result<RecordBatch> {
@@ -1146,6 +1182,8 @@ pub(crate) fn base_file_spec(
     if let Some(n) = number("hoodie.bloom.index.filter.dynamic.max.entries")? {
         bloom.max_entries = n as usize;
     }
-    spec.bloom = Some(bloom);
+    // Java fills the bloom filter and key range from the meta key column, so a table
+    // without meta fields has neither.
+    spec.bloom = config.populate_meta_fields.then_some(bloom);
     Ok(spec)
 }

@@ -44,6 +44,9 @@ pub struct MetaFields<'a> {
     /// Distinguishes files of one commit in the sequence numbers.
     pub file_index: usize,
     pub file_name: &'a str,
+    /// `hoodie.populate.meta.fields`: when false the meta columns are written null (Java
+    /// keeps them in the file schema).
+    pub populated: bool,
 }
 
 /// `rows` of `input` (data columns) with meta fields, as `schema` (meta + data columns).
@@ -57,7 +60,12 @@ pub fn with_meta(
     let n = rows.len();
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
     for field in schema.fields() {
-        let column: ArrayRef = match field.name().as_str() {
+        let name = field.name().as_str();
+        if !meta.populated && crate::schema::META_COLUMNS.contains(&name) {
+            columns.push(arrow_array::new_null_array(field.data_type(), n));
+            continue;
+        }
+        let column: ArrayRef = match name {
             COMMIT_TIME => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
                 meta.instant,
                 n,

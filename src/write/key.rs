@@ -148,6 +148,28 @@ impl KeyGen {
     }
 }
 
+/// The record keys of rows read back from the table: `_hoodie_record_key`, or, where the
+/// table does not populate meta fields, what the key generator makes of the key fields (as
+/// Java's virtual keys are).
+pub fn stored_keys(rows: &RecordBatch, config: &TableConfig) -> Result<Vec<String>> {
+    if config.populate_meta_fields {
+        let column = rows
+            .column_by_name(crate::schema::RECORD_KEY)
+            .ok_or_else(|| HudiError::invalid("no record key column"))?;
+        return (0..rows.num_rows())
+            .map(|row| {
+                value_string(column.as_ref(), row)
+                    .map_err(HudiError::invalid)?
+                    .ok_or_else(|| HudiError::invalid(format!("row {row}: no record key")))
+            })
+            .collect();
+    }
+    let keygen = KeyGen::of(config)?;
+    (0..rows.num_rows())
+        .map(|row| keygen.record_key(rows, row))
+        .collect()
+}
+
 /// `row`'s value of `field` as Java's key generators print it; `None` for null.
 fn field_string(batch: &RecordBatch, field: &str, row: usize) -> Result<Option<String>> {
     let column = batch.column_by_name(field).ok_or_else(|| {

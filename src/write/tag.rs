@@ -7,7 +7,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
 use futures::stream::{self, StreamExt, TryStreamExt};
 
 use super::{Ctx, KeyedRows, Tagged, WriteOptions};
@@ -40,7 +39,7 @@ fn has_record_index(config: &TableConfig) -> bool {
 
 pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Result<Tagged> {
     let options = ReadOptions {
-        columns: Some(vec![RECORD_KEY.to_string()]),
+        columns: Some(key_columns(table.client.config())),
         data_skipping: false,
         ..ReadOptions::default()
     };
@@ -159,6 +158,16 @@ pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Resu
     Ok(tagged)
 }
 
+/// What a read needs to know rows' record keys: the meta column, or the key fields of a
+/// table without meta fields.
+fn key_columns(config: &TableConfig) -> Vec<String> {
+    if config.populate_meta_fields {
+        vec![RECORD_KEY.to_string()]
+    } else {
+        config.record_key_fields.clone()
+    }
+}
+
 fn keys_by_partition(rows: &KeyedRows) -> BTreeMap<&str, Vec<&str>> {
     let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (k, p, _) in &rows.rows {
@@ -221,23 +230,20 @@ async fn slice_keys(
     one.file_slices = vec![slice.clone()];
     one.filter = None;
     let options = ReadOptions {
-        columns: Some(vec![RECORD_KEY.to_string()]),
+        columns: Some(key_columns(client.config())),
         ..ReadOptions::default()
     };
+    let config = client.config().clone();
     let mut scan = Scan::new(client, Arc::new(one), &options);
     let mut keys = Vec::new();
     while let Some(batch) = scan.next().await {
-        let batch = batch?;
-        let column = batch.column_by_name(RECORD_KEY).ok_or_else(|| {
+        let found = super::key::stored_keys(&batch?, &config).map_err(|e| {
             HudiError::corrupt(
                 slice.base_path().unwrap_or_default(),
-                "no record key column",
+                format!("record keys: {e}"),
             )
         })?;
-        let strings = arrow_cast::cast(column, &arrow_schema::DataType::Utf8)
-            .map_err(crate::error::malformed_by)?;
-        let strings = strings.as_string::<i32>();
-        keys.extend(strings.iter().flatten().map(str::to_string));
+        keys.extend(found);
     }
     Ok(keys)
 }

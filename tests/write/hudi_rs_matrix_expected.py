@@ -162,6 +162,10 @@ def run_spark(work, names):
                 result["answers"][qid] = {"rows": rows_to_json(df)}
             except Exception as e:  # noqa: BLE001
                 msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                # Py4J's first line names only the call; Hudi's own exception says why.
+                hudi = re.search(r"org\.apache\.hudi\.exception\.\w+: [^\n]*", str(e))
+                if hudi:
+                    msg = f"{msg} {hudi.group(0)}"
                 result["answers"][qid] = {"error": msg[:500]}
         with open(os.path.join(work, f"{name}.spark.json"), "w") as f:
             json.dump(result, f)
@@ -188,6 +192,13 @@ SCHEMA_ON_READ = (
     "by name")
 
 
+NO_META_FIELDS_INCREMENTAL = (
+    "the table does not populate meta fields, so no row says which commit wrote it: Hudi "
+    "refuses incremental queries there (HoodieException \"Incremental queries are not "
+    "supported when meta fields are disabled\"); hudi-rs answers with the rows of the range's "
+    "files")
+
+
 def evolved_on_read(table):
     """Whether the table's schema evolved on read (an InternalSchema history)."""
     d = os.path.join(table, ".hoodie", ".schema")
@@ -200,6 +211,9 @@ def verdict(name, props, kind, r, s, table=None):
         return "spark", SCHEMA_ON_READ
     if "error" in r and "error" not in s:
         return "spark", f"hudi-rs refuses the table: {r['error']}"
+    no_meta_fields = props.get("hoodie.populate.meta.fields") == "false"
+    if kind == "incremental" and no_meta_fields and "error" in s:
+        return "spark", NO_META_FIELDS_INCREMENTAL
     if "error" in s and "error" not in r:
         return "hudi_rs", f"Spark fails: {s['error']}"
     urlencoded = props.get("hoodie.datasource.write.partitionpath.urlencode") == "true"
