@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { tableFromJSON, tableToIPC } from 'apache-arrow';
 import { fsStorage } from './fs_storage.mjs';
-import { tableCopy } from '../lib/fixtures.mjs';
+import { tableCopy, variantCopy } from '../lib/fixtures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -111,6 +111,32 @@ for (const name of [COW, MOR]) {
     assert.ok(calls.put > 0);
   });
 }
+
+// A table without meta fields (Spark's, with files, column_stats and partition_stats): keys
+// are the key field's values; incremental queries are refused as Hudi refuses them.
+test('write over a JS storage into a table without meta fields', async () => {
+  const root = variantCopy('spark_v9_no_meta_fields_cow', 'write');
+  const table = await WasmTable.openJs(fsStorage(root));
+  const before = await table.readJson({}, false);
+  assert.ok(before.every((r) => !('_hoodie_record_key' in r)), 'no meta columns in reads');
+  const [a, b] = [...before].sort((x, y) => (x.id < y.id ? -1 : 1));
+  const update = { ...a, name: 'updated by wasm', ts: a.ts + 1 };
+  const loser = { ...b, name: 'loses on ts', ts: b.ts - 1 };
+  const insert = { ...a, id: 'id-901', name: 'new from wasm' };
+  const upsert = await table.write(ipc([update, loser, insert]), { operation: 'upsert' });
+  assert.deepEqual(upsert.records, { inserted: 1, updated: 2, deleted: 0, deleteMissing: 0, deduplicated: 0 });
+  const del = await table.write(ipc([{ id: b.id, part: b.part }]), { operation: 'delete' });
+  assert.equal(del.records.deleted, 1);
+  const want = new Map(before.map((r) => [r.id, r]));
+  want.set(update.id, update);
+  want.set(insert.id, insert);
+  want.delete(b.id);
+  assert.deepEqual(lines(await table.readJson({}, false)), lines([...want.values()]));
+  const fresh = await WasmTable.openJs(fsStorage(root));
+  assert.deepEqual(hudiRsRows(root), lines(await fresh.readJson({}, true)));
+  assert.deepEqual(lines(await fresh.readJson({ filters: [['id', '=', 'id-901']] }, false)), lines([insert]));
+  await assert.rejects(fresh.readJson({ query: 'incremental', start: upsert.instant }, false), (e) => e.code === 'UNSUPPORTED');
+});
 
 test('refused before any request: tables from a zip, from files, over a storage without put', async () => {
   const root = copy(COW);

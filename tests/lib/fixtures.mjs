@@ -40,6 +40,11 @@ function unzipTable(zip, dir) {
   return join(dir, readdirSync(dir).find((n) => n !== '__MACOSX'));
 }
 
+/** A private copy of a Spark variant table (tests/data/spark_variants/NAME.zip): its root. */
+export function variantCopy(name, what = 'table') {
+  return unzipTable(join(repo, 'tests', 'data', 'spark_variants', `${name}.zip`), tempDir(what));
+}
+
 /** A private copy of a fixture table (removed at exit): its root. */
 export function tableCopy(name, what = 'table') {
   return unzipTable(join(fixtures, 'tables', `${name}.zip`), tempDir(what));
