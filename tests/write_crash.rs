@@ -249,7 +249,8 @@ async fn crash_every_request(fixture: &str, name: &str, hudi_every: Option<bool>
     }
     eprintln!(
         "{name}: {n} mutating requests per write, commit point at request {}, {:.1} s for all k",
-        commit_point.map_or(0, |k| k - 1),
+        // No crash before the last request left a commit: the last request is the commit point.
+        commit_point.map_or(n, |k| k - 1),
         started.elapsed().as_secs_f64()
     );
 }
@@ -279,6 +280,17 @@ async fn cow_without_metadata_table_every_k() {
     crash_every_request(
         "sample_table/cow/v9_txns_simple_nometa",
         "cow_nomdt",
+        Some(false),
+    )
+    .await;
+}
+
+/// A table without meta fields (keys from the key fields) with its metadata table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cow_without_meta_fields_every_k() {
+    crash_every_request(
+        "spark_variants/spark_v9_no_meta_fields_cow",
+        "cow_no_meta_fields",
         Some(false),
     )
     .await;
