@@ -361,6 +361,21 @@ async fn created_mor_complex_keys() {
     created_round_trip("created_mor_complex_keys", new, |i| serde_json::json!({"site": format!("s{}", i % 2), "visit": i, "country": if i % 2 == 0 { "de" } else { "fr" }, "day": "2024-01-02", "ts": 10 + i, "page": format!("/p{i}")})).await;
 }
 
+/// Created without meta fields (virtual keys, Copy-On-Write): keys from the key fields; Spark
+/// reads it and keeps writing in tests/write/spark_no_meta_fields.sh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn created_cow_no_meta_fields() {
+    let mut new = new_table(
+        "events",
+        hudi_edge::config::TableType::CopyOnWrite,
+        "event_id BIGINT NOT NULL, kind STRING, ts BIGINT, day DATE, note STRING",
+        ["event_id", "day", "ts"],
+    );
+    new.options
+        .insert("hoodie.populate.meta.fields".into(), "false".into());
+    created_round_trip("created_cow_no_meta_fields", new, |i| serde_json::json!({"event_id": i, "kind": format!("k{}", i % 3), "ts": 100 + i, "day": if i % 2 == 0 { "2024-05-01" } else { "2024-05-02" }, "note": format!("n{i}")})).await;
+}
+
 #[tokio::test]
 async fn refuses_tables_it_cannot_create() {
     use hudi_edge::config::TableType::CopyOnWrite;
@@ -371,7 +386,20 @@ async fn refuses_tables_it_cannot_create() {
     let mut unknown_option = good.clone();
     unknown_option
         .options
+        .insert("hoodie.table.cdc.enabled".into(), "true".into());
+    let mut mor_without_meta_fields = new_table(
+        "t",
+        hudi_edge::config::TableType::MergeOnRead,
+        "id STRING, v DOUBLE",
+        ["id", "", ""],
+    );
+    mor_without_meta_fields
+        .options
         .insert("hoodie.populate.meta.fields".into(), "false".into());
+    let mut populate_maybe = good.clone();
+    populate_maybe
+        .options
+        .insert("hoodie.populate.meta.fields".into(), "maybe".into());
     // (table name, columns, record key, what the error says): all INVALID_ARGUMENT.
     let invalid = [
         ("t", "id STRING", "nope", "not a column"),
@@ -393,7 +421,13 @@ async fn refuses_tables_it_cannot_create() {
             (new, "INVALID_ARGUMENT", *says)
         })
         .collect();
-    cases.push((unknown_option, "UNSUPPORTED", "hoodie.populate.meta.fields"));
+    cases.push((unknown_option, "UNSUPPORTED", "hoodie.table.cdc.enabled"));
+    cases.push((
+        mor_without_meta_fields,
+        "UNSUPPORTED",
+        "Merge-On-Read table without meta fields",
+    ));
+    cases.push((populate_maybe, "INVALID_ARGUMENT", "true or false"));
     for (new, code, says) in cases {
         let e = hudi_edge::Table::create(storage.clone(), &new)
             .await

@@ -388,7 +388,8 @@ export interface NewTableSpec {
   orderingFields?: string | string[];
   /** Table configs by their Java names: `hoodie.datasource.write.hive_style_partitioning`,
    *  `hoodie.datasource.write.partitionpath.urlencode`, `hoodie.table.timeline.timezone`
-   *  (`UTC` here by default) and `hoodie.database.name`; others are refused. */
+   *  (`UTC` here by default), `hoodie.database.name` and `hoodie.populate.meta.fields`
+   *  (`false`: keys from the key fields, Copy-On-Write only); others are refused. */
   options?: Record<string, string>;
 }
 

@@ -35,8 +35,10 @@ pub struct NewTable {
 /// The table configs a new table takes, with their defaults here. The timeline's zone is
 /// UTC (Hudi's default is the writer's local zone): writers in different places then
 /// agree on instant order.
-pub const TAKEN_OPTIONS: [(&str, &str); 4] = [
+pub const TAKEN_OPTIONS: [(&str, &str); 5] = [
     ("hoodie.datasource.write.hive_style_partitioning", "false"),
+    // `false` (virtual keys) on Copy-On-Write only: what this writer keeps.
+    ("hoodie.populate.meta.fields", "true"),
     ("hoodie.datasource.write.partitionpath.urlencode", "false"),
     ("hoodie.table.timeline.timezone", "UTC"),
     ("hoodie.database.name", ""),
@@ -126,7 +128,6 @@ pub fn properties_text(table: &NewTable, comment: &str) -> Result<String> {
             "hoodie.table.multiple.base.file.formats.enable",
             "false".into(),
         ),
-        ("hoodie.populate.meta.fields", "true".into()),
         ("hoodie.table.cdc.enabled", "false".into()),
         ("hoodie.partition.metafile.use.base.format", "false".into()),
         (
@@ -233,6 +234,21 @@ fn check(table: &NewTable) -> Result<()> {
                     field.data_type()
                 ));
             }
+        }
+    }
+    let populate = table.options.get("hoodie.populate.meta.fields");
+    match populate.map(|v| v.trim()) {
+        None | Some("true") => {}
+        Some("false") if table.table_type == TableType::CopyOnWrite => {}
+        Some("false") => {
+            return Err(HudiError::unsupported(
+                "a Merge-On-Read table without meta fields (hoodie.populate.meta.fields=false)",
+            ))
+        }
+        Some(other) => {
+            return bad(format!(
+                "hoodie.populate.meta.fields={other}: true or false"
+            ))
         }
     }
     for key in table.options.keys() {

@@ -47,15 +47,20 @@ twice = [k for k, c in keys.items() if c > 1]
 print(f"  keys held twice after Spark's upsert: {len(twice)}" + (f" {twice[:5]}" if twice else ""))
 sys.exit(1 if twice else 0)
 PY
-  # Three rows renamed, their ordering field raised so the update wins.
-  ordering=$("$bin" info "$t" --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["ordering_fields"][0])')
+  # Three rows with their text column (name or note) edited, their ordering field
+  # raised so the update wins.
+  info=$("$bin" info "$t" --json)
   "$bin" read "$t" --format jsonl | "$py" -c '
 import json, sys
+info = json.loads(sys.argv[1])
+fixed = set(info["record_key_fields"]) | set(info["partition_fields"]) | set(info["ordering_fields"])
+ordering = info["ordering_fields"][0]
 for line in list(sys.stdin)[:3]:
     r = json.loads(line)
-    r["name"] = "edge-after-spark"
-    r[sys.argv[1]] += 1000
-    print(json.dumps(r))' "$ordering" > "$t.after_spark.jsonl"
+    text = next(k for k in ("name", "note") if k in r and k not in fixed)
+    r[text] = "edge-after-spark"
+    r[ordering] += 1000
+    print(json.dumps(r))' "$info" > "$t.after_spark.jsonl"
   if "$bin" write "$t" --input "$t.after_spark.jsonl" > /dev/null; then
     echo "  hudi-edge upsert after Spark: committed"
   else
@@ -64,7 +69,7 @@ for line in list(sys.stdin)[:3]:
   spark_step "$t" 3 --read-only
   "$py" - "$t.spark3.jsonl" <<'PY' || status=1
 import json, sys
-ours = sum(json.loads(l).get("name") == "edge-after-spark" for l in open(sys.argv[1]) if l.strip())
+ours = sum("edge-after-spark" in json.loads(l).values() for l in open(sys.argv[1]) if l.strip())
 print(f"  rows Spark reads with our update: {ours} (of 3)")
 sys.exit(0 if ours == 3 else 1)
 PY
