@@ -63,6 +63,7 @@ two_reader_tests! {
     spark_v9_cdc_mor,
     spark_v9_colstats_types,
     spark_v9_no_meta_fields_cow,
+    spark_v9_no_meta_fields_mor,
     spark_v6_mdt_cow,
     spark_v9_schema_on_read_cow,
     spark_v9_schema_on_read_mor,

@@ -258,6 +258,7 @@ round_trips! {
     cow_v9_mdt_full => "sample_table/cow/v9_txns_simple_overwrite",
     // Without meta fields, with files, column_stats and partition_stats.
     cow_v9_no_meta_fields_mdt => "spark_variants/spark_v9_no_meta_fields_cow",
+    mor_v9_no_meta_fields_mdt => "spark_variants/spark_v9_no_meta_fields_mor",
     cow_v9_mdt_epoch_millis => "sample_table/cow/v9_timebasedkeygen_epochmillis",
     mor_v9_mdt_date_string => "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle",
 }
@@ -361,7 +362,7 @@ async fn created_mor_complex_keys() {
     created_round_trip("created_mor_complex_keys", new, |i| serde_json::json!({"site": format!("s{}", i % 2), "visit": i, "country": if i % 2 == 0 { "de" } else { "fr" }, "day": "2024-01-02", "ts": 10 + i, "page": format!("/p{i}")})).await;
 }
 
-/// Created without meta fields (virtual keys, Copy-On-Write): keys from the key fields; Spark
+/// Created without meta fields (virtual keys): keys from the key fields; Spark
 /// reads it and keeps writing in tests/write/spark_no_meta_fields.sh.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn created_cow_no_meta_fields() {
@@ -376,6 +377,19 @@ async fn created_cow_no_meta_fields() {
     created_round_trip("created_cow_no_meta_fields", new, |i| serde_json::json!({"event_id": i, "kind": format!("k{}", i % 3), "ts": 100 + i, "day": if i % 2 == 0 { "2024-05-01" } else { "2024-05-02" }, "note": format!("n{i}")})).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn created_mor_no_meta_fields() {
+    let mut new = new_table(
+        "sessions",
+        hudi_edge::config::TableType::MergeOnRead,
+        "event_id BIGINT NOT NULL, kind STRING, ts BIGINT, day DATE, note STRING",
+        ["event_id", "day", "ts"],
+    );
+    new.options
+        .insert("hoodie.populate.meta.fields".into(), "false".into());
+    created_round_trip("created_mor_no_meta_fields", new, |i| serde_json::json!({"event_id": i, "kind": format!("k{}", i % 3), "ts": 100 + i, "day": if i % 2 == 0 { "2024-05-01" } else { "2024-05-02" }, "note": format!("n{i}")})).await;
+}
+
 #[tokio::test]
 async fn refuses_tables_it_cannot_create() {
     use hudi_edge::config::TableType::CopyOnWrite;
@@ -387,15 +401,6 @@ async fn refuses_tables_it_cannot_create() {
     unknown_option
         .options
         .insert("hoodie.table.cdc.enabled".into(), "true".into());
-    let mut mor_without_meta_fields = new_table(
-        "t",
-        hudi_edge::config::TableType::MergeOnRead,
-        "id STRING, v DOUBLE",
-        ["id", "", ""],
-    );
-    mor_without_meta_fields
-        .options
-        .insert("hoodie.populate.meta.fields".into(), "false".into());
     let mut populate_maybe = good.clone();
     populate_maybe
         .options
@@ -422,11 +427,6 @@ async fn refuses_tables_it_cannot_create() {
         })
         .collect();
     cases.push((unknown_option, "UNSUPPORTED", "hoodie.table.cdc.enabled"));
-    cases.push((
-        mor_without_meta_fields,
-        "UNSUPPORTED",
-        "Merge-On-Read table without meta fields",
-    ));
     cases.push((populate_maybe, "INVALID_ARGUMENT", "true or false"));
     for (new, code, says) in cases {
         let e = hudi_edge::Table::create(storage.clone(), &new)
@@ -706,23 +706,6 @@ async fn refuses_tables_it_cannot_keep_consistent() {
         let code = refused(&dir, &rows(), Operation::Upsert).await;
         assert_eq!(code, "UNSUPPORTED", "{fixture} ({why})");
     }
-    // Merge-On-Read without meta fields: Java rewrites base files there (its indexes cannot
-    // find keys in log files that carry none), which this writer does not do.
-    let dir = common::table_copy(
-        "sample_table/mor/avro/v9_txns_simple_nometa",
-        "write-refused",
-        "mor_without_meta_fields",
-    );
-    let properties = dir.join(".hoodie/hoodie.properties");
-    let text = std::fs::read_to_string(&properties).unwrap();
-    let text: String = text
-        .lines()
-        .filter(|l| !l.starts_with("hoodie.populate.meta.fields="))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    std::fs::write(&properties, text + "hoodie.populate.meta.fields=false\n").unwrap();
-    let code = refused(&dir, &rows(), Operation::Upsert).await;
-    assert_eq!(code, "UNSUPPORTED", "Merge-On-Read without meta fields");
 }
 
 #[tokio::test]

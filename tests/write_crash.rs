@@ -285,15 +285,17 @@ async fn cow_without_metadata_table_every_k() {
     .await;
 }
 
-/// A table without meta fields (keys from the key fields) with its metadata table.
+/// Tables without meta fields (keys from the key fields) with their metadata table.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cow_without_meta_fields_every_k() {
-    crash_every_request(
-        "spark_variants/spark_v9_no_meta_fields_cow",
-        "cow_no_meta_fields",
-        Some(false),
-    )
-    .await;
+async fn without_meta_fields_every_k() {
+    for kind in ["cow", "mor"] {
+        crash_every_request(
+            &format!("spark_variants/spark_v9_no_meta_fields_{kind}"),
+            &format!("{kind}_no_meta_fields"),
+            Some(false),
+        )
+        .await;
+    }
 }
 
 /// A table whose schema evolved on read: its history files go with the data files, before

@@ -636,4 +636,5 @@ sequences! {
     mor_nometa_complex => "sample_table/mor/avro/v9_txns_complex_nometa", Some("region"), false, [5];
     cow_v8_int_partition => "sample_table/cow/v8_simplekeygen_nonhivestyle", Some("byteField"), false, [6];
     cow_no_meta_fields_mdt => "spark_variants/spark_v9_no_meta_fields_cow", Some("part"), true, [7];
+    mor_no_meta_fields_mdt => "spark_variants/spark_v9_no_meta_fields_mor", Some("part"), true, [8];
 }

@@ -389,7 +389,7 @@ export interface NewTableSpec {
   /** Table configs by their Java names: `hoodie.datasource.write.hive_style_partitioning`,
    *  `hoodie.datasource.write.partitionpath.urlencode`, `hoodie.table.timeline.timezone`
    *  (`UTC` here by default), `hoodie.database.name` and `hoodie.populate.meta.fields`
-   *  (`false`: keys from the key fields, Copy-On-Write only); others are refused. */
+   *  (`false`: keys from the key fields); others are refused. */
   options?: Record<string, string>;
 }
 

@@ -494,7 +494,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
                 file_index,
                 slice,
                 change,
-                &read_schema,
+                (&file_schema, config.populate_meta_fields),
                 (&avro_with_meta, &writer_schema),
             )?
         } else {
@@ -890,7 +890,7 @@ fn log_file(
     file_index: usize,
     slice: &FileSlice,
     change: &GroupChange,
-    read_schema: &SchemaRef,
+    (file_schema, populated): (&SchemaRef, bool),
     (avro_with_meta, schema): (&str, &apache_avro::Schema),
 ) -> Result<NewFile> {
     let name = files::log_file_name(&slice.file_id, instant, 1);
@@ -911,9 +911,9 @@ fn log_file(
                 instant,
                 file_index,
                 file_name: &slice.file_id,
-                populated: true,
+                populated,
             },
-            read_schema,
+            file_schema,
         )?;
         let records = super::avro_rows::encode_rows(schema, &batch)?;
         // Column stats of the log file's records, as Java's append handle collects them.

@@ -37,7 +37,7 @@ pub struct NewTable {
 /// agree on instant order.
 pub const TAKEN_OPTIONS: [(&str, &str); 5] = [
     ("hoodie.datasource.write.hive_style_partitioning", "false"),
-    // `false` (virtual keys) on Copy-On-Write only: what this writer keeps.
+    // `false`: virtual keys (from the key fields).
     ("hoodie.populate.meta.fields", "true"),
     ("hoodie.datasource.write.partitionpath.urlencode", "false"),
     ("hoodie.table.timeline.timezone", "UTC"),
@@ -237,19 +237,10 @@ fn check(table: &NewTable) -> Result<()> {
         }
     }
     let populate = table.options.get("hoodie.populate.meta.fields");
-    match populate.map(|v| v.trim()) {
-        None | Some("true") => {}
-        Some("false") if table.table_type == TableType::CopyOnWrite => {}
-        Some("false") => {
-            return Err(HudiError::unsupported(
-                "a Merge-On-Read table without meta fields (hoodie.populate.meta.fields=false)",
-            ))
-        }
-        Some(other) => {
-            return bad(format!(
-                "hoodie.populate.meta.fields={other}: true or false"
-            ))
-        }
+    if let Some(other) = populate.filter(|v| !matches!(v.trim(), "true" | "false")) {
+        return bad(format!(
+            "hoodie.populate.meta.fields={other}: true or false"
+        ));
     }
     for key in table.options.keys() {
         if !TAKEN_OPTIONS.iter().any(|(k, _)| k == key) {

@@ -197,14 +197,6 @@ pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
     {
         return refuse("writing base files other than Parquet".into());
     }
-    // Without meta fields Java rewrites base files on Merge-On-Read too (its indexes cannot
-    // find keys in log files that carry none); only Copy-On-Write is written here.
-    if !config.populate_meta_fields && config.table_type == TableType::MergeOnRead {
-        return refuse(
-            "writing a Merge-On-Read table without meta fields (hoodie.populate.meta.fields=false)"
-                .into(),
-        );
-    }
     if config.cdc_enabled {
         return refuse(
             "writing a table with change data capture on (hoodie.table.cdc.enabled)".into(),

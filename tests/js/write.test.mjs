@@ -114,8 +114,8 @@ for (const name of [COW, MOR]) {
 
 // A table without meta fields (Spark's, with files, column_stats and partition_stats): keys
 // are the key field's values; incremental queries are refused as Hudi refuses them.
-test('write over a JS storage into a table without meta fields', async () => {
-  const root = variantCopy('spark_v9_no_meta_fields_cow', 'write');
+for (const kind of ['cow', 'mor']) test(`write over a JS storage into a table without meta fields: ${kind}`, async () => {
+  const root = variantCopy(`spark_v9_no_meta_fields_${kind}`, 'write');
   const table = await WasmTable.openJs(fsStorage(root));
   const before = await table.readJson({}, false);
   assert.ok(before.every((r) => !('_hoodie_record_key' in r)), 'no meta columns in reads');

@@ -8,7 +8,7 @@ written by Apache Hudi 1.1.1 through the DataFrame writer (table version 9):
   spark_v9_cdc_mor           hoodie.table.cdc.enabled (MOR; reads ignore the CDC log files)
   spark_v9_colstats_types    column stats (and partition stats) on decimal, date and timestamp
   spark_v9_no_meta_fields_cow  hoodie.populate.meta.fields=false (virtual keys) with its metadata
-                             table (files, column stats, partition stats)
+  spark_v9_no_meta_fields_mor  table (files, column stats, partition stats); MOR: log files
   spark_v6_mdt_cow           Hudi 0.15.0 (table version 6) with its metadata table (files,
                              column stats, record index): planning stays on listing for v6
 
@@ -95,6 +95,10 @@ def main():
             "hoodie.metadata.index.partition.stats.enable": "true",
             "hoodie.metadata.record.index.enable": "true"}),
         "spark_v9_no_meta_fields_cow": ("COPY_ON_WRITE", PARTS, {
+            "hoodie.populate.meta.fields": "false",
+            "hoodie.metadata.index.column.stats.enable": "true",
+            "hoodie.metadata.index.partition.stats.enable": "true"}),
+        "spark_v9_no_meta_fields_mor": ("MERGE_ON_READ", PARTS, {
             "hoodie.populate.meta.fields": "false",
             "hoodie.metadata.index.column.stats.enable": "true",
             "hoodie.metadata.index.partition.stats.enable": "true"}),

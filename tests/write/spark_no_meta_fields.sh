@@ -22,7 +22,7 @@ for src in "$tables"/*no_meta_fields*/; do
   cp -r "$src" "$t"
   read -r prev u u_c < <("$bin" timeline "$t" --json | "$py" -c '
 import json, sys
-i = [x for x in json.load(sys.stdin)["instants"] if x["state"] == "completed" and x["action"] == "commit"]
+i = [x for x in json.load(sys.stdin)["instants"] if x["state"] == "completed" and x["action"] in ("commit", "deltacommit")]
 print(i[-3]["requested_time"], i[-2]["requested_time"], i[-2]["completion_time"])')
   echo "$n"
   queries=(snapshot "as_of=$u" "as_of=$prev")
