@@ -362,32 +362,30 @@ async fn created_mor_complex_keys() {
     created_round_trip("created_mor_complex_keys", new, |i| serde_json::json!({"site": format!("s{}", i % 2), "visit": i, "country": if i % 2 == 0 { "de" } else { "fr" }, "day": "2024-01-02", "ts": 10 + i, "page": format!("/p{i}")})).await;
 }
 
-/// Created without meta fields (virtual keys): keys from the key fields; Spark
-/// reads it and keeps writing in tests/write/spark_no_meta_fields.sh.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn created_cow_no_meta_fields() {
+/// Created without meta fields (virtual keys): keys from the key fields; Spark reads it and
+/// keeps writing in tests/write/spark_no_meta_fields.sh.
+async fn created_without_meta_fields(test: &str, table_type: hudi_edge::config::TableType) {
     let mut new = new_table(
         "events",
-        hudi_edge::config::TableType::CopyOnWrite,
+        table_type,
         "event_id BIGINT NOT NULL, kind STRING, ts BIGINT, day DATE, note STRING",
         ["event_id", "day", "ts"],
     );
     new.options
         .insert("hoodie.populate.meta.fields".into(), "false".into());
-    created_round_trip("created_cow_no_meta_fields", new, |i| serde_json::json!({"event_id": i, "kind": format!("k{}", i % 3), "ts": 100 + i, "day": if i % 2 == 0 { "2024-05-01" } else { "2024-05-02" }, "note": format!("n{i}")})).await;
+    created_round_trip(test, new, |i| serde_json::json!({"event_id": i, "kind": format!("k{}", i % 3), "ts": 100 + i, "day": if i % 2 == 0 { "2024-05-01" } else { "2024-05-02" }, "note": format!("n{i}")})).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn created_cow_no_meta_fields() {
+    use hudi_edge::config::TableType::CopyOnWrite;
+    created_without_meta_fields("created_cow_no_meta_fields", CopyOnWrite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn created_mor_no_meta_fields() {
-    let mut new = new_table(
-        "sessions",
-        hudi_edge::config::TableType::MergeOnRead,
-        "event_id BIGINT NOT NULL, kind STRING, ts BIGINT, day DATE, note STRING",
-        ["event_id", "day", "ts"],
-    );
-    new.options
-        .insert("hoodie.populate.meta.fields".into(), "false".into());
-    created_round_trip("created_mor_no_meta_fields", new, |i| serde_json::json!({"event_id": i, "kind": format!("k{}", i % 3), "ts": 100 + i, "day": if i % 2 == 0 { "2024-05-01" } else { "2024-05-02" }, "note": format!("n{i}")})).await;
+    use hudi_edge::config::TableType::MergeOnRead;
+    created_without_meta_fields("created_mor_no_meta_fields", MergeOnRead).await;
 }
 
 #[tokio::test]
