@@ -11,6 +11,9 @@ use arrow_schema::{DataType, Field, Schema};
 use crate::config::{KeyGeneratorType, TableConfig};
 use crate::error::Result;
 
+mod value;
+pub use value::value_string;
+
 pub const HIVE_DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
 
 /// Raw (string) partition values parsed from a partition path, by field. `None` when the
@@ -138,10 +141,14 @@ pub fn cast_lenient(values: &StringArray, target: &DataType) -> ArrayRef {
         .unwrap_or_else(|_| new_null_array(target, values.len()))
 }
 
-/// A record key derived from data columns (`populate.meta.fields=false`): the value for one
-/// key field, `f1:v1,f2:v2` for several (ComplexKeyGenerator).
-pub fn record_key_from_values(fields: &[String], values: &[Option<String>]) -> String {
-    if fields.len() == 1 {
+/// A record key from its fields' values: the value for one key field, `f1:v1,f2:v2` for
+/// several or under the complex key generator (`kind`).
+pub fn record_key_from_values(
+    fields: &[String],
+    values: &[Option<String>],
+    kind: KeyGeneratorType,
+) -> String {
+    if fields.len() == 1 && kind != KeyGeneratorType::Complex {
         return values.first().cloned().flatten().unwrap_or_default();
     }
     fields

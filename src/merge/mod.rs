@@ -116,6 +116,7 @@ pub struct MergeColumns {
     pub schema: SchemaRef,
     pub ordering: Vec<String>,
     pub key_fields: Vec<String>,
+    key_generator: crate::config::KeyGeneratorType,
     delete_marker: Option<(String, String)>,
 }
 
@@ -132,6 +133,7 @@ impl MergeColumns {
             schema,
             ordering: config.ordering_fields.clone(),
             key_fields: config.record_key_fields.clone(),
+            key_generator: config.key_generator,
             delete_marker: marker,
         }
     }
@@ -178,28 +180,24 @@ impl MergeColumns {
                     })
                 })
                 .collect::<Result<_>>()?;
-        let texts: Vec<ArrayRef> = cols
-            .iter()
-            .map(|c| arrow_cast::cast(c, &DataType::Utf8).map_err(crate::error::malformed_by))
-            .collect::<Result<_>>()?;
-        Ok(Keys::Derived(
-            (0..batch.num_rows())
-                .map(|row| {
-                    let values: Vec<Option<String>> = texts
-                        .iter()
-                        .map(|t| {
-                            t.as_string::<i32>()
-                                .is_valid(row)
-                                .then(|| t.as_string::<i32>().value(row).to_string())
-                        })
-                        .collect();
-                    Some(crate::keygen::record_key_from_values(
-                        &self.key_fields,
-                        &values,
-                    ))
+        // As the key generator printed them when the log blocks' delete keys were written.
+        let mut keys = Vec::with_capacity(batch.num_rows());
+        for row in 0..batch.num_rows() {
+            let values: Vec<Option<String>> = cols
+                .iter()
+                .zip(&self.key_fields)
+                .map(|(c, f)| {
+                    crate::keygen::value_string(c.as_ref(), row)
+                        .map_err(|what| HudiError::invalid(format!("record key field {f}: {what}")))
                 })
-                .collect(),
-        ))
+                .collect::<Result<_>>()?;
+            keys.push(Some(crate::keygen::record_key_from_values(
+                &self.key_fields,
+                &values,
+                self.key_generator,
+            )));
+        }
+        Ok(Keys::Derived(keys))
     }
 
     /// Rows that are deletes by content: `_hoodie_is_deleted` or the custom marker.
