@@ -997,7 +997,7 @@ fn rewrite_base_file(
     let deletes: BTreeSet<&str> = change.deletes.iter().map(|(k, _)| k.as_str()).collect();
     let mut updates: HashMap<&str, &(String, String, usize)> =
         change.updates.iter().map(|u| (u.0.as_str(), u)).collect();
-    let keys = stored_keys(&old, config, &path)?;
+    let keys = super::key::stored_keys(&old, config, &path)?;
 
     let ordering_old: Vec<_> = config
         .ordering_fields
@@ -1048,7 +1048,8 @@ fn rewrite_base_file(
     let kept_rows = if config.populate_meta_fields {
         set_column(&kept_rows, FILE_NAME, &name)?
     } else {
-        with_null_meta_columns(&kept_rows, file_schema)?
+        // The meta columns the read left out, null.
+        crate::schema::align::to_schema(&kept_rows, file_schema, &slice.partition, config)?
     };
     let new_rows = files::with_meta(
         inputs.input,
@@ -1086,36 +1087,6 @@ fn rewrite_base_file(
         marker: "MERGE",
         columns: written.columns,
     })
-}
-
-/// The record keys of rows read back: `_hoodie_record_key`, or derived from the key fields
-/// when the table does not populate meta fields.
-fn stored_keys(
-    rows: &RecordBatch,
-    config: &crate::config::TableConfig,
-    path: &str,
-) -> Result<Vec<String>> {
-    super::key::stored_keys(rows, config)
-        .map_err(|e| HudiError::corrupt(path, format!("record keys: {e}")))
-}
-
-/// `rows` (data columns) as `schema`, its meta columns null.
-fn with_null_meta_columns(rows: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
-    let columns = schema
-        .fields()
-        .iter()
-        .map(|f| match rows.column_by_name(f.name()) {
-            Some(c) => Ok(c.clone()),
-            None if crate::schema::META_COLUMNS.contains(&f.name().as_str()) => {
-                Ok(arrow_array::new_null_array(f.data_type(), rows.num_rows()))
-            }
-            None => Err(HudiError::invalid(format!(
-                "column {:?} is missing",
-                f.name()
-            ))),
-        })
-        .collect::<Result<Vec<_>>>()?;
-    RecordBatch::try_new(schema.clone(), columns).map_err(malformed_by)
 }
 
 fn set_column(batch: &RecordBatch, column: &str, value: &str) -> Result<RecordBatch> {

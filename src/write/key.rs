@@ -142,25 +142,30 @@ impl KeyGen {
     }
 }
 
-/// The record keys of rows read back from the table: `_hoodie_record_key`, or, where the
-/// table does not populate meta fields, what the key generator makes of the key fields (as
-/// Java's virtual keys are).
-pub fn stored_keys(rows: &RecordBatch, config: &TableConfig) -> Result<Vec<String>> {
+/// The record keys of rows read back from the table file `path`: `_hoodie_record_key`, or,
+/// where the table does not populate meta fields, what the key generator makes of the key
+/// fields (as Java's virtual keys are). A row without one is `CORRUPT` naming the file.
+pub fn stored_keys(rows: &RecordBatch, config: &TableConfig, path: &str) -> Result<Vec<String>> {
+    let corrupt = |what: String| HudiError::corrupt(path, format!("record keys: {what}"));
     if config.populate_meta_fields {
         let column = rows
             .column_by_name(crate::schema::RECORD_KEY)
-            .ok_or_else(|| HudiError::invalid("no record key column"))?;
+            .ok_or_else(|| corrupt("no record key column".into()))?;
         return (0..rows.num_rows())
             .map(|row| {
                 value_string(column.as_ref(), row)
-                    .map_err(HudiError::invalid)?
-                    .ok_or_else(|| HudiError::invalid(format!("row {row}: no record key")))
+                    .map_err(&corrupt)?
+                    .ok_or_else(|| corrupt(format!("row {row} has none")))
             })
             .collect();
     }
     let keygen = KeyGen::of(config)?;
     (0..rows.num_rows())
-        .map(|row| keygen.record_key(rows, row))
+        .map(|row| {
+            keygen
+                .record_key(rows, row)
+                .map_err(|e| corrupt(e.to_string()))
+        })
         .collect()
 }
 

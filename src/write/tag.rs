@@ -233,17 +233,11 @@ async fn slice_keys(
         columns: Some(key_columns(client.config())),
         ..ReadOptions::default()
     };
-    let config = client.config().clone();
-    let mut scan = Scan::new(client, Arc::new(one), &options);
+    let mut scan = Scan::new(client.clone(), Arc::new(one), &options);
+    let path = slice.base_path().unwrap_or_default();
     let mut keys = Vec::new();
     while let Some(batch) = scan.next().await {
-        let found = super::key::stored_keys(&batch?, &config).map_err(|e| {
-            HudiError::corrupt(
-                slice.base_path().unwrap_or_default(),
-                format!("record keys: {e}"),
-            )
-        })?;
-        keys.extend(found);
+        keys.extend(super::key::stored_keys(&batch?, client.config(), &path)?);
     }
     Ok(keys)
 }

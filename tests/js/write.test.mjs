@@ -15,6 +15,7 @@ import { homedir } from 'node:os';
 import { tableFromJSON, tableToIPC } from 'apache-arrow';
 import { fsStorage } from './fs_storage.mjs';
 import { tableCopy, variantCopy } from '../lib/fixtures.mjs';
+import { lines, sortedJson } from '../lib/harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -45,13 +46,6 @@ function counted(root, options) {
 const ipc = (rows) => tableToIPC(tableFromJSON(rows), 'stream');
 const dataOnly = (row) => Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('_hoodie_')));
 
-/** JSON with keys sorted at every depth: rows compared as text, whoever printed them. */
-function sortedJson(v) {
-  const sort = (x) =>
-    Array.isArray(x) ? x.map(sort) : x && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sort(x[k])])) : x;
-  return JSON.stringify(sort(v));
-}
-const lines = (rows) => rows.map(sortedJson).sort();
 
 /** The table's rows as hudi-rs reads them (fixtures' encoding). */
 function hudiRsRows(root) {

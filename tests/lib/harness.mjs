@@ -128,3 +128,11 @@ export async function waitFor(url, server, ms = 30_000) {
   }
   throw new Error(`${server?.name ?? url} did not come up at ${url}: ${last?.message ?? 'exited'}\n${server?.log() ?? ''}`);
 }
+
+/** JSON with keys sorted at every depth, so rows compare as text whoever printed them. */
+export function sortedJson(v) {
+  const sort = (x) =>
+    Array.isArray(x) ? x.map(sort) : x && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sort(x[k])])) : x;
+  return JSON.stringify(sort(v), (_, x) => (typeof x === 'bigint' ? Number(x) : x));
+}
+export const lines = (rows) => rows.map(sortedJson).sort();

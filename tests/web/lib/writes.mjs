@@ -54,13 +54,7 @@ export function txnRows(kind, n, { from = 0, prefix = 'EDGE', version = 0 } = {}
 
 export const dataOnly = (row) => Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('_hoodie_')));
 
-/** JSON with keys sorted at every depth, so rows compare as text whoever printed them. */
-export function sortedJson(v) {
-  const sort = (x) =>
-    Array.isArray(x) ? x.map(sort) : x && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sort(x[k])])) : x;
-  return JSON.stringify(sort(v), (_, x) => (typeof x === 'bigint' ? Number(x) : x));
-}
-export const lines = (rows) => rows.map(sortedJson).sort();
+export { lines, sortedJson } from '../../lib/harness.mjs';
 
 /** Creates `bucket` on moto and uploads the fixture tables `names` (tests/http/s3_load.py). */
 export function loadTables(motoUrl, bucket, names) {
