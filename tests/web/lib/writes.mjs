@@ -8,7 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cache, freePort, repo, unzippedFixtures } from './servers.mjs';
-import { tempDir } from '../../lib/harness.mjs';
+import { lines, sortedJson, tempDir } from '../../lib/harness.mjs';
 
 export const WRITE_TABLES = {
   cow: 'sample_table/cow/v9_txns_simple_overwrite',
@@ -54,7 +54,7 @@ export function txnRows(kind, n, { from = 0, prefix = 'EDGE', version = 0 } = {}
 
 export const dataOnly = (row) => Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('_hoodie_')));
 
-export { lines, sortedJson } from '../../lib/harness.mjs';
+export { lines, sortedJson };
 
 /** Creates `bucket` on moto and uploads the fixture tables `names` (tests/http/s3_load.py). */
 export function loadTables(motoUrl, bucket, names) {
