@@ -9,7 +9,7 @@
 // same proxy, is the peer. Each commit is checked (50 updated, 50 inserted).
 //
 //   node tests/bench/edge_ingest.mjs [--commits N] [--latency-ms 20] [--server moto|seaweedfs] [--concurrency N] [--mdt-cache-bytes N]
-//                                    [--write-options JSON] [--several-writers]
+//                                    [--write-options JSON] [--several-writers] [--v8-flags FLAGS]
 //                                    [--out tests/bench/results/edge_ingest.md] [--dump-trace FILE]
 // Needs .ci/setup, the bench table (tests/spark/make_bench_tables.py) and a built pkg-config;
 // `--server seaweedfs` (SeaweedFS's S3 gateway instead of moto) needs tests/bench/setup-s3.sh.
@@ -25,10 +25,11 @@ const COMMITS = Number(arg('--commits', 7));
 const LATENCY = Number(arg('--latency-ms', 20));
 const OUT = arg('--out', join(repo, 'tests', 'bench', 'results', 'edge_ingest.md'));
 const SERVER = arg('--server', 'moto');
-const CONCURRENCY = arg('--concurrency', null); // the worker's S3_CONCURRENCY (package default when unset)
+const CONCURRENCY = arg('--concurrency', null); // the worker's S3_CONCURRENCY (its default, 64, when unset)
 const MDT_CACHE = arg('--mdt-cache-bytes', null); // the worker's MDT_CACHE_BYTES (its default when unset; 0: off)
 const WRITE_OPTIONS = arg('--write-options', null); // the worker's HUDI_WRITE_OPTIONS (JSON), e.g. '{"hoodie.hfile.block.size":"65536"}'
 const SEVERAL_WRITERS = process.argv.includes('--several-writers'); // the worker's default: writes under the storage lock
+const V8_FLAGS = arg('--v8-flags', null); // workerd's V8 flags, space-separated (e.g. '--no-liftoff': optimized wasm from the start)
 const DUMP = arg('--dump-trace', null); // a JSON file for the proxy's trace of every POST
 const TABLE = 'bench_mor_v9';
 const BUCKET = 'bench';
@@ -201,7 +202,7 @@ export default {
     // One POST at a time, as writes funnelled through one Durable Object: the single-writer
     // commit the earlier rounds measured, unless --several-writers (the worker's default).
     ...(SEVERAL_WRITERS ? {} : { SINGLE_WRITER: 'true' }),
-  });
+  }, { v8Flags: V8_FLAGS ? V8_FLAGS.split(' ') : [] });
   const head = async () => {
     const s = performance.now();
     await fetch(worker.url, { method: 'HEAD' });
@@ -255,7 +256,7 @@ export default {
   const out = (s = '') => (console.log(s), lines.push(s));
   out(`# edge-ingest in workerd: 100-row upserts into ${TABLE} (1M rows, record index) on ${SERVER}, +${LATENCY} ms per request`);
   out();
-  out(`Command: \`node tests/bench/edge_ingest.mjs --commits ${COMMITS} --latency-ms ${LATENCY}${SERVER === 'moto' ? '' : ` --server ${SERVER}`}${CONCURRENCY ? ` --concurrency ${CONCURRENCY}` : ''}${MDT_CACHE !== null ? ` --mdt-cache-bytes ${MDT_CACHE}` : ''}${WRITE_OPTIONS !== null ? ` --write-options '${WRITE_OPTIONS}'` : ''}${SEVERAL_WRITERS ? ' --several-writers' : ''}\` (${new Date().toISOString().slice(0, 10)}, 2 cores shared).`);
+  out(`Command: \`node tests/bench/edge_ingest.mjs --commits ${COMMITS} --latency-ms ${LATENCY}${SERVER === 'moto' ? '' : ` --server ${SERVER}`}${CONCURRENCY ? ` --concurrency ${CONCURRENCY}` : ''}${MDT_CACHE !== null ? ` --mdt-cache-bytes ${MDT_CACHE}` : ''}${WRITE_OPTIONS !== null ? ` --write-options '${WRITE_OPTIONS}'` : ''}${SEVERAL_WRITERS ? ' --several-writers' : ''}${V8_FLAGS ? ` --v8-flags '${V8_FLAGS}'` : ''}\` (${new Date().toISOString().slice(0, 10)}, 2 cores shared).`);
   out('Each POST: the worker opens the table (properties + timeline), upserts 50 updates and 50 new keys, closes it.');
   out();
   out(`The worker's metadata cache: ${runs[0].cache ? `on, ${mib(runs[0].cache.maxBytes)} MiB budget (MDT_CACHE_BYTES)` : 'off'}.`);

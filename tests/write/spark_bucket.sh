@@ -28,21 +28,8 @@ for src in "$tables"/bucket-*/; do
   echo "$n (${settings[*]})"
   spark_step "$t" 1 --read-only
   spark_step "$t" 2 "${spark_opts[@]}"
-  "$py" - "$t.spark2.jsonl" <<'PY' || status=1
-import collections, json, sys
-keys = collections.Counter(json.loads(l)["_hoodie_record_key"] for l in open(sys.argv[1]) if l.strip())
-twice = [k for k, c in keys.items() if c > 1]
-print(f"  keys held twice after Spark's upsert: {len(twice)}" + (f" {twice[:5]}" if twice else ""))
-sys.exit(1 if twice else 0)
-PY
-  "$bin" read "$t" --format jsonl | "$py" -c '
-import json, sys
-rows = [json.loads(l) for l in sys.stdin]
-for r in rows[:3]:
-    r = {k: v for k, v in r.items() if not k.startswith("_hoodie_")}
-    r["name"] = "edge-after-spark"
-    r["ts"] += 1000
-    print(json.dumps(r))' > "$t.after_spark.jsonl"
+  no_key_twice "$t.spark2.jsonl" "$t"
+  edit_three_rows "$t" "$t.after_spark.jsonl"
   "$bin" write "$t" --input "$t.after_spark.jsonl" "${edge_opts[@]}" > /dev/null || status=1
   echo "  hudi-edge upsert after Spark: committed"
   spark_step "$t" 3 --read-only

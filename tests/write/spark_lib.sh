@@ -61,6 +61,35 @@ print("; ".join(out))' "$t.$step.json")"
   same "Spark vs hudi-edge" "$t.spark$step.jsonl" "$t.ours$step.jsonl"
 }
 
+# No record key twice in Spark's rows $1 of table $2, keys by the table's key fields (Spark's
+# index missing one of our keys would write it again into another file group).
+no_key_twice() {
+  "$py" - "$1" "$("$bin" info "$2" --json)" <<'PY' || status=1
+import collections, json, sys
+fields = json.loads(sys.argv[2])["record_key_fields"]
+keys = collections.Counter(tuple(json.loads(l).get(f) for f in fields) for l in open(sys.argv[1]) if l.strip())
+twice = [k for k, c in keys.items() if c > 1]
+print(f"  keys held twice after Spark's upsert: {len(twice)}" + (f" {twice[:5]}" if twice else ""))
+sys.exit(1 if twice else 0)
+PY
+}
+
+# Three rows of our snapshot of table $1 into file $2 as an upsert: their text column (name
+# or note) edited to "edge-after-spark", their ordering field raised so the update wins.
+edit_three_rows() {
+  "$bin" read "$1" --format jsonl | "$py" -c '
+import json, sys
+info = json.loads(sys.argv[1])
+fixed = set(info["record_key_fields"]) | set(info["partition_fields"]) | set(info["ordering_fields"])
+ordering = info["ordering_fields"][0]
+for line in list(sys.stdin)[:3]:
+    r = {k: v for k, v in json.loads(line).items() if not k.startswith("_hoodie_")}
+    text = next(k for k in ("name", "note") if k in r and k not in fixed)
+    r[text] = "edge-after-spark"
+    r[ordering] += 1000
+    print(json.dumps(r))' "$("$bin" info "$1" --json)" > "$2"
+}
+
 # Table $1 read by hudi-rs (PyPI hudi) against ours.
 hudi_rs_same() {
   "$py" tests/write/hudi_rs_rows.py "$1" > "$1.hudi_rs.jsonl"

@@ -39,28 +39,8 @@ print(i[-3]["requested_time"], i[-2]["requested_time"], i[-2]["completion_time"]
     [[ "$spark_says" == *"meta fields are disabled"* && "$ours_says" == *UNSUPPORTED* ]] || status=1
   fi
   spark_step "$t" 2
-  "$py" - "$t.spark2.jsonl" "$("$bin" info "$t" --json | "$py" -c 'import json,sys; print(",".join(json.load(sys.stdin)["record_key_fields"]))')" <<'PY' || status=1
-import collections, json, sys
-fields = sys.argv[2].split(",")
-keys = collections.Counter(tuple(json.loads(l).get(f) for f in fields) for l in open(sys.argv[1]) if l.strip())
-twice = [k for k, c in keys.items() if c > 1]
-print(f"  keys held twice after Spark's upsert: {len(twice)}" + (f" {twice[:5]}" if twice else ""))
-sys.exit(1 if twice else 0)
-PY
-  # Three rows with their text column (name or note) edited, their ordering field
-  # raised so the update wins.
-  info=$("$bin" info "$t" --json)
-  "$bin" read "$t" --format jsonl | "$py" -c '
-import json, sys
-info = json.loads(sys.argv[1])
-fixed = set(info["record_key_fields"]) | set(info["partition_fields"]) | set(info["ordering_fields"])
-ordering = info["ordering_fields"][0]
-for line in list(sys.stdin)[:3]:
-    r = json.loads(line)
-    text = next(k for k in ("name", "note") if k in r and k not in fixed)
-    r[text] = "edge-after-spark"
-    r[ordering] += 1000
-    print(json.dumps(r))' "$info" > "$t.after_spark.jsonl"
+  no_key_twice "$t.spark2.jsonl" "$t"
+  edit_three_rows "$t" "$t.after_spark.jsonl"
   if "$bin" write "$t" --input "$t.after_spark.jsonl" > /dev/null; then
     echo "  hudi-edge upsert after Spark: committed"
   else

@@ -113,8 +113,9 @@ export function installTarball() {
 }
 
 /** Bundles `entry` (in `dir`, resolving packages from `dir`) as wrangler would, and serves it in
- *  workerd with `bindings` as text bindings. Returns { url, pid, stop() }. */
-export async function startWorker(dir, entry, bindings = {}) {
+ *  workerd with `bindings` as text bindings (and V8 flags, for measurements only: a deployed
+ *  worker cannot set them). Returns { url, pid, stop() }. */
+export async function startWorker(dir, entry, bindings = {}, { v8Flags = [] } = {}) {
   const name = entry.replace(/\.[mc]?js$/, '');
   execFileSync(
     bin('esbuild'),
@@ -135,7 +136,7 @@ const config :Workerd.Config = (
     # Loopback is refused unless the "internet" service allows it.
     (name = "internet", network = (allow = ["public", "private", "local"])),
   ],
-  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
+  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],${v8Flags.length ? `\n  v8Flags = [${v8Flags.map((f) => JSON.stringify(f)).join(', ')}],` : ''}
 );
 `,
   );
