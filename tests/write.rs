@@ -259,8 +259,59 @@ round_trips! {
     // Without meta fields, with files, column_stats and partition_stats.
     cow_v9_no_meta_fields_mdt => "spark_variants/spark_v9_no_meta_fields_cow",
     mor_v9_no_meta_fields_mdt => "spark_variants/spark_v9_no_meta_fields_mor",
+    // The same with a record index, which Hudi leaves empty there: tagged by key columns.
+    mor_v9_no_meta_fields_record_index => "spark_variants/spark_v9_no_meta_fields_record_index_mor",
     cow_v9_mdt_epoch_millis => "sample_table/cow/v9_timebasedkeygen_epochmillis",
     mor_v9_mdt_date_string => "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle",
+}
+
+/// Hudi leaves the record index of a table without meta fields empty, so Spark's upserts
+/// there inserted keys again: tagging reads key columns instead, an update of a key held once
+/// lands in place, and a key Spark left in several file groups is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_index_without_meta_fields_tags_by_key_columns() {
+    let fixture = "spark_variants/spark_v9_no_meta_fields_record_index_mor";
+    let dir = common::table_copy(fixture, "write", "record_index_without_meta_fields");
+    let rows = input_rows(&dir).await;
+    let held = |id: &str| -> Vec<Map<String, Value>> {
+        rows.iter().filter(|r| r["id"] == id).cloned().collect()
+    };
+    assert_eq!(
+        held("id-005").len(),
+        3,
+        "Spark's upserts inserted id-005 again"
+    );
+    let before = our_rows(&dir, ReadOptions::default()).await;
+    let table = open(&dir).await;
+    let err = write_on(&table, &held("id-005")[..1], Operation::Upsert)
+        .await
+        .expect_err("a key in three file groups");
+    assert_eq!(err.code(), "CORRUPT", "{err}");
+    assert!(err.to_string().contains("id-005"), "{err}");
+    assert_eq!(
+        our_rows(&dir, ReadOptions::default()).await,
+        before,
+        "the refused upsert changed the snapshot"
+    );
+
+    let mut update = held("id-004").remove(0);
+    update.insert("name".into(), Value::from("edited"));
+    bump(&mut update, "ts", 1000);
+    let result = write(&dir, &[update], Operation::Upsert).await;
+    assert_eq!(
+        (result.records.updated, result.records.inserted),
+        (1, 0),
+        "{result:?}"
+    );
+    let after = input_rows(&dir).await;
+    let now: Vec<_> = after.iter().filter(|r| r["id"] == "id-004").collect();
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_eq!(now[0]["name"], "edited");
+    same_rows(
+        &hudi_rs_rows(&dir, &[]),
+        &our_rows(&dir, ReadOptions::default()).await,
+        "hudi-rs after the update",
+    );
 }
 
 /// A table this engine created (`Table::create`), six rows inserted by this writer, then

@@ -9,6 +9,7 @@ written by Apache Hudi 1.1.1 through the DataFrame writer (table version 9):
   spark_v9_colstats_types    column stats (and partition stats) on decimal, date and timestamp
   spark_v9_no_meta_fields_cow  hoodie.populate.meta.fields=false (virtual keys) with its metadata
   spark_v9_no_meta_fields_mor  table (files, column stats, partition stats); MOR: log files
+  spark_v9_no_meta_fields_record_index_mor  the same (MOR) with the record index as its index
   spark_v6_mdt_cow           Hudi 0.15.0 (table version 6) with its metadata table (files,
                              column stats, record index): planning stays on listing for v6
 
@@ -102,6 +103,10 @@ def main():
             "hoodie.populate.meta.fields": "false",
             "hoodie.metadata.index.column.stats.enable": "true",
             "hoodie.metadata.index.partition.stats.enable": "true"}),
+        "spark_v9_no_meta_fields_record_index_mor": ("MERGE_ON_READ", PARTS, {
+            "hoodie.populate.meta.fields": "false",
+            "hoodie.metadata.record.index.enable": "true",
+            "hoodie.index.type": "RECORD_INDEX"}),
     }
     if version == HUDI_0X:
         tables = {"spark_v6_mdt_cow": ("COPY_ON_WRITE", PARTS, {

@@ -199,6 +199,13 @@ NO_META_FIELDS_INCREMENTAL = (
     "files")
 
 
+NO_META_FIELDS_RECORD_INDEX = (
+    "the table does not populate meta fields, and Hudi 1.1.1 writes no record-index entries "
+    "then (its metadata table holds none; its upserts insert every key again and its deletes "
+    "find nothing): Spark prunes a key filter by that empty index and drops rows its own "
+    "snapshot holds; hudi-rs filters the snapshot")
+
+
 def evolved_on_read(table):
     """Whether the table's schema evolved on read (an InternalSchema history)."""
     d = os.path.join(table, ".hoodie", ".schema")
@@ -216,6 +223,12 @@ def verdict(name, props, kind, r, s, table=None):
         return "spark", NO_META_FIELDS_INCREMENTAL
     if "error" in s and "error" not in r:
         return "hudi_rs", f"Spark fails: {s['error']}"
+    record_index = "record_index" in props.get("hoodie.table.metadata.partitions", "").split(",")
+    if kind == "filter" and no_meta_fields and record_index and "rows" in r and "rows" in s:
+        spark_rows = [json.dumps(x, sort_keys=True) for x in s["rows"]]
+        hudi_rs_rows = [json.dumps(x, sort_keys=True) for x in r["rows"]]
+        if set(spark_rows) < set(hudi_rs_rows):
+            return "hudi_rs", NO_META_FIELDS_RECORD_INDEX
     urlencoded = props.get("hoodie.datasource.write.partitionpath.urlencode") == "true"
     if kind == "incremental" and urlencoded:
         return "hudi_rs", URL_ENCODED_INCREMENTAL

@@ -7,6 +7,8 @@
 #   3. Spark upserts after us (its index finds our keys by the key fields: a key it missed
 #      would come back twice) and we read what it wrote;
 #   4. we upsert after Spark; Spark and hudi-rs read it.
+# (3 and 4 not with a record index: Hudi leaves it empty in such a table, so Spark's upserts
+# insert keys again.)
 # Dev-only (needs tests/spark/setup.sh):
 #   cargo test --test write no_meta_fields && tests/write/spark_no_meta_fields.sh [OUT_DIR]
 set -euo pipefail
@@ -37,6 +39,12 @@ print(i[-3]["requested_time"], i[-2]["requested_time"], i[-2]["completion_time"]
     ours_says=$("$bin" read "$t" --query incremental --end "$u_c" 2>&1 >/dev/null | head -1 || true)
     echo "  incremental: Spark refuses ($spark_says); hudi-edge: $ours_says"
     [[ "$spark_says" == *"meta fields are disabled"* && "$ours_says" == *UNSUPPORTED* ]] || status=1
+  fi
+  if grep -q '^hoodie.table.metadata.partitions=.*record_index' "$t/.hoodie/hoodie.properties"; then
+    # Spark's upserts there insert every key again (its record index stays empty): nothing
+    # of ours to check in them.
+    echo "  Spark's writes: not run (Hudi keeps no record index without meta fields)"
+    continue
   fi
   spark_step "$t" 2
   no_key_twice "$t.spark2.jsonl" "$t"

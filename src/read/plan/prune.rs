@@ -31,6 +31,9 @@ pub(super) struct Indexes {
     stats_alone: Option<Expr>,
     /// Partition stats describe the latest snapshot of a partitioned table only.
     partition_stats: bool,
+    /// The filter pins record keys, but the table does not populate meta fields: Hudi
+    /// (1.1.1) leaves its record index empty then, so the index cannot say where keys are.
+    keys_not_indexed: bool,
 }
 
 impl Indexes {
@@ -48,10 +51,13 @@ impl Indexes {
                 stats_after_keys: None,
                 stats_alone: None,
                 partition_stats: false,
+                keys_not_indexed: false,
             };
         };
-        let key_lookup =
+        let pinned =
             record_keys(filter, config, schema).filter(|_| latest && query == QueryType::Snapshot);
+        let keys_not_indexed = pinned.is_some() && !config.populate_meta_fields;
+        let key_lookup = pinned.filter(|_| config.populate_meta_fields);
         let stats_alone = without_partition_conjuncts(filter, config);
         let stats_after_keys = match &key_lookup {
             Some(l) => l
@@ -66,6 +72,7 @@ impl Indexes {
             stats_after_keys,
             stats_alone,
             partition_stats: latest && config.is_partitioned(),
+            keys_not_indexed,
         }
     }
 
@@ -248,6 +255,13 @@ pub(super) async fn by_metadata_indexes(
     stats: &mut PlanStats,
 ) -> Pruned {
     let rest = indexes.stats_filter(&located);
+    if indexes.keys_not_indexed && mdt.has_partition(RECORD_INDEX) {
+        stats.planning_notes.push(
+            "record_index not used: the table does not populate meta fields, and Hudi leaves \
+             its record index empty then"
+                .to_string(),
+        );
+    }
     if let (Some(lookup), Some(located)) = (&indexes.key_lookup, located) {
         match located {
             Ok(groups) => {
