@@ -558,16 +558,8 @@ impl MetaClient {
     /// store appended, the meta columns when populated, every column nullable.
     pub fn read_schema_of(&self, mut data: Schema) -> SchemaRef {
         if self.config.drop_partition_columns {
-            // Not stored, so not in the writer's schema: Java appends them as strings
-            // (TableSchemaResolver.appendPartitionColumns); reads fill them from the path.
-            let mut fields: Vec<arrow_schema::FieldRef> = data.fields().iter().cloned().collect();
-            for name in &self.config.partition_fields {
-                if data.field_with_name(name).is_err() {
-                    let field = arrow_schema::Field::new(name, arrow_schema::DataType::Utf8, true);
-                    fields.push(Arc::new(field));
-                }
-            }
-            data = Schema::new_with_metadata(fields, data.metadata().clone());
+            // Not stored, so not in the writer's schema.
+            data = crate::schema::with_partition_columns(&data, &self.config.partition_fields);
         }
         if self.config.populate_meta_fields {
             align::nullable(&crate::schema::with_meta_columns(&data))

@@ -185,6 +185,19 @@ pub fn with_meta_columns(data: &Schema) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
+/// `data` with the partition columns a table does not store (`drop.partition.columns`)
+/// appended as strings, as Java appends them (TableSchemaResolver.appendPartitionColumns):
+/// reads fill them from the partition path, writes take them to make it.
+pub fn with_partition_columns(data: &Schema, partition_fields: &[String]) -> Schema {
+    let mut fields: Vec<arrow_schema::FieldRef> = data.fields().iter().cloned().collect();
+    for name in partition_fields {
+        if data.field_with_name(name).is_err() {
+            fields.push(Arc::new(Field::new(name, DataType::Utf8, true)));
+        }
+    }
+    Schema::new_with_metadata(fields, data.metadata().clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -394,10 +394,23 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     let tagged_plan = inputs.snapshot.clone();
     let read_schema = tagged_plan.read_schema.clone();
     // Files always carry the meta columns; reads of a table without meta fields do not.
-    let file_schema = if config.populate_meta_fields {
-        read_schema.clone()
+    // Partition columns a table does not store are the path's, not the files'.
+    let stored_schema = if config.drop_partition_columns {
+        let kept: Vec<arrow_schema::FieldRef> = (read_schema.fields().iter())
+            .filter(|f| !config.partition_fields.contains(f.name()))
+            .cloned()
+            .collect();
+        Arc::new(arrow_schema::Schema::new_with_metadata(
+            kept,
+            read_schema.metadata().clone(),
+        ))
     } else {
-        crate::schema::align::nullable(&crate::schema::with_meta_columns(&read_schema))
+        read_schema.clone()
+    };
+    let file_schema = if config.populate_meta_fields {
+        stored_schema
+    } else {
+        crate::schema::align::nullable(&crate::schema::with_meta_columns(&stored_schema))
     };
     let avro_with_meta = super::avro_rows::with_meta_fields(inputs.avro_schema)?;
     // Parsed once: every log file of the commit encodes its records with it.

@@ -474,7 +474,14 @@ async fn prepare(
     let rule = MergeRule::of(config)?;
     // Input: aligned to the table schema, keyed, de-duplicated (before any request that
     // changes storage).
-    let input = input::align_input(batches, &data_schema, config, options.operation)?;
+    // A table that does not store its partition columns still takes them as input: they
+    // make the partition path, as Java's key generator reads them, and stay out of files.
+    let input_schema = if config.drop_partition_columns {
+        crate::schema::with_partition_columns(&data_schema, &config.partition_fields)
+    } else {
+        data_schema.clone()
+    };
+    let input = input::align_input(batches, &input_schema, config, options.operation)?;
     let rows = input::keyed_rows(&input, &keygen, config, rule)?;
     let compaction_due = mdt_compact::is_due(table, options).await?;
     let global = tag::is_global(config, options);
