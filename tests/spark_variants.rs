@@ -79,6 +79,7 @@ two_reader_tests! {
     spark_v9_bucket_cow,
     spark_v9_bucket_mor,
     spark_v9_drop_partcols,
+    spark_v9_drop_partcols_mor,
     spark_v9_urlencoded,
     spark_v9_cdc_mor,
     spark_v9_colstats_types,

@@ -286,6 +286,7 @@ round_trips! {
     // Partition columns not stored (drop.partition.columns): taken from the input for the
     // path, left out of the files.
     cow_v9_drop_partition_columns => "spark_variants/spark_v9_drop_partcols",
+    mor_v9_drop_partition_columns => "spark_variants/spark_v9_drop_partcols_mor",
     // URL-encoded partition paths ('/', ' ' and '%' in values).
     cow_v9_urlencoded => "spark_variants/spark_v9_urlencoded",
     // Column stats on decimal, date and timestamp columns, with a record index.

@@ -16,22 +16,40 @@ use crate::schema::META_COLUMNS;
 /// The data schema (Avro JSON) with the five meta fields first, as Java's
 /// `HoodieAvroUtils.addMetadataFields` writes them: nullable strings, default null.
 pub fn with_meta_fields(data_schema: &str) -> Result<String> {
-    let mut schema: serde_json::Value = serde_json::from_str(data_schema)
+    edit_fields(data_schema, |fields| {
+        fields.retain(|f| {
+            f.get("name")
+                .and_then(serde_json::Value::as_str)
+                .is_none_or(|n| !META_COLUMNS.contains(&n))
+        });
+        let meta = META_COLUMNS.iter().map(|name| {
+            serde_json::json!({"name": name, "type": ["null", "string"], "doc": "", "default": null})
+        });
+        let rest = std::mem::take(fields);
+        *fields = meta.chain(rest).collect();
+    })
+}
+
+/// Record schema `schema` without its top-level fields named in `names`.
+pub fn without_fields(schema: &str, names: &[String]) -> Result<String> {
+    edit_fields(schema, |fields| {
+        fields.retain(|f| {
+            f.get("name")
+                .and_then(serde_json::Value::as_str)
+                .is_none_or(|n| !names.iter().any(|p| p == n))
+        })
+    })
+}
+
+/// The record schema `schema` with `edit` applied to its fields.
+fn edit_fields(schema: &str, edit: impl FnOnce(&mut Vec<serde_json::Value>)) -> Result<String> {
+    let mut schema: serde_json::Value = serde_json::from_str(schema)
         .map_err(|e| HudiError::invalid(format!("the table's Avro schema does not parse: {e}")))?;
     let fields = schema
         .get_mut("fields")
         .and_then(serde_json::Value::as_array_mut)
         .ok_or_else(|| HudiError::invalid("the table's Avro schema is not a record"))?;
-    fields.retain(|f| {
-        f.get("name")
-            .and_then(serde_json::Value::as_str)
-            .is_none_or(|n| !META_COLUMNS.contains(&n))
-    });
-    let meta = META_COLUMNS.iter().map(|name| {
-        serde_json::json!({"name": name, "type": ["null", "string"], "doc": "", "default": null})
-    });
-    let rest = std::mem::take(fields);
-    *fields = meta.chain(rest).collect();
+    edit(fields);
     Ok(schema.to_string())
 }
 

@@ -393,29 +393,43 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
 
     let tagged_plan = inputs.snapshot.clone();
     let read_schema = tagged_plan.read_schema.clone();
-    // Files always carry the meta columns; reads of a table without meta fields do not.
-    // Partition columns a table does not store are the path's, not the files'.
-    let stored_schema = if config.drop_partition_columns {
+    let avro_with_meta = super::avro_rows::with_meta_fields(inputs.avro_schema)?;
+    // Partition columns a table does not store stay out of base files. Java's writer keeps
+    // them in log blocks when its schema has them (Merge-On-Read: it does; Copy-On-Write:
+    // not), so log blocks follow the writer schema.
+    let (base_schema, base_avro) = if config.drop_partition_columns {
         let kept: Vec<arrow_schema::FieldRef> = (read_schema.fields().iter())
             .filter(|f| !config.partition_fields.contains(f.name()))
             .cloned()
             .collect();
-        Arc::new(arrow_schema::Schema::new_with_metadata(
-            kept,
-            read_schema.metadata().clone(),
-        ))
+        (
+            Arc::new(arrow_schema::Schema::new_with_metadata(
+                kept,
+                read_schema.metadata().clone(),
+            )),
+            super::avro_rows::without_fields(&avro_with_meta, &config.partition_fields)?,
+        )
     } else {
-        read_schema.clone()
+        (read_schema.clone(), avro_with_meta.clone())
     };
-    let file_schema = if config.populate_meta_fields {
-        stored_schema
-    } else {
-        crate::schema::align::nullable(&crate::schema::with_meta_columns(&stored_schema))
-    };
-    let avro_with_meta = super::avro_rows::with_meta_fields(inputs.avro_schema)?;
     // Parsed once: every log file of the commit encodes its records with it.
     let writer_schema = apache_avro::Schema::parse_str(&avro_with_meta)
         .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
+    let writer_has = |name: &String| matches!(&writer_schema, apache_avro::Schema::Record(r) if r.lookup.contains_key(name));
+    let log_schema = if config.partition_fields.iter().all(writer_has) {
+        read_schema.clone()
+    } else {
+        base_schema.clone()
+    };
+    // Files always carry the meta columns; reads of a table without meta fields do not.
+    let with_meta = |schema: SchemaRef| {
+        if config.populate_meta_fields {
+            schema
+        } else {
+            crate::schema::align::nullable(&crate::schema::with_meta_columns(&schema))
+        }
+    };
+    let (file_schema, log_schema) = (with_meta(base_schema), with_meta(log_schema));
     let mut counts = Outcome {
         instant: instant.clone(),
         completion_time: String::new(),
@@ -507,7 +521,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
                 file_index,
                 slice,
                 change,
-                (&file_schema, config.populate_meta_fields),
+                (&log_schema, config.populate_meta_fields),
                 (&avro_with_meta, &writer_schema),
             )?
         } else {
@@ -522,7 +536,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
                 change,
                 (&read_schema, &file_schema),
                 rows,
-                (config, &avro_with_meta),
+                (config, &base_avro),
             )?
         };
         counts.updated += file.stat.num_update_writes.unwrap_or(0) as u64;
@@ -585,7 +599,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
             },
             &file_schema,
         )?;
-        let written = base_file_bytes(&batch, &avro_with_meta, &inputs.base_file)?;
+        let written = base_file_bytes(&batch, &base_avro, &inputs.base_file)?;
         let bytes = written.bytes;
         let n = rows.len() as i64;
         counts.inserted += n as u64;

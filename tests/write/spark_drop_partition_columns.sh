@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The table that does not store its partition columns (drop.partition.columns) tests/write.rs's
-# round trip left (Spark's commits, then our upsert and delete) in Apache Hudi Spark 1.1.1, on
-# a copy (tests/write/spark_check.sh compares Spark's queries of it with ours; hudi-rs refuses
-# such tables):
+# The tables that do not store their partition columns (drop.partition.columns) tests/write.rs's
+# round trips left (Spark's commits, then our upsert and delete; COW and MOR) in Apache Hudi
+# Spark 1.1.1, on copies (tests/write/spark_check.sh compares Spark's queries of them with
+# ours; hudi-rs refuses such tables):
 #   1. Spark upserts after us (a key it missed would come back twice) and we read what it wrote;
 #   2. we upsert after Spark; Spark reads it.
 # Dev-only (needs tests/spark/setup.sh):
@@ -13,16 +13,17 @@ out=${1:-target/tmp/write-spark-drop-partition-columns}
 tables=${HUDI_EDGE_WRITE_TABLES:-target/tmp/write}
 source tests/write/spark_lib.sh
 
-n=cow_v9_drop_partition_columns
-t="$out/$n"
-cp -r "$tables/$n" "$t"
-echo "$n"
-spark_step "$t" 2
-no_key_twice "$t.spark2.jsonl" "$t"
-edit_three_rows "$t" "$t.after_spark.jsonl"
-"$bin" write "$t" --input "$t.after_spark.jsonl" > /dev/null || status=1
-echo "  hudi-edge upsert after Spark: committed"
-spark_step "$t" 3 --read-only
-echo "  rows Spark reads with our update: $(grep -c edge-after-spark "$t.spark3.jsonl") (of 3)"
-[ "$(grep -c edge-after-spark "$t.spark3.jsonl")" = 3 ] || status=1
+for n in cow_v9_drop_partition_columns mor_v9_drop_partition_columns; do
+  t="$out/$n"
+  cp -r "$tables/$n" "$t"
+  echo "$n"
+  spark_step "$t" 2
+  no_key_twice "$t.spark2.jsonl" "$t"
+  edit_three_rows "$t" "$t.after_spark.jsonl"
+  "$bin" write "$t" --input "$t.after_spark.jsonl" > /dev/null || status=1
+  echo "  hudi-edge upsert after Spark: committed"
+  spark_step "$t" 3 --read-only
+  echo "  rows Spark reads with our update: $(grep -c edge-after-spark "$t.spark3.jsonl") (of 3)"
+  [ "$(grep -c edge-after-spark "$t.spark3.jsonl")" = 3 ] || status=1
+done
 exit $status
