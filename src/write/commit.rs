@@ -415,7 +415,10 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     // Parsed once: every log file of the commit encodes its records with it.
     let writer_schema = apache_avro::Schema::parse_str(&avro_with_meta)
         .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
-    let writer_has = |name: &String| matches!(&writer_schema, apache_avro::Schema::Record(r) if r.lookup.contains_key(name));
+    let writer_has = |name: &String| match &writer_schema {
+        apache_avro::Schema::Record(r) => r.lookup.contains_key(name),
+        _ => false,
+    };
     let log_schema = if config.partition_fields.iter().all(writer_has) {
         read_schema.clone()
     } else {
