@@ -415,15 +415,17 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     // Parsed once: every log file of the commit encodes its records with it.
     let writer_schema = apache_avro::Schema::parse_str(&avro_with_meta)
         .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
-    let writer_has = |name: &String| match &writer_schema {
-        apache_avro::Schema::Record(r) => r.lookup.contains_key(name),
-        _ => false,
+    let writer_lacks = |name: &String| match &writer_schema {
+        apache_avro::Schema::Record(r) => !r.lookup.contains_key(name),
+        _ => true,
     };
-    let log_schema = if config.partition_fields.iter().all(writer_has) {
-        read_schema.clone()
-    } else {
-        base_schema.clone()
-    };
+    let log_schema = Arc::new(arrow_schema::Schema::new_with_metadata(
+        (read_schema.fields().iter())
+            .filter(|f| !(config.partition_fields.contains(f.name()) && writer_lacks(f.name())))
+            .cloned()
+            .collect::<Vec<_>>(),
+        read_schema.metadata().clone(),
+    ));
     // Files always carry the meta columns; reads of a table without meta fields do not.
     let with_meta = |schema: SchemaRef| {
         if config.populate_meta_fields {
@@ -1078,9 +1080,12 @@ fn rewrite_base_file(
     let kept_rows = if config.populate_meta_fields {
         set_column(&kept_rows, FILE_NAME, &name)?
     } else {
-        // The meta columns the read left out, null.
-        crate::schema::align::to_schema(&kept_rows, file_schema, &slice.partition, config)?
+        kept_rows
     };
+    // By name: the meta columns a read without meta fields left out come in null, and
+    // partition columns a table does not store go.
+    let kept_rows =
+        crate::schema::align::to_schema(&kept_rows, file_schema, &slice.partition, config)?;
     let new_rows = files::with_meta(
         inputs.input,
         &replaced,

@@ -474,10 +474,25 @@ async fn prepare(
     let rule = MergeRule::of(config)?;
     // Input: aligned to the table schema, keyed, de-duplicated (before any request that
     // changes storage).
-    // A table that does not store its partition columns still takes them as input: they
-    // make the partition path, as Java's key generator reads them, and stay out of files.
+    // A table that does not store its partition columns still takes them as input, typed
+    // as given: they make the partition path, as Java's key generator reads them, and stay
+    // out of files.
     let input_schema = if config.drop_partition_columns {
-        crate::schema::with_partition_columns(&data_schema, &config.partition_fields)
+        let mut fields: Vec<arrow_schema::FieldRef> =
+            data_schema.fields().iter().cloned().collect();
+        for name in &config.partition_fields {
+            if data_schema.field_with_name(name).is_ok() {
+                continue;
+            }
+            let given = batches
+                .iter()
+                .find_map(|b| b.schema().field_with_name(name).ok().cloned());
+            let field = given.unwrap_or_else(|| {
+                arrow_schema::Field::new(name, arrow_schema::DataType::Utf8, true)
+            });
+            fields.push(Arc::new(field));
+        }
+        arrow_schema::Schema::new_with_metadata(fields, data_schema.metadata().clone())
     } else {
         data_schema.clone()
     };

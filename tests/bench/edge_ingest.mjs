@@ -202,7 +202,7 @@ export default {
     // One POST at a time, as writes funnelled through one Durable Object: the single-writer
     // commit the earlier rounds measured, unless --several-writers (the worker's default).
     ...(SEVERAL_WRITERS ? {} : { SINGLE_WRITER: 'true' }),
-  }, { v8Flags: V8_FLAGS ? V8_FLAGS.split(' ') : [] });
+  }, { v8Flags: V8_FLAGS ? V8_FLAGS.split(/\s+/).filter(Boolean) : [] });
   const head = async () => {
     const s = performance.now();
     await fetch(worker.url, { method: 'HEAD' });

@@ -4,7 +4,7 @@ written by Apache Hudi 1.1.1 through the DataFrame writer (table version 9):
 
   spark_v9_bucket_cow        hoodie.index.type=BUCKET (simple bucket index, 2 buckets)
   spark_v9_drop_partcols     hoodie.datasource.write.drop.partition.columns=true
-  spark_v9_drop_partcols_mor the same, Merge-On-Read (log files without the partition column)
+  spark_v9_drop_partcols_mor the same, Merge-On-Read (its log blocks keep the partition column)
   spark_v9_urlencoded        partition values with '/', ' ' and '%' and partitionpath.urlencode
   spark_v9_cdc_mor           hoodie.table.cdc.enabled (MOR; reads ignore the CDC log files)
   spark_v9_colstats_types    column stats (and partition stats) on decimal, date and timestamp

@@ -30,8 +30,11 @@ for src in "$tables"/bucket-*/; do
   spark_step "$t" 2 "${spark_opts[@]}"
   no_key_twice "$t.spark2.jsonl" "$t"
   edit_three_rows "$t" "$t.after_spark.jsonl"
-  "$bin" write "$t" --input "$t.after_spark.jsonl" "${edge_opts[@]}" > /dev/null || status=1
-  echo "  hudi-edge upsert after Spark: committed"
+  if "$bin" write "$t" --input "$t.after_spark.jsonl" "${edge_opts[@]}" > /dev/null; then
+    echo "  hudi-edge upsert after Spark: committed"
+  else
+    status=1
+  fi
   spark_step "$t" 3 --read-only
   hudi_rs_same "$t"
 done

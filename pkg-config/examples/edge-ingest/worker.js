@@ -55,7 +55,7 @@ function storageOptions(env, signal) {
     // table), so the more in flight the fewer round trips it costs. Cloudflare Workers
     // open at most 6 connections at once per request and queue the rest themselves, so a
     // higher bound costs nothing there and helps wherever the runtime allows more.
-    concurrency: concurrency(env.S3_CONCURRENCY ?? '64'),
+    concurrency: concurrency(env.S3_CONCURRENCY || '64'),
   };
 }
 

@@ -118,7 +118,8 @@ impl Indexes {
         let names_key = |c: &&str| {
             *c == crate::schema::RECORD_KEY || config.record_key_fields.iter().any(|k| k == c)
         };
-        if columns.iter().any(names_key) {
+        // Not read where Hudi leaves it empty (no meta fields): see `keys_not_indexed`.
+        if columns.iter().any(names_key) && config.populate_meta_fields {
             out.push(RECORD_INDEX);
         }
         out.extend([PARTITION_STATS, COLUMN_STATS]);
