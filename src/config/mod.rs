@@ -311,6 +311,13 @@ impl TableConfig {
         Ok(())
     }
 
+    /// Whether a record index (when the metadata table has one) says where keys are. Hudi
+    /// (1.1.1) writes no entries in a table that does not populate meta fields: there it
+    /// stays empty, and its upserts insert every key again.
+    pub fn record_index_locates_keys(&self) -> bool {
+        self.populate_meta_fields
+    }
+
     pub fn is_partitioned(&self) -> bool {
         !self.partition_fields.is_empty() && self.key_generator != KeyGeneratorType::NonPartition
     }

@@ -559,7 +559,11 @@ impl MetaClient {
     pub fn read_schema_of(&self, mut data: Schema) -> SchemaRef {
         if self.config.drop_partition_columns {
             // Not stored, so not in the writer's schema.
-            data = crate::schema::with_partition_columns(&data, &self.config.partition_fields);
+            data = crate::schema::with_partition_columns(
+                &data,
+                &self.config.partition_fields,
+                crate::schema::partition_column_as_string,
+            );
         }
         if self.config.populate_meta_fields {
             align::nullable(&crate::schema::with_meta_columns(&data))

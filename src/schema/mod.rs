@@ -186,16 +186,26 @@ pub fn with_meta_columns(data: &Schema) -> SchemaRef {
 }
 
 /// `data` with the partition columns a table does not store (`drop.partition.columns`)
-/// appended as strings, as Java appends them (TableSchemaResolver.appendPartitionColumns):
-/// reads fill them from the partition path, writes take them to make it.
-pub fn with_partition_columns(data: &Schema, partition_fields: &[String]) -> Schema {
+/// appended, each as `field_for` types it: reads fill them from the partition path, writes
+/// take them to make it.
+pub fn with_partition_columns(
+    data: &Schema,
+    partition_fields: &[String],
+    field_for: impl Fn(&str) -> Field,
+) -> Schema {
     let mut fields: Vec<arrow_schema::FieldRef> = data.fields().iter().cloned().collect();
     for name in partition_fields {
         if data.field_with_name(name).is_err() {
-            fields.push(Arc::new(Field::new(name, DataType::Utf8, true)));
+            fields.push(Arc::new(field_for(name)));
         }
     }
     Schema::new_with_metadata(fields, data.metadata().clone())
+}
+
+/// A partition column as Java appends it to a read schema: a string
+/// (TableSchemaResolver.appendPartitionColumns).
+pub fn partition_column_as_string(name: &str) -> Field {
+    Field::new(name, DataType::Utf8, true)
 }
 
 #[cfg(test)]

@@ -397,16 +397,19 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     // Partition columns a table does not store stay out of base files. Java's writer keeps
     // them in log blocks when its schema has them (Merge-On-Read: it does; Copy-On-Write:
     // not), so log blocks follow the writer schema.
-    let (base_schema, base_avro) = if config.drop_partition_columns {
+    let without_partition_columns = |leave_out: &dyn Fn(&str) -> bool| -> SchemaRef {
         let kept: Vec<arrow_schema::FieldRef> = (read_schema.fields().iter())
-            .filter(|f| !config.partition_fields.contains(f.name()))
+            .filter(|f| !(config.partition_fields.contains(f.name()) && leave_out(f.name())))
             .cloned()
             .collect();
+        Arc::new(arrow_schema::Schema::new_with_metadata(
+            kept,
+            read_schema.metadata().clone(),
+        ))
+    };
+    let (base_schema, base_avro) = if config.drop_partition_columns {
         (
-            Arc::new(arrow_schema::Schema::new_with_metadata(
-                kept,
-                read_schema.metadata().clone(),
-            )),
+            without_partition_columns(&|_| true),
             super::avro_rows::without_fields(&avro_with_meta, &config.partition_fields)?,
         )
     } else {
@@ -415,17 +418,10 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     // Parsed once: every log file of the commit encodes its records with it.
     let writer_schema = apache_avro::Schema::parse_str(&avro_with_meta)
         .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
-    let writer_lacks = |name: &String| match &writer_schema {
+    let log_schema = without_partition_columns(&|name| match &writer_schema {
         apache_avro::Schema::Record(r) => !r.lookup.contains_key(name),
         _ => true,
-    };
-    let log_schema = Arc::new(arrow_schema::Schema::new_with_metadata(
-        (read_schema.fields().iter())
-            .filter(|f| !(config.partition_fields.contains(f.name()) && writer_lacks(f.name())))
-            .cloned()
-            .collect::<Vec<_>>(),
-        read_schema.metadata().clone(),
-    ));
+    });
     // Files always carry the meta columns; reads of a table without meta fields do not.
     let with_meta = |schema: SchemaRef| {
         if config.populate_meta_fields {

@@ -478,21 +478,12 @@ async fn prepare(
     // as given: they make the partition path, as Java's key generator reads them, and stay
     // out of files.
     let input_schema = if config.drop_partition_columns {
-        let mut fields: Vec<arrow_schema::FieldRef> =
-            data_schema.fields().iter().cloned().collect();
-        for name in &config.partition_fields {
-            if data_schema.field_with_name(name).is_ok() {
-                continue;
-            }
-            let given = batches
+        crate::schema::with_partition_columns(&data_schema, &config.partition_fields, |name| {
+            batches
                 .iter()
-                .find_map(|b| b.schema().field_with_name(name).ok().cloned());
-            let field = given.unwrap_or_else(|| {
-                arrow_schema::Field::new(name, arrow_schema::DataType::Utf8, true)
-            });
-            fields.push(Arc::new(field));
-        }
-        arrow_schema::Schema::new_with_metadata(fields, data_schema.metadata().clone())
+                .find_map(|b| b.schema().field_with_name(name).ok().cloned())
+                .unwrap_or_else(|| crate::schema::partition_column_as_string(name))
+        })
     } else {
         data_schema.clone()
     };

@@ -37,13 +37,6 @@ fn has_record_index(config: &TableConfig) -> bool {
     config.metadata_partitions.iter().any(|p| p == RECORD_INDEX)
 }
 
-/// Whether the record index says where keys are. Hudi (1.1.1) leaves it empty in a table
-/// that does not populate meta fields (its upserts there insert every key again): such a
-/// table is tagged by reading key columns, as Hudi's global simple index does.
-fn record_index_locates(config: &TableConfig) -> bool {
-    has_record_index(config) && config.populate_meta_fields
-}
-
 pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Result<Tagged> {
     let options = ReadOptions {
         columns: Some(key_columns(table.client.config())),
@@ -52,7 +45,9 @@ pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Resu
     };
     // With a record index, the index lookup and the snapshot's planning run together.
     let index_lookup = async {
-        if !record_index_locates(table.client.config()) {
+        // Where the index cannot say, key columns are read (as Hudi's global simple index).
+        let config = table.client.config();
+        if !has_record_index(config) || !config.record_index_locates_keys() {
             return Ok(None);
         }
         let keys: Vec<String> = rows.rows.iter().map(|(k, _, _)| k.clone()).collect();

@@ -79,6 +79,10 @@ def main():
     }
     filters = [[["amount", ">", "500.00"]], [["event_date", "<", "2024-01-08"]],
                [["event_ts", ">=", "2024-01-01T20:00:00Z"]], [["id", "=", "id-005"]]]
+    no_meta_fields = {
+        "hoodie.populate.meta.fields": "false",
+        "hoodie.metadata.index.column.stats.enable": "true",
+        "hoodie.metadata.index.partition.stats.enable": "true"}
     tables = {
         "spark_v9_bucket_cow": ("COPY_ON_WRITE", PARTS, {
             "hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2",
@@ -98,14 +102,8 @@ def main():
             "hoodie.metadata.index.column.stats.enable": "true",
             "hoodie.metadata.index.partition.stats.enable": "true",
             "hoodie.metadata.record.index.enable": "true"}),
-        "spark_v9_no_meta_fields_cow": ("COPY_ON_WRITE", PARTS, {
-            "hoodie.populate.meta.fields": "false",
-            "hoodie.metadata.index.column.stats.enable": "true",
-            "hoodie.metadata.index.partition.stats.enable": "true"}),
-        "spark_v9_no_meta_fields_mor": ("MERGE_ON_READ", PARTS, {
-            "hoodie.populate.meta.fields": "false",
-            "hoodie.metadata.index.column.stats.enable": "true",
-            "hoodie.metadata.index.partition.stats.enable": "true"}),
+        "spark_v9_no_meta_fields_cow": ("COPY_ON_WRITE", PARTS, no_meta_fields),
+        "spark_v9_no_meta_fields_mor": ("MERGE_ON_READ", PARTS, no_meta_fields),
         "spark_v9_no_meta_fields_record_index_mor": ("MERGE_ON_READ", PARTS, {
             "hoodie.populate.meta.fields": "false",
             "hoodie.metadata.record.index.enable": "true",

@@ -17,16 +17,6 @@ for n in cow_v9_drop_partition_columns mor_v9_drop_partition_columns; do
   t="$out/$n"
   cp -r "$tables/$n" "$t"
   echo "$n"
-  spark_step "$t" 2
-  no_key_twice "$t.spark2.jsonl" "$t"
-  edit_three_rows "$t" "$t.after_spark.jsonl"
-  if "$bin" write "$t" --input "$t.after_spark.jsonl" > /dev/null; then
-    echo "  hudi-edge upsert after Spark: committed"
-  else
-    status=1
-  fi
-  spark_step "$t" 3 --read-only
-  echo "  rows Spark reads with our update: $(grep -c edge-after-spark "$t.spark3.jsonl") (of 3)"
-  [ "$(grep -c edge-after-spark "$t.spark3.jsonl")" = 3 ] || status=1
+  take_turns_with_spark "$t"
 done
 exit $status

@@ -90,6 +90,27 @@ for line in list(sys.stdin)[:3]:
     print(json.dumps(r))' "$("$bin" info "$1" --json)" > "$2"
 }
 
+# Spark and we take turns on table $1: Spark upserts (no key may come back twice) and we read
+# it; we upsert three edited rows and Spark reads them.
+take_turns_with_spark() {
+  local t=$1
+  spark_step "$t" 2
+  no_key_twice "$t.spark2.jsonl" "$t"
+  edit_three_rows "$t" "$t.after_spark.jsonl"
+  if "$bin" write "$t" --input "$t.after_spark.jsonl" > /dev/null; then
+    echo "  hudi-edge upsert after Spark: committed"
+  else
+    status=1
+  fi
+  spark_step "$t" 3 --read-only
+  "$py" - "$t.spark3.jsonl" <<'PY' || status=1
+import json, sys
+ours = sum("edge-after-spark" in json.loads(l).values() for l in open(sys.argv[1]) if l.strip())
+print(f"  rows Spark reads with our update: {ours} (of 3)")
+sys.exit(0 if ours == 3 else 1)
+PY
+}
+
 # Table $1 read by hudi-rs (PyPI hudi) against ours.
 hudi_rs_same() {
   "$py" tests/write/hudi_rs_rows.py "$1" > "$1.hudi_rs.jsonl"

@@ -46,21 +46,7 @@ print(i[-3]["requested_time"], i[-2]["requested_time"], i[-2]["completion_time"]
     echo "  Spark's writes: not run (Hudi keeps no record index without meta fields)"
     continue
   fi
-  spark_step "$t" 2
-  no_key_twice "$t.spark2.jsonl" "$t"
-  edit_three_rows "$t" "$t.after_spark.jsonl"
-  if "$bin" write "$t" --input "$t.after_spark.jsonl" > /dev/null; then
-    echo "  hudi-edge upsert after Spark: committed"
-  else
-    status=1
-  fi
-  spark_step "$t" 3 --read-only
-  "$py" - "$t.spark3.jsonl" <<'PY' || status=1
-import json, sys
-ours = sum("edge-after-spark" in json.loads(l).values() for l in open(sys.argv[1]) if l.strip())
-print(f"  rows Spark reads with our update: {ours} (of 3)")
-sys.exit(0 if ours == 3 else 1)
-PY
+  take_turns_with_spark "$t"
   hudi_rs_same "$t"
 done
 exit $status

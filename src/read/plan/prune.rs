@@ -31,8 +31,8 @@ pub(super) struct Indexes {
     stats_alone: Option<Expr>,
     /// Partition stats describe the latest snapshot of a partitioned table only.
     partition_stats: bool,
-    /// The filter pins record keys, but the table does not populate meta fields: Hudi
-    /// (1.1.1) leaves its record index empty then, so the index cannot say where keys are.
+    /// The filter pins record keys, but the table's record index cannot say where keys are
+    /// ([`TableConfig::record_index_locates_keys`]).
     keys_not_indexed: bool,
 }
 
@@ -56,8 +56,9 @@ impl Indexes {
         };
         let pinned =
             record_keys(filter, config, schema).filter(|_| latest && query == QueryType::Snapshot);
-        let keys_not_indexed = pinned.is_some() && !config.populate_meta_fields;
-        let key_lookup = pinned.filter(|_| config.populate_meta_fields);
+        let usable = config.record_index_locates_keys();
+        let keys_not_indexed = pinned.is_some() && !usable;
+        let key_lookup = pinned.filter(|_| usable);
         let stats_alone = without_partition_conjuncts(filter, config);
         let stats_after_keys = match &key_lookup {
             Some(l) => l
@@ -118,8 +119,7 @@ impl Indexes {
         let names_key = |c: &&str| {
             *c == crate::schema::RECORD_KEY || config.record_key_fields.iter().any(|k| k == c)
         };
-        // Not read where Hudi leaves it empty (no meta fields): see `keys_not_indexed`.
-        if columns.iter().any(names_key) && config.populate_meta_fields {
+        if columns.iter().any(names_key) && config.record_index_locates_keys() {
             out.push(RECORD_INDEX);
         }
         out.extend([PARTITION_STATS, COLUMN_STATS]);
