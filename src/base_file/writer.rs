@@ -215,7 +215,7 @@ fn utf16_less(a: &str, b: &str) -> bool {
 
 /// Java codec names, as `CompressionCodecName.fromConf` reads them. LZ4, LZO and Brotli are
 /// not offered: their Hadoop framings are not something we can vouch for.
-fn compression(codec: &str) -> Result<Compression> {
+pub(crate) fn compression(codec: &str) -> Result<Compression> {
     Ok(match codec.to_ascii_lowercase().as_str() {
         "gzip" => Compression::GZIP(GzipLevel::default()),
         "snappy" => Compression::SNAPPY,

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::commit::ChangePlan;
+use super::config::{BucketSettings, IndexType};
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
 use crate::file_group::FileSlice;
@@ -44,32 +45,30 @@ pub(crate) fn new_file_id(bucket: u32) -> Result<String> {
 /// hold every bucket the table has.
 pub fn layout(
     config: &TableConfig,
-    options: &BTreeMap<String, String>,
+    settings: &BucketSettings,
+    index: Option<IndexType>,
     slices: &[FileSlice],
 ) -> Result<Option<Buckets>> {
-    let setting = |k: &str| options.get(k).map(String::as_str).or(config.property(k));
-    let index = setting("hoodie.index.type").map(str::to_ascii_uppercase);
     let ids: Vec<Option<u32>> = slices
         .iter()
         .map(|s| bucket_of_file_id(&s.file_id))
         .collect();
     let laid_out = !ids.is_empty() && ids.iter().all(Option::is_some);
-    let bucketed = match &index {
-        Some(i) => i.contains("BUCKET"),
+    let bucketed = match index {
+        Some(i) => i == IndexType::Bucket,
         None => laid_out,
     };
     if !bucketed {
         return Ok(None);
     }
     let example = slices.first().map(|s| s.file_id.as_str()).unwrap_or("");
-    let engine = setting("hoodie.index.bucket.engine").unwrap_or("SIMPLE");
-    if !engine.eq_ignore_ascii_case("SIMPLE") {
-        return Err(HudiError::unsupported(format!(
-            "writing a table with the {engine} bucket index engine (its buckets split and \
-             merge through .hoodie/.bucket_index); only SIMPLE buckets are written"
-        )));
+    if settings.consistent_hashing {
+        return Err(HudiError::unsupported(
+            "writing a table with the CONSISTENT_HASHING bucket index engine (its buckets split \
+             and merge through .hoodie/.bucket_index); only SIMPLE buckets are written",
+        ));
     }
-    let Some(count) = setting("hoodie.bucket.index.num.buckets") else {
+    let Some(count) = settings.count else {
         return Err(HudiError::invalid(format!(
             "this table's file groups are Hudi bucket-index buckets (e.g. {example}), which \
              hoodie.properties does not describe: give the settings its writers use, \
@@ -78,16 +77,6 @@ pub fn layout(
              hoodie.index.type if these ids are not buckets"
         )));
     };
-    let count: u32 = count
-        .trim()
-        .parse()
-        .ok()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| {
-            HudiError::invalid(format!(
-                "hoodie.bucket.index.num.buckets={count} is not a positive number"
-            ))
-        })?;
     if let Some((slice, bucket)) = (slices.iter().zip(&ids))
         .filter_map(|(s, b)| b.map(|b| (s, b)))
         .find(|(_, b)| *b >= count)
@@ -110,9 +99,9 @@ pub fn layout(
             s.file_id, s.partition
         )));
     }
-    let hash_fields: Vec<String> = match setting("hoodie.bucket.index.hash.field") {
-        Some(f) if !f.trim().is_empty() => f.split(',').map(|s| s.trim().to_string()).collect(),
-        _ => config.record_key_fields.clone(),
+    let hash_fields = match &settings.hash_fields {
+        Some(f) => f.clone(),
+        None => config.record_key_fields.clone(),
     };
     if let Some(f) = hash_fields
         .iter()

@@ -107,28 +107,16 @@ pub(crate) fn plan_changes(
 pub(crate) fn pack_small_files(
     plan: &mut ChangePlan,
     slices: &[FileSlice],
-    config: &crate::config::TableConfig,
-    options: &BTreeMap<String, String>,
+    options: &super::WriteConfig,
     average_record_bytes: Option<u64>,
-) -> Result<()> {
-    let number = |k: &str, default: u64| -> Result<u64> {
-        match options.get(k).map(String::as_str).or(config.property(k)) {
-            Some(v) => v
-                .trim()
-                .parse::<u64>()
-                .map_err(|_| HudiError::invalid(format!("{k}={v} is not a number of bytes"))),
-            None => Ok(default),
-        }
-    };
-    let small = number("hoodie.parquet.small.file.limit", 104_857_600)?;
-    let max = number("hoodie.parquet.max.file.size", 125_829_120)?;
+) {
+    let (small, max) = (options.small_file_limit, options.max_file_size);
     let record = average_record_bytes
         .filter(|b| *b > 0)
-        .map(Ok)
-        .unwrap_or_else(|| number("hoodie.copyonwrite.record.size.estimate", 1024))?
+        .unwrap_or(options.record_size_estimate)
         .max(1);
     if small == 0 {
-        return Ok(());
+        return;
     }
     for (partition, rows) in plan.inserts.iter_mut() {
         let mut candidates: Vec<(u64, &FileSlice)> = slices
@@ -156,7 +144,6 @@ pub(crate) fn pack_small_files(
         }
     }
     plan.inserts.retain(|_, rows| !rows.is_empty());
-    Ok(())
 }
 
 /// Java's record size estimate: bytes per record of the latest commit that wrote enough
@@ -1142,50 +1129,4 @@ fn base_file_bytes(
     let mut spec = spec.clone();
     spec.avro_schema = avro_with_meta.to_string();
     crate::base_file::writer::write_base_file(batch, &spec)
-}
-
-/// Base files as the table and write configs ask: codec and bloom filter settings by
-/// their Java names, Java's defaults otherwise.
-pub(crate) fn base_file_spec(
-    config: &crate::config::TableConfig,
-    options: &BTreeMap<String, String>,
-) -> Result<BaseFileSpec> {
-    let get = |k: &str| {
-        options
-            .get(k)
-            .map(String::as_str)
-            .or(config.property(k))
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-    };
-    let number = |k: &str| -> Result<Option<f64>> {
-        get(k)
-            .map(|v| {
-                v.parse::<f64>()
-                    .map_err(|_| HudiError::invalid(format!("{k}={v} is not a number")))
-            })
-            .transpose()
-    };
-    let mut spec = BaseFileSpec::new(String::new());
-    if let Some(codec) = get("hoodie.parquet.compression.codec") {
-        spec.compression = codec.to_string();
-    }
-    let mut bloom = crate::base_file::writer::BloomSpec::default();
-    if let Some(kind) = get("hoodie.bloom.index.filter.type") {
-        bloom.kind = crate::index::BloomType::from_code(kind)
-            .ok_or_else(|| HudiError::invalid(format!("hoodie.bloom.index.filter.type={kind}")))?;
-    }
-    if let Some(n) = number("hoodie.index.bloom.num_entries")? {
-        bloom.num_entries = n as usize;
-    }
-    if let Some(p) = number("hoodie.index.bloom.fpp")? {
-        bloom.fpp = p;
-    }
-    if let Some(n) = number("hoodie.bloom.index.filter.dynamic.max.entries")? {
-        bloom.max_entries = n as usize;
-    }
-    // Java fills the bloom filter and key range from the meta key column, so a table
-    // without meta fields has neither.
-    spec.bloom = config.populate_meta_fields.then_some(bloom);
-    Ok(spec)
 }

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use super::commit::{all_times, time_after};
-use super::{files, Ctx, WriteOptions};
+use super::{files, Ctx, WriteConfig};
 use crate::error::{HudiError, Result};
 use crate::metadata::compact::{self, Decision, Operation};
 use crate::metadata::records::encode::RecordEncoder;
@@ -37,72 +37,18 @@ pub struct MdtCompaction {
     pub elapsed_ms: i64,
 }
 
-fn max_delta_commits(options: &WriteOptions) -> Result<usize> {
-    whole_number_option(
-        options,
-        compact::MAX_DELTA_COMMITS_KEY,
-        compact::DEFAULT_MAX_DELTA_COMMITS,
-        1..=usize::MAX,
-        "a positive integer",
-    )
-}
-
-/// The option `key` as a whole number within `range`, `default` when unset.
-fn whole_number_option(
-    options: &WriteOptions,
-    key: &str,
-    default: usize,
-    range: std::ops::RangeInclusive<usize>,
-    what: &str,
-) -> Result<usize> {
-    match options.options.get(key) {
-        None => Ok(default),
-        Some(v) => v
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|n| range.contains(n))
-            .ok_or_else(|| HudiError::invalid(format!("{key} must be {what}, not {v:?}"))),
-    }
-}
-
-/// Hudi's setting for the data block size of the HFiles it writes (the metadata table's
-/// base files take the data table's value).
-pub const HFILE_BLOCK_SIZE_KEY: &str = "hoodie.hfile.block.size";
-
-/// The block size of the new base files: Hudi's 1 MiB unless set. Smaller blocks make a
-/// record-index lookup inflate less per key (it reads a block up to the key), for a few
-/// more index entries and a slightly larger file.
-fn hfile_block_size(options: &WriteOptions) -> Result<usize> {
-    let range = 4096..=(64 << 20);
-    let what = format!("a byte count from {} to {}", range.start(), range.end());
-    whole_number_option(
-        options,
-        HFILE_BLOCK_SIZE_KEY,
-        crate::hfile::writer::DEFAULT_BLOCK_SIZE,
-        range,
-        &what,
-    )
-}
-
-/// Validates the options before any request that changes storage.
-pub(crate) fn check_options(options: &WriteOptions) -> Result<()> {
-    max_delta_commits(options)?;
-    hfile_block_size(options).map(drop)
-}
-
 /// Completes a pending MDT compaction, or compacts when due; `None` when nothing ran.
 pub(crate) async fn compact_if_due(
     table: &Ctx<'_>,
-    options: &WriteOptions,
+    options: &WriteConfig,
 ) -> Result<Option<MdtCompaction>> {
     let client = table.client;
     let config = client.config();
     if config.metadata_partitions.is_empty() {
         return Ok(None);
     }
-    let max = max_delta_commits(options)?;
-    let block_size = hfile_block_size(options)?;
+    let max = options.mdt_max_delta_commits;
+    let block_size = options.hfile_block_size;
     let mdt = table.metadata_table(&[]).await?;
     let mdt_timeline = mdt.mdt_timeline();
     let (io, started) = (client.io(), files::now_ms());
@@ -117,12 +63,12 @@ pub(crate) async fn compact_if_due(
 }
 
 /// Whether [`compact_if_due`] would compact (or finish a compaction) now.
-pub(crate) async fn is_due(table: &Ctx<'_>, options: &WriteOptions) -> Result<bool> {
+pub(crate) async fn is_due(table: &Ctx<'_>, options: &WriteConfig) -> Result<bool> {
     let client = table.client;
     if client.config().metadata_partitions.is_empty() {
         return Ok(false);
     }
-    let max = max_delta_commits(options)?;
+    let max = options.mdt_max_delta_commits;
     let mdt = table.metadata_table(&[]).await?;
     Ok(!matches!(
         compact::decide(&client.timeline(), &mdt.mdt_timeline(), max),

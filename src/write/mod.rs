@@ -14,6 +14,7 @@
 pub mod avro_rows;
 pub mod bucket;
 mod commit;
+pub mod config;
 pub mod create;
 mod files;
 mod input;
@@ -39,6 +40,7 @@ use crate::meta_client::MetaClient;
 use crate::metadata::{MetadataCache, MetadataTable};
 use crate::storage::IoSnapshot;
 
+pub use config::WriteConfig;
 pub use input::align_input;
 pub use key::KeyGen;
 pub use mdt_compact::MdtCompaction;
@@ -110,12 +112,6 @@ impl WriteOptions {
             commit_retries: 0,
             add_columns: false,
         }
-    }
-
-    fn flag(&self, key: &str) -> Option<bool> {
-        self.options
-            .get(key)
-            .map(|v| v.trim().eq_ignore_ascii_case("true"))
     }
 }
 
@@ -245,12 +241,14 @@ pub async fn write(
     batches: &[RecordBatch],
     options: &WriteOptions,
 ) -> Result<WriteResult> {
-    match lock::concurrency(&options.options)? {
+    // Parsed once, before any request: a bad setting changes nothing.
+    let options = &WriteConfig::new(options, table.client.config())?;
+    match &options.concurrency {
         lock::Concurrency::SingleWriter => write_single(table, batches, options).await,
         lock::Concurrency::Optimistic(config) => {
             let mut attempt = 0;
             loop {
-                match occ::write(table, batches, options, &config).await {
+                match occ::write(table, batches, options, config).await {
                     Err(HudiError::Conflict { .. }) if attempt < options.commit_retries => {
                         attempt += 1;
                         table.client.reload_timeline().await?;
@@ -272,13 +270,12 @@ pub async fn write(
 async fn write_single(
     table: &Ctx<'_>,
     batches: &[RecordBatch],
-    options: &WriteOptions,
+    options: &WriteConfig,
 ) -> Result<WriteResult> {
     check_writable(table)?;
     let client = table.client;
     let storage = client.storage().as_ref();
     let started = client.io();
-    mdt_compact::check_options(options)?;
     // The first round, in the usual case all of it at once: the timeline as it is now and
     // earlier commits' markers, beside everything this handle can do from the timeline it
     // holds — the schema, the input checked against it, the requested instant, tagging and
@@ -308,7 +305,7 @@ async fn write_single(
     let listing = rollback::Listing::of_timeline(client.config(), &objects);
     let stale = client.refresh_timeline(&objects);
     let stale_markers = rollback::completed_markers(&listing, markers);
-    let lazy = rollback::lazy(&options.options);
+    let lazy = options.lazy_rollback;
     let failed_writes = !lazy && listing.has_failed_writes();
     let mut compaction = None;
     let mut rolled_back = Vec::new();
@@ -358,7 +355,7 @@ async fn write_single(
 /// The answer for a committed write: the planner's counts completed by the commit's.
 /// `before`: what ran ahead of the commit (a metadata-table compaction, rollbacks).
 fn write_result(
-    options: &WriteOptions,
+    options: &WriteConfig,
     (mut counts, outcome): (RecordCounts, commit::Outcome),
     (compaction, rolled_back): (Option<MdtCompaction>, Vec<RolledBack>),
     io: IoSnapshot,
@@ -406,7 +403,7 @@ struct Prepared {
 async fn prepare(
     table: &Ctx<'_>,
     batches: &[RecordBatch],
-    options: &WriteOptions,
+    options: &WriteConfig,
     instant: Option<String>,
 ) -> Result<Prepared> {
     let client = table.client;
@@ -586,7 +583,7 @@ fn add_columns(
 /// Plans the file groups' changes and commits them.
 async fn commit_prepared(
     table: &Ctx<'_>,
-    options: &WriteOptions,
+    options: &WriteConfig,
     prepared: &mut Prepared,
     stale_markers: Vec<String>,
     defer_publish: bool,
@@ -597,10 +594,7 @@ async fn commit_prepared(
         deduplicated: prepared.rows.deduplicated,
         ..RecordCounts::default()
     };
-    let update_partition = options
-        .flag("hoodie.record.index.update.partition.path")
-        .or(options.flag("hoodie.bloom.index.update.partition.path"))
-        .unwrap_or(false);
+    let update_partition = options.update_partition_path;
     let tagged = &prepared.tagged;
     let mut plan = commit::plan_changes(
         &prepared.rows,
@@ -614,11 +608,11 @@ async fn commit_prepared(
         .as_ref()
         .map(|p| p.file_slices.as_slice())
         .unwrap_or(&[]);
-    match bucket::layout(config, &options.options, slices)? {
+    match bucket::layout(config, &options.bucket, options.index_type, slices)? {
         Some(buckets) => bucket::route(&mut plan, slices, &buckets)?,
         None if config.table_type == TableType::CopyOnWrite => {
             let average = commit::average_record_bytes(client).await?;
-            commit::pack_small_files(&mut plan, slices, config, &options.options, average)?;
+            commit::pack_small_files(&mut plan, slices, options, average);
         }
         None => {}
     }
@@ -631,7 +625,7 @@ async fn commit_prepared(
             plan,
             operation: options.operation,
             rule: prepared.rule,
-            base_file: commit::base_file_spec(config, &options.options)?,
+            base_file: options.base_file.clone(),
             snapshot: tagged
                 .plan
                 .clone()
@@ -650,7 +644,7 @@ async fn commit_prepared(
 /// Whether the requested instant may go out beside tagging: not when the write may turn
 /// out to change nothing (deletes of absent keys) or to be refused (a pending clustering
 /// plan), which must leave storage untouched.
-fn early_request(client: &MetaClient, options: &WriteOptions) -> bool {
+fn early_request(client: &MetaClient, options: &WriteConfig) -> bool {
     options.operation != Operation::Delete
         && !client.timeline().pending().any(|i| {
             let action = i.requested_action();

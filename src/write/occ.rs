@@ -23,7 +23,7 @@ use bytes::Bytes;
 use super::lock::{LockConfig, TableLock, CLOCK_DRIFT_BUFFER_MS};
 use super::rollback::{self, Listing};
 use super::{
-    check_writable, commit, commit_prepared, files, mdt_compact, prepare, Ctx, WriteOptions,
+    check_writable, commit, commit_prepared, files, mdt_compact, prepare, Ctx, WriteConfig,
     WriteResult,
 };
 use crate::error::{HudiError, Result};
@@ -247,11 +247,10 @@ async fn commit_metadata(storage: &dyn Storage, path: &str) -> Result<CommitMeta
 pub(crate) async fn write(
     table: &Ctx<'_>,
     batches: &[RecordBatch],
-    options: &WriteOptions,
+    options: &WriteConfig,
     config: &LockConfig,
 ) -> Result<WriteResult> {
     check_writable(table)?;
-    mdt_compact::check_options(options)?;
     let client = table.client;
     let storage: &dyn Storage = client.storage().as_ref();
     let started = client.io();

@@ -210,16 +210,6 @@ pub async fn rollback_pending(client: &MetaClient, times: &[String]) -> Result<V
     rollback_listed(client, listing).await
 }
 
-/// Whether the write configs ask for the LAZY failed-writes policy (explicitly, or through
-/// a multi-writer concurrency mode, which Java pairs with LAZY): pending instants may then
-/// belong to live writers (Java rolls back only those whose heartbeat expired).
-pub fn lazy(options: &std::collections::BTreeMap<String, String>) -> bool {
-    use super::lock::{CONCURRENCY_MODE, FAILED_WRITES_POLICY};
-    let value = |k: &str| options.get(k).map(|v| v.trim());
-    value(FAILED_WRITES_POLICY).is_some_and(|v| v.eq_ignore_ascii_case("LAZY"))
-        || value(CONCURRENCY_MODE).is_some_and(|v| !v.eq_ignore_ascii_case("SINGLE_WRITER"))
-}
-
 /// The timeline folder as it is now (a read only: it can go beside the write's other first
 /// reads); [`Listing::of_timeline`] parses it for rollbacks.
 pub(crate) async fn list_timeline(client: &MetaClient) -> Result<Vec<ObjectMeta>> {
@@ -761,22 +751,6 @@ mod tests {
             Some(".hoodie/metadata/files/.files-0000-0_9.log.1_0-1-2")
         );
         assert_eq!(resolve("", "p", "/x/.."), None);
-    }
-
-    #[test]
-    fn lazy_policies_leave_pending_instants_alone() {
-        let opts = |k: &str, v: &str| std::collections::BTreeMap::from([(k.into(), v.into())]);
-        assert!(!lazy(&Default::default()));
-        assert!(!lazy(&opts("hoodie.cleaner.policy.failed.writes", "EAGER")));
-        assert!(lazy(&opts("hoodie.cleaner.policy.failed.writes", "lazy")));
-        assert!(lazy(&opts(
-            "hoodie.write.concurrency.mode",
-            "OPTIMISTIC_CONCURRENCY_CONTROL"
-        )));
-        assert!(!lazy(&opts(
-            "hoodie.write.concurrency.mode",
-            "single_writer"
-        )));
     }
 
     #[test]

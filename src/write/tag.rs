@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 
-use super::{Ctx, KeyedRows, Tagged, WriteOptions};
+use super::{Ctx, KeyedRows, Tagged, WriteConfig};
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
 use crate::file_group::FileSlice;
@@ -21,14 +21,9 @@ use crate::schema::RECORD_KEY;
 
 /// Whether keys are unique across partitions: Hudi's record index is global; the simple
 /// and bloom indexes are not unless asked (`hoodie.index.type=GLOBAL_*`).
-pub(crate) fn is_global(config: &TableConfig, options: &WriteOptions) -> bool {
-    match options
-        .options
-        .get("hoodie.index.type")
-        .map(|s| s.to_ascii_uppercase())
-    {
-        Some(t) if t.starts_with("GLOBAL_") || t == "RECORD_INDEX" => true,
-        Some(_) => false,
+pub(crate) fn is_global(config: &TableConfig, options: &WriteConfig) -> bool {
+    match options.index_type {
+        Some(t) => t.is_global(),
         None => has_record_index(config),
     }
 }
