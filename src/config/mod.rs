@@ -2,6 +2,7 @@
 //! `HoodieTableConfig`). Unknown or unsupported settings fail here, with the file named,
 //! rather than deep inside a read.
 
+pub mod layout;
 pub mod properties;
 
 use std::collections::BTreeMap;
@@ -10,8 +11,7 @@ use serde::Serialize;
 
 use crate::error::{HudiError, Result};
 
-pub const PROPERTIES_FILE: &str = ".hoodie/hoodie.properties";
-pub const PROPERTIES_BACKUP: &str = ".hoodie/hoodie.properties.backup";
+pub use layout::{PROPERTIES_BACKUP, PROPERTIES_FILE};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum TableType {

@@ -19,7 +19,7 @@ use crate::error::{HudiError, Result};
 /// The `extraMetadata` key of a commit written with schema evolution on read.
 pub const LATEST_SCHEMA_KEY: &str = "latest_schema";
 /// Where the history of InternalSchema versions lives.
-pub const HISTORY_DIR: &str = ".hoodie/.schema/";
+pub use crate::config::layout::SCHEMA_HISTORY_DIR as HISTORY_DIR;
 
 /// The requested time of the write a history file (`path`, in any state:
 /// `<t>.schemacommit.requested`, `<t>.schemacommit.inflight`, `<t>_<completion>.schemacommit`)

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::commit::ChangePlan;
+use super::plan::ChangePlan;
 use super::config::{BucketSettings, IndexType};
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};

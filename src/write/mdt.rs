@@ -47,7 +47,7 @@ pub(crate) async fn indexed_columns(
 ) -> Result<Option<Vec<String>>> {
     let path = config
         .property("hoodie.table.index.defs.path")
-        .unwrap_or(".hoodie/.index_defs/index.json");
+        .unwrap_or(crate::config::layout::INDEX_DEFS_FILE);
     let bytes = match storage.get(path, Purpose::Other).await {
         Ok(b) => b,
         Err(HudiError::NotFound { .. }) => return Ok(None),

@@ -13,6 +13,7 @@
 
 pub mod avro_rows;
 pub mod bucket;
+mod build;
 mod commit;
 pub mod config;
 pub mod create;
@@ -21,9 +22,12 @@ mod input;
 pub mod key;
 pub mod lock;
 mod mdt;
-mod mdt_compact;
 mod occ;
-pub mod rollback;
+mod plan;
+mod prepare;
+mod publish;
+mod pending;
+pub mod services;
 mod tag;
 mod timer;
 
@@ -41,10 +45,11 @@ use crate::metadata::{MetadataCache, MetadataTable};
 use crate::storage::IoSnapshot;
 
 pub use config::WriteConfig;
+use prepare::{commit_prepared, prepare};
 pub use input::align_input;
 pub use key::KeyGen;
-pub use mdt_compact::MdtCompaction;
-pub use rollback::RolledBack;
+pub use services::mdt_compaction::MdtCompaction;
+pub use services::rollback::{self, RolledBack};
 pub use timer::sleep;
 
 /// What a write does with its rows.
@@ -283,8 +288,8 @@ async fn write_single(
     // nothing needs rolling back or compacting; otherwise the instant is withdrawn and it
     // is all done again on the fresh timeline.
     let listing = futures::future::try_join(
-        rollback::list_timeline(client),
-        rollback::list_markers(client),
+        pending::list_timeline(client),
+        pending::list_markers(client),
     );
     let (listed, first) =
         futures::future::join(listing, prepare(table, batches, options, None)).await;
@@ -302,9 +307,9 @@ async fn write_single(
         let own = format!("{}.", p.instant);
         objects.retain(|o| !o.name().starts_with(&own));
     }
-    let listing = rollback::Listing::of_timeline(client.config(), &objects);
+    let listing = pending::Listing::of_timeline(client.config(), &objects);
     let stale = client.refresh_timeline(&objects);
-    let stale_markers = rollback::completed_markers(&listing, markers);
+    let stale_markers = pending::completed_markers(&listing, markers);
     let lazy = options.lazy_rollback;
     let failed_writes = !lazy && listing.has_failed_writes();
     let mut compaction = None;
@@ -333,14 +338,21 @@ async fn write_single(
             // The metadata table is compacted (or a pending compaction completed) before
             // this write reads it, as Java's table services run before the write's own
             // metadata-table update.
-            compaction = mdt_compact::compact_if_due(table, options).await?;
+            compaction = services::mdt_compaction::compact_if_due(table, options).await?;
             if compaction.is_some() {
                 table.metadata.clear();
             }
             prepare(table, batches, options, None).await?
         }
     };
-    let outcome = commit_prepared(table, options, &mut prepared, stale_markers, false).await;
+    let outcome = commit_prepared(
+        table,
+        options,
+        &mut prepared,
+        stale_markers,
+        publish::Committer::SingleWriter,
+    )
+    .await;
     let done = match outcome {
         Ok(done) => done,
         Err(e) => {
@@ -379,278 +391,6 @@ fn write_result(
         attempts: 1,
         io,
     }
-}
-
-/// What a write works out before its first data file: the rows checked and keyed, the
-/// instant (requested beside tagging when that is safe), where each key is, and the
-/// metadata table's reads for the delta commit.
-struct Prepared {
-    avro_schema: String,
-    schema_on_read: Option<commit::SchemaOnRead>,
-    input: RecordBatch,
-    rows: KeyedRows,
-    tagged: Tagged,
-    mdt_prefetch: Option<mdt::MdtPrefetch>,
-    instant: String,
-    requested: commit::Requested,
-    rule: MergeRule,
-    /// The metadata table is due a compaction (this write must not go ahead of it).
-    compaction_due: bool,
-}
-
-/// Prepares a write on the timeline the table holds now, at `instant` when the time was
-/// already taken (under the table lock), else at a new one.
-async fn prepare(
-    table: &Ctx<'_>,
-    batches: &[RecordBatch],
-    options: &WriteConfig,
-    instant: Option<String>,
-) -> Result<Prepared> {
-    let client = table.client;
-    let config = client.config();
-    let visibility = client.timeline().visibility_as_of(None);
-    // The metadata table's partitions are listed with its open: the delta commit's layout
-    // and the lookups' shards both come from those listings.
-    let open_mdt = async {
-        if config.metadata_partitions.is_empty() {
-            Ok(())
-        } else {
-            table
-                .metadata_table(&config.metadata_partition_names())
-                .await
-                .map(drop)
-        }
-    };
-    let (schema, ()) =
-        futures::future::try_join(client.table_avro_schema(&visibility), open_mdt).await?;
-    let (avro_schema, schema_origin) = schema.ok_or_else(|| {
-        HudiError::unsupported_in("writing a table with no schema yet", ".hoodie")
-    })?;
-    // Java's writer carries the column ids forward in every commit and in `.hoodie/.schema/`;
-    // a commit without them would leave its readers and writers mapping columns wrongly.
-    // (Cached: the commit the schema came from.)
-    let schema_on_read = match client.latest_internal_schema(&visibility).await? {
-        None => None,
-        Some((latest_schema, origin)) => {
-            let Some((history, _)) = client.schema_history().await? else {
-                return Err(HudiError::unsupported_in(
-                    "writing a table whose commits carry column ids (latest_schema) but \
-                     whose .hoodie/.schema/ holds no history of a completed write",
-                    &origin,
-                ));
-            };
-            Some(commit::SchemaOnRead {
-                latest_schema,
-                history,
-            })
-        }
-    };
-    let mut data_schema = crate::schema::arrow_schema_from_avro_text(&avro_schema, &schema_origin)?;
-    // A delete writes no columns: nothing to add.
-    let (avro_schema, wider) = if options.add_columns && options.operation != Operation::Delete {
-        add_columns(
-            client,
-            batches,
-            avro_schema,
-            &schema_origin,
-            &mut data_schema,
-        )?
-    } else {
-        (avro_schema, None)
-    };
-    if wider.is_some() && schema_on_read.is_some() {
-        // A new column takes a new id and a new history version; Spark SQL's
-        // `ALTER TABLE … ADD COLUMNS` makes them.
-        return Err(HudiError::unsupported_in(
-            "adding columns to a table whose schema evolved on read (its columns have ids); \
-             add them with ALTER TABLE … ADD COLUMNS in Apache Hudi Spark first",
-            &schema_origin,
-        ));
-    }
-    let keygen = KeyGen::of(config)?;
-    let rule = MergeRule::of(config)?;
-    // Input: aligned to the table schema, keyed, de-duplicated (before any request that
-    // changes storage).
-    // A table that does not store its partition columns still takes them as input, typed
-    // as given: they make the partition path, as Java's key generator reads them, and stay
-    // out of files.
-    let input_schema = if config.drop_partition_columns {
-        crate::schema::with_partition_columns(&data_schema, &config.partition_fields, |name| {
-            batches
-                .iter()
-                .find_map(|b| b.schema().field_with_name(name).ok().cloned())
-                .unwrap_or_else(|| crate::schema::partition_column_as_string(name))
-        })
-    } else {
-        data_schema.clone()
-    };
-    let input = input::align_input(batches, &input_schema, config, options.operation)?;
-    let rows = input::keyed_rows(&input, &keygen, config, rule)?;
-    let compaction_due = mdt_compact::is_due(table, options).await?;
-    let global = tag::is_global(config, options);
-    // The metadata table's reads for the delta commit (index definitions, layout, the
-    // rows' partition stats) beside tagging: independent chains of round trips.
-    let row_partitions: std::collections::BTreeSet<String> =
-        rows.rows.iter().map(|(_, p, _)| p.clone()).collect();
-    let mdt_reads = async {
-        if config.metadata_partitions.is_empty() {
-            return Ok(None);
-        }
-        let mdt = table.metadata_table(&[]).await?;
-        let storage = client.storage().as_ref();
-        mdt::prefetch(storage, &mdt, config, &row_partitions, None)
-            .await
-            .map(Some)
-    };
-    // The instant is taken now and, as Java requests it before tagging, its requested file
-    // goes beside tagging's reads — unless the write may yet change nothing (deletes of
-    // absent keys), be refused for a pending clustering plan, or wait for a compaction.
-    let instant = match instant {
-        Some(t) => t,
-        None => commit::new_instant(table).await?,
-    };
-    let early = !compaction_due && early_request(client, options);
-    let requested = commit::Requested::new(config, &instant, early);
-    let reads = async {
-        // Not cut short by a failure: the requested put must have settled before a
-        // withdrawal looks at it.
-        // Polled in this order: the requests go out before tagging's CPU (a lookup in
-        // cached metadata decodes without waiting).
-        let (put, mdt_prefetch, tagged) = futures::future::join3(
-            requested.put_early(client.storage().as_ref()),
-            mdt_reads,
-            tag::tag(table, &rows, global),
-        )
-        .await;
-        put?;
-        let (tagged, mdt_prefetch) = (tagged?, mdt_prefetch?);
-        tag::check_pending_clustering(table, &tagged).await?;
-        Ok::<_, HudiError>((tagged, mdt_prefetch))
-    };
-    let (mut tagged, mdt_prefetch) = match reads.await {
-        Ok(r) => r,
-        Err(e) => {
-            requested.withdraw(client.storage().as_ref()).await;
-            return Err(e);
-        }
-    };
-    if let (Some(read_schema), Some(plan)) = (wider, tagged.plan.as_mut()) {
-        // The commit reads and writes rows through the snapshot plan's schema.
-        Arc::make_mut(plan).read_schema = read_schema;
-    }
-    Ok(Prepared {
-        avro_schema,
-        schema_on_read,
-        input,
-        rows,
-        tagged,
-        mdt_prefetch,
-        instant,
-        requested,
-        rule,
-        compaction_due,
-    })
-}
-
-/// The table's schema widened by the input's new columns, as Avro text (this commit's
-/// writer schema), as Arrow data columns (into `data_schema`) and as the read schema with
-/// meta columns; `None` when the input adds nothing.
-fn add_columns(
-    client: &MetaClient,
-    batches: &[RecordBatch],
-    avro_schema: String,
-    origin: &str,
-    data_schema: &mut arrow_schema::Schema,
-) -> Result<(String, Option<arrow_schema::SchemaRef>)> {
-    let added = input::added_columns(batches, data_schema, client.config())?;
-    if added.is_empty() {
-        return Ok((avro_schema, None));
-    }
-    let table: serde_json::Value = serde_json::from_str(&avro_schema)
-        .map_err(|e| HudiError::corrupt_by(origin, "the table's Avro schema", e))?;
-    // A column the input cannot add is the input's fault.
-    let wider = crate::schema::to_avro::with_added_fields(&table, &added)
-        .map_err(|e| match e {
-            HudiError::InvalidArgument(why) => HudiError::invalid_input(why),
-            other => other,
-        })?
-        .to_string();
-    *data_schema = crate::schema::arrow_schema_from_avro_text(&wider, origin)?;
-    let read_schema = client.read_schema_of(data_schema.clone());
-    Ok((wider, Some(read_schema)))
-}
-
-/// Plans the file groups' changes and commits them.
-async fn commit_prepared(
-    table: &Ctx<'_>,
-    options: &WriteConfig,
-    prepared: &mut Prepared,
-    stale_markers: Vec<String>,
-    defer_publish: bool,
-) -> Result<(RecordCounts, commit::Outcome)> {
-    let client = table.client;
-    let config = client.config();
-    let mut counts = RecordCounts {
-        deduplicated: prepared.rows.deduplicated,
-        ..RecordCounts::default()
-    };
-    let update_partition = options.update_partition_path;
-    let tagged = &prepared.tagged;
-    let mut plan = commit::plan_changes(
-        &prepared.rows,
-        tagged,
-        options.operation,
-        update_partition,
-        &mut counts,
-    );
-    let slices = tagged
-        .plan
-        .as_ref()
-        .map(|p| p.file_slices.as_slice())
-        .unwrap_or(&[]);
-    match bucket::layout(config, &options.bucket, options.index_type, slices)? {
-        Some(buckets) => bucket::route(&mut plan, slices, &buckets)?,
-        None if config.table_type == TableType::CopyOnWrite => {
-            let average = commit::average_record_bytes(client).await?;
-            commit::pack_small_files(&mut plan, slices, options, average);
-        }
-        None => {}
-    }
-    let outcome = commit::commit(
-        table,
-        commit::Inputs {
-            input: &prepared.input,
-            avro_schema: &prepared.avro_schema,
-            schema_on_read: prepared.schema_on_read.as_ref(),
-            plan,
-            operation: options.operation,
-            rule: prepared.rule,
-            base_file: options.base_file.clone(),
-            snapshot: tagged
-                .plan
-                .clone()
-                .ok_or_else(|| HudiError::invalid("tagging produced no snapshot"))?,
-            mdt_prefetch: prepared.mdt_prefetch.take(),
-            instant: prepared.instant.clone(),
-            requested: &prepared.requested,
-            stale_markers,
-            defer_publish,
-        },
-    )
-    .await?;
-    Ok((counts, outcome))
-}
-
-/// Whether the requested instant may go out beside tagging: not when the write may turn
-/// out to change nothing (deletes of absent keys) or to be refused (a pending clustering
-/// plan), which must leave storage untouched.
-fn early_request(client: &MetaClient, options: &WriteConfig) -> bool {
-    options.operation != Operation::Delete
-        && !client.timeline().pending().any(|i| {
-            let action = i.requested_action();
-            action == crate::timeline::action::CLUSTERING
-                || action == crate::timeline::action::REPLACE_COMMIT
-        })
 }
 
 /// What a write reads the table through (the same handles [`crate::table::Table`] holds).

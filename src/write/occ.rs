@@ -21,9 +21,10 @@ use arrow_array::RecordBatch;
 use bytes::Bytes;
 
 use super::lock::{LockConfig, TableLock, CLOCK_DRIFT_BUFFER_MS};
-use super::rollback::{self, Listing};
+use super::pending::{self, Listing};
+use super::services::{mdt_compaction, rollback};
 use super::{
-    check_writable, commit, commit_prepared, files, mdt_compact, prepare, Ctx, WriteConfig,
+    check_writable, commit_prepared, files, prepare, publish, Ctx, WriteConfig,
     WriteResult,
 };
 use crate::error::{HudiError, Result};
@@ -32,7 +33,7 @@ use crate::storage::{join, Purpose, PutMode, Storage, StorageExt};
 use crate::timeline::instant::action;
 use crate::timeline::metadata::{decode_instant_file, CommitMetadata};
 
-pub const HEARTBEAT_DIR: &str = ".hoodie/.heartbeat";
+pub use crate::config::layout::HEARTBEAT_DIR;
 
 fn heartbeat_path(instant: &str) -> String {
     join(HEARTBEAT_DIR, instant)
@@ -262,7 +263,7 @@ pub(crate) async fn write(
     let (instant, rolled_back, compaction) = lock
         .run(async {
             let (objects, beats) =
-                futures::future::try_join(rollback::list_timeline(client), heartbeats(storage))
+                futures::future::try_join(pending::list_timeline(client), heartbeats(storage))
                     .await?;
             if client.refresh_timeline(&objects) {
                 table.metadata.clear();
@@ -291,11 +292,11 @@ pub(crate) async fn write(
                 client.reload_timeline().await?;
                 table.metadata.clear();
             }
-            let compaction = mdt_compact::compact_if_due(table, options).await?;
+            let compaction = mdt_compaction::compact_if_due(table, options).await?;
             if compaction.is_some() {
                 table.metadata.clear();
             }
-            let instant = commit::new_instant(table).await?;
+            let instant = publish::new_instant(table).await?;
             beat(storage, &instant).await?;
             Ok((instant, rolled_back, compaction))
         })
@@ -304,7 +305,14 @@ pub(crate) async fn write(
     let outcome = with_heartbeat(storage, &instant, config, async {
         let snapshot = Snapshot::of(table);
         let mut prepared = prepare(table, batches, options, Some(instant.clone())).await?;
-        let staged = match commit_prepared(table, options, &mut prepared, Vec::new(), true).await {
+        let staged = match commit_prepared(
+            table,
+            options,
+            &mut prepared,
+            Vec::new(),
+            publish::Committer::Optimistic,
+        )
+        .await {
             Ok(s) => s,
             Err(e) => {
                 prepared.requested.withdraw(storage).await;
@@ -327,7 +335,7 @@ pub(crate) async fn write(
                         .await
                 };
                 let (objects, mdt_objects) =
-                    futures::future::try_join(rollback::list_timeline(client), mdt_listing).await?;
+                    futures::future::try_join(pending::list_timeline(client), mdt_listing).await?;
                 let listing = Listing::of_timeline(client.config(), &objects);
                 if !listing
                     .pending_instants()
@@ -371,7 +379,7 @@ pub(crate) async fn write(
                     Listing::of_timeline_dir(&join(METADATA_DIR, ".hoodie/timeline"), &mdt_objects)
                         .all_times(),
                 );
-                commit::publish(table, &staged, &seen).await
+                publish::complete(table, &staged, &seen).await
             })
             .await?;
         outcome.completion_time = completion;

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde::Serialize;
 
-use super::commit::{all_times, time_after};
-use super::{files, Ctx, WriteConfig};
+use crate::write::publish::{all_times, time_after};
+use crate::write::{files, Ctx, WriteConfig};
 use crate::error::{HudiError, Result};
 use crate::metadata::compact::{self, Decision, Operation};
 use crate::metadata::records::encode::RecordEncoder;

@@ -17,14 +17,15 @@
 use bytes::Bytes;
 use serde::Serialize;
 
-use super::files;
+use crate::write::files;
+use crate::write::pending::{list_timeline, Listing};
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
 use crate::file_group::{BaseFile, LogFile};
 use crate::meta_client::MetaClient;
 use crate::metadata::table::METADATA_DIR;
 use crate::storage::{join, ObjectMeta, Purpose, PutMode, Storage, StorageExt};
-use crate::timeline::instant::{action, parse_instant_file_name, InstantFileName, State};
+use crate::timeline::instant::{action, State};
 use crate::timeline::metadata::{
     decode_instant_file, InstantInfo, OrderedMap, RollbackMetadata, RollbackPartitionMetadata,
     RollbackPlan, RollbackRequest,
@@ -54,149 +55,6 @@ pub struct RolledBack {
     pub resumed: bool,
 }
 
-/// A timeline directory's instant files, parsed.
-pub(crate) struct Listing {
-    dir: String,
-    files: Vec<(InstantFileName, String)>,
-}
-
-impl Listing {
-    async fn load(storage: &dyn Storage, dir: &str) -> Result<Listing> {
-        Ok(Listing::of_objects(dir, &storage.list(dir, false).await?))
-    }
-
-    pub(crate) fn of_timeline(config: &TableConfig, objects: &[ObjectMeta]) -> Listing {
-        Listing::of_objects(&config.timeline_dir, objects)
-    }
-
-    /// Another timeline folder's listing (the metadata table's).
-    pub(crate) fn of_timeline_dir(dir: &str, objects: &[ObjectMeta]) -> Listing {
-        Listing::of_objects(dir, objects)
-    }
-
-    fn of_objects(dir: &str, objects: &[ObjectMeta]) -> Listing {
-        let files = objects
-            .iter()
-            .filter(|m| !m.is_dir)
-            .filter_map(|m| parse_instant_file_name(m.name()).map(|p| (p, m.name().to_string())))
-            .collect();
-        Listing {
-            dir: dir.to_string(),
-            files,
-        }
-    }
-
-    fn times(&self) -> impl Iterator<Item = &str> {
-        self.files.iter().flat_map(|(p, _)| {
-            std::iter::once(p.requested_time.as_str()).chain(p.completion_time.as_deref())
-        })
-    }
-
-    /// Files of the instant requested at `time`, with their state.
-    fn of(&self, time: &str) -> Vec<(&InstantFileName, String)> {
-        self.files
-            .iter()
-            .filter(|(p, _)| p.requested_time == time)
-            .map(|(p, n)| (p, join(&self.dir, n)))
-            .collect()
-    }
-
-    fn is_completed(&self, time: &str) -> bool {
-        self.of(time)
-            .iter()
-            .any(|(p, _)| p.state == State::Completed)
-    }
-
-    /// Whether a commit, delta commit or rollback was left pending (a failed write).
-    pub(crate) fn has_failed_writes(&self) -> bool {
-        self.pending().iter().any(|(_, a, _)| {
-            a == action::ROLLBACK || a == action::COMMIT || a == action::DELTA_COMMIT
-        })
-    }
-
-    /// Pending commits and delta commits (`(requested time, action)`), oldest first.
-    pub(crate) fn pending_writes(&self) -> Vec<(String, String)> {
-        self.pending()
-            .into_iter()
-            .filter(|(_, a, _)| a == action::COMMIT || a == action::DELTA_COMMIT)
-            .map(|(t, a, _)| (t, a))
-            .collect()
-    }
-
-    /// Leaves out of this listing the pending writes `keep` refuses, so a rollback of it
-    /// spares them (live writers under the LAZY policy). Pending rollbacks stay.
-    pub(crate) fn spare_writes(&mut self, keep: impl Fn(&str) -> bool) {
-        let spared: Vec<String> = self
-            .pending_writes()
-            .into_iter()
-            .filter(|(t, _)| !keep(t))
-            .map(|(t, _)| t)
-            .collect();
-        self.files
-            .retain(|(p, _)| !spared.contains(&p.requested_time));
-    }
-
-    /// Completed instants: (requested time, action, file path).
-    pub(crate) fn completed(&self) -> Vec<(String, String, String)> {
-        self.files
-            .iter()
-            .filter(|(p, _)| p.state == State::Completed)
-            .map(|(p, n)| {
-                (
-                    p.requested_time.clone(),
-                    p.action.clone(),
-                    join(&self.dir, n),
-                )
-            })
-            .collect()
-    }
-
-    /// Whether the instant requested at `time` has its inflight file (and no completed one).
-    pub(crate) fn is_inflight(&self, time: &str) -> bool {
-        self.pending()
-            .iter()
-            .any(|(t, _, inflight)| t == time && *inflight)
-    }
-
-    /// A rollback (in any state) requested after `time`.
-    pub(crate) fn rollback_after(&self, time: &str) -> Option<&str> {
-        self.files
-            .iter()
-            .find(|(p, _)| p.action == action::ROLLBACK && p.requested_time.as_str() > time)
-            .map(|(p, _)| p.requested_time.as_str())
-    }
-
-    /// Pending instants of any action: (requested time, action).
-    pub(crate) fn pending_instants(&self) -> Vec<(String, String)> {
-        self.pending().into_iter().map(|(t, a, _)| (t, a)).collect()
-    }
-
-    /// Every requested and completion time in the listing.
-    pub(crate) fn all_times(&self) -> Vec<String> {
-        self.times().map(str::to_string).collect()
-    }
-
-    /// Instants with no completed file: (requested time, pending action, has inflight).
-    fn pending(&self) -> Vec<(String, String, bool)> {
-        let mut out: Vec<(String, String, bool)> = Vec::new();
-        for (p, _) in &self.files {
-            if self.is_completed(&p.requested_time) {
-                continue;
-            }
-            match out.iter_mut().find(|(t, _, _)| *t == p.requested_time) {
-                Some(entry) => entry.2 |= p.state == State::Inflight,
-                None => out.push((
-                    p.requested_time.clone(),
-                    p.action.clone(),
-                    p.state == State::Inflight,
-                )),
-            }
-        }
-        out.sort();
-        out
-    }
-}
-
 /// Rolls back the pending writes (and pending rollbacks) requested at `times`, as the next
 /// write would roll them back: a writer that gave up mid-write (an abort) undoes its own
 /// instant at once instead of leaving it to the next writer. Other pending instants, which
@@ -208,42 +66,6 @@ pub async fn rollback_pending(client: &MetaClient, times: &[String]) -> Result<V
         .files
         .retain(|(p, _)| times.contains(&p.requested_time));
     rollback_listed(client, listing).await
-}
-
-/// The timeline folder as it is now (a read only: it can go beside the write's other first
-/// reads); [`Listing::of_timeline`] parses it for rollbacks.
-pub(crate) async fn list_timeline(client: &MetaClient) -> Result<Vec<ObjectMeta>> {
-    client
-        .storage()
-        .list(&client.config().timeline_dir, false)
-        .await
-}
-
-/// Everything under `.hoodie/.temp` (markers), for [`completed_markers`].
-pub(crate) async fn list_markers(client: &MetaClient) -> Result<Vec<ObjectMeta>> {
-    match client.storage().list(".hoodie/.temp", true).await {
-        Ok(listed) => Ok(listed),
-        Err(HudiError::NotFound { .. }) => Ok(Vec::new()),
-        Err(e) => Err(e),
-    }
-}
-
-/// Marker files of instants that completed. Java deletes a commit's markers after it
-/// completes (and its archiver sweeps any left); a commit here leaves them to the next
-/// write, which deletes them beside its own first writes instead of spending a round trip.
-pub(crate) fn completed_markers(listing: &Listing, markers: Vec<ObjectMeta>) -> Vec<String> {
-    markers
-        .into_iter()
-        .filter(|m| !m.is_dir)
-        .filter(|m| {
-            let instant = m
-                .path
-                .strip_prefix(".hoodie/.temp/")
-                .and_then(|rest| rest.split('/').next());
-            instant.is_some_and(|t| listing.is_completed(t))
-        })
-        .map(|m| m.path)
-        .collect()
 }
 
 /// Rolls back every failed write of the table, as listed by [`list_timeline`]. Returns
@@ -467,7 +289,7 @@ async fn marker_paths(storage: &dyn Storage, t: &str) -> Result<Vec<String>> {
 }
 
 fn marker_dir(t: &str) -> String {
-    format!(".hoodie/.temp/{t}")
+    format!("{}/{t}", crate::config::layout::MARKERS_DIR)
 }
 
 /// Deletes what a plan names (relative to `root`); an absent file counts as deleted.

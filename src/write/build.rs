@@ -1,0 +1,544 @@
+//! Building a commit's files before any request: the base files and log files that carry
+//! each file group's change, the record-index entries, the commit metadata and the metadata
+//! table's delta (docs/hudi-format.md §10.2). Pure: rows and schemas in, bytes out.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, StringArray};
+use arrow_schema::SchemaRef;
+use bytes::Bytes;
+
+use super::commit::Inputs;
+use super::files::{self, MetaFields};
+use super::mdt::{FileEntry, MdtDelta, MdtPrefetch};
+use super::plan::{GroupChange, RowAt};
+use crate::base_file::writer::{BaseFileSpec, ColumnRange, WrittenBaseFile};
+use crate::config::{TableConfig, TableType};
+use crate::error::{malformed_by, HudiError, Result};
+use crate::file_group::FileSlice;
+use crate::log_file::delete::DeleteRecord;
+use crate::merge::ordering::{compare_keys, key_of};
+use crate::merge::MergeRule;
+use crate::metadata::delta::RecordIndexChange;
+use crate::schema::FILE_NAME;
+use crate::storage::join;
+use crate::timeline::metadata::OrderedMap;
+use crate::timeline::{CommitMetadata, WriteStat};
+use crate::value::Value;
+
+/// A file to write and its write stat.
+pub(crate) struct NewFile {
+    pub path: String,
+    pub bytes: Bytes,
+    pub stat: WriteStat,
+    pub marker: &'static str,
+    /// Column ranges of the rows written (the metadata table's column stats).
+    pub columns: Vec<ColumnRange>,
+}
+
+/// The schemas a commit's files are written in.
+pub(crate) struct FileSchemas {
+    /// What the snapshot reads (rows of rewritten base files come in it).
+    pub read: SchemaRef,
+    /// Base files: meta columns always, partition columns unless the table drops them.
+    pub base: SchemaRef,
+    /// Log blocks: as the writer schema says.
+    pub log: SchemaRef,
+    /// The writer schema with meta fields, as text and parsed (every log file encodes its
+    /// records with it).
+    pub avro_with_meta: String,
+    pub writer: apache_avro::Schema,
+    /// The base files' Avro schema (`parquet.avro.schema`).
+    pub base_avro: String,
+}
+
+impl FileSchemas {
+    pub fn new(config: &TableConfig, read: SchemaRef, avro_schema: &str) -> Result<FileSchemas> {
+        let avro_with_meta = super::avro_rows::with_meta_fields(avro_schema)?;
+        // Partition columns a table does not store stay out of base files. Java's writer
+        // keeps them in log blocks when its schema has them (Merge-On-Read: it does;
+        // Copy-On-Write: not), so log blocks follow the writer schema.
+        let without_partition_columns = |leave_out: &dyn Fn(&str) -> bool| -> SchemaRef {
+            let kept: Vec<arrow_schema::FieldRef> = (read.fields().iter())
+                .filter(|f| !(config.partition_fields.contains(f.name()) && leave_out(f.name())))
+                .cloned()
+                .collect();
+            Arc::new(arrow_schema::Schema::new_with_metadata(
+                kept,
+                read.metadata().clone(),
+            ))
+        };
+        let (base, base_avro) = if config.drop_partition_columns {
+            (
+                without_partition_columns(&|_| true),
+                super::avro_rows::without_fields(&avro_with_meta, &config.partition_fields)?,
+            )
+        } else {
+            (read.clone(), avro_with_meta.clone())
+        };
+        let writer = apache_avro::Schema::parse_str(&avro_with_meta)
+            .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
+        let log = without_partition_columns(&|name| match &writer {
+            apache_avro::Schema::Record(r) => !r.lookup.contains_key(name),
+            _ => true,
+        });
+        // Files always carry the meta columns; reads of a table without meta fields do not.
+        let with_meta = |schema: SchemaRef| {
+            if config.populate_meta_fields {
+                schema
+            } else {
+                crate::schema::align::nullable(&crate::schema::with_meta_columns(&schema))
+            }
+        };
+        Ok(FileSchemas {
+            base: with_meta(base),
+            log: with_meta(log),
+            read,
+            avro_with_meta,
+            writer,
+            base_avro,
+        })
+    }
+}
+
+/// A commit's files and what they count.
+#[derive(Default)]
+pub(crate) struct Built {
+    pub files: Vec<NewFile>,
+    pub record_index: Vec<RecordIndexChange>,
+    /// New file groups of a bucket index: writers conflict over a bucket, not a file id.
+    pub new_buckets: Vec<(String, String)>,
+    pub inserted: u64,
+    pub updated: u64,
+    pub deleted: u64,
+    pub delete_missing: u64,
+}
+
+/// Every file of the commit: a log file (Merge-On-Read) or a rewritten base file
+/// (Copy-On-Write) per changed file group, with `existing` rows of the rewritten ones, and a
+/// base file per new file group.
+pub(crate) fn build(
+    inputs: &Inputs<'_>,
+    schemas: &FileSchemas,
+    slices: &HashMap<(String, String), &FileSlice>,
+    mut existing: HashMap<(String, String), Vec<RecordBatch>>,
+    config: &TableConfig,
+) -> Result<Built> {
+    let instant = inputs.instant.as_str();
+    let mor = config.table_type == TableType::MergeOnRead;
+    let mut built = Built::default();
+    let mut file_index = 0usize;
+    for ((partition, file_id), change) in &inputs.plan.groups {
+        let slice = slices
+            .get(&(partition.clone(), file_id.clone()))
+            .ok_or_else(|| {
+                HudiError::corrupt(
+                    partition.clone(),
+                    format!("file group {file_id} vanished while writing"),
+                )
+            })?;
+        let file = if mor {
+            log_file(
+                inputs,
+                instant,
+                file_index,
+                slice,
+                change,
+                (&schemas.log, config.populate_meta_fields),
+                (&schemas.avro_with_meta, &schemas.writer),
+            )?
+        } else {
+            let rows = existing
+                .remove(&(partition.clone(), file_id.clone()))
+                .unwrap_or_default();
+            rewrite_base_file(
+                inputs,
+                instant,
+                file_index,
+                slice,
+                change,
+                (&schemas.read, &schemas.base),
+                rows,
+                (config, &schemas.base_avro),
+            )?
+        };
+        built.updated += file.stat.num_update_writes.unwrap_or(0) as u64;
+        built.inserted += change.inserts.len() as u64;
+        built.deleted += file.stat.num_deletes.unwrap_or(0) as u64;
+        built.delete_missing +=
+            change.deletes.len() as u64 - file.stat.num_deletes.unwrap_or(0) as u64;
+        built.files.push(file);
+        file_index += 1;
+    }
+    let entry = |key: &str, partition: &str, file_id: &str, deleted: bool| RecordIndexChange {
+        record_key: key.to_string(),
+        partition: partition.to_string(),
+        file_id: file_id.to_string(),
+        instant: instant.to_string(),
+        deleted,
+    };
+    for ((_, file_id), change) in &inputs.plan.groups {
+        built.record_index.extend(
+            (change.inserts.iter()).map(|(key, p, _)| entry(key, p, file_id, false)),
+        );
+        built.record_index.extend(
+            (change.deletes.iter())
+                .filter(|(k, _)| !inputs.plan.moved.contains(k))
+                .map(|(key, p)| entry(key, p, file_id, true)),
+        );
+    }
+    let new_groups = (inputs.plan.inserts.iter().map(|(p, rows)| (p, None, rows))).chain(
+        (inputs.plan.bucket_inserts.iter()).map(|((p, bucket), rows)| (p, Some(*bucket), rows)),
+    );
+    for (partition, bucket, rows) in new_groups {
+        let file_id = match bucket {
+            Some(b) => super::bucket::new_file_id(b)?,
+            None => files::new_file_id()?,
+        };
+        if bucket.is_some() {
+            built.new_buckets.push((partition.clone(), file_id.clone()));
+        }
+        built.record_index.extend(
+            rows.iter()
+                .map(|(key, p, _)| entry(key, p, &file_id, false)),
+        );
+        let name = files::base_file_name(&file_id, instant);
+        let batch = files::with_meta(
+            inputs.input,
+            rows,
+            &MetaFields {
+                instant,
+                file_index,
+                file_name: &name,
+                populated: config.populate_meta_fields,
+            },
+            &schemas.base,
+        )?;
+        let written = base_file_bytes(&batch, &schemas.base_avro, &inputs.base_file)?;
+        let bytes = written.bytes;
+        let n = rows.len() as i64;
+        built.inserted += n as u64;
+        built.files.push(NewFile {
+            path: join(partition, &name),
+            stat: WriteStat {
+                file_id: Some(file_id),
+                path: Some(join(partition, &name)),
+                prev_commit: Some("null".into()),
+                num_writes: Some(n),
+                num_inserts: Some(n),
+                num_update_writes: Some(0),
+                num_deletes: Some(0),
+                total_write_bytes: Some(bytes.len() as i64),
+                total_write_errors: Some(0),
+                partition_path: Some(partition.clone()),
+                file_size_in_bytes: Some(bytes.len() as i64),
+                ..WriteStat::default()
+            },
+            bytes,
+            marker: "CREATE",
+            columns: written.columns,
+        });
+        file_index += 1;
+    }
+    Ok(built)
+}
+
+/// The commit metadata of `files`: their write stats by partition, the writer schema (and
+/// the column ids of a table whose schema evolved on read), the operation.
+pub(crate) fn commit_metadata(inputs: &Inputs<'_>, files: &[NewFile]) -> CommitMetadata {
+    let mut metadata = CommitMetadata {
+        partition_to_write_stats: Some(OrderedMap::new()),
+        compacted: Some(false),
+        extra_metadata: Some(
+            std::iter::once(("schema".to_string(), Some(inputs.avro_schema.to_string())))
+                .chain(inputs.schema_on_read.map(|s| {
+                    (
+                        crate::schema::evolution::LATEST_SCHEMA_KEY.to_string(),
+                        Some(s.latest_schema.clone()),
+                    )
+                }))
+                .collect(),
+        ),
+        operation_type: Some(inputs.operation.java_name().to_string()),
+        ..CommitMetadata::default()
+    };
+    for f in files {
+        let partition = f.stat.partition_path.clone().unwrap_or_default();
+        if let Some(m) = metadata.partition_to_write_stats.as_mut() {
+            m.entry(partition)
+                .or_insert_with(|| Some(Vec::new()))
+                .get_or_insert_with(Vec::new)
+                .push(f.stat.clone());
+        }
+    }
+    metadata
+}
+
+/// The metadata table's delta for `files` and the record index's changes.
+pub(crate) fn mdt_delta(
+    prefetch: &MdtPrefetch,
+    config: &TableConfig,
+    instant: &str,
+    files: &[NewFile],
+    record_index: Vec<RecordIndexChange>,
+) -> Result<MdtDelta> {
+    let names: Vec<(String, String)> = files
+        .iter()
+        .map(|f| {
+            let (p, n) = f.path.rsplit_once('/').unwrap_or(("", &f.path));
+            (p.to_string(), n.to_string())
+        })
+        .collect();
+    let entries: Vec<FileEntry<'_>> = files
+        .iter()
+        .zip(&names)
+        .map(|(f, (p, n))| FileEntry {
+            partition: p,
+            file_name: n,
+            size: f.bytes.len() as u64,
+            columns: &f.columns,
+        })
+        .collect();
+    super::mdt::build(prefetch, config, instant, &entries, record_index)
+}
+
+pub(crate) fn slices_of(slices: &[FileSlice]) -> HashMap<(String, String), &FileSlice> {
+    slices
+        .iter()
+        .map(|s| ((s.partition.clone(), s.file_id.clone()), s))
+        .collect()
+}
+
+/// MOR: a log file with the updates (Avro data block) and deletes (delete block).
+pub(crate) fn log_file(
+    inputs: &Inputs<'_>,
+    instant: &str,
+    file_index: usize,
+    slice: &FileSlice,
+    change: &GroupChange,
+    (file_schema, populated): (&SchemaRef, bool),
+    (avro_with_meta, schema): (&str, &apache_avro::Schema),
+) -> Result<NewFile> {
+    let name = files::log_file_name(&slice.file_id, instant, 1);
+    let path = join(&slice.partition, &name);
+    let mut bytes = Vec::new();
+    let mut columns = Vec::new();
+    // New keys of a bucket-index group are appended with the updates (Java's bucket index
+    // indexes log files).
+    let written: Vec<RowAt> = (change.updates.iter())
+        .chain(&change.inserts)
+        .cloned()
+        .collect();
+    if !written.is_empty() {
+        let batch = files::with_meta(
+            inputs.input,
+            &written,
+            &MetaFields {
+                instant,
+                file_index,
+                file_name: &slice.file_id,
+                populated,
+            },
+            file_schema,
+        )?;
+        let records = super::avro_rows::encode_rows(schema, &batch)?;
+        // Column stats of the log file's records, as Java's append handle collects them.
+        columns = crate::base_file::writer::record_column_ranges(&batch);
+        bytes.extend(crate::log_file::writer::avro_data_block(
+            instant,
+            avro_with_meta,
+            records.iter().map(Vec::as_slice),
+        )?);
+    }
+    if !change.deletes.is_empty() {
+        let records: Vec<DeleteRecord> = change
+            .deletes
+            .iter()
+            .map(|(k, p)| DeleteRecord {
+                record_key: Some(k.clone()),
+                partition_path: Some(p.clone()),
+                // No ordering value: the delete applies by commit time (as Spark SQL's).
+                ordering: Value::Int(0),
+            })
+            .collect();
+        bytes.extend(crate::log_file::writer::delete_block(
+            instant,
+            Some(avro_with_meta),
+            &records,
+        )?);
+    }
+    let size = bytes.len() as i64;
+    let updates = change.updates.len() as i64;
+    let inserts = change.inserts.len() as i64;
+    let deletes = change.deletes.len() as i64;
+    Ok(NewFile {
+        path: path.clone(),
+        bytes: Bytes::from(bytes),
+        stat: WriteStat {
+            file_id: Some(slice.file_id.clone()),
+            path: Some(path),
+            prev_commit: Some(slice.base_instant.clone()),
+            num_writes: Some(updates + inserts + deletes),
+            num_deletes: Some(deletes),
+            num_update_writes: Some(updates),
+            num_inserts: Some(inserts),
+            total_write_bytes: Some(size),
+            total_write_errors: Some(0),
+            partition_path: Some(slice.partition.clone()),
+            total_log_records: Some(updates + inserts + deletes),
+            total_log_blocks: Some((updates + inserts > 0) as i64 + (deletes > 0) as i64),
+            file_size_in_bytes: Some(size),
+            log_version: Some(1),
+            log_offset: Some(0),
+            base_file: Some(
+                slice
+                    .base_file
+                    .as_ref()
+                    .map(|b| b.name.clone())
+                    .unwrap_or_default(),
+            ),
+            log_files: Some(vec![name]),
+            ..WriteStat::default()
+        },
+        marker: "APPEND",
+        columns,
+    })
+}
+
+/// COW: the file group's rows merged with the changes, as a new base file of the same group.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn rewrite_base_file(
+    inputs: &Inputs<'_>,
+    instant: &str,
+    file_index: usize,
+    slice: &FileSlice,
+    change: &GroupChange,
+    (read_schema, file_schema): (&SchemaRef, &SchemaRef),
+    existing: Vec<RecordBatch>,
+    (config, avro_with_meta): (&crate::config::TableConfig, &str),
+) -> Result<NewFile> {
+    let name = files::base_file_name(&slice.file_id, instant);
+    let path = join(&slice.partition, &name);
+    let old = arrow_select::concat::concat_batches(read_schema, &existing).map_err(malformed_by)?;
+    let deletes: BTreeSet<&str> = change.deletes.iter().map(|(k, _)| k.as_str()).collect();
+    let mut updates: HashMap<&str, &(String, String, usize)> =
+        change.updates.iter().map(|u| (u.0.as_str(), u)).collect();
+    let keys = super::key::stored_keys(&old, config, &path)?;
+
+    let ordering_old: Vec<_> = config
+        .ordering_fields
+        .iter()
+        .filter_map(|f| old.column_by_name(f).cloned())
+        .collect();
+    let ordering_new: Vec<_> = config
+        .ordering_fields
+        .iter()
+        .filter_map(|f| inputs.input.column_by_name(f).cloned())
+        .collect();
+    let by_event_time = inputs.rule == MergeRule::EventTime
+        && ordering_old.len() == config.ordering_fields.len()
+        && ordering_new.len() == config.ordering_fields.len();
+
+    let mut kept: Vec<u32> = Vec::new();
+    let mut replaced: Vec<(String, String, usize)> = Vec::new();
+    let (mut num_deletes, mut num_updates) = (0i64, 0i64);
+    for (row, key) in keys.iter().enumerate() {
+        let key = key.as_str();
+        if deletes.contains(key) {
+            num_deletes += 1;
+            continue;
+        }
+        if let Some(update) = updates.remove(key) {
+            num_updates += 1;
+            let incoming_loses = by_event_time
+                && compare_keys(
+                    &key_of(&ordering_new, update.2),
+                    &key_of(&ordering_old, row),
+                )
+                .is_some_and(|o| o.is_lt());
+            if !incoming_loses {
+                replaced.push(update.clone());
+                continue;
+            }
+        }
+        kept.push(row as u32);
+    }
+    // Keys tagged here but not in the rows (a stale index): written as updates all the same.
+    for update in updates.into_values() {
+        replaced.push(update.clone());
+    }
+    replaced.extend(change.inserts.iter().cloned());
+    let kept_rows =
+        arrow_select::take::take_record_batch(&old, &arrow_array::UInt32Array::from(kept))
+            .map_err(malformed_by)?;
+    let kept_rows = if config.populate_meta_fields {
+        set_column(&kept_rows, FILE_NAME, &name)?
+    } else {
+        kept_rows
+    };
+    // By name: the meta columns a read without meta fields left out come in null, and
+    // partition columns a table does not store go.
+    let kept_rows =
+        crate::schema::align::to_schema(&kept_rows, file_schema, &slice.partition, config)?;
+    let new_rows = files::with_meta(
+        inputs.input,
+        &replaced,
+        &MetaFields {
+            instant,
+            file_index,
+            file_name: &name,
+            populated: config.populate_meta_fields,
+        },
+        file_schema,
+    )?;
+    let batch = arrow_select::concat::concat_batches(file_schema, &[kept_rows, new_rows])
+        .map_err(malformed_by)?;
+    let written = base_file_bytes(&batch, avro_with_meta, &inputs.base_file)?;
+    let bytes = written.bytes;
+    let size = bytes.len() as i64;
+    Ok(NewFile {
+        path: path.clone(),
+        stat: WriteStat {
+            file_id: Some(slice.file_id.clone()),
+            path: Some(path),
+            prev_commit: Some(slice.base_instant.clone()),
+            num_writes: Some(batch.num_rows() as i64),
+            num_deletes: Some(num_deletes),
+            num_update_writes: Some(num_updates),
+            num_inserts: Some(change.inserts.len() as i64),
+            total_write_bytes: Some(size),
+            total_write_errors: Some(0),
+            partition_path: Some(slice.partition.clone()),
+            file_size_in_bytes: Some(size),
+            ..WriteStat::default()
+        },
+        bytes,
+        marker: "MERGE",
+        columns: written.columns,
+    })
+}
+
+fn set_column(batch: &RecordBatch, column: &str, value: &str) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    let Some((i, _)) = schema.column_with_name(column) else {
+        return Ok(batch.clone());
+    };
+    let mut columns = batch.columns().to_vec();
+    columns[i] = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+        value,
+        batch.num_rows(),
+    )));
+    RecordBatch::try_new(schema, columns).map_err(malformed_by)
+}
+
+/// A Parquet base file with Hudi's footer keys (min/max record key, bloom filter).
+fn base_file_bytes(
+    batch: &RecordBatch,
+    avro_with_meta: &str,
+    spec: &BaseFileSpec,
+) -> Result<WrittenBaseFile> {
+    let mut spec = spec.clone();
+    spec.avro_schema = avro_with_meta.to_string();
+    crate::base_file::writer::write_base_file(batch, &spec)
+}
