@@ -1,5 +1,6 @@
 //! The crate's layers, checked from its sources: top-level modules import each other
-//! without cycles, and the sans-IO core imports no face (CLI, wasm, the face-shared `api`).
+//! without cycles, the sans-IO core imports no face (CLI, wasm, the face-shared `api`), and
+//! every module imports only what its row of the layer map in `docs/ARCHITECTURE.md` allows.
 //! Doc comments and test modules are not imports and are left out.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -106,5 +107,54 @@ fn the_core_imports_no_face() {
             .filter(|d| FACES.contains(&d.as_str()))
             .collect();
         assert!(faces.is_empty(), "core module {module} imports {faces:?}");
+    }
+}
+
+/// The layer map of `docs/ARCHITECTURE.md`: module → the modules it may import.
+fn layer_map() -> BTreeMap<String, BTreeSet<String>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ARCHITECTURE.md");
+    let text = fs::read_to_string(&path).unwrap();
+    let section = text
+        .split("## The layer map")
+        .nth(1)
+        .expect("docs/ARCHITECTURE.md has a layer map")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let names = |cell: &str| -> BTreeSet<String> {
+        cell.split(',')
+            .map(|c| c.trim().trim_matches('`').to_string())
+            .filter(|c| !c.is_empty())
+            .collect()
+    };
+    let mut map = BTreeMap::new();
+    for row in section.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').collect();
+        assert_eq!(cells.len(), 3, "layer map row {row:?}");
+        let module = cells[0].trim().trim_matches('`').to_string();
+        map.insert(module, names(cells[2]));
+    }
+    map
+}
+
+#[test]
+fn imports_follow_the_layer_map() {
+    let map = layer_map();
+    let graph = module_graph();
+    for (module, deps) in &graph {
+        let allowed = map
+            .get(module)
+            .unwrap_or_else(|| panic!("src/{module} has no row in docs/ARCHITECTURE.md"));
+        let extra: Vec<&String> = deps.difference(allowed).collect();
+        assert!(
+            extra.is_empty(),
+            "{module} imports {extra:?}, which its row in docs/ARCHITECTURE.md does not allow"
+        );
+    }
+    for module in map.keys() {
+        assert!(
+            graph.contains_key(module),
+            "docs/ARCHITECTURE.md names {module}, which src/ does not have"
+        );
     }
 }

@@ -392,6 +392,14 @@ mod tests {
     }
 
     #[test]
+    fn the_docs_list_every_setting() {
+        let docs = include_str!("../../docs/writing.md");
+        for s in SETTINGS {
+            assert!(docs.contains(&format!("| `{}` |", s.key)), "docs/writing.md lacks {}", s.key);
+        }
+    }
+
+    #[test]
     fn typed_values() {
         let c = parse(&[
             (INDEX_TYPE, "global_simple"),
