@@ -4,10 +4,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use parquet::file::metadata::{
-    ColumnChunkMetaData, ColumnChunkMetaDataBuilder, ParquetMetaData, ParquetMetaDataReader,
-    ParquetMetaDataWriter,
+    ColumnChunkMetaData, ColumnChunkMetaDataBuilder, KeyValue, ParquetMetaData,
+    ParquetMetaDataReader, ParquetMetaDataWriter,
 };
 
+use super::footer::FOOTER_HEAD;
 use super::*;
 use crate::log_file::data::decode_parquet_block;
 use crate::storage::memory::MemoryStorage;

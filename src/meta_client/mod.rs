@@ -12,8 +12,8 @@ use crate::base_file::Footer;
 use crate::config::{TableConfig, PROPERTIES_BACKUP, PROPERTIES_FILE};
 use crate::error::{HudiError, Result};
 use crate::schema::align;
+use crate::storage::layers::mdt_prefetch::MdtOpenPrefetch;
 use crate::storage::mdt_cache::{MdtCached, MdtFileCache};
-use crate::storage::prefetch::MdtPrefetch;
 use crate::storage::{Instrumented, IoSnapshot, IoStats, ObjectMeta, Purpose, Storage, StorageExt};
 use crate::timeline::{history, CommitMetadata, Instant, Timeline, Visibility};
 
@@ -45,7 +45,7 @@ pub struct MetaClient {
     /// none) and the number of the timeline listing it was read under.
     schema_history: futures::lock::Mutex<Option<(u64, Option<SchemaHistory>)>>,
     /// The metadata table's files asked for beside the open (`storage` reads through it).
-    mdt_prefetch: Option<Arc<MdtPrefetch>>,
+    mdt_prefetch: Option<Arc<MdtOpenPrefetch>>,
 }
 
 impl std::fmt::Debug for MetaClient {
@@ -102,7 +102,11 @@ impl MetaClient {
         let Some(mdt_dir) = prefetch_mdt else {
             return Self::open_counted(cache.clone(), Some(cache), io, None).await;
         };
-        let prefetch = Arc::new(MdtPrefetch::new(cache.clone(), mdt_dir, PROPERTIES_FILE));
+        let prefetch = Arc::new(MdtOpenPrefetch::new(
+            cache.clone(),
+            mdt_dir,
+            PROPERTIES_FILE,
+        ));
         let (client, ()) = futures::join!(
             Self::open_counted(prefetch.clone(), Some(cache), io, Some(prefetch.clone())),
             prefetch.fetch(),
@@ -138,7 +142,7 @@ impl MetaClient {
         storage: Arc<dyn Storage>,
         cache: Option<Arc<crate::storage::cache::Cached>>,
         io: Arc<IoStats>,
-        mdt_prefetch: Option<Arc<MdtPrefetch>>,
+        mdt_prefetch: Option<Arc<MdtOpenPrefetch>>,
     ) -> Result<MetaClient> {
         // The current layout's timeline is listed beside the properties; an older table's
         // (`.hoodie` itself) costs a second round trip instead of a request on every open.

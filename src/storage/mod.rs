@@ -6,42 +6,47 @@
 //! through a [`RangedFile`] (held tail, coalescing, short-read checks), and every read says
 //! its [`Purpose`], so the counters tell where requests and bytes went.
 //!
-//! Implementations: [`memory::MemoryStorage`] (tests, bytes handed in from JS),
-//! `local::LocalStorage` (native files), and the HTTP/S3 ones that live beside them. Every
-//! implementation is wrapped in [`Instrumented`], which counts requests, bytes and dependent
-//! round trips, so any read can report what it cost, and then in [`cache::Cached`], which
-//! keeps immutable objects for the session so repeated reads cost nothing. Wrappers:
-//! [`prefixed::Prefixed`] (a sub-directory as a root, e.g. the metadata table) and
-//! `latency::Latency` (a fixed delay per request, for benchmarks).
+//! Layout — the seam here, everything else in a folder by the role it plays:
+//! - [`backends`]: one implementation per kind of host — [`memory::MemoryStorage`] (tests,
+//!   bytes handed in from JS), `local::LocalStorage` (native files), [`http::HttpStorage`]
+//!   (plain HTTP(S), presigned URLs, and in wasm S3 with its own SigV4 signer; over `fetch`
+//!   in wasm or reqwest natively) and, natively, `object_store::ObjectStoreStorage` (S3 via
+//!   object_store);
+//! - [`layers`]: wrappers that add one concern to any backend. Every store is wrapped in
+//!   [`Instrumented`], which counts requests, bytes and dependent round trips, so any read
+//!   can report what it cost, and then in [`cache::Cached`], which keeps immutable objects
+//!   for the session so repeated reads cost nothing; also [`Prefixed`] (a sub-directory as a
+//!   root, e.g. the metadata table), the metadata-table file cache and prefetch (here, not
+//!   under `metadata`: the meta client stacks them, and `metadata` builds on the meta
+//!   client), and test and benchmark wrappers (latency, crash injection);
+//! - [`listing`]: answers `list` where a host has no list API (S3 XML pages, JSON
+//!   directory indexes, a manifest), parsed once for every backend;
+//! - [`ranged`] and [`path`]: how the core reads through the seam (held tails, coalescing)
+//!   and which paths from table content it may follow.
 //!
-//! Remote tables: [`http::HttpStorage`] (plain HTTP(S), presigned URLs, and in wasm S3 with
-//! its own SigV4 signer; over `fetch` in wasm — `fetch` — or reqwest natively) and, natively,
-//! `object_store::ObjectStoreStorage` (S3 via object_store). [`listing`] answers `list` where a host has no list API.
+//! The old flat paths (`storage::memory`, `storage::cache`, …) stay as re-exports: callers
+//! name what they use, not where it sits.
 
-pub mod cache;
-pub mod crash;
-#[cfg(all(target_arch = "wasm32", feature = "http"))]
-pub mod fetch;
-#[cfg(feature = "http")]
-pub mod http;
-mod instrumented;
-pub mod js_failure;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod latency;
+pub mod backends;
+pub mod layers;
 pub mod listing;
-#[cfg(all(not(target_arch = "wasm32"), feature = "local"))]
-pub mod local;
-pub mod mdt_cache;
-pub mod memory;
-#[cfg(all(not(target_arch = "wasm32"), feature = "http"))]
-pub mod object_store;
 pub mod path;
-pub mod prefetch;
-pub mod prefixed;
 pub mod ranged;
+
+#[cfg(all(target_arch = "wasm32", feature = "http"))]
+pub use backends::fetch;
 #[cfg(feature = "http")]
-pub mod s3;
-pub mod timer;
+pub use backends::http;
+#[cfg(all(not(target_arch = "wasm32"), feature = "local"))]
+pub use backends::local;
+pub use backends::memory;
+#[cfg(all(not(target_arch = "wasm32"), feature = "http"))]
+pub use backends::object_store;
+#[cfg(feature = "http")]
+pub use backends::s3;
+#[cfg(not(target_arch = "wasm32"))]
+pub use layers::latency;
+pub use layers::{cache, crash, js_failure, mdt_cache, prefixed, timer};
 
 use std::fmt;
 use std::ops::Range;
@@ -53,8 +58,7 @@ use serde::Serialize;
 
 use crate::error::{HudiError, Result};
 
-pub use instrumented::{Instrumented, IoSnapshot, IoStats, PurposeIo};
-pub use prefixed::Prefixed;
+pub use layers::{Instrumented, IoSnapshot, IoStats, Prefixed, PurposeIo};
 pub use ranged::RangedFile;
 
 /// What a listing or a `head` knows about one object.

@@ -87,7 +87,7 @@ export function unzippedFixtures() {
   return root;
 }
 
-/** Where a table's listing manifest lives (the http branch's format, see src/storage/listing.rs). */
+/** Where a table's listing manifest lives (the http branch's format, see src/storage/listing/manifest.rs). */
 export const MANIFEST = '.hoodie/hudi-edge-manifest.json';
 
 /**

@@ -7,11 +7,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{
-    needs_size, read_with_size, ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode,
-    Storage,
-};
 use crate::error::Result;
+use crate::storage::{
+    needs_size, read_with_size, ByteRange, Capabilities, Fetched, ListedAfter, ObjectMeta, Purpose,
+    PutMode, Storage,
+};
 
 #[derive(Debug, Clone)]
 pub struct Latency {
@@ -59,7 +59,7 @@ impl Storage for Latency {
         self.inner.list(prefix, recursive).await
     }
 
-    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+    async fn list_after(&self, start_after: &str) -> Result<Option<ListedAfter>> {
         self.wait().await;
         self.inner.list_after(start_after).await
     }

@@ -16,24 +16,28 @@
 //!   object paths that would leave the base are refused before a URL is built;
 //! - errors name the object by its location without query strings or credentials (403 →
 //!   `AccessDenied`, 404 → `NotFound`);
-//! - listing (see [`super::listing`]): S3 `ListObjectsV2`, JSON autoindex, or the manifest;
+//! - listing (see [`crate::storage::listing`]): S3 `ListObjectsV2`, JSON autoindex, or the
+//!   manifest;
 //! - presigned URLs: with a [`Presigner`], every request asks it for the URL of the object
 //!   (`GET`, `HEAD`, `PUT`, `DELETE`, and `LIST` for a listing page), so secrets stay on
 //!   whichever server signs.
 
 use std::collections::HashMap;
-use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::listing::{self, ListingMode, Manifest, MANIFEST_PATH};
-use super::{read_each, ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::{HudiError, Result};
+use crate::storage::listing::{self, ListingMode, Manifest, MANIFEST_PATH};
+use crate::storage::{
+    confirm_own_write, join, read_each, ByteRange, Capabilities, Fetched, ListedAfter, ObjectMeta,
+    Purpose, PutMode, Storage,
+};
 
 mod client;
 mod list;
+mod read;
 mod sigv4;
 
 pub use client::*;
@@ -203,10 +207,10 @@ impl HttpStorage {
     pub fn for_s3(
         transport: Arc<dyn Transport>,
         url: &str,
-        o: &super::s3::S3Options,
+        o: &crate::storage::s3::S3Options,
         options: HttpOptions,
     ) -> Result<Self> {
-        let (bucket, root) = super::s3::parse_s3_url(url)?;
+        let (bucket, root) = crate::storage::s3::parse_s3_url(url)?;
         let bucket_url = url::Url::parse(&o.bucket_url(&bucket))
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https"))
@@ -262,7 +266,7 @@ impl HttpStorage {
 
     fn key(&self, path: &str) -> String {
         match &self.target {
-            Target::Presigned { root, .. } | Target::S3 { root, .. } => super::join(root, path),
+            Target::Presigned { root, .. } | Target::S3 { root, .. } => join(root, path),
             Target::Url { .. } => path.to_string(),
         }
     }
@@ -270,7 +274,7 @@ impl HttpStorage {
     /// The URL of `path`, refused (`CORRUPT`) when the path would leave the root: a second
     /// line behind the checks on paths from table content, as requests carry the headers.
     async fn url(&self, method: &'static str, path: &str) -> Result<String> {
-        super::path::within_table(path.trim_start_matches('/'), &self.location())?;
+        crate::storage::path::within_table(path.trim_start_matches('/'), &self.location())?;
         match &self.target {
             Target::Url { base, query, .. } => {
                 let mut u = format!("{base}{}", encode_path(path.trim_start_matches('/')));
@@ -307,20 +311,6 @@ impl HttpStorage {
                 Ok(u)
             }
         }
-    }
-
-    /// `GET` with `Range: bytes=<spec>` for `len` bytes; a `206` body is read up to `len`, a
-    /// server that ignores the range (a whole-object 200) up to [`RANGE_IGNORED_LIMIT`].
-    async fn get_ranged(&self, path: &str, spec: &str, len: u64) -> Result<Response> {
-        self.send("GET", path, |r| {
-            let mut r = r.header("Range", format!("bytes={spec}"));
-            r.limit = Some(BodyLimit {
-                partial: len,
-                other: RANGE_IGNORED_LIMIT,
-            });
-            r
-        })
-        .await
     }
 
     /// One request for `path`; a presigned URL that was refused is asked for anew once
@@ -367,163 +357,6 @@ impl HttpStorage {
             self.object(path),
         )
     }
-
-    /// A ranged `GET` answered with the whole object: `range` sliced from it, and a warning.
-    fn range_ignored(&self, path: &str, r: Response, range: ByteRange) -> Result<Fetched> {
-        if r.over_limit {
-            return Err(self.over_limit(
-                path,
-                "a server that ignores Range requests, for an object",
-                RANGE_IGNORED_LIMIT,
-            ));
-        }
-        let len = r.body.len() as u64;
-        let wanted = range.within(len);
-        // Both ends are within the body held in memory, so they fit a usize.
-        let mut fetched = Fetched::one(
-            r.body.slice(wanted.start as usize..wanted.end as usize),
-            Some(len),
-        );
-        fetched.warnings.push(format!(
-            "the server ignored Range for {} (answered the whole object; sliced locally)",
-            self.object(path)
-        ));
-        Ok(fetched)
-    }
-
-    /// A `206` whose body ran past the bytes `range` asked for.
-    fn partial_over(&self, path: &str, r: &Response, range: ByteRange) -> Result<()> {
-        if !r.over_limit {
-            return Ok(());
-        }
-        Err(range.body_over(&self.object(path)))
-    }
-
-    // ---- reads (one range per request)
-
-    async fn read_bounded(&self, path: &str, range: Range<u64>) -> Result<Fetched> {
-        if range.start >= range.end {
-            return Ok(Fetched::one(Bytes::new(), None));
-        }
-        let want = range.end - range.start;
-        let r = self
-            .get_ranged(path, &format!("{}-{}", range.start, range.end - 1), want)
-            .await?;
-        match r.status {
-            206 => {
-                self.partial_over(path, &r, ByteRange::Bounded(range.clone()))?;
-                let start = r
-                    .header("content-range")
-                    .and_then(parse_content_range)
-                    .map(|(a, _, _)| a)
-                    .unwrap_or(range.start);
-                if start != range.start {
-                    return Err(HudiError::io(
-                        self.object(path),
-                        format!("asked for bytes from {}, got from {start}", range.start),
-                    ));
-                }
-                Ok(Fetched::one(r.body, None))
-            }
-            200 => self.range_ignored(path, r, ByteRange::Bounded(range)),
-            416 => Ok(Fetched::one(Bytes::new(), None)),
-            _ => Err(status_error(&self.object(path), &r)),
-        }
-    }
-
-    async fn read_whole(&self, path: &str) -> Result<Fetched> {
-        let (bytes, _) = self.read_whole_versioned(path).await?;
-        let len = bytes.len() as u64;
-        Ok(Fetched::one(bytes, Some(len)))
-    }
-
-    /// The whole object and its ETag from one GET.
-    async fn read_whole_versioned(&self, path: &str) -> Result<(Bytes, Option<String>)> {
-        let r = self
-            .send("GET", path, |mut r| {
-                r.limit = Some(BodyLimit {
-                    partial: MAX_WHOLE_OBJECT_BYTES,
-                    other: MAX_WHOLE_OBJECT_BYTES,
-                });
-                r
-            })
-            .await?;
-        if r.over_limit {
-            return Err(ByteRange::Whole.body_over(&self.object(path)));
-        }
-        match r.status {
-            200 | 203 => {
-                let etag = r.header("etag").map(str::to_string);
-                Ok((r.body, etag))
-            }
-            _ => Err(status_error(&self.object(path), &r)),
-        }
-    }
-
-    async fn read_suffix(&self, path: &str, n: u64) -> Result<Fetched> {
-        if n == 0 {
-            return Ok(Fetched::one(
-                Bytes::new(),
-                Some(self.head(path).await?.size),
-            ));
-        }
-        let r = self.get_ranged(path, &format!("-{n}"), n).await?;
-        match r.status {
-            206 => {
-                self.partial_over(path, &r, ByteRange::Suffix(n))?;
-                let total = r
-                    .header("content-range")
-                    .and_then(parse_content_range)
-                    .and_then(|(_, _, t)| t)
-                    .ok_or_else(|| {
-                        HudiError::io(
-                            self.object(path),
-                            "a suffix range answer without the total size (Content-Range)",
-                        )
-                    })?;
-                if r.body.len() as u64 > total.min(n) {
-                    return Err(HudiError::io(
-                        self.object(path),
-                        format!(
-                            "asked for the last {n} bytes of {total}, got {}",
-                            r.body.len()
-                        ),
-                    ));
-                }
-                Ok(Fetched::one(r.body, Some(total)))
-            }
-            200 => self.range_ignored(path, r, ByteRange::Suffix(n)),
-            // Only an empty object has no suffix to give (`Content-Range: bytes */0`, or a
-            // HEAD saying so); a 416 for anything else is the server's error.
-            416 => {
-                let size = match r.header("content-range").and_then(unsatisfied_size) {
-                    Some(size) => size,
-                    None => self.head(path).await?.size,
-                };
-                if size != 0 {
-                    return Err(HudiError::io(
-                        self.object(path),
-                        format!("HTTP 416 for the last {n} bytes of a {size}-byte object"),
-                    ));
-                }
-                Ok(Fetched::one(Bytes::new(), Some(0)))
-            }
-            _ => Err(status_error(&self.object(path), &r)),
-        }
-    }
-
-    // ---- listing
-}
-
-/// The size in a 416's `Content-Range: bytes */<size>`.
-fn unsatisfied_size(v: &str) -> Option<u64> {
-    v.trim()
-        .strip_prefix("bytes")?
-        .trim()
-        .strip_prefix("*/")?
-        .trim()
-        .parse()
-        .ok()
 }
 
 #[async_trait]
@@ -622,13 +455,13 @@ impl Storage for HttpStorage {
         }
     }
 
-    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+    async fn list_after(&self, start_after: &str) -> Result<Option<ListedAfter>> {
         if !self.skips_ahead() {
             return Ok(None);
         }
         let budget = list::Budget::new(self.object(""), &self.listing_spent);
         let (listed, complete) = self.list_s3("", true, Some(start_after), &budget).await?;
-        Ok(Some(super::ListedAfter::new(listed, start_after, complete)))
+        Ok(Some(ListedAfter::new(listed, start_after, complete)))
     }
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
@@ -650,7 +483,7 @@ impl Storage for HttpStorage {
                 return Err(refusal);
             }
             // The client retries 5xx and network errors: the 412 may be about our own object.
-            return super::confirm_own_write(self, path, &data, refusal).await;
+            return confirm_own_write(self, path, &data, refusal).await;
         }
         Ok(ObjectMeta {
             path: path.to_string(),

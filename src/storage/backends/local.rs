@@ -9,9 +9,11 @@ use std::time::UNIX_EPOCH;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::memory::{clamp, list_keys};
-use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::{HudiError, Result};
+use crate::storage::memory::{clamp, list_keys};
+use crate::storage::{
+    md5_hex, ByteRange, Capabilities, Fetched, ListedAfter, ObjectMeta, Purpose, PutMode, Storage,
+};
 
 #[derive(Debug, Clone)]
 pub struct LocalStorage {
@@ -74,8 +76,10 @@ impl LocalStorage {
     /// The file of `path`, refused (`CORRUPT`) when the path would leave the root: a second
     /// line behind the checks on paths from table content.
     fn full(&self, path: &str) -> Result<PathBuf> {
-        let rel =
-            super::path::within_table(path.trim_start_matches('/'), &self.root.to_string_lossy())?;
+        let rel = crate::storage::path::within_table(
+            path.trim_start_matches('/'),
+            &self.root.to_string_lossy(),
+        )?;
         Ok(self.root.join(rel))
     }
 }
@@ -121,8 +125,8 @@ const HASHED_ETAG_MAX: u64 = 1 << 20;
 fn etag_of(full: &Path, md: &fs::Metadata, held: Option<&[u8]>) -> std::io::Result<String> {
     if md.len() <= HASHED_ETAG_MAX {
         return Ok(match held {
-            Some(bytes) => format!("\"{}\"", super::md5_hex(bytes)),
-            None => format!("\"{}\"", super::md5_hex(&fs::read(full)?)),
+            Some(bytes) => format!("\"{}\"", md5_hex(bytes)),
+            None => format!("\"{}\"", md5_hex(&fs::read(full)?)),
         });
     }
     use std::os::unix::fs::MetadataExt;
@@ -336,7 +340,7 @@ impl Storage for LocalStorage {
         Ok(out)
     }
 
-    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+    async fn list_after(&self, start_after: &str) -> Result<Option<ListedAfter>> {
         let mut top = Vec::new();
         walk(&self.root, &self.root, false, &mut top).map_err(|e| map_err("", e))?;
         let mut found = Vec::new();
@@ -356,7 +360,7 @@ impl Storage for LocalStorage {
             }
         }
         let files = found.into_iter().map(|(_, m)| m).collect();
-        Ok(Some(super::ListedAfter::new(files, start_after, true)))
+        Ok(Some(ListedAfter::new(files, start_after, true)))
     }
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
@@ -387,7 +391,7 @@ impl Storage for LocalStorage {
         let md = fs::metadata(&full).map_err(|e| map_err(path, e))?;
         let mut meta = meta_of(path, &md);
         meta.size = bytes.len() as u64;
-        meta.etag = Some(format!("\"{}\"", super::md5_hex(&bytes)));
+        meta.etag = Some(format!("\"{}\"", md5_hex(&bytes)));
         Ok((Bytes::from(bytes), meta))
     }
 }
@@ -547,10 +551,7 @@ mod tests {
                 )
                 .await
                 .unwrap();
-            assert_eq!(
-                a.etag,
-                Some(format!("\"{}\"", crate::storage::md5_hex(b"{\"a\":1}")))
-            );
+            assert_eq!(a.etag, Some(format!("\"{}\"", md5_hex(b"{\"a\":1}"))));
             assert_eq!(s.head("lock.json").await.unwrap().etag, a.etag);
             // Same length, same instant: still another ETag.
             let b = s

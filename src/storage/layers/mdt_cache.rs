@@ -19,9 +19,11 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use serde::Serialize;
 
-use super::cache::read_through;
-use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::Result;
+use crate::storage::cache::read_through;
+use crate::storage::{
+    ByteRange, Capabilities, Fetched, ListedAfter, ObjectMeta, Purpose, PutMode, Storage,
+};
 
 /// Default byte budget: the record index of the 1M-row bench table (10 base HFiles of
 /// ~0.9 MB and their log files) fits, and an isolate's 128 MB keeps its headroom.
@@ -348,7 +350,7 @@ impl Storage for MdtCached {
         Ok(objects)
     }
 
-    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+    async fn list_after(&self, start_after: &str) -> Result<Option<ListedAfter>> {
         self.inner.list_after(start_after).await
     }
 

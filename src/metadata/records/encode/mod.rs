@@ -14,6 +14,12 @@ use crate::avro::binary::{write_bytes, write_long};
 use crate::error::{HudiError, Result};
 use crate::value::Value;
 
+mod decimal;
+mod file_id;
+
+use decimal::{min_twos_complement, rescale, sign_extend};
+pub use file_id::split_file_id;
+
 /// A V2 `valueType`: ordinal and additional info (e.g. `"15,2"`).
 type ValueTypeInfo = (i32, Option<String>);
 
@@ -514,86 +520,6 @@ fn record_index(ri: &RecordIndexEntry) -> D {
     D::Rec(fields)
 }
 
-/// `(high bits, low bits, file index)` of a `<uuid>-<index>` file id; a bare UUID has
-/// index -1 (Java's missing-index fallback).
-pub fn split_file_id(file_id: &str) -> Option<(i64, i64, i32)> {
-    if let Some((hi, lo)) = parse_uuid(file_id) {
-        return Some((hi, lo, -1));
-    }
-    let (uuid, index) = file_id.rsplit_once('-')?;
-    let (hi, lo) = parse_uuid(uuid)?;
-    // Java's Integer.parseInt: optional sign, decimal digits.
-    let index: i32 = index.parse().ok()?;
-    Some((hi, lo, index))
-}
-
-/// The canonical 8-4-4-4-12 hex form only (Java's `UUID.fromString` is laxer; a writer of
-/// its own ids uses this form).
-fn parse_uuid(s: &str) -> Option<(i64, i64)> {
-    let groups: Vec<&str> = s.split('-').collect();
-    let lens = [8, 4, 4, 4, 12];
-    if groups.len() != 5
-        || groups
-            .iter()
-            .zip(lens)
-            .any(|(g, l)| g.len() != l || !g.bytes().all(|b| b.is_ascii_hexdigit()))
-    {
-        return None;
-    }
-    let hex: String = groups.concat();
-    let v = u128::from_str_radix(&hex, 16).ok()?;
-    Some(((v >> 64) as u64 as i64, v as u64 as i64))
-}
-
-/// Java `BigInteger.toByteArray`: the shortest big-endian two's complement.
-fn min_twos_complement(v: i128) -> Vec<u8> {
-    let b = v.to_be_bytes();
-    let mut start = 0;
-    while start < 15 {
-        let (cur, next) = (b[start], b[start + 1]);
-        if (cur == 0 && next & 0x80 == 0) || (cur == 0xff && next & 0x80 != 0) {
-            start += 1;
-        } else {
-            break;
-        }
-    }
-    b[start..].to_vec()
-}
-
-/// Sign-extends big-endian two's complement bytes to `size` (a fixed decimal).
-fn sign_extend(b: &[u8], size: usize) -> Option<Vec<u8>> {
-    if b.len() > size {
-        return None;
-    }
-    let fill = if b.first().is_some_and(|x| x & 0x80 != 0) {
-        0xff
-    } else {
-        0
-    };
-    let mut out = vec![fill; size - b.len()];
-    out.extend_from_slice(b);
-    Some(out)
-}
-
-/// `unscaled × 10^(to − from)`; fails where digits would be lost or 128 bits overflow.
-fn rescale(unscaled: i128, from: i32, to: i32) -> Result<i128> {
-    let overflow = || HudiError::invalid("decimal bound does not fit the DecimalWrapper scale");
-    if to >= from {
-        let f = 10i128
-            .checked_pow((to - from) as u32)
-            .ok_or_else(overflow)?;
-        unscaled.checked_mul(f).ok_or_else(overflow)
-    } else {
-        let f = 10i128
-            .checked_pow((from - to) as u32)
-            .ok_or_else(overflow)?;
-        if unscaled % f != 0 {
-            return Err(overflow());
-        }
-        Ok(unscaled / f)
-    }
-}
-
 fn zigzag(out: &mut Vec<u8>, v: i64) {
     let mut z = ((v << 1) ^ (v >> 63)) as u64;
     while z >= 0x80 {
@@ -606,32 +532,4 @@ fn zigzag(out: &mut Vec<u8>, v: i64) {
 fn bytes(out: &mut Vec<u8>, b: &[u8]) {
     zigzag(out, b.len() as i64);
     out.extend_from_slice(b);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn file_ids_split_like_java() {
-        let (hi, lo, i) = split_file_id("5fa27133-7a82-4124-9a6b-8a94c18ff8ef-0").unwrap();
-        assert_eq!((hi, lo, i), (6891194845742907684, -7319604397853378321, 0));
-        assert_eq!(
-            split_file_id("5fa27133-7a82-4124-9a6b-8a94c18ff8ef").map(|t| t.2),
-            Some(-1)
-        );
-        assert_eq!(split_file_id("files-0000-0"), None);
-        assert_eq!(split_file_id("not-a-uuid-at-all-0"), None);
-    }
-
-    #[test]
-    fn twos_complement_is_minimal() {
-        assert_eq!(min_twos_complement(0), vec![0]);
-        assert_eq!(min_twos_complement(127), vec![0x7f]);
-        assert_eq!(min_twos_complement(128), vec![0, 0x80]);
-        assert_eq!(min_twos_complement(-1), vec![0xff]);
-        assert_eq!(min_twos_complement(-129), vec![0xff, 0x7f]);
-        assert_eq!(rescale(125, 2, 15).unwrap(), 125 * 10i128.pow(13));
-        assert!(rescale(125, 2, 1).is_err());
-    }
 }

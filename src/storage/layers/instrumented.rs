@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::*;
+use crate::storage::*;
 
 /// Most warnings kept for a session.
 const MAX_WARNINGS: usize = 32;
@@ -255,10 +255,10 @@ impl Storage for Instrumented {
         self.inner.list(prefix, recursive).await
     }
 
-    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+    async fn list_after(&self, start_after: &str) -> Result<Option<crate::storage::ListedAfter>> {
         let capabilities = self.inner.capabilities();
         if let Some(held) = capabilities.listing {
-            return Ok(Some(super::ListedAfter::new(
+            return Ok(Some(crate::storage::ListedAfter::new(
                 held.list("", true),
                 start_after,
                 true,

@@ -1,5 +1,5 @@
 //! Listing a table over plain HTTP: the listing manifest when there is one, S3
-//! `ListObjectsV2` pages, or a JSON autoindex (see [`super::super::listing`]).
+//! `ListObjectsV2` pages, or a JSON autoindex (see [`crate::storage::listing`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -1,7 +1,7 @@
 //! HTTP in wasm: the global `fetch` (looked up on `globalThis`, so the same build works in
 //! windows, dedicated workers, Node and workerd), or one the application hands in.
 //!
-//! - [`FetchTransport`] carries [`super::http::HttpStorage`]'s requests: plain HTTP(S),
+//! - [`FetchTransport`] carries [`crate::storage::http::HttpStorage`]'s requests: plain HTTP(S),
 //!   presigned URLs and SigV4-signed S3.
 //! - Each request gets its own `AbortController`: when the Rust future waiting for it is
 //!   dropped (an operation aborted through its `AbortSignal`, or abandoned), the request is
@@ -23,8 +23,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use super::http::{strip_urls, ListPage, Presigner, Request, Response, Transport, TransportError};
 use crate::error::{HudiError, Result};
+use crate::storage::http::{
+    strip_urls, ListPage, Presigner, Request, Response, Transport, TransportError,
+};
 
 fn global_fn(name: &str) -> Option<Function> {
     Reflect::get(&js_sys::global(), &name.into())
@@ -80,7 +82,7 @@ impl FetchTransport {
         let (tx, rx) = oneshot::channel();
         let (cancel_tx, cancel_rx) = oneshot::channel::<()>();
         let fetch = self.fetch.clone();
-        super::timer::handed_to_host();
+        crate::storage::timer::handed_to_host();
         wasm_bindgen_futures::spawn_local(async move {
             let controller = web_sys::AbortController::new().ok();
             let work = run_fetch(fetch, r, controller.clone()).fuse();
@@ -262,7 +264,7 @@ impl Transport for FetchTransport {
     }
 
     async fn sleep(&self, d: Duration) {
-        super::timer::sleep(d).await
+        crate::storage::timer::sleep(d).await
     }
 }
 

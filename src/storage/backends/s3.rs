@@ -1,5 +1,5 @@
 //! How an S3 bucket is reached: the options both S3 clients take (object_store natively,
-//! [`super::http::HttpStorage`] with SigV4 in wasm) and, for the latter, the bucket's URL.
+//! [`crate::storage::http::HttpStorage`] with SigV4 in wasm) and, for the latter, the bucket's URL.
 
 use serde::Deserialize;
 

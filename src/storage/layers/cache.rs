@@ -1,6 +1,6 @@
 //! A per-session cache of immutable objects, so a second read of the same instant file,
-//! footer or column chunk costs no request. It sits *outside* [`super::Instrumented`]: what
-//! it answers is not counted as I/O.
+//! footer or column chunk costs no request. It sits *outside*
+//! [`crate::storage::Instrumented`]: what it answers is not counted as I/O.
 //!
 //! Immutable here means Hudi never rewrites the name: completed instant files (timeline
 //! names that start with a digit and are not `.requested` / `.inflight`), base files
@@ -15,8 +15,10 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::Result;
+use crate::storage::{
+    ByteRange, Capabilities, Fetched, ListedAfter, ObjectMeta, Purpose, PutMode, Storage,
+};
 
 /// Default bound on cached bytes. Smaller in wasm: linear memory never shrinks, so what a
 /// session caches stays the module's high-water mark (a full scan fills any cache and gains
@@ -265,7 +267,7 @@ impl Storage for Cached {
         self.inner.list(prefix, recursive).await
     }
 
-    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+    async fn list_after(&self, start_after: &str) -> Result<Option<ListedAfter>> {
         self.inner.list_after(start_after).await
     }
 
@@ -306,7 +308,7 @@ pub(crate) async fn read_through(
     if missing.is_empty() {
         // Answered from memory: decoding follows at once, so requests issued just before
         // go out first.
-        super::timer::let_requests_out().await;
+        crate::storage::timer::let_requests_out().await;
         return Ok(Fetched {
             parts: parts.into_iter().flatten().collect(),
             size: None,

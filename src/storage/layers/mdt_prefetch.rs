@@ -1,6 +1,6 @@
 //! The metadata table's properties and files, asked for beside the data table's own when a
 //! query is known to follow the open: the metadata table then opens without a round trip
-//! of its own. Held answers are handed out until [`MdtPrefetch::end`]; every call after
+//! of its own. Held answers are handed out until [`MdtOpenPrefetch::end`]; every call after
 //! that goes to the store, so a later open (after a write) sees the table as it is then.
 
 use std::sync::{Arc, Mutex};
@@ -8,8 +8,11 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage, StorageExt};
 use crate::error::{HudiError, Result};
+use crate::storage::{
+    join, ByteRange, Capabilities, Fetched, ListedAfter, ObjectMeta, Purpose, PutMode, Storage,
+    StorageExt,
+};
 
 /// What the speculative requests answered.
 #[derive(Debug)]
@@ -21,20 +24,20 @@ struct Held {
 }
 
 #[derive(Debug)]
-pub struct MdtPrefetch {
+pub struct MdtOpenPrefetch {
     inner: Arc<dyn Storage>,
     dir: String,
     properties: String,
     held: Mutex<Option<Held>>,
 }
 
-impl MdtPrefetch {
+impl MdtOpenPrefetch {
     /// `dir`: the metadata table's directory in `inner` (`.hoodie/metadata`); `properties`:
     /// its properties file, relative to `dir`.
     pub fn new(inner: Arc<dyn Storage>, dir: &str, properties: &str) -> Self {
         let dir = dir.trim_matches('/').to_string();
-        MdtPrefetch {
-            properties: super::join(&dir, properties),
+        MdtOpenPrefetch {
+            properties: join(&dir, properties),
             inner,
             dir,
             held: Mutex::new(None),
@@ -76,7 +79,7 @@ impl MdtPrefetch {
         }
         let held = self.lock();
         let files = held.as_ref()?.files.iter();
-        Some(super::memory::list_keys(
+        Some(crate::storage::memory::list_keys(
             files.map(|f| (f.path.as_str(), f.clone())),
             prefix,
             recursive,
@@ -85,7 +88,7 @@ impl MdtPrefetch {
 }
 
 #[async_trait]
-impl Storage for MdtPrefetch {
+impl Storage for MdtOpenPrefetch {
     fn location(&self) -> String {
         self.inner.location()
     }
@@ -117,7 +120,7 @@ impl Storage for MdtPrefetch {
         }
     }
 
-    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+    async fn list_after(&self, start_after: &str) -> Result<Option<ListedAfter>> {
         self.inner.list_after(start_after).await
     }
 
@@ -162,7 +165,7 @@ mod tests {
         let mem = Arc::new(store());
         let counted = Instrumented::new(mem.clone());
         let stats = counted.stats();
-        let p = MdtPrefetch::new(Arc::new(counted), ".hoodie/metadata", PROPS);
+        let p = MdtOpenPrefetch::new(Arc::new(counted), ".hoodie/metadata", PROPS);
         block_on(async {
             p.fetch().await;
             assert_eq!(stats.snapshot().requests, 2);
@@ -201,7 +204,7 @@ mod tests {
         mem.insert(".hoodie/hoodie.properties", &b"x"[..], None);
         let counted = Instrumented::new(Arc::new(mem));
         let stats = counted.stats();
-        let p = MdtPrefetch::new(Arc::new(counted), ".hoodie/metadata/", PROPS);
+        let p = MdtOpenPrefetch::new(Arc::new(counted), ".hoodie/metadata/", PROPS);
         block_on(async {
             p.fetch().await;
             let props = ".hoodie/metadata/.hoodie/hoodie.properties";

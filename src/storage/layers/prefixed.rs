@@ -1,14 +1,16 @@
 //! A directory of another storage seen as a root: the metadata table is a Hudi table under
 //! `<table>/.hoodie/metadata`. Requests go through the parent storage, so a parent wrapped in
-//! [`super::Instrumented`] counts them; errors name the path from the parent's root.
+//! [`crate::storage::Instrumented`] counts them; errors name the path from the parent's root.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{join, ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::Result;
+use crate::storage::{
+    join, ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage,
+};
 
 #[derive(Debug, Clone)]
 pub struct Prefixed {

@@ -8,8 +8,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::{HudiError, Result};
+use crate::storage::{
+    ByteRange, Capabilities, Fetched, ListedAfter, ObjectMeta, Purpose, PutMode, Storage,
+};
 
 #[derive(Debug)]
 pub struct CrashAfter {
@@ -92,7 +94,7 @@ impl Storage for CrashAfter {
         self.inner.list(prefix, recursive).await
     }
 
-    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+    async fn list_after(&self, start_after: &str) -> Result<Option<ListedAfter>> {
         self.inner.list_after(start_after).await
     }
 

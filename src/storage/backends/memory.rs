@@ -8,8 +8,10 @@ use std::sync::{Mutex, MutexGuard};
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{ByteRange, Capabilities, Fetched, ObjectMeta, Purpose, PutMode, Storage};
 use crate::error::{HudiError, Result};
+use crate::storage::{
+    ByteRange, Capabilities, Fetched, ListedAfter, ObjectMeta, Purpose, PutMode, Storage,
+};
 
 /// Largest entry [`MemoryStorage::from_zip`] inflates.
 pub const MAX_ZIP_ENTRY_BYTES: u64 = 512 * 1024 * 1024;
@@ -206,11 +208,11 @@ impl Storage for MemoryStorage {
         ))
     }
 
-    async fn list_after(&self, start_after: &str) -> Result<Option<super::ListedAfter>> {
+    async fn list_after(&self, start_after: &str) -> Result<Option<ListedAfter>> {
         if self.no_list_after {
             return Ok(None);
         }
-        let mut after = super::ListedAfter::new(self.list("", true).await?, start_after, true);
+        let mut after = ListedAfter::new(self.list("", true).await?, start_after, true);
         if let Some(page) = self.page_after.filter(|&p| p < after.objects.len()) {
             after.objects.sort_by(|a, b| a.path.cmp(&b.path));
             after.objects.truncate(page);
@@ -277,7 +279,7 @@ impl MemoryStorage {
             if file.is_dir() {
                 continue;
             }
-            let path = super::path::within_table(&file.name().map_err(bad)?, name)?;
+            let path = crate::storage::path::within_table(&file.name().map_err(bad)?, name)?;
             // macOS archivers add resource forks; they are not part of the table.
             if path.starts_with("__MACOSX/") || path.ends_with(".DS_Store") {
                 continue;
