@@ -159,7 +159,7 @@ impl Value {
     }
 
     /// Whether this is the "no ordering value" default (`IntWrapper(0)` or null) that makes a
-    /// delete apply by commit order (docs: hudi-format §6.5). An array is default when all its
+    /// delete apply by commit order (docs/hudi-format.md §6.5). An array is default when all its
     /// values are [unverified against Java].
     pub fn is_natural_order(&self) -> bool {
         match self {

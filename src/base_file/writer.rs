@@ -1,6 +1,6 @@
 //! Writes one Hudi base file: the rows of a batch as Parquet, typed as parquet-avro types
 //! the table's Avro schema (what Spark and Java Hudi readers expect), with the footer keys a
-//! Java writer leaves (hudi-format §4.4): the Avro schema, `writer.model.name`, and with a
+//! Java writer leaves (docs/hudi-format.md §4.4): the Avro schema, `writer.model.name`, and with a
 //! bloom filter the filter, its type code and the min/max record key.
 //!
 //! Known differences from a parquet-avro file: lists are written in Parquet's 3-level form

@@ -2,7 +2,7 @@
 //! `HoodieTableFileSystemView`). Pure: it is handed the data files (from a listing, the
 //! metadata table or the timeline) and the timeline, and decides.
 //!
-//! Rules (docs: hudi-format §2.7, §4.5):
+//! Rules (docs/hudi-format.md §2.7, §4.5):
 //! - a base file counts only when the instant that wrote it completed (as of the query);
 //! - v8+ log files likewise, and they join the slice with the greatest base instant at or
 //!   before the completion time of the delta commit that wrote them;

@@ -1,4 +1,4 @@
-//! HBase HFile v3 reader, as Hudi writes it for the metadata table (docs: hudi-format §7).
+//! HBase HFile v3 reader, as Hudi writes it for the metadata table (docs/hudi-format.md §7).
 //!
 //! Both writers Hudi uses are read: HBase's (Hudi 0.x/1.0: CRC32C checksums, full KeyValue
 //! index keys, possibly multi-level indexes) and Hudi 1.1's own (NULL checksums, row-only

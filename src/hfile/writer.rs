@@ -1,5 +1,5 @@
 //! Writes HFile v3 files the way Hudi 1.x's own writer does for the metadata table (docs:
-//! hudi-format §7.9): data blocks split at a block size, a single-level root index keyed by
+//! docs/hudi-format.md §7.9): data blocks split at a block size, a single-level root index keyed by
 //! `[u16 len][row]` of each block's first row, an empty meta index, a file info block and the
 //! 4096-byte trailer. Every block's payload is compressed with the same codec.
 

@@ -1,4 +1,4 @@
-//! The v6 archived timeline (docs: hudi-format §2.5): `.hoodie/archived/.commits_.archive.N_<token>`
+//! The v6 archived timeline (docs/hudi-format.md §2.5): `.hoodie/archived/.commits_.archive.N_<token>`
 //! files are log files whose Avro data blocks hold `HoodieArchivedMetaEntry` records (Java
 //! `HoodieArchivedMetaEntry.avsc`). Each record is decoded with the block's own schema.
 

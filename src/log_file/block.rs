@@ -1,5 +1,5 @@
 //! One log block: its type, header/footer metadata and where its content sits (docs:
-//! hudi-format §5.1–5.4). Content is either a zero-copy slice of bytes already fetched or a
+//! docs/hudi-format.md §5.1–5.4). Content is either a zero-copy slice of bytes already fetched or a
 //! byte range still in storage.
 
 use std::ops::Range;

@@ -269,7 +269,7 @@ fn inconsistent_content_length_is_an_error() {
     assert_eq!(types(&shifted(1 << 40)), vec![BlockType::AvroData]);
 }
 
-/// hudi-format §5.1 worked example: the v6 rollback command block.
+/// docs/hudi-format.md §5.1 worked example: the v6 rollback command block.
 #[test]
 fn documented_rollback_block() {
     let bytes = super::writer::tests::hex(super::writer::tests::ROLLBACK_HEX);

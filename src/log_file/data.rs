@@ -1,5 +1,5 @@
 //! Data block contents: Avro (`int version | int count | repeat(int len | datum)`, docs:
-//! hudi-format §5.5; CDC blocks share it) and Parquet (a whole Parquet file, §5.6).
+//! docs/hudi-format.md §5.5; CDC blocks share it) and Parquet (a whole Parquet file, §5.6).
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;

@@ -1,4 +1,4 @@
-//! Delete block content (docs: hudi-format §5.7): `int version | int length | payload`, where a
+//! Delete block content (docs/hudi-format.md §5.7): `int version | int length | payload`, where a
 //! version-3 payload is Avro `HoodieDeleteRecordList` whose ordering value is a union of
 //! wrapper records (Java `HoodieDeleteRecordList.avsc`, `HoodieMetadata.avsc` wrappers).
 
@@ -215,7 +215,7 @@ fn write_array_wrapper(out: &mut Vec<u8>, items: &[Value]) {
 mod tests {
     use super::*;
 
-    /// hudi-format §5.7 worked example (v9 `DELETE … WHERE txn_id='TXN-002'`).
+    /// docs/hudi-format.md §5.7 worked example (v9 `DELETE … WHERE txn_id='TXN-002'`).
     const TXN_002: &[u8] =
         b"\x00\x00\x00\x03\x00\x00\x00\x18\x02\x02\x0eTXN-002\x02\x12region=us\x04\x00\x00";
 

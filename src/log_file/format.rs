@@ -1,4 +1,4 @@
-//! Sans-IO walk over `#HUDI#` block framing (docs: hudi-format §5.1, §5.10).
+//! Sans-IO walk over `#HUDI#` block framing (docs/hudi-format.md §5.1, §5.10).
 //!
 //! [`Scanner`] parses blocks from whatever byte ranges it has been fed and answers
 //! [`Step::Need`] with the range it is missing, so one parser serves a file fetched whole and

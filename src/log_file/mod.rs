@@ -1,4 +1,4 @@
-//! The Hudi log format: `#HUDI#`-framed blocks (docs: hudi-format §5).
+//! The Hudi log format: `#HUDI#`-framed blocks (docs/hudi-format.md §5).
 //!
 //! * [`mod@format`] walks the block framing sans-IO and recovers from damage the way Java's
 //!   `HoodieLogFileReader` does (CORRUPT blocks); [`read_log_file`] drives it over

@@ -45,7 +45,7 @@ impl LogFileBlocks {
         self.blocks.iter().filter(|b| b.is_corrupt()).count()
     }
 
-    /// Blocks that are not corrupt (readers skip corrupt ones, hudi-format §6.4).
+    /// Blocks that are not corrupt (readers skip corrupt ones, docs/hudi-format.md §6.4).
     pub fn valid_blocks(&self) -> impl Iterator<Item = &LogBlock> {
         self.blocks.iter().filter(|b| !b.is_corrupt())
     }

@@ -1,5 +1,5 @@
 //! Serializing blocks exactly as Java's `HoodieLogFormatWriter.appendBlocks` does (docs:
-//! hudi-format §5.1, §5.4). A log file is these blocks concatenated.
+//! docs/hudi-format.md §5.1, §5.4). A log file is these blocks concatenated.
 
 use super::block::{BlockMetadata, BlockType, HeaderKey};
 use super::data::encode_avro_block;
@@ -91,7 +91,7 @@ pub fn rollback_block(instant: &str, target: &str) -> Result<Vec<u8>> {
 pub(crate) mod tests {
     use super::*;
 
-    /// The 105-byte v6 rollback log file of hudi-format §5.1.
+    /// The 105-byte v6 rollback log file of docs/hudi-format.md §5.1.
     pub(crate) const ROLLBACK_HEX: &str = "234855444923\
         000000000000005b 00000001 00000000 00000003\
         00000000 00000011 3230323530313236303430393336353738\

@@ -1,5 +1,5 @@
 //! Merging a file slice — its base file and its log blocks — by record key, with Hudi's
-//! rules (docs: hudi-format §6).
+//! rules (docs/hudi-format.md §6).
 //!
 //! As Java's file-group reader: the log blocks are scanned first, in log order, into a
 //! buffer holding the winning version of every key they touch ([`LogRecordBuffer`]); then

@@ -1,4 +1,4 @@
-//! Metadata-table compaction as Hudi 1.x runs it at the start of a write (docs: hudi-format
+//! Metadata-table compaction as Hudi 1.x runs it at the start of a write (docs/hudi-format.md
 //! §3.6, §8.2): once the MDT has `hoodie.metadata.compact.max.delta.commits` delta commits
 //! since its last compaction, each file group's latest slice (base HFile + log files) is
 //! merged into a new base HFile named with a fresh compaction instant `C`:

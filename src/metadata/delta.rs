@@ -1,4 +1,4 @@
-//! The metadata-table side of one data-table write (docs: hudi-format §8.2, §8.5–8.9,
+//! The metadata-table side of one data-table write (docs/hudi-format.md §8.2, §8.5–8.9,
 //! §10.4): the log files of the MDT delta commit that has the data instant's time.
 //!
 //! Each touched MDT file group gets one new log file `.<fileId>_<instant>.log.<v>_<token>`

@@ -1,5 +1,5 @@
 //! Record keys of the metadata table and the file group each key lives in (docs:
-//! hudi-format §8.6–8.10).
+//! docs/hudi-format.md §8.6–8.10).
 //!
 //! Column and partition ids are XXH64 (seed `0xdabadaba` sign-extended, Java's `int` seed)
 //! written big-endian and Base64-encoded; file ids are the MD5 of the file name. Keys are

@@ -1,6 +1,6 @@
 //! The blocks of one metadata-table log file that matter to a reader, read with
 //! [`crate::log_file`]: HFILE_DATA (an inline HFile of records), DELETE (record keys) and
-//! rollback COMMAND blocks (docs: hudi-format §5.1–5.8).
+//! rollback COMMAND blocks (docs/hudi-format.md §5.1–5.8).
 //!
 //! A corrupt block is an error here, not a skipped block: dropping a block of the `files`
 //! partition would silently lose files, and the planner can always fall back to listing.

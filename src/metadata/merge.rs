@@ -1,5 +1,5 @@
 //! Combining an older and a newer version of one metadata record (base file first, then
-//! log records in order), as Java's `HoodieMetadataPayload` does (docs: hudi-format §8.5, §8.6).
+//! log records in order), as Java's `HoodieMetadataPayload` does (docs/hudi-format.md §8.5, §8.6).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! The metadata table (`.hoodie/metadata`): files, column_stats, partition_stats,
-//! record_index and secondary indexes (docs: hudi-format §8).
+//! record_index and secondary indexes (docs/hudi-format.md §8).
 //!
 //! [`keys`] computes record keys and their file groups, [`records`] decodes the Avro values
 //! stored in MDT HFiles (base files and log blocks) into typed records, and [`merge`]

@@ -1,4 +1,4 @@
-//! Data skipping with the metadata table's indexes (docs: hudi-format §8.6–8.8):
+//! Data skipping with the metadata table's indexes (docs/hudi-format.md §8.6–8.8):
 //! `partition_stats` prunes partitions, `column_stats` prunes file slices, `record_index`
 //! finds the file groups of record keys. Lookups ask only for the filter's columns; unknown
 //! (no record, a bound of the wrong type) never prunes.

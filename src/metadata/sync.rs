@@ -1,4 +1,4 @@
-//! Which metadata instants count, checked against the data timeline (docs: hudi-format §8.3):
+//! Which metadata instants count, checked against the data timeline (docs/hudi-format.md §8.3):
 //! the metadata table must be in sync with the data table's latest commit, and only blocks of
 //! valid instants are merged (Java `getValidInstantTimestamps`).
 

@@ -1,5 +1,5 @@
 //! Rows as Avro datums of the table's writer schema (the records of a log file's Avro data
-//! block, docs: hudi-format §5.5), and the writer schema with Hudi's meta fields in front.
+//! block, docs/hudi-format.md §5.5), and the writer schema with Hudi's meta fields in front.
 
 use std::collections::HashMap;
 

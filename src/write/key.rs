@@ -1,5 +1,5 @@
 //! Record keys and partition paths of incoming rows, as Hudi's key generators derive them
-//! (docs: hudi-format §9): the values Java would see after its Avro conversion (dates as
+//! (docs/hudi-format.md §9): the values Java would see after its Avro conversion (dates as
 //! `yyyy-MM-dd`, decimals as plain numbers, timestamps as their raw long), simple and
 //! complex keys, hive-style and URL-encoded partition paths, and timestamp partitioning.
 

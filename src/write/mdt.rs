@@ -1,4 +1,4 @@
-//! The metadata table's delta commit for one data commit (docs: hudi-format §10.4): the
+//! The metadata table's delta commit for one data commit (docs/hudi-format.md §10.4): the
 //! `files` listing of every file written, column stats of the indexed columns for each of
 //! them, partition stats widened by them, and record-index entries for inserted, moved and
 //! deleted keys. Built before the first request that changes storage; written after the

@@ -1,5 +1,5 @@
 //! Writing: small upserts, inserts and deletes committed as Apache Hudi commits (docs:
-//! hudi-format §10). Copy-On-Write rewrites the touched file groups' base files;
+//! docs/hudi-format.md §10). Copy-On-Write rewrites the touched file groups' base files;
 //! Merge-On-Read appends a log file (Avro data block and/or delete block) to the latest
 //! slice. Inserts go to new file groups with Parquet base files. Table versions 8 and 9.
 //!
@@ -167,7 +167,7 @@ pub const MAINTAINED_MDT_PARTITIONS: &[&str] = &[
 ];
 
 /// Refuses, before any request that changes storage, tables this writer cannot write
-/// exactly as Hudi would (hudi-format §10.1).
+/// exactly as Hudi would (docs/hudi-format.md §10.1).
 pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
     let storage = table.client.storage();
     if !storage.capabilities().writable {

@@ -1,5 +1,5 @@
 //! Many writers on one table: Hudi's optimistic concurrency control under the
-//! storage-based lock (docs: hudi-format §10.6), interoperable with Java writers configured
+//! storage-based lock (docs/hudi-format.md §10.6), interoperable with Java writers configured
 //! with `StorageBasedLockProvider` and `hoodie.cleaner.policy.failed.writes=LAZY`.
 //!
 //! A write takes the lock twice, briefly. First to look at the timeline as it is: failed

@@ -1,4 +1,4 @@
-//! Tagging (docs: hudi-format §10.2): which file group holds each incoming key. The
+//! Tagging (docs/hudi-format.md §10.2): which file group holds each incoming key. The
 //! metadata table's `record_index` answers directly when the table has it; otherwise the
 //! latest slices of the touched partitions are read for their keys, after the base files'
 //! footer key ranges have ruled most of them out. Reads go through the snapshot reader, so

@@ -1,6 +1,6 @@
 //! Metadata-table values: `HoodieMetadataRecord` Avro binary, decoded with the writer schema
 //! stored next to the data (HFile file info `schema`, or a log block's `SCHEMA` header) into
-//! typed records (docs: hudi-format §8.4–8.10).
+//! typed records (docs/hudi-format.md §8.4–8.10).
 //!
 //! Column statistics come in two encodings: V1 (table version 8) uses the wrapper that names
 //! the type (`DateWrapper`, `DecimalWrapper`, …); V2 (version 9) stores primitives

@@ -1,4 +1,4 @@
-//! The metadata table read as Hudi reads it (docs: hudi-format §8.1–8.3, §8.5): a MOR table
+//! The metadata table read as Hudi reads it (docs/hudi-format.md §8.1–8.3, §8.5): a MOR table
 //! under `.hoodie/metadata` with its own timeline, whose partitions are sharded into file
 //! groups of an HFile base file plus log files of HFILE_DATA and DELETE blocks.
 //!

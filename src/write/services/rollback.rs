@@ -1,5 +1,5 @@
 //! Rolling back failed writes before a new one, as Hudi's single-writer default does
-//! (`hoodie.cleaner.policy.failed.writes=EAGER`, docs: hudi-format §3.8, §10.6): every
+//! (`hoodie.cleaner.policy.failed.writes=EAGER`, docs/hudi-format.md §3.8, §10.6): every
 //! pending commit / delta commit on the data timeline is undone by a rollback instant `r`
 //! later than everything on both timelines. Table services (compaction, clustering,
 //! replace commits, indexing) are never touched.

@@ -1,4 +1,4 @@
-//! Encoding `HoodieMetadataRecord` values, the inverse of the decoder (docs: hudi-format
+//! Encoding `HoodieMetadataRecord` values, the inverse of the decoder (docs/hudi-format.md
 //! §8.4–8.8). Writes Avro binary against the table's own writer schema (taken from its MDT
 //! files), walking that schema field by field so that union branches, field order and the
 //! presence of `valueType` follow whatever Hudi version wrote it. Maps are written in the
