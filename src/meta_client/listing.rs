@@ -91,5 +91,4 @@ impl MetaClient {
         }
         Ok(out)
     }
-
 }

@@ -155,5 +155,4 @@ impl MetaClient {
             align::nullable(&data)
         }
     }
-
 }

@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use super::plan::ChangePlan;
 use super::config::{BucketSettings, IndexType};
+use super::plan::ChangePlan;
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
 use crate::file_group::FileSlice;

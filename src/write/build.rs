@@ -179,9 +179,9 @@ pub(crate) fn build(
         deleted,
     };
     for ((_, file_id), change) in &inputs.plan.groups {
-        built.record_index.extend(
-            (change.inserts.iter()).map(|(key, p, _)| entry(key, p, file_id, false)),
-        );
+        built
+            .record_index
+            .extend((change.inserts.iter()).map(|(key, p, _)| entry(key, p, file_id, false)));
         built.record_index.extend(
             (change.deletes.iter())
                 .filter(|(k, _)| !inputs.plan.moved.contains(k))

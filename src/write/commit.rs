@@ -221,4 +221,3 @@ async fn slice_rows(
     let mut scan = Scan::new(table.client.clone(), Arc::new(one), &ReadOptions::default());
     Scan::collect(&mut scan).await
 }
-

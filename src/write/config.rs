@@ -354,7 +354,10 @@ mod tests {
         assert_eq!(c.concurrency, Concurrency::SingleWriter);
         assert!(!c.lazy_rollback);
         assert_eq!(c.index_type, None);
-        assert_eq!((c.small_file_limit, c.max_file_size), (104_857_600, 125_829_120));
+        assert_eq!(
+            (c.small_file_limit, c.max_file_size),
+            (104_857_600, 125_829_120)
+        );
         assert_eq!(c.base_file.compression, "gzip");
         assert_eq!(c.mdt_max_delta_commits, 10);
     }
@@ -395,7 +398,11 @@ mod tests {
     fn the_docs_list_every_setting() {
         let docs = include_str!("../../docs/writing.md");
         for s in SETTINGS {
-            assert!(docs.contains(&format!("| `{}` |", s.key)), "docs/writing.md lacks {}", s.key);
+            assert!(
+                docs.contains(&format!("| `{}` |", s.key)),
+                "docs/writing.md lacks {}",
+                s.key
+            );
         }
     }
 

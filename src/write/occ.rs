@@ -24,8 +24,7 @@ use super::lock::{LockConfig, TableLock, CLOCK_DRIFT_BUFFER_MS};
 use super::pending::{self, Listing};
 use super::services::{mdt_compaction, rollback};
 use super::{
-    check_writable, commit_prepared, files, prepare, publish, Ctx, WriteConfig,
-    WriteResult,
+    check_writable, commit_prepared, files, prepare, publish, Ctx, WriteConfig, WriteResult,
 };
 use crate::error::{HudiError, Result};
 use crate::metadata::table::METADATA_DIR;
@@ -312,7 +311,8 @@ pub(crate) async fn write(
             Vec::new(),
             publish::Committer::Optimistic,
         )
-        .await {
+        .await
+        {
             Ok(s) => s,
             Err(e) => {
                 prepared.requested.withdraw(storage).await;

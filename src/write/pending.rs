@@ -163,7 +163,11 @@ pub(crate) async fn list_timeline(client: &MetaClient) -> Result<Vec<ObjectMeta>
 
 /// Everything under `.hoodie/.temp` (markers), for [`completed_markers`].
 pub(crate) async fn list_markers(client: &MetaClient) -> Result<Vec<ObjectMeta>> {
-    match client.storage().list(crate::config::layout::MARKERS_DIR, true).await {
+    match client
+        .storage()
+        .list(crate::config::layout::MARKERS_DIR, true)
+        .await
+    {
         Ok(listed) => Ok(listed),
         Err(HudiError::NotFound { .. }) => Ok(Vec::new()),
         Err(e) => Err(e),
@@ -188,4 +192,3 @@ pub(crate) fn completed_markers(listing: &Listing, markers: Vec<ObjectMeta>) -> 
         .map(|m| m.path)
         .collect()
 }
-

@@ -147,4 +147,3 @@ pub(crate) async fn average_record_bytes(
     }
     Ok(None)
 }
-

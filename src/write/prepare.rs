@@ -287,4 +287,3 @@ fn early_request(client: &MetaClient, options: &WriteConfig) -> bool {
                 || action == crate::timeline::action::REPLACE_COMMIT
         })
 }
-

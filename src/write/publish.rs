@@ -371,4 +371,3 @@ async fn still_ours(table: &Ctx<'_>, instant: &str) -> Result<()> {
         detail: why,
     })
 }
-

@@ -13,8 +13,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde::Serialize;
 
-use crate::write::publish::{all_times, time_after};
-use crate::write::{files, Ctx, WriteConfig};
 use crate::error::{HudiError, Result};
 use crate::metadata::compact::{self, Decision, Operation};
 use crate::metadata::records::encode::RecordEncoder;
@@ -22,6 +20,8 @@ use crate::metadata::table::METADATA_DIR;
 use crate::metadata::MetadataTable;
 use crate::storage::{join, IoSnapshot, Purpose, PutMode, Storage, StorageExt};
 use crate::timeline::write::{encode_avro_instant, encode_commit_metadata, InstantSchema};
+use crate::write::publish::{all_times, time_after};
+use crate::write::{files, Ctx, WriteConfig};
 
 /// A metadata-table compaction this write ran first.
 #[derive(Debug, Clone, Serialize)]

@@ -17,8 +17,6 @@
 use bytes::Bytes;
 use serde::Serialize;
 
-use crate::write::files;
-use crate::write::pending::{list_timeline, Listing};
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
 use crate::file_group::{BaseFile, LogFile};
@@ -33,6 +31,8 @@ use crate::timeline::metadata::{
 use crate::timeline::write::{
     encode_rollback_metadata, encode_rollback_plan, instant_file_name, new_instant_time,
 };
+use crate::write::files;
+use crate::write::pending::{list_timeline, Listing};
 
 /// `HoodieRollbackPlan.version` / `HoodieRollbackMetadata.version` Java 1.x writes.
 const ROLLBACK_VERSION: i32 = 1;
