@@ -5,6 +5,9 @@
 
 use std::sync::Arc;
 
+use arrow_array::RecordBatch;
+use arrow_schema::{Schema, SchemaRef};
+
 use crate::error::{HudiError, Result};
 use crate::file_group::view::FileSystemView;
 use crate::meta_client::MetaClient;
@@ -13,6 +16,7 @@ use crate::read::{Plan, ReadOptions, ReadResult, Scan};
 use crate::storage::mdt_cache::MdtFileCache;
 use crate::storage::{IoSnapshot, Storage};
 use crate::timeline::{CommitMetadata, Instant, Timeline};
+use crate::write::{WriteOptions, WriteResult};
 
 #[derive(Debug)]
 pub struct Table {
@@ -159,15 +163,89 @@ impl Table {
     /// Commits `batches` as one upsert, insert or delete ([`crate::write`]).
     pub async fn write(
         &self,
-        batches: &[arrow_array::RecordBatch],
-        options: &crate::write::WriteOptions,
-    ) -> Result<crate::write::WriteResult> {
+        batches: &[RecordBatch],
+        options: &WriteOptions,
+    ) -> Result<WriteResult> {
         let context = crate::write::Ctx {
             client: &self.client,
             metadata: &self.metadata,
         };
         // Boxed: a write is a large future; callers need not carry it inline.
         Box::pin(crate::write::write(&context, batches, options)).await
+    }
+
+    /// The latest writer schema's data columns as Arrow (no meta columns, nullability as
+    /// written), or `None` while the table has no schema yet.
+    pub async fn data_schema(&self) -> Result<Option<Schema>> {
+        let visibility = self.client.timeline().visibility_as_of(None);
+        let Some((avro, origin)) = self.client.table_avro_schema(&visibility).await? else {
+            return Ok(None);
+        };
+        crate::schema::arrow_schema_from_avro_text(&avro, &origin).map(Some)
+    }
+
+    /// [`Table::data_schema`], for checking rows before a write: on a writable storage the
+    /// metadata table is opened beside it, as the write will read it next (one round trip
+    /// fewer; its failures are left for the write to report).
+    pub async fn schema_for_write(&self) -> Result<Option<Schema>> {
+        let config = self.client.config();
+        let warm_metadata = async {
+            if self.storage().capabilities().writable && !config.metadata_partitions.is_empty() {
+                let _ = self
+                    .metadata_table(&config.metadata_partition_names())
+                    .await;
+            }
+        };
+        let (schema, ()) = futures::future::join(self.data_schema(), warm_metadata).await;
+        schema
+    }
+
+    /// Decodes an input against the table's latest schema as reads see it (an input may be
+    /// a read's output: meta columns when populated, partition columns the files do not
+    /// store, every column nullable; only those when the table has no schema yet) and
+    /// commits it ([`Table::write`]). The metadata table opens beside the schema's read
+    /// (cached for the write). A read-only storage is refused before any request.
+    pub async fn write_input<F>(&self, decode: F, options: &WriteOptions) -> Result<WriteResult>
+    where
+        F: FnOnce(&SchemaRef) -> Result<Vec<RecordBatch>>,
+    {
+        if !self.storage().capabilities().writable {
+            return self.refuse_write(options).await;
+        }
+        let open_metadata = async {
+            if self.client.config().metadata_partitions.is_empty() {
+                Ok(())
+            } else {
+                self.metadata_table(&[]).await.map(drop)
+            }
+        };
+        let visibility = self.client.timeline().visibility_as_of(None);
+        let (schema, ()) =
+            futures::future::try_join(self.client.table_schema(&visibility), open_metadata).await?;
+        let batches = decode(&schema)?;
+        self.write(&batches, options).await
+    }
+
+    /// Retypes an input by the table's data columns ([`Table::data_schema`]; `None` while
+    /// the table has no schema yet) and commits it ([`Table::write`]): for rows already
+    /// typed by their producer, where only the data columns' types matter. Nothing else is
+    /// read beside the schema. A read-only storage is refused before any request.
+    pub async fn write_retyped<F>(&self, retype: F, options: &WriteOptions) -> Result<WriteResult>
+    where
+        F: FnOnce(Option<&Schema>) -> Result<Vec<RecordBatch>>,
+    {
+        if !self.storage().capabilities().writable {
+            return self.refuse_write(options).await;
+        }
+        let schema = self.data_schema().await?;
+        let batches = retype(schema.as_ref())?;
+        self.write(&batches, options).await
+    }
+
+    /// The write's refusal of a read-only storage, made before any request (after its
+    /// options are checked, as every write does): nothing is read or decoded for it.
+    async fn refuse_write(&self, options: &WriteOptions) -> Result<WriteResult> {
+        self.write(&[], options).await
     }
 
     /// Plans and reads every row.

@@ -1,0 +1,309 @@
+//! The command line's arguments (clap) and their conversion to the core's options.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::api::RemoteOptions;
+use crate::error::{HudiError, Result};
+use crate::expr::parse_filter;
+use crate::read::{QueryType, ReadOptions};
+
+#[derive(Parser)]
+#[command(
+    name = "hudi-edge",
+    version,
+    about = "Read Apache Hudi tables: timeline, plans, rows"
+)]
+pub(super) struct Cli {
+    #[command(subcommand)]
+    pub(super) command: Command,
+    /// Add this many milliseconds to every storage request (to see what request counts
+    /// cost against a remote object store).
+    #[arg(long, global = true, value_name = "MS")]
+    pub(super) latency_ms: Option<u64>,
+    #[command(flatten)]
+    pub(super) remote: RemoteArgs,
+}
+
+/// How to reach remote tables (`http(s)://...`, `s3://bucket/prefix`). S3 credentials come
+/// from the usual AWS variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+/// `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`).
+#[derive(Args, Clone, Debug, Default)]
+pub struct RemoteArgs {
+    /// S3 endpoint (MinIO, R2, a local S3 server ...).
+    #[arg(long, global = true, value_name = "URL")]
+    pub endpoint: Option<String>,
+    #[arg(long, global = true)]
+    pub region: Option<String>,
+    /// Unsigned S3 requests (public buckets).
+    #[arg(long, global = true)]
+    pub anonymous: bool,
+    /// S3 addressing: `endpoint/bucket/key` instead of `bucket.endpoint/key`.
+    #[arg(long, global = true)]
+    pub path_style: bool,
+    /// How to list an http(s) table: auto (manifest, else JSON autoindex), s3, autoindex, manifest.
+    #[arg(long, global = true, default_value = "auto")]
+    pub listing: String,
+    /// Extra HTTP header `Name: value` for http(s) tables (repeatable).
+    #[arg(long = "header", global = true, value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Retries of a failed request (429, 5xx, network errors), with exponential backoff.
+    #[arg(long, global = true, default_value_t = crate::storage::http::DEFAULT_RETRIES)]
+    pub retries: u32,
+    /// Requests in flight at once.
+    #[arg(long, global = true, default_value_t = crate::storage::http::DEFAULT_CONCURRENCY)]
+    pub concurrency: usize,
+}
+
+#[derive(Subcommand)]
+pub(super) enum Command {
+    /// Instants with requested time, completion time, action and state.
+    Timeline {
+        table: String,
+        #[arg(long)]
+        json: bool,
+        /// Also load instants from the v6 archive / v8+ LSM history.
+        #[arg(long)]
+        archived: bool,
+    },
+    /// Rows of a query.
+    Read {
+        table: String,
+        #[command(flatten)]
+        query: QueryArgs,
+        #[arg(long, value_enum, default_value_t = Format::Jsonl)]
+        format: Format,
+        /// Print what the read cost (plan + data I/O) as JSON on stderr.
+        #[arg(long)]
+        stats: bool,
+    },
+    /// Which file slices a query would read, and why.
+    Plan {
+        table: String,
+        #[command(flatten)]
+        query: QueryArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Table properties and layout.
+    Info {
+        table: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Partitions, file groups and slices.
+    FileGroups {
+        table: String,
+        #[arg(long)]
+        as_of: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Metadata of one instant.
+    Commit { table: String, instant: String },
+    /// Commit rows as one upsert, insert or delete (table versions 8 and 9).
+    Write {
+        table: String,
+        #[arg(long, default_value = "upsert")]
+        operation: String,
+        /// Rows to write (`-` = stdin).
+        #[arg(long, value_name = "FILE")]
+        input: String,
+        /// jsonl, csv, parquet or arrow; by default from the file's extension (jsonl otherwise).
+        #[arg(long)]
+        input_format: Option<String>,
+        /// A Hudi write config `KEY=VALUE` (repeatable), e.g. `hoodie.index.type=GLOBAL_SIMPLE`.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// Multi-writer (`hoodie.write.concurrency.mode=optimistic_concurrency_control`):
+        /// how many times a commit that lost a conflict is tried again on the new snapshot.
+        #[arg(long, default_value_t = 0)]
+        commit_retries: u32,
+        /// Add the input's columns the table lacks to its schema (nullable, after the
+        /// others) instead of refusing them; their types come from a Parquet or Arrow input.
+        #[arg(long)]
+        add_columns: bool,
+        /// Print what was committed as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create an empty table (table version 9; `hoodie.properties`, written if absent). It has
+    /// no metadata table until a writer that enables one (Spark by default) builds it.
+    Create {
+        table: String,
+        /// The columns as Spark SQL: `id BIGINT NOT NULL, region STRING, amount DECIMAL(12,2)`.
+        #[arg(
+            long,
+            required_unless_present = "schema_from",
+            conflicts_with = "schema_from"
+        )]
+        columns: Option<String>,
+        /// Take the columns from a Parquet or Arrow IPC file's schema.
+        #[arg(long, value_name = "FILE")]
+        schema_from: Option<String>,
+        /// COPY_ON_WRITE (cow) or MERGE_ON_READ (mor).
+        #[arg(long = "type", default_value = "COPY_ON_WRITE")]
+        table_type: String,
+        /// `hoodie.table.name`; by default the location's last path segment.
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, value_delimiter = ',', required = true)]
+        record_key: Vec<String>,
+        #[arg(long, value_delimiter = ',')]
+        partition_by: Vec<String>,
+        /// Ordering (precombine) fields: the larger value wins a merge (event-time ordering).
+        #[arg(long, value_delimiter = ',')]
+        ordering: Vec<String>,
+        /// A table config `KEY=VALUE` (repeatable), e.g. `hoodie.datasource.write.hive_style_partitioning=true`.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+    },
+    /// Take the table's storage-based lock (`.hoodie/.locks/table_lock.json`, Hudi's
+    /// RFC-91 lock) and release it, reporting the requests and time of each step; with
+    /// `--hold-ms` it is held (and renewed) that long in between.
+    Lock {
+        table: String,
+        /// Hudi lock configs `KEY=VALUE` (validity, renew interval, wait times).
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        #[arg(long, default_value_t = 0)]
+        hold_ms: u64,
+    },
+    /// Write `.hoodie/hudi-edge-manifest.json`: every file of the table with its size, so
+    /// hosts without a list API (static sites, CDNs, nginx) can serve it. Rewrite it after
+    /// each commit.
+    Manifest {
+        table: String,
+        /// Write here instead of into the table (`-` = stdout).
+        #[arg(long, value_name = "FILE")]
+        output: Option<String>,
+    },
+}
+
+#[derive(Args, Clone)]
+pub(super) struct QueryArgs {
+    #[arg(long, default_value = "snapshot")]
+    query: String,
+    #[arg(long)]
+    as_of: Option<String>,
+    #[arg(long)]
+    start: Option<String>,
+    #[arg(long)]
+    end: Option<String>,
+    /// Comma-separated column names.
+    #[arg(long)]
+    columns: Option<String>,
+    /// `col op value`; repeat to AND several.
+    #[arg(long = "filter")]
+    filters: Vec<String>,
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Turn off metadata-table data skipping (column stats, partition stats, record index).
+    #[arg(long)]
+    no_data_skipping: bool,
+    /// Plan by listing storage even when the metadata table could plan.
+    #[arg(long)]
+    no_metadata_table: bool,
+    /// File slices beyond the first 8 start early while the sizes of those being read stay
+    /// within this many bytes (0: never).
+    #[arg(long, default_value_t = ReadOptions::default().read_ahead_bytes)]
+    read_ahead_bytes: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum Format {
+    Jsonl,
+    Csv,
+    Arrow,
+    /// JSON lines in the fixtures' expected-output encoding (tests).
+    #[value(hide = true)]
+    OracleJsonl,
+}
+
+impl QueryArgs {
+    pub(super) fn options(&self) -> Result<ReadOptions> {
+        Ok(ReadOptions {
+            query: QueryType::parse(&self.query)?,
+            as_of: self.as_of.clone(),
+            start: self.start.clone(),
+            end: self.end.clone(),
+            columns: self.columns.as_ref().map(|c| {
+                c.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            }),
+            filters: self
+                .filters
+                .iter()
+                .map(|f| parse_filter(f))
+                .collect::<Result<_>>()?,
+            limit: self.limit,
+            data_skipping: !self.no_data_skipping,
+            use_metadata_table: !self.no_metadata_table,
+            read_ahead_bytes: self.read_ahead_bytes,
+            // Slices decode on the runtime's worker threads: every core, not one.
+            spawner: tokio::runtime::Handle::try_current().ok().map(|runtime| {
+                crate::read::Spawner::new(move |task| {
+                    runtime.spawn(task);
+                })
+            }),
+            ..ReadOptions::default()
+        })
+    }
+}
+
+impl RemoteArgs {
+    /// The flags, with S3 credentials from the usual AWS variables.
+    pub(super) fn options(&self) -> Result<RemoteOptions> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| {
+                h.split_once(':')
+                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                    .ok_or_else(|| {
+                        HudiError::invalid(format!("--header {h:?} is not `Name: value`"))
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(RemoteOptions {
+            headers: Some(headers),
+            s3: Some(crate::storage::s3::S3Options {
+                region: self
+                    .region
+                    .clone()
+                    .or_else(|| env("AWS_REGION"))
+                    .or_else(|| env("AWS_DEFAULT_REGION")),
+                endpoint: self
+                    .endpoint
+                    .clone()
+                    .or_else(|| env("AWS_ENDPOINT_URL_S3"))
+                    .or_else(|| env("AWS_ENDPOINT_URL")),
+                access_key_id: env("AWS_ACCESS_KEY_ID"),
+                secret_access_key: env("AWS_SECRET_ACCESS_KEY"),
+                session_token: env("AWS_SESSION_TOKEN"),
+                force_path_style: self.path_style.then_some(true),
+                anonymous: self.anonymous,
+            }),
+            listing: Some(self.listing.clone()),
+            concurrency: Some(self.concurrency),
+            retries: Some(self.retries),
+        })
+    }
+}
+
+/// `--option KEY=VALUE` flags as a map.
+pub(super) fn option_map(
+    options: Vec<String>,
+) -> Result<std::collections::BTreeMap<String, String>> {
+    options
+        .iter()
+        .map(|kv| {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| HudiError::invalid(format!("--option {kv:?} is not KEY=VALUE")))?;
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        })
+        .collect()
+}

@@ -1,0 +1,141 @@
+//! What the command line prints: JSON answers, the timeline as a table, rows in the
+//! `--format`s, a write's summary.
+
+use std::io::Write;
+
+use crate::api::output;
+use crate::api::wire;
+use crate::error::{HudiError, Result};
+use crate::read::Scan;
+use crate::timeline::Timeline;
+use crate::write::WriteResult;
+
+use super::args::Format;
+
+fn stdout_error(e: impl std::fmt::Display) -> HudiError {
+    HudiError::io("<stdout>", e)
+}
+
+/// Standard output without its line buffering (a duplicate of the descriptor).
+#[cfg(unix)]
+fn raw_stdout() -> Result<Box<dyn Write>> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(stdout_error)?;
+    Ok(Box::new(std::fs::File::from(fd)))
+}
+
+#[cfg(not(unix))]
+fn raw_stdout() -> Result<Box<dyn Write>> {
+    Ok(Box::new(std::io::stdout()))
+}
+
+pub(super) fn json(value: &impl serde::Serialize) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value).map_err(stdout_error)?;
+    writeln!(out).map_err(stdout_error)
+}
+
+/// `bytes` and a newline on standard output.
+pub(super) fn bytes(bytes: &[u8]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes).map_err(stdout_error)?;
+    writeln!(out).map_err(stdout_error)
+}
+
+/// The instants, as JSON or as a table.
+pub(super) fn timeline(table: &str, timeline: &Timeline, as_json: bool) -> Result<()> {
+    if as_json {
+        return json(&wire::Timeline {
+            table: table.to_string(),
+            instants: timeline.instants.iter().map(wire::Instant::from).collect(),
+        });
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{:<17}  {:<17}  {:<13}  {:<10}  note",
+        "requested", "completed", "action", "state"
+    )
+    .map_err(stdout_error)?;
+    for i in &timeline.instants {
+        let note = match (&i.plan_action, i.archived) {
+            (Some(p), _) => format!("requested as {p}"),
+            (None, true) => "archived".to_string(),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "{:<17}  {:<17}  {:<13}  {:<10}  {}",
+            i.requested_time,
+            i.completion_time.as_deref().unwrap_or("-"),
+            i.action,
+            i.state.as_str(),
+            note
+        )
+        .map_err(stdout_error)?;
+    }
+    Ok(())
+}
+
+/// The scan's rows in `format`; how many.
+pub(super) async fn rows(scan: &mut Scan, format: Format) -> Result<usize> {
+    let schema = scan.schema();
+    let mut rows = 0;
+    if format == Format::Arrow {
+        // Each batch is written as it arrives (decoding goes on meanwhile), straight to
+        // the descriptor: stdout's line buffering would scan the binary for newlines.
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, raw_stdout()?);
+        let mut ipc = output::ArrowIpcWriter::new(&schema, &mut out)?;
+        while let Some(b) = scan.next().await {
+            let b = b?;
+            rows += b.num_rows();
+            ipc.write(&b)?;
+        }
+        ipc.finish()?;
+        out.flush().map_err(stdout_error)?;
+        return Ok(rows);
+    }
+    let mut batches = Vec::new();
+    while let Some(b) = scan.next().await {
+        batches.push(b?);
+    }
+    rows = batches.iter().map(|b| b.num_rows()).sum();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match format {
+        Format::Jsonl => output::write_jsonl(&batches, &mut out)?,
+        Format::OracleJsonl => {
+            for b in &batches {
+                for row in output::rows_as_json_with(b, output::JsonStyle::ORACLE) {
+                    serde_json::to_writer(&mut out, &row).map_err(stdout_error)?;
+                    writeln!(out).map_err(stdout_error)?;
+                }
+            }
+        }
+        Format::Csv => output::write_csv(&schema, &batches, &mut out)?,
+        Format::Arrow => unreachable!("written above"),
+    }
+    out.flush().map_err(stdout_error)?;
+    Ok(rows)
+}
+
+/// What a write committed: as JSON, or one line.
+pub(super) fn write_result(result: &WriteResult, as_json: bool) -> Result<()> {
+    if as_json {
+        return json(result);
+    }
+    println!(
+        "{} {} {}: {} inserted, {} updated, {} deleted ({} deletes of missing keys), {} files",
+        result.action,
+        result.instant,
+        result.completion_time,
+        result.records.inserted,
+        result.records.updated,
+        result.records.deleted,
+        result.records.delete_missing,
+        result.files_written.len()
+    );
+    Ok(())
+}

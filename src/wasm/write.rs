@@ -1,0 +1,181 @@
+//! The table handle's writes and what goes with them: the write, the schema to check rows
+//! against before it, whether the storage takes writes, reloads, rollbacks of pending
+//! writes, and the storage's objects the timeline does not describe (lock, heartbeats).
+
+use std::sync::Arc;
+
+use js_sys::Uint8Array;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use web_sys::AbortSignal;
+
+use super::session::abortable;
+use super::{js_value, to_js, WasmTable};
+use crate::api::wire;
+use crate::error::HudiError;
+
+#[wasm_bindgen]
+impl WasmTable {
+    /// Commits `rows` (Arrow IPC, stream or file format) as one upsert, insert or delete.
+    /// JS-typed columns (Float64 numbers, dictionary strings, base64 binary) are taken in the
+    /// table's types where no value changes. Afterwards this handle shows the new commit.
+    /// An abort stops the write at its next request: before the commit point readers never
+    /// see it; once the completed instant was sent, open the table again to see whether it
+    /// landed (this handle is not refreshed after a failed write).
+    #[wasm_bindgen(unchecked_return_type = "WriteResult")]
+    pub async fn write(
+        &self,
+        rows: Uint8Array,
+        #[wasm_bindgen(unchecked_param_type = "WriteOptions")] options: JsValue,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        let options: crate::api::options::WriteOptions = serde_wasm_bindgen::from_value(options)
+            .map_err(|e| to_js(HudiError::invalid(format!("write options: {e}"))))?;
+        let options = options.into_options().map_err(to_js)?;
+        let batches = crate::api::input::decode_arrow_ipc(&rows.to_vec())
+            .map_err(|e| to_js(HudiError::invalid_input(format!("rows (Arrow IPC): {e}"))))?;
+        let table = abortable(signal.as_ref(), self.current()).await?;
+        // Columns JS typed otherwise are taken in the table's types
+        // ([`crate::api::input::js_types`]); none while the table has no schema yet.
+        let retype = |schema: Option<&_>| match schema {
+            Some(schema) => crate::api::input::js_types(batches, schema),
+            None => Ok(batches),
+        };
+        let write = table.write_retyped(retype, &options);
+        let result = abortable(signal.as_ref(), async { write.await.map_err(to_js) }).await?;
+        // The commit landed: the next call that reads reopens the table (not this one, so
+        // a failed reopen cannot turn the commit into an error, and a caller that only
+        // writes makes no request for it).
+        self.writes.set(self.writes.get() + 1);
+        js_value(&wire::WriteResult::from(result))
+    }
+
+    /// Whether the table's storage takes writes (S3, presigned URLs, a JS storage with `put`
+    /// and `delete`); plain HTTP(S), zips and copied files do not.
+    #[wasm_bindgen(getter)]
+    pub fn writable(&self) -> bool {
+        self.table().storage().capabilities().writable
+    }
+
+    /// Reopens the table: later calls see the timeline as it is now.
+    pub async fn reload(&self, signal: Option<AbortSignal>) -> Result<(), JsValue> {
+        let fresh = self
+            .on_table(signal, |t| async move { t.reopen().await.map_err(to_js) })
+            .await?;
+        *self.table.borrow_mut() = Arc::new(fresh);
+        *self.latest.borrow_mut() = None;
+        self.shows.set(self.writes.get());
+        Ok(())
+    }
+
+    /// Rolls back the pending writes requested at `times` (an aborted write's own instant),
+    /// then reloads. Not abortable: a rollback cut short would be finished by the next write,
+    /// but the caller asked for it to be done now.
+    #[wasm_bindgen(
+        js_name = rollbackPending,
+        unchecked_return_type = "{ rollbackInstant: string; instant: string; action: string; filesDeleted: string[] }[]"
+    )]
+    pub async fn rollback_pending(&self, times: Vec<String>) -> Result<JsValue, JsValue> {
+        let table = self.current().await?;
+        let done = table.rollback_pending(&times).await.map_err(to_js)?;
+        self.reload(None).await?;
+        let done: Vec<RolledBackJs> = done
+            .into_iter()
+            .map(|r| RolledBackJs {
+                rollback_instant: r.rollback_instant,
+                instant: r.instant,
+                action: r.action,
+                files_deleted: r.files_deleted,
+            })
+            .collect();
+        js_value(&done)
+    }
+
+    /// Objects under `prefix` (relative to the base path); none when it does not exist. For
+    /// what the timeline does not describe: the storage lock and heartbeats.
+    #[wasm_bindgen(
+        js_name = listObjects,
+        unchecked_return_type = "{ path: string; size: number; lastModified: number | null }[]"
+    )]
+    pub async fn list_objects(
+        &self,
+        prefix: String,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        let listed = self
+            .on_table(signal, |t| async move {
+                match t.storage().list(&prefix, true).await {
+                    Ok(l) => Ok(l),
+                    Err(HudiError::NotFound { .. }) => Ok(Vec::new()),
+                    Err(e) => Err(to_js(e)),
+                }
+            })
+            .await?;
+        let objects: Vec<ObjectJs> = listed
+            .into_iter()
+            .filter(|m| !m.is_dir)
+            .map(|m| ObjectJs {
+                path: m.path,
+                size: m.size,
+                last_modified: m.last_modified_ms,
+            })
+            .collect();
+        js_value(&objects)
+    }
+
+    /// One object's bytes, whole (relative to the base path).
+    #[wasm_bindgen(js_name = readObject)]
+    pub async fn read_object(
+        &self,
+        path: String,
+        signal: Option<AbortSignal>,
+    ) -> Result<Uint8Array, JsValue> {
+        use crate::storage::{Purpose, StorageExt};
+        let bytes = self
+            .on_table(signal, |t| async move {
+                t.storage().get(&path, Purpose::Other).await.map_err(to_js)
+            })
+            .await?;
+        Ok(Uint8Array::from(&bytes[..]))
+    }
+
+    /// The table's latest schema as Arrow fields (`type` as Arrow prints it), for checking
+    /// rows before a write; empty when the timeline has no schema yet. On a writable table
+    /// the metadata table is opened beside it (the write reads it next: one round trip
+    /// fewer; its failures are left for the write to report).
+    #[wasm_bindgen(unchecked_return_type = "SchemaField[]")]
+    pub async fn schema(&self, signal: Option<AbortSignal>) -> Result<JsValue, JsValue> {
+        let schema = self
+            .on_table(signal, |table| async move {
+                table.schema_for_write().await.map_err(to_js)
+            })
+            .await?;
+        let fields: Vec<_> = schema
+            .iter()
+            .flat_map(|s| s.fields())
+            .map(|f| crate::api::commit::SchemaField {
+                name: f.name().clone(),
+                r#type: f.data_type().to_string(),
+                nullable: f.is_nullable(),
+            })
+            .collect();
+        js_value(&fields)
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RolledBackJs {
+    rollback_instant: String,
+    instant: String,
+    action: String,
+    files_deleted: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ObjectJs {
+    path: String,
+    size: u64,
+    last_modified: Option<i64>,
+}
