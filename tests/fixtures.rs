@@ -2,7 +2,8 @@
 //! expected output value for value: timeline, latest file slices, commit metadata, and the
 //! full rows of the snapshot, time travel at every commit, incremental ranges, read-optimized
 //! and filtered reads (tests/common/oracle.rs). Disagreements with the oracle are allowed only
-//! where tests/data/oracle_allowances.json names them (README D2, D3, D4, D6).
+//! where tests/data/oracle_allowances.json names them (tests/data/fixtures/README.md D2, D3,
+//! D4, D6).
 
 mod common;
 

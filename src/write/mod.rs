@@ -99,7 +99,7 @@ impl Operation {
 pub struct WriteOptions {
     pub operation: Operation,
     /// Hudi write configs by their Java names (`hoodie.*`); the ones this writer reads are
-    /// listed in the README.
+    /// listed in `config::SETTINGS` (parsed into a [`WriteConfig`] when the write starts).
     pub options: BTreeMap<String, String>,
     /// Multi-writer: how many times a commit that lost a conflict is tried again.
     pub commit_retries: u32,
