@@ -209,9 +209,7 @@ impl Table {
     where
         F: FnOnce(&SchemaRef) -> Result<Vec<RecordBatch>>,
     {
-        if !self.storage().capabilities().writable {
-            return self.refuse_write(options).await;
-        }
+        self.check_write(options)?;
         let open_metadata = async {
             if self.client.config().metadata_partitions.is_empty() {
                 Ok(())
@@ -234,18 +232,17 @@ impl Table {
     where
         F: FnOnce(Option<&Schema>) -> Result<Vec<RecordBatch>>,
     {
-        if !self.storage().capabilities().writable {
-            return self.refuse_write(options).await;
-        }
+        self.check_write(options)?;
         let schema = self.data_schema().await?;
         let batches = retype(schema.as_ref())?;
         self.write(&batches, options).await
     }
 
-    /// The write's refusal of a read-only storage, made before any request (after its
-    /// options are checked, as every write does): nothing is read or decoded for it.
-    async fn refuse_write(&self, options: &WriteOptions) -> Result<WriteResult> {
-        self.write(&[], options).await
+    /// What a write refuses before any request, in its order (its options, then a
+    /// read-only storage): nothing is read or decoded for a write that cannot happen.
+    fn check_write(&self, options: &WriteOptions) -> Result<()> {
+        crate::write::WriteConfig::new(options, self.client.config())?;
+        crate::write::check_storage_writable(self.storage().as_ref())
     }
 
     /// Plans and reads every row.

@@ -139,7 +139,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     let mut outcome = Outcome {
         instant: instant.clone(),
         completion_time: String::new(),
-        action: if mor { "deltacommit" } else { "commit" }.to_string(),
+        action: publish::write_action(config).to_string(),
         inserted: built.inserted,
         updated: built.updated,
         deleted: built.deleted,

@@ -140,10 +140,11 @@ impl WriteConfig {
     pub fn new(options: &WriteOptions, table: &TableConfig) -> Result<WriteConfig> {
         let given = &options.options;
         let values = Values { given, table };
-        let own = |k: &str| values.own(k);
-        let kept = |k: &str| values.kept(k);
         let concurrency = lock::concurrency(given)?;
-        let lazy_rollback = match own(lock::FAILED_WRITES_POLICY).map(str::to_ascii_uppercase) {
+        let lazy_rollback = match values
+            .own(lock::FAILED_WRITES_POLICY)
+            .map(str::to_ascii_uppercase)
+        {
             None => false,
             Some(p) if p == "EAGER" => false,
             Some(p) if p == "LAZY" => true,
@@ -155,7 +156,7 @@ impl WriteConfig {
             }
             Some(other) => return Err(one_of(lock::FAILED_WRITES_POLICY, &other, "EAGER, LAZY")),
         } || concurrency != Concurrency::SingleWriter;
-        let index_type = match kept(INDEX_TYPE) {
+        let index_type = match values.kept(INDEX_TYPE) {
             None => None,
             Some(v) => Some(
                 INDEX_TYPES
@@ -174,13 +175,13 @@ impl WriteConfig {
             None => flag(&values, BLOOM_UPDATE_PARTITION)?.unwrap_or(false),
         };
         let bytes = |k: &str, default: u64| -> Result<u64> {
-            kept(k).map_or(Ok(default), |v| {
+            values.kept(k).map_or(Ok(default), |v| {
                 v.parse::<u64>()
                     .map_err(|_| invalid(k, v, "a number of bytes"))
             })
         };
         let whole = |k: &str, default: usize, range: std::ops::RangeInclusive<usize>| {
-            own(k).map_or(Ok(default), |v| {
+            values.own(k).map_or(Ok(default), |v| {
                 v.parse::<usize>()
                     .ok()
                     .filter(|n| range.contains(n))
@@ -217,11 +218,6 @@ impl WriteConfig {
                 4096..=(64 << 20),
             )?,
         })
-    }
-
-    /// The settings of a write with no options (Java's defaults).
-    pub fn defaults(operation: Operation, table: &TableConfig) -> Result<WriteConfig> {
-        WriteConfig::new(&WriteOptions::new(operation), table)
     }
 }
 
@@ -322,14 +318,6 @@ fn base_file_spec(table: &TableConfig, values: &Values<'_>) -> Result<BaseFileSp
     Ok(spec)
 }
 
-/// The options as a map (tests and faces).
-pub fn options(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,6 +328,12 @@ mod tests {
             ".hoodie/hoodie.properties",
         )
         .unwrap()
+    }
+
+    fn options(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        (pairs.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     fn parse(pairs: &[(&str, &str)]) -> Result<WriteConfig> {

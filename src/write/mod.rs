@@ -169,14 +169,7 @@ pub const MAINTAINED_MDT_PARTITIONS: &[&str] = &[
 /// Refuses, before any request that changes storage, tables this writer cannot write
 /// exactly as Hudi would (docs/hudi-format.md §10.1).
 pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
-    let storage = table.client.storage();
-    if !storage.capabilities().writable {
-        return Err(HudiError::unsupported_in(
-            "writing to a read-only storage (plain HTTP(S), a .zip or files copied into \
-             memory; open the table over S3 or a storage with put and delete)",
-            storage.location(),
-        ));
-    }
+    check_storage_writable(table.client.storage().as_ref())?;
     let config = table.client.config();
     let refuse = |what: String| Err(HudiError::unsupported_in(what, ".hoodie/hoodie.properties"));
     if !matches!(config.version, 8 | 9) {
@@ -235,6 +228,18 @@ pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
     }
     KeyGen::of(config)?;
     Ok(())
+}
+
+/// Refuses a storage that cannot take writes (before anything is read for the write).
+pub fn check_storage_writable(storage: &dyn crate::storage::Storage) -> Result<()> {
+    if storage.capabilities().writable {
+        return Ok(());
+    }
+    Err(HudiError::unsupported_in(
+        "writing to a read-only storage (plain HTTP(S), a .zip or files copied into \
+         memory; open the table over S3 or a storage with put and delete)",
+        storage.location(),
+    ))
 }
 
 /// Writes `batches` into the table as one commit: as the only writer (Hudi's default), or

@@ -17,6 +17,7 @@ use crate::config::TableType;
 use crate::error::{HudiError, Result};
 use crate::metadata::MetadataTable;
 use crate::storage::{join, PutMode, Storage};
+use crate::timeline::instant::action;
 
 /// How a commit reaches its commit point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +29,14 @@ pub(crate) enum Committer {
     /// One of several writers: both completed instants wait for [`complete`] under the lock,
     /// at times after everything the lock holder listed.
     Optimistic,
+}
+
+/// The action a write commits: a delta commit on Merge-On-Read tables, else a commit.
+pub(crate) fn write_action(config: &crate::config::TableConfig) -> &'static str {
+    match config.table_type {
+        TableType::MergeOnRead => action::DELTA_COMMIT,
+        TableType::CopyOnWrite => action::COMMIT,
+    }
 }
 
 /// A commit ready to publish: its files and instant files, built before any request.
@@ -78,14 +87,10 @@ pub(crate) async fn stage(
     let config = client.config();
     let storage: &dyn Storage = client.storage().as_ref();
     let instant = commit.instant;
-    let action = if config.table_type == TableType::MergeOnRead {
-        "deltacommit"
-    } else {
-        "commit"
-    };
+    let action = write_action(config);
     let mut floor = commit.floor;
     let timeline_dir = &config.timeline_dir;
-    let inflight = if action == "deltacommit" {
+    let inflight = if action == action::DELTA_COMMIT {
         join(timeline_dir, &format!("{instant}.deltacommit.inflight"))
     } else {
         join(timeline_dir, &format!("{instant}.inflight"))
@@ -254,11 +259,7 @@ pub(crate) struct Requested {
 
 impl Requested {
     pub fn new(config: &crate::config::TableConfig, instant: &str, early: bool) -> Requested {
-        let action = if config.table_type == TableType::MergeOnRead {
-            "deltacommit"
-        } else {
-            "commit"
-        };
+        let action = write_action(config);
         Requested {
             path: join(
                 &config.timeline_dir,
