@@ -195,7 +195,7 @@ pub fn write_base_file(batch: &RecordBatch, spec: &BaseFileSpec) -> Result<Writt
     writer.write(batch).map_err(werr)?;
     let metadata = writer.finish().map_err(werr)?;
     let bytes = Bytes::from(std::mem::take(writer.inner_mut()));
-    let columns = column_ranges(batch, &metadata)?;
+    let columns = column_ranges(&batch.schema(), &metadata)?;
     Ok(WrittenBaseFile {
         bytes,
         num_rows: batch.num_rows() as u64,
@@ -354,8 +354,10 @@ fn fixed_decimals(t: &TypePtr) -> Result<TypePtr> {
 
 /// Per top-level primitive column, from the written footer: bounds over the row groups,
 /// null and value counts, and the column chunks' sizes.
-fn column_ranges(batch: &RecordBatch, metadata: &ParquetMetaData) -> Result<Vec<ColumnRange>> {
-    let arrow = batch.schema();
+fn column_ranges(
+    arrow: &arrow_schema::Schema,
+    metadata: &ParquetMetaData,
+) -> Result<Vec<ColumnRange>> {
     let descr = metadata.file_metadata().schema_descr();
     let groups = metadata.row_groups();
     let mut out = Vec::new();
@@ -370,7 +372,7 @@ fn column_ranges(batch: &RecordBatch, metadata: &ParquetMetaData) -> Result<Vec<
         }) else {
             continue;
         };
-        let conv = StatisticsConverter::try_new(name, &arrow, descr)
+        let conv = StatisticsConverter::try_new(name, arrow, descr)
             .map_err(|e| HudiError::invalid(format!("statistics of {name}: {e}")))?;
         let serr = |e: parquet::errors::ParquetError| {
             HudiError::invalid(format!("statistics of {name}: {e}"))
@@ -414,6 +416,16 @@ fn column_ranges(batch: &RecordBatch, metadata: &ParquetMetaData) -> Result<Vec<
         out.push(range);
     }
     Ok(out)
+}
+
+/// [`column_ranges`] of a written file, from its footer alone (its Arrow schema derived from
+/// the Parquet one).
+pub fn footer_column_ranges(metadata: &ParquetMetaData, path: &str) -> Result<Vec<ColumnRange>> {
+    let file = metadata.file_metadata();
+    let arrow =
+        parquet::arrow::parquet_to_arrow_schema(file.schema_descr(), file.key_value_metadata())
+            .map_err(|e| HudiError::corrupt_by(path, "Parquet schema", e))?;
+    column_ranges(&arrow, metadata)
 }
 
 /// Per top-level primitive column, from the rows themselves, as Java's append handle

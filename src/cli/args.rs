@@ -126,8 +126,9 @@ pub(super) enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Create an empty table (table version 9; `hoodie.properties`, written if absent). It has
-    /// no metadata table until a writer that enables one (Spark by default) builds it.
+    /// Create an empty table (table version 9; `hoodie.properties`, written if absent) with a
+    /// metadata table as Spark 1.1 builds one: `files`, `column_stats`, and `partition_stats`
+    /// when partitioned; `hoodie.metadata.*` options choose others (or none).
     Create {
         table: String,
         /// The columns as Spark SQL: `id BIGINT NOT NULL, region STRING, amount DECIMAL(12,2)`.
@@ -156,6 +157,21 @@ pub(super) enum Command {
         /// A table config `KEY=VALUE` (repeatable), e.g. `hoodie.datasource.write.hive_style_partitioning=true`.
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
+    },
+    /// Build the metadata-table partitions the table lacks (Spark's defaults, or those named),
+    /// from a listing, the latest slices' files and their keys, as Java's metadata writer
+    /// initialises them.
+    Index {
+        table: String,
+        /// files, column_stats (with partition_stats when partitioned), record_index.
+        #[arg(long, value_delimiter = ',')]
+        partitions: Vec<String>,
+        /// `hoodie.metadata.*` settings and lock configs `KEY=VALUE` (repeatable).
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// Print what was built as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Take the table's storage-based lock (`.hoodie/.locks/table_lock.json`, Hudi's
     /// RFC-91 lock) and release it, reporting the requests and time of each step; with

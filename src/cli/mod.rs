@@ -223,6 +223,54 @@ async fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
+        Command::Index {
+            table,
+            partitions,
+            options,
+            json,
+        } => {
+            let mut map = option_map(options)?;
+            for p in &partitions {
+                let key = match p.as_str() {
+                    "files" => crate::metadata::config::ENABLE,
+                    "column_stats" | "partition_stats" => {
+                        crate::metadata::config::COLUMN_STATS_ENABLE
+                    }
+                    "record_index" => crate::metadata::config::RECORD_INDEX_ENABLE,
+                    other => {
+                        return Err(HudiError::unsupported(format!(
+                            "building the metadata table's {other} partition (files, \
+                             column_stats, partition_stats, record_index are built)"
+                        )))
+                    }
+                };
+                map.insert(key.into(), "true".into());
+            }
+            let t = Table::open(storage_of(&table)?).await?;
+            let built = t.index(&map).await?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&built).unwrap_or_default()
+                );
+                return Ok(());
+            }
+            match built {
+                None => {
+                    println!("nothing to build: the metadata table has every partition asked for")
+                }
+                Some(b) => {
+                    for p in &b.partitions {
+                        println!(
+                            "{}: {} records in {} file groups (instant {})",
+                            p.partition, p.records, p.file_groups, p.instant
+                        );
+                    }
+                    println!("{} requests, {} ms", b.io.requests, b.elapsed_ms);
+                }
+            }
+            Ok(())
+        }
         Command::Lock {
             table,
             options,

@@ -225,7 +225,7 @@ pub fn build_delta(layout: &MdtLayout, input: &MdtDeltaInput) -> Result<Vec<MdtL
     // column_stats: one record per file and column.
     for f in &input.files {
         for c in &f.columns {
-            let stats = column_stats(c, &f.file_name, f.deleted, false)?;
+            let stats = column_stats_record(c, &f.file_name, f.deleted, false)?;
             let key = column_stats_key(&c.column, &f.partition, &f.file_name);
             put(
                 COLUMN_STATS,
@@ -238,7 +238,7 @@ pub fn build_delta(layout: &MdtLayout, input: &MdtDeltaInput) -> Result<Vec<MdtL
     // partition_stats: tight bounds over the partition's latest slices.
     for (p, columns) in &input.partition_stats {
         for c in columns {
-            let stats = column_stats(c, partition_id(p), false, true)?;
+            let stats = column_stats_record(c, partition_id(p), false, true)?;
             let key = partition_stats_key(&c.column, p);
             put(
                 PARTITION_STATS,
@@ -350,7 +350,7 @@ pub fn build_delta(layout: &MdtLayout, input: &MdtDeltaInput) -> Result<Vec<MdtL
     Ok(out)
 }
 
-fn column_stats(
+pub fn column_stats_record(
     c: &ColumnRangeInput,
     file_name: &str,
     deleted: bool,
@@ -370,6 +370,35 @@ fn column_stats(
         is_tight_bound: tight,
         value_type: None,
     })
+}
+
+/// Widens `acc` to cover `other`: the lower minimum, the higher maximum (nulls ignored),
+/// counts and sizes added.
+pub fn widen_range(acc: &mut ColumnRangeInput, other: &ColumnRangeInput) {
+    let pick = |a: &Option<Value>, b: &Option<Value>, want_less: bool| -> Option<Value> {
+        match (
+            a.as_ref().filter(|v| !matches!(v, Value::Null)),
+            b.as_ref().filter(|v| !matches!(v, Value::Null)),
+        ) {
+            (Some(x), Some(y)) => {
+                let less = y.compare_utf16(x).is_some_and(|o| o.is_lt());
+                let greater = y.compare_utf16(x).is_some_and(|o| o.is_gt());
+                Some(if (want_less && less) || (!want_less && greater) {
+                    y.clone()
+                } else {
+                    x.clone()
+                })
+            }
+            (Some(x), None) => Some(x.clone()),
+            (None, y) => y.cloned(),
+        }
+    };
+    acc.min = pick(&acc.min, &other.min, true);
+    acc.max = pick(&acc.max, &other.max, false);
+    acc.null_count += other.null_count;
+    acc.value_count += other.value_count;
+    acc.total_size += other.total_size;
+    acc.total_uncompressed_size += other.total_uncompressed_size;
 }
 
 fn to_i64(v: u64) -> Result<i64> {

@@ -10,7 +10,9 @@
 //! statistics to typed Arrow arrays.
 
 pub mod compact;
+pub mod config;
 pub mod delta;
+pub mod init;
 pub mod keys;
 mod log_blocks;
 pub mod lookup;

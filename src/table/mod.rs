@@ -3,6 +3,7 @@
 //! every question a face asks of it: timeline, instants, file groups, plans and reads.
 //! Each method delegates to the module that owns the noun.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
@@ -16,7 +17,7 @@ use crate::read::{Plan, ReadOptions, ReadResult, Scan};
 use crate::storage::mdt_cache::MdtFileCache;
 use crate::storage::{IoSnapshot, Storage};
 use crate::timeline::{CommitMetadata, Instant, Timeline};
-use crate::write::{WriteOptions, WriteResult};
+use crate::write::{MdtInit, WriteOptions, WriteResult};
 
 #[derive(Debug)]
 pub struct Table {
@@ -37,7 +38,15 @@ impl Table {
         table: &crate::write::create::NewTable,
     ) -> Result<Table> {
         crate::write::create::create_table(storage.as_ref(), table).await?;
-        Self::open(storage).await
+        let created = Self::open(storage).await?;
+        let settings = crate::metadata::config::MetadataConfig::parse(&table.options)?;
+        let block_size = crate::hfile::writer::DEFAULT_BLOCK_SIZE;
+        match crate::write::services::mdt_init::initialize(created.client(), &settings, block_size)
+            .await?
+        {
+            Some(_) => created.reopen().await,
+            None => Ok(created),
+        }
     }
 
     /// [`Table::open`], reading metadata-table files through `mdt_cache` when given: a cache
@@ -172,6 +181,33 @@ impl Table {
         };
         // Boxed: a write is a large future; callers need not carry it inline.
         Box::pin(crate::write::write(&context, batches, options)).await
+    }
+
+    /// Builds the metadata-table partitions `options` ask for (`hoodie.metadata.*`, Spark's
+    /// defaults otherwise) that the table lacks; under the table lock when the options
+    /// configure several writers. `None` when none was missing. This handle still shows
+    /// the table as it was: reopen it.
+    pub async fn index(&self, options: &BTreeMap<String, String>) -> Result<Option<MdtInit>> {
+        crate::write::check_storage_writable(self.storage().as_ref())?;
+        let mut options = options.clone();
+        options
+            .entry(crate::metadata::config::ENABLE.into())
+            .or_insert_with(|| "true".into());
+        let settings = crate::metadata::config::MetadataConfig::parse(&options)?;
+        let init = crate::write::services::mdt_init::initialize(
+            &self.client,
+            &settings,
+            crate::hfile::writer::DEFAULT_BLOCK_SIZE,
+        );
+        match crate::write::lock::concurrency(&options)? {
+            crate::write::lock::Concurrency::SingleWriter => init.await,
+            crate::write::lock::Concurrency::Optimistic(config) => {
+                let storage = self.storage().as_ref();
+                crate::write::lock::TableLock::new(storage, config)?
+                    .run(init)
+                    .await
+            }
+        }
     }
 
     /// The latest writer schema's data columns as Arrow (no meta columns, nullability as

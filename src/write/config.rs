@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use crate::base_file::writer::{BaseFileSpec, BloomSpec};
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
+use crate::metadata::config::MetadataConfig;
 
 use super::lock::{self, Concurrency};
 use super::{Operation, WriteOptions};
@@ -133,6 +134,8 @@ pub struct WriteConfig {
     pub base_file: BaseFileSpec,
     pub mdt_max_delta_commits: usize,
     pub hfile_block_size: usize,
+    /// The metadata table asked for (built where missing only when the options ask).
+    pub metadata: MetadataConfig,
 }
 
 impl WriteConfig {
@@ -212,6 +215,7 @@ impl WriteConfig {
                 crate::metadata::compact::DEFAULT_MAX_DELTA_COMMITS,
                 1..=usize::MAX,
             )?,
+            metadata: MetadataConfig::parse(given)?,
             hfile_block_size: whole(
                 HFILE_BLOCK_SIZE,
                 crate::hfile::writer::DEFAULT_BLOCK_SIZE,
@@ -391,11 +395,11 @@ mod tests {
     #[test]
     fn the_docs_list_every_setting() {
         let docs = include_str!("../../docs/writing.md");
-        for s in SETTINGS {
+        let metadata = crate::metadata::config::SETTINGS.iter().map(|(k, _, _)| *k);
+        for key in SETTINGS.iter().map(|s| s.key).chain(metadata) {
             assert!(
-                docs.contains(&format!("| `{}` |", s.key)),
-                "docs/writing.md lacks {}",
-                s.key
+                docs.contains(&format!("| `{key}` |")),
+                "docs/writing.md lacks {key}"
             );
         }
     }

@@ -2,8 +2,9 @@
 //! leaves it when a Spark DataFrame write creates a table, plus the creation schema
 //! (`hoodie.table.create.schema`, which Spark SQL's `CREATE TABLE` records) so the table has
 //! a schema before its first commit, and the folders Java makes beside it. The properties are
-//! created if absent: that one request claims the location. No metadata table: Hudi builds one from a listing at the first write that enables it
-//! (Spark's default), and this writer keeps it in step from then on.
+//! created if absent: that one request claims the location. The metadata table is built
+//! next ([`crate::write::services::mdt_init`]), as Spark builds it before a new table's
+//! first commit; `hoodie.metadata.*` options choose its partitions.
 
 use std::collections::BTreeMap;
 
@@ -242,8 +243,9 @@ fn check(table: &NewTable) -> Result<()> {
             "hoodie.populate.meta.fields={other}: true or false"
         ));
     }
+    crate::metadata::config::MetadataConfig::parse(&table.options)?;
     for key in table.options.keys() {
-        if !TAKEN_OPTIONS.iter().any(|(k, _)| k == key) {
+        if !TAKEN_OPTIONS.iter().any(|(k, _)| k == key) && !key.starts_with("hoodie.metadata.") {
             let taken: Vec<&str> = TAKEN_OPTIONS.iter().map(|(k, _)| *k).collect();
             return Err(HudiError::unsupported(format!(
                 "table config {key} at creation (taken: {})",

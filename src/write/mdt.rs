@@ -12,8 +12,8 @@ use crate::base_file::writer::ColumnRange;
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
 use crate::metadata::delta::{
-    build_delta, ColumnRangeInput, DataFileChange, MdtDeltaInput, MdtLayout, MdtLogFile,
-    RecordIndexChange,
+    build_delta, widen_range, ColumnRangeInput, DataFileChange, MdtDeltaInput, MdtLayout,
+    MdtLogFile, RecordIndexChange,
 };
 use crate::metadata::keys::partition_stats_key;
 use crate::metadata::records::MetadataPayload;
@@ -22,7 +22,6 @@ use crate::metadata::{Lookup, MetadataTable};
 use crate::storage::{join, Purpose, PutMode, Storage, StorageExt};
 use crate::timeline::metadata::OrderedMap;
 use crate::timeline::{CommitMetadata, WriteStat};
-use crate::value::Value;
 
 /// A written data file as the metadata table records it.
 pub(crate) struct FileEntry<'a> {
@@ -226,7 +225,7 @@ fn widened_partition_stats(
         for c in &f.columns {
             columns
                 .entry(c.column.as_str())
-                .and_modify(|acc| widen(acc, c))
+                .and_modify(|acc| widen_range(acc, c))
                 .or_insert_with(|| c.clone());
         }
     }
@@ -237,7 +236,7 @@ fn widened_partition_stats(
                 existing.get(&partition_stats_key(column, partition))
             {
                 if !old.is_deleted {
-                    widen(
+                    widen_range(
                         acc,
                         &ColumnRangeInput {
                             column: column.to_string(),
@@ -256,33 +255,6 @@ fn widened_partition_stats(
         out.push((partition.to_string(), columns.into_values().collect()));
     }
     out
-}
-
-fn widen(acc: &mut ColumnRangeInput, other: &ColumnRangeInput) {
-    let pick = |a: &Option<Value>, b: &Option<Value>, want_less: bool| -> Option<Value> {
-        match (
-            a.as_ref().filter(|v| !matches!(v, Value::Null)),
-            b.as_ref().filter(|v| !matches!(v, Value::Null)),
-        ) {
-            (Some(x), Some(y)) => {
-                let less = y.compare_utf16(x).is_some_and(|o| o.is_lt());
-                let greater = y.compare_utf16(x).is_some_and(|o| o.is_gt());
-                Some(if (want_less && less) || (!want_less && greater) {
-                    y.clone()
-                } else {
-                    x.clone()
-                })
-            }
-            (Some(x), None) => Some(x.clone()),
-            (None, y) => y.cloned(),
-        }
-    };
-    acc.min = pick(&acc.min, &other.min, true);
-    acc.max = pick(&acc.max, &other.max, false);
-    acc.null_count += other.null_count;
-    acc.value_count += other.value_count;
-    acc.total_size += other.total_size;
-    acc.total_uncompressed_size += other.total_uncompressed_size;
 }
 
 /// The delta commit's instant files and what they hold.

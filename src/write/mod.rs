@@ -21,14 +21,14 @@ mod files;
 mod input;
 pub mod key;
 pub mod lock;
-mod mdt;
+pub(crate) mod mdt;
 mod occ;
 mod pending;
 mod plan;
 mod prepare;
 mod publish;
 pub mod services;
-mod tag;
+pub(crate) mod tag;
 mod timer;
 
 use std::collections::{BTreeMap, HashMap};
@@ -49,6 +49,7 @@ pub use input::align_input;
 pub use key::KeyGen;
 use prepare::{commit_prepared, prepare};
 pub use services::mdt_compaction::MdtCompaction;
+pub use services::mdt_init::MdtInit;
 pub use services::rollback::{self, RolledBack};
 pub use timer::sleep;
 
@@ -137,6 +138,9 @@ pub struct MetadataTableWrite {
     pub partitions: Vec<String>,
     /// The metadata-table compaction run before the write, if one was due (or pending).
     pub compaction: Option<MdtCompaction>,
+    /// Partitions built before the write (its options asked for ones the table lacked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initialized: Option<MdtInit>,
 }
 
 /// What one write committed.
@@ -253,6 +257,51 @@ pub async fn write(
 ) -> Result<WriteResult> {
     // Parsed once, before any request: a bad setting changes nothing.
     let options = &WriteConfig::new(options, table.client.config())?;
+    if options.metadata.asked()
+        && !services::mdt_init::missing(table.client, &options.metadata).is_empty()
+    {
+        return Box::pin(write_after_init(table, batches, options)).await;
+    }
+    write_configured(table, batches, options).await
+}
+
+/// Builds the metadata-table partitions the options ask for and the table lacks (under
+/// the lock when several writers are configured, as Java initialises), then writes through
+/// a handle that reads the table afresh. The caller's handle still shows the table as it
+/// was: reopen it.
+async fn write_after_init(
+    table: &Ctx<'_>,
+    batches: &[RecordBatch],
+    options: &WriteConfig,
+) -> Result<WriteResult> {
+    check_writable(table)?;
+    let client = table.client;
+    let init = services::mdt_init::initialize(client, &options.metadata, options.hfile_block_size);
+    let built = match &options.concurrency {
+        lock::Concurrency::SingleWriter => init.await?,
+        lock::Concurrency::Optimistic(config) => {
+            let storage = client.storage().as_ref();
+            lock::TableLock::new(storage, config.clone())?
+                .run(init)
+                .await?
+        }
+    };
+    let fresh = Arc::new(client.reopen().await?);
+    let metadata = MetadataCache::default();
+    let ctx = Ctx {
+        client: &fresh,
+        metadata: &metadata,
+    };
+    let mut result = write_configured(&ctx, batches, options).await?;
+    result.metadata_table.initialized = built;
+    Ok(result)
+}
+
+async fn write_configured(
+    table: &Ctx<'_>,
+    batches: &[RecordBatch],
+    options: &WriteConfig,
+) -> Result<WriteResult> {
     match &options.concurrency {
         lock::Concurrency::SingleWriter => write_single(table, batches, options).await,
         lock::Concurrency::Optimistic(config) => {
@@ -391,6 +440,7 @@ fn write_result(
         metadata_table: MetadataTableWrite {
             partitions: outcome.mdt_partitions,
             compaction,
+            initialized: None,
         },
         rolled_back,
         attempts: 1,

@@ -218,7 +218,7 @@ async fn may_hold_keys(
 }
 
 /// The record keys a slice holds as of the snapshot (merged with its log files).
-async fn slice_keys(
+pub(crate) async fn slice_keys(
     client: Arc<crate::meta_client::MetaClient>,
     plan: &Plan,
     slice: &FileSlice,

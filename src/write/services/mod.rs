@@ -5,7 +5,9 @@
 //! ([`super::publish`]), and is crash-safe at every request the same way.
 //!
 //! - [`rollback`]: failed writes undone (Hudi's EAGER and LAZY failed-writes policies);
-//! - [`mdt_compaction`]: the metadata table's compaction, when its delta commits are due.
+//! - [`mdt_compaction`]: the metadata table's compaction, when its delta commits are due;
+//! - [`mdt_init`]: metadata-table partitions built on a table that lacks them.
 
 pub mod mdt_compaction;
+pub mod mdt_init;
 pub mod rollback;
