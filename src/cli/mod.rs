@@ -229,25 +229,9 @@ async fn run(cli: Cli) -> Result<()> {
             options,
             json,
         } => {
-            let mut map = option_map(options)?;
-            for p in &partitions {
-                let key = match p.as_str() {
-                    "files" => crate::metadata::config::ENABLE,
-                    "column_stats" | "partition_stats" => {
-                        crate::metadata::config::COLUMN_STATS_ENABLE
-                    }
-                    "record_index" => crate::metadata::config::RECORD_INDEX_ENABLE,
-                    other => {
-                        return Err(HudiError::unsupported(format!(
-                            "building the metadata table's {other} partition (files, \
-                             column_stats, partition_stats, record_index are built)"
-                        )))
-                    }
-                };
-                map.insert(key.into(), "true".into());
-            }
+            let map = option_map(options)?;
             let t = Table::open(storage_of(&table)?).await?;
-            let built = t.index(&map).await?;
+            let built = t.index(&partitions, &map).await?;
             if json {
                 println!(
                     "{}",

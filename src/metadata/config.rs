@@ -30,6 +30,31 @@ pub const SETTINGS: &[(&str, &str, &str)] = &[
     (RECORD_INDEX_MAX_GROUPS, "10000", "file groups the record index starts with at most"),
 ];
 
+/// `options` with the settings that ask for `partitions` (files, column_stats,
+/// partition_stats, record_index) and the metadata table on.
+pub fn asking_for(
+    partitions: &[String],
+    options: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>> {
+    let mut out = options.clone();
+    out.entry(ENABLE.into()).or_insert_with(|| "true".into());
+    for p in partitions {
+        let key = match p.as_str() {
+            FILES => ENABLE,
+            COLUMN_STATS | PARTITION_STATS => COLUMN_STATS_ENABLE,
+            RECORD_INDEX => RECORD_INDEX_ENABLE,
+            other => {
+                return Err(HudiError::unsupported(format!(
+                    "building the metadata table's {other} partition (files, column_stats, \
+                     partition_stats and record_index are built)"
+                )))
+            }
+        };
+        out.insert(key.into(), "true".into());
+    }
+    Ok(out)
+}
+
 /// Parsed metadata settings; `None` where the options do not say.
 #[derive(Debug, Clone, Default)]
 pub struct MetadataConfig {

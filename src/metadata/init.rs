@@ -1,5 +1,5 @@
 //! Building metadata-table partitions from scratch, as Java's metadata writer initialises
-//! them (docs/hudi-format.md §8.11): which file groups a partition gets, the records it
+//! them (docs/hudi-format.md §8.12): which file groups a partition gets, the records it
 //! starts with (from a listing of the data table and its live keys), and one delta commit
 //! per partition holding, per file group, an empty log file and a base HFile.
 //!

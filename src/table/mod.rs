@@ -40,8 +40,7 @@ impl Table {
         crate::write::create::create_table(storage.as_ref(), table).await?;
         let created = Self::open(storage).await?;
         let settings = crate::metadata::config::MetadataConfig::parse(&table.options)?;
-        let block_size = crate::hfile::writer::DEFAULT_BLOCK_SIZE;
-        match crate::write::services::mdt_init::initialize(created.client(), &settings, block_size)
+        match crate::write::services::mdt_init::initialize(created.client(), &settings, None)
             .await?
         {
             Some(_) => created.reopen().await,
@@ -183,22 +182,19 @@ impl Table {
         Box::pin(crate::write::write(&context, batches, options)).await
     }
 
-    /// Builds the metadata-table partitions `options` ask for (`hoodie.metadata.*`, Spark's
-    /// defaults otherwise) that the table lacks; under the table lock when the options
+    /// Builds the metadata-table `partitions` (none named: Spark's defaults) and those
+    /// `options` ask for (`hoodie.metadata.*`) that the table lacks; under the table lock when the options
     /// configure several writers. `None` when none was missing. This handle still shows
     /// the table as it was: reopen it.
-    pub async fn index(&self, options: &BTreeMap<String, String>) -> Result<Option<MdtInit>> {
+    pub async fn index(
+        &self,
+        partitions: &[String],
+        options: &BTreeMap<String, String>,
+    ) -> Result<Option<MdtInit>> {
         crate::write::check_storage_writable(self.storage().as_ref())?;
-        let mut options = options.clone();
-        options
-            .entry(crate::metadata::config::ENABLE.into())
-            .or_insert_with(|| "true".into());
+        let options = crate::metadata::config::asking_for(partitions, options)?;
         let settings = crate::metadata::config::MetadataConfig::parse(&options)?;
-        let init = crate::write::services::mdt_init::initialize(
-            &self.client,
-            &settings,
-            crate::hfile::writer::DEFAULT_BLOCK_SIZE,
-        );
+        let init = crate::write::services::mdt_init::initialize(&self.client, &settings, None);
         match crate::write::lock::concurrency(&options)? {
             crate::write::lock::Concurrency::SingleWriter => init.await,
             crate::write::lock::Concurrency::Optimistic(config) => {

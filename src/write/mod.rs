@@ -276,7 +276,8 @@ async fn write_after_init(
 ) -> Result<WriteResult> {
     check_writable(table)?;
     let client = table.client;
-    let init = services::mdt_init::initialize(client, &options.metadata, options.hfile_block_size);
+    let init =
+        services::mdt_init::initialize(client, &options.metadata, Some(options.hfile_block_size));
     let built = match &options.concurrency {
         lock::Concurrency::SingleWriter => init.await?,
         lock::Concurrency::Optimistic(config) => {

@@ -1,5 +1,5 @@
 //! Building a table's missing metadata-table partitions, as Java's metadata writer does
-//! before a write that enables them (docs/hudi-format.md §8.11): `files` from a listing,
+//! before a write that enables them (docs/hudi-format.md §8.12): `files` from a listing,
 //! `column_stats` and `partition_stats` from the latest slices' files, `record_index` from
 //! every live key. Plans and bytes come from [`crate::metadata::init`].
 //!
@@ -59,12 +59,14 @@ pub fn missing(client: &MetaClient, settings: &MetadataConfig) -> Vec<&'static s
 }
 
 /// Builds the partitions `settings` want and the table lacks, reading the table afresh
-/// first; `None` when nothing was missing.
+/// first; `None` when nothing was missing. HFile blocks of `block_size` (Hudi's default
+/// when `None`).
 pub async fn initialize(
     client: &MetaClient,
     settings: &MetadataConfig,
-    block_size: usize,
+    block_size: Option<usize>,
 ) -> Result<Option<MdtInit>> {
+    let block_size = block_size.unwrap_or(crate::hfile::writer::DEFAULT_BLOCK_SIZE);
     let client = Arc::new(client.reopen().await?);
     let wanted = missing(&client, settings);
     if wanted.is_empty() {
@@ -117,7 +119,7 @@ pub async fn initialize(
             groups,
             &instant,
             files::now_ms(),
-            crate::hfile::writer::DEFAULT_BLOCK_SIZE.max(block_size),
+            block_size,
         )?;
         publish(&client, &commit).await?;
         let index_defs = match (partition, &columns) {
