@@ -268,6 +268,23 @@ async fn index_builds_what_a_table_lacks() {
         .metadata_table
         .partitions
         .contains(&"record_index".to_string()));
+    // Both indexes are defined as Java defines them, the statistics' columns first.
+    let defs: Value =
+        serde_json::from_slice(&std::fs::read(dir.join(".hoodie/.index_defs/index.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        defs["indexDefinitions"]["column_stats"]["sourceFields"],
+        json!([
+            "_hoodie_commit_time",
+            "_hoodie_partition_path",
+            "_hoodie_record_key",
+            "id",
+            "ts",
+            "region",
+            "v"
+        ])
+    );
+    assert_eq!(defs["indexDefinitions"]["record_index"]["version"], "V1");
     reads_agree(&dir, "record index added").await;
     plans_from_the_metadata_table(&dir, "record index added", true).await;
 }

@@ -26,6 +26,8 @@ import type {
   WriterState,
   FileLayout,
   Filter,
+  IndexOptions,
+  IndexResult,
   Instant,
   IoStats,
   OpenOptions,
@@ -590,6 +592,19 @@ export class HudiTable {
     this.#layout = undefined;
     this.#history = undefined;
     throw aborted;
+  }
+
+  /** Builds the metadata-table partitions the table lacks: those named (`files`,
+   *  `column_stats`, `partition_stats`, `record_index`; none: Spark's defaults) and those
+   *  `options` ask for (`hoodie.metadata.*`, lock configs), as Hudi's metadata writer
+   *  initialises them. `null` when none was missing. Later calls see the new partitions. */
+  index(o: IndexOptions = {}): Promise<IndexResult | null> {
+    return this.#run(async (w) => {
+      const built = await w.index(o.partitions ?? [], o.options ?? {});
+      this.#layout = undefined;
+      this.#history = undefined;
+      return built;
+    });
   }
 
   /** Reads the timeline again: later calls see commits made since the table was opened. */

@@ -368,7 +368,7 @@ export interface ArrowSchemaLike {
 }
 
 /** A new table (`HudiTable.create`): table version 9, Parquet base files, Hudi's meta
- *  fields, no metadata table until a writer that enables one (Spark by default) builds it. */
+ *  fields, and the metadata table Spark 1.1 gives a new table (see `options`). */
 export interface NewTableSpec {
   /** `hoodie.table.name` (letters, digits, `_`); by default the location's last path segment. */
   name?: string;
@@ -389,7 +389,9 @@ export interface NewTableSpec {
   /** Table configs by their Java names: `hoodie.datasource.write.hive_style_partitioning`,
    *  `hoodie.datasource.write.partitionpath.urlencode`, `hoodie.table.timeline.timezone`
    *  (`UTC` here by default), `hoodie.database.name` and `hoodie.populate.meta.fields`
-   *  (`false`: keys from the key fields); others are refused. */
+   *  (`false`: keys from the key fields); `hoodie.metadata.*` choose the metadata table's
+   *  partitions (Spark's by default; `hoodie.metadata.record.index.enable=true` adds the
+   *  record index, `hoodie.metadata.enable=false` builds none); others are refused. */
   options?: Record<string, string>;
 }
 
@@ -526,6 +528,23 @@ export interface Heartbeat {
   instant: string;
   /** Epoch milliseconds of its last beat (the file's modification time), when known. */
   lastBeat: number | null;
+}
+
+/** Which metadata-table partitions {@link HudiTable.index} builds. */
+export interface IndexOptions {
+  /** `files`, `column_stats` (with `partition_stats` when partitioned), `record_index`; none:
+   *  Spark's defaults. */
+  partitions?: string[];
+  /** `hoodie.metadata.*` settings and lock configs. */
+  options?: Record<string, string>;
+}
+
+/** What {@link HudiTable.index} built: one metadata-table delta commit per partition. */
+export interface IndexResult {
+  partitions: { partition: string; instant: string; fileGroups: number; records: number }[];
+  requests: number;
+  bytes: number;
+  elapsedMs: number;
 }
 
 /** What concurrent writers leave on storage: the lock and their heartbeats. */

@@ -75,6 +75,43 @@ test('create on S3: written and read alike by the package, PyPI hudi and the CLI
   outcomes.filter((o) => o.status === 'fulfilled').forEach((o) => o.value.close());
 });
 
+test('created tables keep a metadata table; index() builds one on a table created without', async () => {
+  const uri = `s3://${BUCKET}/tables/indexed`;
+  const withIndex = { ...ORDERS, options: { 'hoodie.metadata.record.index.enable': 'true' } };
+  const t = await HudiTable.create(uri, withIndex, { s3 });
+  assert.deepEqual((await t.info()).metadataPartitions.sort(), ['column_stats', 'files', 'partition_stats', 'record_index']);
+  await t.insert(Array.from({ length: 8 }, (_, i) => order(i)));
+  const plan = await t.plan({ filters: [['order_id', '=', 'O-3']] });
+  assert.equal(plan.stats.planningSource, 'metadata_table');
+  assert.equal(plan.fileSlices.length, 1, 'the record index finds the one slice');
+  assert.deepEqual((await t.rows({ filters: [['order_id', '=', 'O-3']] })).map((r) => r.order_id), ['O-3']);
+  t.close();
+
+  const bare = `s3://${BUCKET}/tables/bare`;
+  const b = await HudiTable.create(bare, { ...ORDERS, options: { 'hoodie.metadata.enable': 'false' } }, { s3 });
+  assert.deepEqual((await b.info()).metadataPartitions, []);
+  await b.insert(Array.from({ length: 8 }, (_, i) => order(i)));
+  await b.upsert([order(1, 5n, 'changed')]);
+  const before = await b.rows();
+  const built = await b.index({ partitions: ['record_index'] });
+  assert.deepEqual(built.partitions.map((p) => [p.partition, p.instant]), [
+    ['files', '00000000000000000'],
+    ['column_stats', '00000000000000001'],
+    ['record_index', '00000000000000002'],
+    ['partition_stats', '00000000000000003'],
+  ]);
+  assert.equal(built.partitions[2].records, 8);
+  assert.ok(built.requests > 0);
+  assert.equal(await b.index(), null, 'nothing left to build');
+  assert.deepEqual((await b.info()).metadataPartitions.sort(), ['column_stats', 'files', 'partition_stats', 'record_index']);
+  assert.equal((await b.plan({ filters: [['order_id', '=', 'O-1']] })).fileSlices.length, 1);
+  const byKey = (rows) => [...rows].sort((x, y) => x.order_id.localeCompare(y.order_id));
+  const after = await b.rows();
+  assert.deepEqual(byKey(after), byKey(before), 'planned from the new metadata table');
+  b.close();
+  assertReadersAgree(moto.url, bare, after, 'a table indexed later');
+});
+
 test('create over a storage object from an apache-arrow Schema of another copy of apache-arrow', async () => {
   const arrow17 = await import('apache-arrow-17');
   const schema = new arrow17.Schema([

@@ -408,21 +408,54 @@ pub fn with_completed_partition(
     out
 }
 
-/// `.hoodie/.index_defs/index.json` defining the column-stats index over `columns`.
-pub fn index_defs_json(columns: &[String]) -> String {
-    let json = serde_json::json!({
-        "indexDefinitions": {
-            "column_stats": {
-                "indexName": "column_stats",
-                "indexType": "column_stats",
-                "indexFunction": "column_stats",
-                "sourceFields": columns,
-                "indexOptions": {},
-                "version": "V2",
-            }
+/// The index definition Java records for `partition` in `.hoodie/.index_defs/index.json`
+/// (`column_stats` over `columns`, `record_index`), if it records one.
+pub fn index_definition(partition: &str, columns: &[String]) -> Option<serde_json::Value> {
+    match partition {
+        COLUMN_STATS => Some(serde_json::json!({
+            "indexName": COLUMN_STATS,
+            "indexType": COLUMN_STATS,
+            "indexFunction": COLUMN_STATS,
+            "sourceFields": columns,
+            "indexOptions": {},
+            "version": "V2",
+        })),
+        RECORD_INDEX => Some(serde_json::json!({
+            "indexName": RECORD_INDEX,
+            "indexType": RECORD_INDEX,
+            "indexFunction": "",
+            "sourceFields": [],
+            "indexOptions": {"isPartitioned": "false"},
+            "version": "V1",
+        })),
+        _ => None,
+    }
+}
+
+/// `existing` index definitions (the file's bytes, if any) with `definition` set for
+/// `partition`; the others kept as they are.
+pub fn with_index_definition(
+    existing: Option<&[u8]>,
+    partition: &str,
+    definition: serde_json::Value,
+    path: &str,
+) -> Result<String> {
+    let mut json: serde_json::Value = match existing {
+        Some(bytes) => {
+            serde_json::from_slice(bytes).map_err(|e| HudiError::corrupt_by(path, "bad JSON", e))?
         }
-    });
-    serde_json::to_string_pretty(&json).unwrap_or_default()
+        None => serde_json::json!({}),
+    };
+    let defs = json
+        .as_object_mut()
+        .ok_or_else(|| HudiError::corrupt(path, "not a JSON object"))?
+        .entry("indexDefinitions")
+        .or_insert_with(|| serde_json::json!({}));
+    let defs = defs
+        .as_object_mut()
+        .ok_or_else(|| HudiError::corrupt(path, "indexDefinitions is not an object"))?;
+    defs.insert(partition.to_string(), definition);
+    serde_json::to_string_pretty(&json).map_err(|e| HudiError::invalid(e.to_string()))
 }
 
 fn to_i64(v: u64) -> Result<i64> {

@@ -50,6 +50,45 @@ impl WasmTable {
         js_value(&wire::WriteResult::from(result))
     }
 
+    /// Builds the metadata-table `partitions` (none: Spark's defaults) and those `options`
+    /// (`hoodie.metadata.*`, lock configs) ask for that the table lacks, then reloads.
+    /// `null` when none was missing.
+    #[wasm_bindgen(
+        unchecked_return_type = "{ partitions: { partition: string; instant: string; fileGroups: number; records: number }[]; requests: number; bytes: number; elapsedMs: number } | null"
+    )]
+    pub async fn index(
+        &self,
+        partitions: Vec<String>,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let options: std::collections::BTreeMap<String, String> = if options.is_undefined() {
+            Default::default()
+        } else {
+            serde_wasm_bindgen::from_value(options)
+                .map_err(|e| to_js(HudiError::invalid(format!("index options: {e}"))))?
+        };
+        let table = self.current().await?;
+        let built = table.index(&partitions, &options).await.map_err(to_js)?;
+        self.reload(None).await?;
+        js_value(&built.map(|b| {
+            BuiltJs {
+                partitions: b
+                    .partitions
+                    .into_iter()
+                    .map(|p| BuiltPartitionJs {
+                        partition: p.partition,
+                        instant: p.instant,
+                        file_groups: p.file_groups,
+                        records: p.records,
+                    })
+                    .collect(),
+                requests: b.io.requests,
+                bytes: b.io.bytes,
+                elapsed_ms: b.elapsed_ms,
+            }
+        }))
+    }
+
     /// Whether the table's storage takes writes (S3, presigned URLs, a JS storage with `put`
     /// and `delete`); plain HTTP(S), zips and copied files do not.
     #[wasm_bindgen(getter)]
@@ -178,4 +217,22 @@ struct ObjectJs {
     path: String,
     size: u64,
     last_modified: Option<i64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BuiltJs {
+    partitions: Vec<BuiltPartitionJs>,
+    requests: u64,
+    bytes: u64,
+    elapsed_ms: i64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BuiltPartitionJs {
+    partition: String,
+    instant: String,
+    file_groups: usize,
+    records: u64,
 }

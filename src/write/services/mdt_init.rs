@@ -122,9 +122,10 @@ pub async fn initialize(
             block_size,
         )?;
         publish(&client, &commit).await?;
-        let index_defs = match (partition, &columns) {
-            (COLUMN_STATS, Some(c)) => Some(write_index_defs(&client, c).await?),
-            _ => None,
+        let columns_of = columns.as_deref().unwrap_or_default();
+        let index_defs = match init::index_definition(partition, columns_of) {
+            Some(definition) => Some(write_index_definition(&client, partition, definition).await?),
+            None => None,
         };
         complete_partition(storage.as_ref(), partition, index_defs.as_deref()).await?;
         built.push(BuiltPartition {
@@ -219,15 +220,26 @@ async fn indexed_columns(client: &MetaClient, settings: &MetadataConfig) -> Resu
     settings.indexed_columns(meta, &data)
 }
 
-async fn write_index_defs(client: &MetaClient, columns: &[String]) -> Result<String> {
-    let config = client.config();
-    let path = config
+/// Records `partition`'s index definition in the table's index definitions file (created
+/// when absent, others kept); answers its path.
+async fn write_index_definition(
+    client: &MetaClient,
+    partition: &str,
+    definition: serde_json::Value,
+) -> Result<String> {
+    let storage = client.storage();
+    let path = client
+        .config()
         .property("hoodie.table.index.defs.path")
         .unwrap_or(crate::config::layout::INDEX_DEFS_FILE)
         .to_string();
-    let text = init::index_defs_json(columns);
-    client
-        .storage()
+    let existing = match storage.get(&path, Purpose::Other).await {
+        Ok(b) => Some(b),
+        Err(HudiError::NotFound { .. }) => None,
+        Err(e) => return Err(e),
+    };
+    let text = init::with_index_definition(existing.as_deref(), partition, definition, &path)?;
+    storage
         .put(&path, Bytes::from(text), PutMode::Overwrite)
         .await?;
     Ok(path)
