@@ -5,9 +5,9 @@
 //!
 //! Known differences from a parquet-avro file: lists are written in Parquet's 3-level form
 //! (`list` / element) where parquet-avro writes the legacy 2-level one (`repeated group
-//! array`), and maps lack the legacy `MAP_KEY_VALUE` annotation; readers take both. arrow-rs
-//! declares float and double statistics in `IEEE_754_TOTAL_ORDER`, which readers predating
-//! it (parquet-mr 1.13, pyarrow) ignore: those columns lose row-group pruning there.
+//! array`), and maps lack the legacy `MAP_KEY_VALUE` annotation; readers take both. Float and
+//! double statistics are declared in the type-defined order parquet-mr writes, not arrow-rs'
+//! `IEEE_754_TOTAL_ORDER`, which Hudi 1.1's parquet-mr does not know.
 
 use std::sync::Arc;
 
@@ -194,7 +194,9 @@ pub fn write_base_file(batch: &RecordBatch, spec: &BaseFileSpec) -> Result<Writt
         .map_err(werr)?;
     writer.write(batch).map_err(werr)?;
     let metadata = writer.finish().map_err(werr)?;
-    let bytes = Bytes::from(std::mem::take(writer.inner_mut()));
+    let mut file = std::mem::take(writer.inner_mut());
+    type_ordered_floats(&mut file)?;
+    let bytes = Bytes::from(file);
     let columns = column_ranges(&batch.schema(), &metadata)?;
     Ok(WrittenBaseFile {
         bytes,
@@ -203,6 +205,21 @@ pub fn write_base_file(batch: &RecordBatch, spec: &BaseFileSpec) -> Result<Writt
         max_record_key: max_key.map(str::to_string),
         columns,
     })
+}
+
+/// Declares float and double statistics in Parquet's type-defined order, which every reader
+/// knows ([`super::thrift::type_defined_float_orders`]); the values are the same.
+fn type_ordered_floats(file: &mut [u8]) -> Result<()> {
+    let bad = |e: String| HudiError::invalid(format!("written base file footer: {e}"));
+    let n = file.len();
+    let len = file
+        .get(n.saturating_sub(8)..n.saturating_sub(4))
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map(|b| u32::from_le_bytes(b) as usize)
+        .filter(|len| len + 8 <= n)
+        .ok_or_else(|| bad("no footer length".into()))?;
+    super::thrift::type_defined_float_orders(&mut file[n - 8 - len..n - 8]).map_err(bad)?;
+    Ok(())
 }
 
 fn kv(key: &str, value: &str) -> KeyValue {

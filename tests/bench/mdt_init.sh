@@ -54,7 +54,7 @@ native_req=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["io"]
 echo "hudi-edge native: ${native_ms} ms, ${native_req} requests, peak $(peak "$work/native.time")"
 "$py" -c 'import json,sys
 for p in json.load(open(sys.argv[1]))["partitions"]:
-    print(f"  {p[\"partition\"]}: {p[\"records\"]} records in {p[\"file_groups\"]} file groups")' "$work/native.json"
+    print("  %s: %d records in %d file groups" % (p["partition"], p["records"], p["file_groups"]))' "$work/native.json"
 
 # hudi-edge in wasm (Node, local files through the package's storage object).
 cp -r "$src" "$work/wasm"

@@ -97,7 +97,13 @@ fn fixture_base_files_rewrite_to_the_same_rows_types_and_footer() {
             assert_eq!(back, batch, "{name}: rows");
             assert_eq!(out.num_rows, batch.num_rows() as u64);
 
-            // (b) the same Parquet types, leaf by leaf, and the same root name.
+            // (b) the same Parquet types, leaf by leaf, and the same root name; the same
+            // column orders (floats too: parquet-mr's type-defined order).
+            assert_eq!(
+                meta.file_metadata().column_orders(),
+                fixture.file_metadata().column_orders(),
+                "{name}: column orders"
+            );
             let ours = meta.file_metadata().schema_descr();
             let theirs = fixture.file_metadata().schema_descr();
             assert_eq!(

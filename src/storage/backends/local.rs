@@ -52,6 +52,9 @@ impl LocalStorage {
             }
             PutMode::Overwrite => write_atomically(&full, &data).map_err(|e| map_err(path, e))?,
         }
+        if !matches!(mode, PutMode::Create) {
+            drop_checksum_sidecar(&full);
+        }
         // The ETag from the bytes in hand: reading the file back would cost a read per put.
         let md = fs::metadata(&full).map_err(|e| map_err(path, e))?;
         let mut meta = meta_of(path, &md);
@@ -376,7 +379,9 @@ impl Storage for LocalStorage {
     }
 
     async fn delete(&self, path: &str) -> Result<()> {
-        match fs::remove_file(self.full(path)?) {
+        let full = self.full(path)?;
+        drop_checksum_sidecar(&full);
+        match fs::remove_file(full) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
             Err(e) => Err(map_err(path, e)),
@@ -396,10 +401,48 @@ impl Storage for LocalStorage {
     }
 }
 
+/// Removes Hadoop's checksum file beside `full` (`.<name>.crc`, which Spark and Java writers
+/// leave on local files): it describes the bytes just replaced or deleted, and Hadoop's
+/// local file system refuses a file whose checksum file disagrees. Without one it reads the
+/// file as it is.
+fn drop_checksum_sidecar(full: &Path) {
+    let (Some(dir), Some(name)) = (full.parent(), full.file_name()) else {
+        return;
+    };
+    let sidecar = dir.join(format!(".{}.crc", name.to_string_lossy()));
+    let _ = fs::remove_file(sidecar);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::storage::StorageExt;
+
+    /// Hadoop's `.crc` beside a file goes when the file is replaced or deleted (Spark on
+    /// local files would refuse the new bytes), and stays when another file is created.
+    #[test]
+    fn replaced_files_lose_their_hadoop_checksum() {
+        let dir = std::env::temp_dir().join(format!("hudi-edge-crc-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        for name in ["p", "d", "new"] {
+            fs::write(dir.join(format!(".{name}.crc")), b"crc").unwrap();
+        }
+        fs::write(dir.join("p"), b"old").unwrap();
+        fs::write(dir.join("d"), b"old").unwrap();
+        let s = LocalStorage::new(&dir);
+        futures::executor::block_on(async {
+            s.put("p", Bytes::from_static(b"new"), PutMode::Overwrite)
+                .await
+                .unwrap();
+            s.delete("d").await.unwrap();
+            s.put("other", Bytes::from_static(b"x"), PutMode::Create)
+                .await
+                .unwrap();
+        });
+        assert!(!dir.join(".p.crc").exists() && !dir.join(".d.crc").exists());
+        assert!(dir.join(".new.crc").exists());
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn paths_never_leave_the_root() {
