@@ -289,6 +289,39 @@ async fn index_builds_what_a_table_lacks() {
     plans_from_the_metadata_table(&dir, "record index added", true).await;
 }
 
+/// With several writers configured, the build holds Hudi's storage lock, as Java's does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_optimistic_concurrency_the_build_holds_the_lock() {
+    let dir = dir_for("locked");
+    let mut new = new_table(TableType::CopyOnWrite, &["id"], true);
+    new.options
+        .insert("hoodie.metadata.enable".into(), "false".into());
+    Table::create(Arc::new(LocalStorage::new(&dir)), &new)
+        .await
+        .expect("create");
+    write(&dir, &rows(0..12, 100), Operation::Insert).await;
+    let lock = dir.join(".hoodie/.locks/table_lock.json");
+    assert!(!lock.exists());
+    let options: BTreeMap<String, String> = [
+        (
+            hudi_edge::write::lock::CONCURRENCY_MODE,
+            "optimistic_concurrency_control",
+        ),
+        (
+            hudi_edge::write::lock::LOCK_PROVIDER,
+            hudi_edge::write::lock::STORAGE_LOCK_PROVIDER,
+        ),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let built = open(&dir).await.index(&[], &options).await.expect("index");
+    assert_eq!(built.expect("built").partitions.len(), 3);
+    let held = std::fs::read_to_string(&lock).expect("the lock was taken");
+    assert!(held.contains("\"expired\":true"), "and released: {held}");
+    reads_agree(&dir, "built under the lock").await;
+}
+
 /// The build dies at its k-th request that changes storage, for every k: readers read the
 /// table as before (the partitions count only once the properties list them), and the
 /// next `index` builds them.

@@ -152,10 +152,11 @@ pub struct Contents {
     pub keys: Vec<LiveKey>,
 }
 
-/// The records a new `partition` starts with, by key.
+/// The records a new `partition` starts with, by key. The record index takes the live
+/// keys out of `data` (they are its records' keys; nothing else needs them).
 pub fn records(
     partition: &str,
-    data: &Contents,
+    data: &mut Contents,
     timezone: TimelineTimezone,
 ) -> Result<BTreeMap<String, MetadataPayload>> {
     let mut out = BTreeMap::new();
@@ -225,21 +226,20 @@ pub fn records(
             }
         }
         RECORD_INDEX => {
-            for k in &data.keys {
+            for k in std::mem::take(&mut data.keys) {
                 let entry = RecordIndexEntry {
-                    partition: k.partition.clone(),
-                    file_id: k.file_id.clone(),
+                    partition: k.partition,
+                    file_id: k.file_id,
                     instant_time_ms: Some(instant_millis(&k.instant, timezone)?),
                     position: None,
                 };
-                if out
-                    .insert(k.key.clone(), MetadataPayload::RecordIndex(entry))
-                    .is_some()
+                if let Some(MetadataPayload::RecordIndex(other)) =
+                    out.insert(k.key.clone(), MetadataPayload::RecordIndex(entry))
                 {
                     return Err(HudiError::invalid(format!(
-                        "record key {:?} is live in two file groups; a record index needs \
-                         keys unique across the table",
-                        k.key
+                        "record key {:?} is live in two file groups ({} and another); a record \
+                         index needs keys unique across the table",
+                        k.key, other.file_id
                     )));
                 }
             }

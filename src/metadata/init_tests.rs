@@ -136,7 +136,7 @@ async fn partitions_read_back() {
         (PARTITION_STATS, 2),
         (RECORD_INDEX, 1),
     ] {
-        let mut recs = records(partition, &data, TimelineTimezone::Utc).unwrap();
+        let mut recs = records(partition, &mut data.clone(), TimelineTimezone::Utc).unwrap();
         for r in recs.values_mut() {
             if let MetadataPayload::Files(f) = r {
                 f.sort_by(|a, b| a.name.cmp(&b.name));
@@ -177,7 +177,7 @@ async fn partitions_read_back() {
         }
         assert_eq!(found, recs, "{partition}");
     }
-    let stats = records(PARTITION_STATS, &data, TimelineTimezone::Utc).unwrap();
+    let stats = records(PARTITION_STATS, &mut data.clone(), TimelineTimezone::Utc).unwrap();
     let a = &stats[&partition_stats_key("ts", "a")];
     let MetadataPayload::PartitionStats(a) = a else {
         panic!("{a:?}")
@@ -196,6 +196,6 @@ fn a_key_live_twice_is_refused() {
     let mut twice = data.keys[0].clone();
     twice.file_id = "f2".into();
     data.keys.push(twice);
-    let err = records(RECORD_INDEX, &data, TimelineTimezone::Utc).unwrap_err();
+    let err = records(RECORD_INDEX, &mut data, TimelineTimezone::Utc).unwrap_err();
     assert!(err.to_string().contains("\"k1\""), "{err}");
 }

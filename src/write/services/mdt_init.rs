@@ -100,7 +100,7 @@ pub async fn initialize(
     } else {
         None
     };
-    let contents = read_contents(
+    let mut contents = read_contents(
         &client,
         columns.as_deref().filter(|_| with_stats),
         wanted.contains(&RECORD_INDEX),
@@ -109,7 +109,7 @@ pub async fn initialize(
     let mut taken = mdt_instants(storage.as_ref()).await?;
     let mut built = Vec::new();
     for partition in wanted {
-        let records = init::records(partition, &contents, config.timezone)?;
+        let records = init::records(partition, &mut contents, config.timezone)?;
         let groups = settings.sizing.file_groups(partition, records.len() as u64);
         let instant = init::init_instant(&taken);
         taken.insert(instant.clone());
