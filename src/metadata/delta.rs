@@ -200,18 +200,10 @@ pub fn build_delta(layout: &MdtLayout, input: &MdtDeltaInput) -> Result<Vec<MdtL
         });
     }
     if !by_partition.is_empty() {
-        let all = by_partition
-            .keys()
-            .map(|p| FilesEntry {
-                name: p.to_string(),
-                size: 0,
-                is_deleted: false,
-            })
-            .collect();
         put(
             FILES,
             ALL_PARTITIONS_KEY.to_string(),
-            enc.encode(&MetadataPayload::AllPartitions(all))?,
+            enc.encode(&all_partitions(by_partition.keys().copied()))?,
         )?;
         for (p, entries) in by_partition {
             put(
@@ -399,6 +391,19 @@ pub fn widen_range(acc: &mut ColumnRangeInput, other: &ColumnRangeInput) {
     acc.value_count += other.value_count;
     acc.total_size += other.total_size;
     acc.total_uncompressed_size += other.total_uncompressed_size;
+}
+
+/// The `files` record listing `partitions` (their ids: `.` for a non-partitioned table).
+pub fn all_partitions<'a>(partitions: impl IntoIterator<Item = &'a str>) -> MetadataPayload {
+    let entries = partitions
+        .into_iter()
+        .map(|p| FilesEntry {
+            name: p.to_string(),
+            size: 0,
+            is_deleted: false,
+        })
+        .collect();
+    MetadataPayload::AllPartitions(entries)
 }
 
 fn to_i64(v: u64) -> Result<i64> {

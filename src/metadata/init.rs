@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::delta::{column_stats_record, instant_millis, WRITE_TOKEN};
+use super::delta::{all_partitions, column_stats_record, instant_millis, WRITE_TOKEN};
 use super::keys::{
     column_stats_key, file_group_index, partition_id, partition_stats_key, ALL_PARTITIONS_KEY,
 };
@@ -177,17 +177,9 @@ pub fn records(
                         is_deleted: false,
                     });
             }
-            let all = by_partition
-                .keys()
-                .map(|p| FilesEntry {
-                    name: p.to_string(),
-                    size: 0,
-                    is_deleted: false,
-                })
-                .collect();
             out.insert(
                 ALL_PARTITIONS_KEY.to_string(),
-                MetadataPayload::AllPartitions(all),
+                all_partitions(by_partition.keys().copied()),
             );
             for (p, entries) in by_partition {
                 out.insert(p.to_string(), MetadataPayload::Files(entries));
