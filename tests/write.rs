@@ -10,6 +10,7 @@ mod common;
 #[path = "write/helpers.rs"]
 mod helpers;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -293,6 +294,195 @@ round_trips! {
     cow_v9_colstats_types => "spark_variants/spark_v9_colstats_types",
     cow_v9_mdt_epoch_millis => "sample_table/cow/v9_timebasedkeygen_epochmillis",
     mor_v9_mdt_date_string => "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle",
+    // hudi-rs' tables, whose schema declares decimals as Avro `bytes`.
+    cow_v9_hudi_rs_decimals => "hudi_rs/hudi_rs_decimals_cow_v9",
+    mor_v9_hudi_rs_decimals => "hudi_rs/hudi_rs_decimals_mor_v9",
+}
+
+/// hudi-rs declares decimals as Avro `bytes`. New decimal values (other keys' values with the
+/// sign flipped, so every precision's extremes of both signs, and nulls) upserted into its
+/// tables keep that declaration (Avro `bytes` in log blocks, fixed-length bytes of the size
+/// the precision needs in base files) and read back as written, here and in hudi-rs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hudi_rs_bytes_decimals_written_back() {
+    for (fixture, test) in [
+        ("hudi_rs/hudi_rs_decimals_cow_v9", "bytes-decimals-cow"),
+        ("hudi_rs/hudi_rs_decimals_mor_v9", "bytes-decimals-mor"),
+    ] {
+        let dir = common::table_copy(fixture, "write", test);
+        let table = open(&dir).await;
+        let visible = table.timeline().visibility_as_of(None);
+        let (avro, _) = table
+            .client()
+            .table_avro_schema(&visible)
+            .await
+            .unwrap()
+            .expect("a schema");
+        let declared = decimal_encodings(&serde_json::from_str(&avro).unwrap());
+        assert!(
+            declared.len() >= 4 && declared.values().all(|(how, _)| how == "bytes"),
+            "{fixture}: {declared:?}"
+        );
+        // hudi-rs stores them by precision: INT32, INT64, or fixed-length bytes beyond 18.
+        let hudi_rs_types = decimal_types_in(&dir);
+        let rows = input_rows(&dir).await;
+        let flip = |v: &Value| match v.as_str() {
+            Some(t) => Value::from(t.strip_prefix('-').map_or(format!("-{t}"), str::to_string)),
+            None => Value::Null,
+        };
+        let mut batch = Vec::new();
+        // The first key holds every column's largest value (hudi-rs' writes put them there).
+        for (i, r) in rows.iter().take(4).enumerate() {
+            let mut u = r.clone();
+            for c in declared.keys() {
+                u.insert(c.clone(), flip(&rows[(i + 1) % 4][c]));
+            }
+            bump(&mut u, "ts", 1000);
+            batch.push(u);
+        }
+        let mut fresh = batch[0].clone();
+        fresh.insert("id".into(), Value::from("new-negated"));
+        let mut nulls = batch[1].clone();
+        nulls.insert("id".into(), Value::from("new-nulls"));
+        for c in declared.keys() {
+            nulls.insert(c.clone(), Value::Null);
+        }
+        batch.extend([fresh, nulls]);
+        let result = write(&dir, &batch, Operation::Upsert).await;
+        assert_eq!(
+            (result.records.updated, result.records.inserted),
+            (4, 2),
+            "{fixture}: {result:?}"
+        );
+
+        let mut model = rows[4..].to_vec();
+        model.extend(batch.iter().cloned());
+        let after = our_rows(&dir, ReadOptions::default()).await;
+        same_rows(
+            &data_only(&after),
+            &data_only(&model_rows(&dir, &model).await),
+            &format!("{fixture}: snapshot after the upsert"),
+        );
+        same_rows(
+            &hudi_rs_rows(&dir, &[]),
+            &after,
+            &format!("{fixture}: hudi-rs"),
+        );
+
+        // What the files hold: the table's encoding, base files and log blocks alike.
+        let (mut base_files, mut log_blocks) = (0, 0);
+        for f in &result.files_written {
+            let bytes = bytes::Bytes::from(std::fs::read(dir.join(f)).unwrap());
+            if f.ends_with(".parquet") {
+                base_files += 1;
+                // `bytes` decimals as fixed-length bytes of the size their precision needs
+                // (readable by Spark's vectorized reader, which takes no BINARY decimal below
+                // precision 19): the size hudi-rs chose where it chose fixed-length bytes.
+                for (column, physical) in parquet_decimals(bytes) {
+                    let (how, precision) = &declared[&column];
+                    let size = match how.as_str() {
+                        "bytes" => (1..=16u32)
+                            .find(|n| 2f64.powi(8 * *n as i32 - 1) > 10f64.powi(*precision as i32))
+                            .unwrap(),
+                        fixed => fixed.parse().unwrap(),
+                    };
+                    let want = format!("FIXED_LEN_BYTE_ARRAY({size})");
+                    assert_eq!(physical, want, "{fixture} {f}: {column}");
+                    let theirs = &hudi_rs_types[&column];
+                    assert!(
+                        theirs.contains(&want) || theirs.iter().all(|t| !t.starts_with("FIXED")),
+                        "{fixture} {f}: {column}: hudi-rs wrote {theirs:?}"
+                    );
+                }
+            } else {
+                for block in hudi_edge::log_file::parse_log_bytes(f, bytes).unwrap() {
+                    let Some(schema) = block.header.get(hudi_edge::log_file::HeaderKey::Schema)
+                    else {
+                        continue;
+                    };
+                    log_blocks += 1;
+                    let in_block = decimal_encodings(&serde_json::from_str(schema).unwrap());
+                    assert_eq!(in_block, declared, "{fixture} {f}: block schema");
+                }
+            }
+        }
+        let mor = table.config().table_type == hudi_edge::config::TableType::MergeOnRead;
+        assert!(
+            base_files > 0 && (log_blocks > 0) == mor,
+            "{fixture}: {result:?}"
+        );
+    }
+}
+
+/// Each decimal field of an Avro record schema: how it is stored (`bytes`, or its `fixed`
+/// size) and its precision.
+fn decimal_encodings(avro: &Value) -> BTreeMap<String, (String, u64)> {
+    let mut out = BTreeMap::new();
+    for f in avro["fields"].as_array().unwrap() {
+        let branches = match &f["type"] {
+            Value::Array(b) => b.clone(),
+            t => vec![t.clone()],
+        };
+        for t in branches {
+            if t["logicalType"] == "decimal" {
+                let how = match t["type"].as_str().unwrap() {
+                    "fixed" => t["size"].to_string(),
+                    other => other.to_string(),
+                };
+                let name = f["name"].as_str().unwrap().to_string();
+                out.insert(name, (how, t["precision"].as_u64().unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// Every decimal column of the table's base files with the physical types they hold it as.
+fn decimal_types_in(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out = BTreeMap::<String, BTreeSet<String>>::new();
+    for e in walkdir(dir) {
+        if e.extension().is_some_and(|x| x == "parquet") && !e.to_string_lossy().contains(".hoodie")
+        {
+            let bytes = bytes::Bytes::from(std::fs::read(&e).unwrap());
+            for (column, physical) in parquet_decimals(bytes) {
+                out.entry(column).or_default().insert(physical);
+            }
+        }
+    }
+    out
+}
+
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walkdir(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A Parquet file's decimal columns and their physical types.
+fn parquet_decimals(bytes: bytes::Bytes) -> Vec<(String, String)> {
+    use parquet::basic::{LogicalType, Type};
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let reader = SerializedFileReader::new(bytes).unwrap();
+    let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    schema
+        .columns()
+        .iter()
+        .filter(|c| matches!(c.logical_type_ref(), Some(LogicalType::Decimal { .. })))
+        .map(|c| {
+            let t = match c.physical_type() {
+                Type::FIXED_LEN_BYTE_ARRAY => format!("FIXED_LEN_BYTE_ARRAY({})", c.type_length()),
+                t => t.to_string(),
+            };
+            (c.name().to_string(), t)
+        })
+        .collect()
 }
 
 /// Hudi leaves the record index of a table without meta fields empty, so Spark's upserts

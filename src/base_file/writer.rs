@@ -3,13 +3,12 @@
 //! Java writer leaves (docs/hudi-format.md §4.4): the Avro schema, `writer.model.name`, and with a
 //! bloom filter the filter, its type code and the min/max record key.
 //!
-//! Known differences from a parquet-avro file: lists are written in Parquet's 3-level form
-//! (`list` / element) where parquet-avro writes the legacy 2-level one (`repeated group
-//! array`), and maps lack the legacy `MAP_KEY_VALUE` annotation; readers take both. Float and
-//! double statistics are declared in the type-defined order parquet-mr writes, not arrow-rs'
-//! `IEEE_754_TOTAL_ORDER`, which Hudi 1.1's parquet-mr does not know.
-
-use std::sync::Arc;
+//! Known differences from a parquet-avro file: `bytes` decimals are fixed-length (why: in
+//! `writer/decimal.rs`); lists are written in Parquet's 3-level form (`list` / element) where
+//! parquet-avro writes the legacy 2-level one (`repeated group array`), and maps lack the
+//! legacy `MAP_KEY_VALUE` annotation; readers take both. Float and double statistics are
+//! declared in the type-defined order parquet-mr writes, not arrow-rs' `IEEE_754_TOTAL_ORDER`,
+//! which Hudi 1.1's parquet-mr does not know.
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
@@ -17,10 +16,10 @@ use arrow_schema::DataType;
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
-use parquet::basic::{Compression, GzipLevel, LogicalType, Type as PhysicalType, ZstdLevel};
+use parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use parquet::file::metadata::{KeyValue, ParquetMetaData};
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
-use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
+use parquet::schema::types::SchemaDescriptor;
 use serde_json::Value as Json;
 
 use crate::error::{HudiError, Result};
@@ -131,7 +130,9 @@ pub fn write_base_file(batch: &RecordBatch, spec: &BaseFileSpec) -> Result<Writt
         .map_err(|e| HudiError::invalid(format!("base file Avro schema: {e}")))?;
     let root_name = record_full_name(&avro)?;
     check_against_avro(&avro, batch)?;
-    let parquet_schema = parquet_schema(&arrow_schema, &root_name)?;
+    let sizes = decimal::sizes(&avro, &arrow_schema)?;
+    let parquet_schema = parquet_schema(&arrow_schema, &root_name, &sizes)?;
+    let encoded = decimal::encode(batch, &sizes)?;
 
     let keys = batch.column(2).as_string::<i32>();
     let (mut min_key, mut max_key): (Option<&str>, Option<&str>) = (None, None);
@@ -190,9 +191,9 @@ pub fn write_base_file(batch: &RecordBatch, spec: &BaseFileSpec) -> Result<Writt
         .with_parquet_schema(parquet_schema);
     let werr =
         |e: parquet::errors::ParquetError| HudiError::invalid(format!("writing base file: {e}"));
-    let mut writer = ArrowWriter::try_new_with_options(Vec::new(), arrow_schema.clone(), options)
-        .map_err(werr)?;
-    writer.write(batch).map_err(werr)?;
+    let mut writer =
+        ArrowWriter::try_new_with_options(Vec::new(), encoded.schema(), options).map_err(werr)?;
+    writer.write(&encoded).map_err(werr)?;
     let metadata = writer.finish().map_err(werr)?;
     let mut file = std::mem::take(writer.inner_mut());
     type_ordered_floats(&mut file)?;
@@ -259,8 +260,7 @@ fn record_full_name(avro: &Json) -> Result<String> {
     })
 }
 
-/// The batch's columns are the Avro record's fields, in order, and every decimal column is
-/// an Avro `fixed` of the size Parquet will be given (what Spark writes).
+/// The batch's columns are the Avro record's fields, in order.
 fn check_against_avro(avro: &Json, batch: &RecordBatch) -> Result<()> {
     let fields = avro
         .get("fields")
@@ -277,96 +277,23 @@ fn check_against_avro(avro: &Json, batch: &RecordBatch) -> Result<()> {
             "base file batch columns {columns:?} are not the Avro schema's fields {names:?}"
         )));
     }
-    for (field, avro_field) in schema.fields().iter().zip(fields) {
-        let precision = match field.data_type() {
-            DataType::Decimal32(p, _)
-            | DataType::Decimal64(p, _)
-            | DataType::Decimal128(p, _)
-            | DataType::Decimal256(p, _) => p,
-            _ => continue,
-        };
-        let ty = non_null_branch(avro_field.get("type"));
-        let size = ty
-            .filter(|t| t.get("type").and_then(Json::as_str) == Some("fixed"))
-            .and_then(|t| t.get("size"))
-            .and_then(Json::as_u64);
-        if size != Some(decimal_bytes(*precision) as u64) {
-            return Err(HudiError::unsupported(format!(
-                "decimal column {} as Avro {}: only `fixed` of {} bytes is written",
-                field.name(),
-                ty.map(|t| t.to_string()).unwrap_or_default(),
-                decimal_bytes(*precision)
-            )));
-        }
-    }
     Ok(())
 }
 
-/// The type of a nullable union's value, or the type itself.
-fn non_null_branch(ty: Option<&Json>) -> Option<&Json> {
-    match ty? {
-        Json::Array(branches) => branches.iter().find(|b| b.as_str() != Some("null")),
-        t => Some(t),
-    }
-}
-
-/// The fewest bytes holding any unscaled value of `precision` digits, signed: Spark's
-/// `minBytesForPrecision`, and the size arrow-rs writes a decimal's bytes at.
-fn decimal_bytes(precision: u8) -> usize {
-    let max = 10u128.saturating_pow(precision.min(38) as u32) - 1;
-    (1..=16usize)
-        .find(|n| (1u128 << (8 * n - 1)) > max)
-        .unwrap_or(16)
-}
-
-/// Arrow's Parquet types, but decimals as `FIXED_LEN_BYTE_ARRAY` (parquet-avro's mapping of
-/// Avro `fixed` decimals; arrow-rs would use INT32/INT64 for small precisions).
-fn parquet_schema(arrow: &arrow_schema::Schema, root: &str) -> Result<SchemaDescriptor> {
+/// Arrow's Parquet types, but decimals fixed-length at their sizes (arrow-rs would use
+/// INT32/INT64 for small precisions).
+fn parquet_schema(
+    arrow: &arrow_schema::Schema,
+    root: &str,
+    decimal_sizes: &[usize],
+) -> Result<SchemaDescriptor> {
     let converted = ArrowSchemaConverter::new()
         .schema_root(root)
         .convert(arrow)
         .map_err(|e| HudiError::unsupported(format!("base file column types: {e}")))?;
-    let fixed = fixed_decimals(&converted.root_schema_ptr())?;
-    Ok(SchemaDescriptor::new(fixed))
-}
-
-fn fixed_decimals(t: &TypePtr) -> Result<TypePtr> {
-    let info = t.get_basic_info();
-    let err = |e: parquet::errors::ParquetError| {
-        HudiError::unsupported(format!("base file column {}: {e}", info.name()))
-    };
-    if t.is_group() {
-        let fields = t
-            .get_fields()
-            .iter()
-            .map(fixed_decimals)
-            .collect::<Result<Vec<_>>>()?;
-        let mut b = Type::group_type_builder(info.name())
-            .with_fields(fields)
-            .with_logical_type(info.logical_type_ref().cloned())
-            .with_converted_type(info.converted_type())
-            .with_id(info.has_id().then(|| info.id()));
-        if info.has_repetition() {
-            b = b.with_repetition(info.repetition());
-        }
-        return Ok(Arc::new(b.build().map_err(err)?));
-    }
-    let is_decimal = matches!(info.logical_type_ref(), Some(LogicalType::Decimal { .. }));
-    let physical = t.get_physical_type();
-    if !is_decimal || physical == PhysicalType::FIXED_LEN_BYTE_ARRAY {
-        return Ok(t.clone());
-    }
-    let precision = t.get_precision();
-    let ty = Type::primitive_type_builder(info.name(), PhysicalType::FIXED_LEN_BYTE_ARRAY)
-        .with_repetition(info.repetition())
-        .with_logical_type(info.logical_type_ref().cloned())
-        .with_precision(precision)
-        .with_scale(t.get_scale())
-        .with_length(decimal_bytes(precision.clamp(0, 38) as u8) as i32)
-        .with_id(info.has_id().then(|| info.id()))
-        .build()
-        .map_err(err)?;
-    Ok(Arc::new(ty))
+    let mut next = decimal_sizes.iter().copied();
+    let root = decimal::parquet_type(&converted.root_schema_ptr(), &mut next)?;
+    Ok(SchemaDescriptor::new(root))
 }
 
 /// Per top-level primitive column, from the written footer: bounds over the row groups,
@@ -483,5 +410,6 @@ pub fn record_column_ranges(batch: &RecordBatch) -> Vec<ColumnRange> {
     out
 }
 
+mod decimal;
 #[cfg(test)]
 mod tests;

@@ -382,5 +382,10 @@ mod tests {
             vec![0, 0, 0, 0, 0x01, 0xe8, 0x48]
         );
         assert!(decimal_bytes(i64::MAX as i128, Some(2)).is_none());
+        // `bytes` decimals: the fewest bytes, as Java's `BigInteger.toByteArray` gives them.
+        assert_eq!(decimal_bytes(-1, None).unwrap(), vec![0xff]);
+        assert_eq!(decimal_bytes(0, None).unwrap(), vec![0]);
+        assert_eq!(decimal_bytes(128, None).unwrap(), vec![0, 0x80]);
+        assert_eq!(decimal_bytes(-129, None).unwrap(), vec![0xff, 0x7f]);
     }
 }

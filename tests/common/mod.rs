@@ -54,9 +54,9 @@ pub fn table_path(name: &str) -> PathBuf {
     let root =
         ROOT.get_or_init(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fixture-tables"));
     let dest = root.join(name);
-    // `spark_variants/NAME`, `generated/NAME`: a table of this repository's tests/data.
+    // `spark_variants/NAME`, `generated/NAME`, `hudi_rs/NAME`: a table of this repository's tests/data.
     let zip_path = match name.split_once('/') {
-        Some((dir @ ("spark_variants" | "generated"), table)) => {
+        Some((dir @ ("spark_variants" | "generated" | "hudi_rs"), table)) => {
             Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("tests/data")
                 .join(dir)

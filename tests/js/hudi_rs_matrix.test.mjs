@@ -1,5 +1,6 @@
 // The wasm build in Node on tables whose expectations two readers gave (PyPI `hudi` and Apache
-// Hudi Spark 1.1.1): the hudi-rs writer matrix (tests/data/hudi_rs, see tests/hudi_rs.rs) —
+// Hudi Spark 1.1.1): the hudi-rs writer matrix and decimal tables (tests/data/hudi_rs, see
+// tests/hudi_rs.rs) —
 // every query equal, plans from the metadata table (whose HFiles store zero checksums), its
 // indexes pruning — and the Spark writer variants (tests/data/spark_variants).
 import { test } from 'node:test';
@@ -56,6 +57,8 @@ for (const zip of readdirSync(data).filter((n) => n.endsWith('.zip')).sort()) {
     const plan = await table.plan({});
     assert.equal(plan.stats.planningSource, 'metadata_table');
     assert.ok(plan.stats.planningNotes.some((n) => n.includes('store zeros')), plan.stats.planningNotes.join('\n'));
+    // The decimal tables have their own keys and columns: their filters are in the queries.
+    if (name.includes('decimals')) return;
     const byKey = await table.plan({ filters: [['id', '=', 'id-0050']] });
     assert.equal(byKey.fileSlices.length, 1, byKey.stats.planningNotes.join('\n'));
     assert.equal(byKey.stats.filesAfterRecordIndex, byKey.fileSlices[0].logFiles.length + (byKey.fileSlices[0].baseFile ? 1 : 0));

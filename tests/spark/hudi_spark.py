@@ -64,7 +64,9 @@ def get_spark(hudi_version: str = HUDI_1X, app: str = "hudi-edge", driver_memory
          .config("spark.sql.warehouse.dir", str(SPARK_DIR / "warehouse"))
          .config("spark.driver.extraJavaOptions",
                  f"-Duser.timezone=UTC -Dderby.system.home={SPARK_DIR / 'derby'}"))
-    for k, v in (extra_conf or {}).items():
+    # HUDI_SPARK_CONF="k=v k=v": settings for one run (e.g. the non-vectorized Parquet reader).
+    env_conf = dict(kv.split("=", 1) for kv in os.environ.get("HUDI_SPARK_CONF", "").split())
+    for k, v in {**(extra_conf or {}), **env_conf}.items():
         b = b.config(k, v)
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("HUDI_SPARK_LOG_LEVEL", "WARN"))
@@ -105,13 +107,27 @@ def encode_value(v):
     return str(v)
 
 
-def encode_row(row) -> dict:
-    return {k: encode_value(row[k]) for k in row.__fields__}
+def encode_row(row, schema=None) -> dict:
+    """`schema` (the DataFrame's) gives top-level decimals their column's scale: pyspark may
+    hand over a small value with another exponent (unscaled -1 at scale 10 as -1.00E-10)."""
+    scales = {}
+    if schema is not None:
+        from pyspark.sql.types import DecimalType
+        scales = {f.name: f.dataType.scale for f in schema.fields if isinstance(f.dataType, DecimalType)}
+    out = {}
+    for k in row.__fields__:
+        v = row[k]
+        if k in scales and isinstance(v, decimal.Decimal):
+            with decimal.localcontext() as ctx:
+                ctx.prec = 100
+                v = v.quantize(decimal.Decimal(1).scaleb(-scales[k]))
+        out[k] = encode_value(v)
+    return out
 
 
 def rows_to_json(df, key_col: str = "_hoodie_record_key") -> list[dict]:
     """Collect a DataFrame into encoded dict rows sorted by (record key, partition path, row JSON)."""
-    rows = [encode_row(r) for r in df.collect()]
+    rows = [encode_row(r, df.schema) for r in df.collect()]
     def sk(r):
         return (str(r.get(key_col)), str(r.get("_hoodie_partition_path")), json.dumps(r, sort_keys=True))
     rows.sort(key=sk)

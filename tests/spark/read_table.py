@@ -73,7 +73,7 @@ def main():
             rows = rows_to_json(df if a.limit is None else df.limit(a.limit))
         else:
             key = props.get("hoodie.table.recordkey.fields", "").split(",")[0]
-            rows = [encode_row(r) for r in (df if a.limit is None else df.limit(a.limit)).collect()]
+            rows = [encode_row(r, df.schema) for r in (df if a.limit is None else df.limit(a.limit)).collect()]
             rows.sort(key=lambda r: (str(r.get(key)), json.dumps(r, sort_keys=True)))
         for r in rows:
             out.write(json.dumps(r) + "\n")

@@ -7,9 +7,11 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{Field, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::{LogicalType, Type as PhysicalType};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::schema::types::ColumnDescriptor;
 
+use super::decimal::decimal_bytes;
 use super::*;
 use crate::hfile::test_support::table;
 
@@ -253,4 +255,150 @@ fn decimal_sizes_are_sparks() {
     assert_eq!(sizes, [1, 1, 2, 2, 3, 4, 5, 7, 8, 9, 16]);
     assert_eq!(decimal_bytes(0), 1);
     assert_eq!(decimal_bytes(200), 16);
+}
+
+/// Decimal leaves at the sizes the Avro schema gives them, top-level and nested, read back by
+/// arrow-rs' own Parquet reader as the same values.
+#[test]
+fn decimals_keep_the_tables_avro_encoding() {
+    use arrow_array::builder::{Decimal128Builder, ListBuilder, MapBuilder, StringBuilder};
+    use arrow_array::{Decimal128Array, StructArray};
+
+    let (meta, meta_avro) = meta_batch(vec![Some("a"), Some("b"), Some("c"), Some("d")]);
+    let values = [Some(-9_999_999_999_i128), Some(0), None, Some(1234)];
+    let dec = || -> ArrayRef {
+        Arc::new(
+            Decimal128Array::from(values.to_vec())
+                .with_precision_and_scale(10, 2)
+                .unwrap(),
+        )
+    };
+    let dec_type = DataType::Decimal128(10, 2);
+    let inner = StructArray::from(vec![(
+        Arc::new(Field::new("v", dec_type.clone(), true)),
+        dec(),
+    )]);
+    let mut list = ListBuilder::new(Decimal128Builder::new().with_data_type(dec_type.clone()));
+    let mut map = MapBuilder::new(
+        None,
+        StringBuilder::new(),
+        Decimal128Builder::new().with_data_type(dec_type.clone()),
+    );
+    for v in values {
+        list.values().append_option(v);
+        list.values().append_value(-1);
+        list.append(true);
+        map.keys().append_value("k");
+        map.values().append_option(v);
+        map.append(true).unwrap();
+    }
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("as_bytes", dec()),
+        ("as_min_fixed", dec()),
+        ("as_wide_fixed", dec()),
+        ("in_struct", Arc::new(inner)),
+        ("in_list", Arc::new(list.finish())),
+        ("in_map", Arc::new(map.finish())),
+    ];
+    let mut fields: Vec<Field> = meta
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let mut arrays = meta.columns().to_vec();
+    for (name, a) in columns {
+        fields.push(Field::new(name, a.data_type().clone(), true));
+        arrays.push(a);
+    }
+    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap();
+
+    let bytes = r#"{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}"#;
+    let fixed = |name: &str, size: usize| {
+        format!(
+            r#"{{"type":"fixed","name":"{name}","size":{size},"logicalType":"decimal","precision":10,"scale":2}}"#
+        )
+    };
+    let data_fields = [
+        format!(r#"{{"name":"as_bytes","type":["null",{bytes}]}}"#),
+        format!(r#"{{"name":"as_min_fixed","type":["null",{}]}}"#, fixed("f5", 5)),
+        format!(r#"{{"name":"as_wide_fixed","type":["null",{}]}}"#, fixed("f12", 12)),
+        // A reference to a named fixed defined above.
+        r#"{"name":"in_struct","type":["null",{"type":"record","name":"s","fields":[{"name":"v","type":["null","f12"]}]}]}"#.to_string(),
+        format!(r#"{{"name":"in_list","type":["null",{{"type":"array","items":["null",{bytes}]}}]}}"#),
+        format!(r#"{{"name":"in_map","type":["null",{{"type":"map","values":["null",{}]}}]}}"#, fixed("f9", 9)),
+    ];
+    let avro = meta_avro.replace("}]}", &format!("}},{}]}}", data_fields.join(",")));
+    let mut spec = BaseFileSpec::new(avro.clone());
+    spec.bloom = None;
+    let out = write_base_file(&batch, &spec).unwrap();
+    let (back, meta) = read(out.bytes.clone());
+    assert_eq!(back.schema().fields(), batch.schema().fields());
+    assert_eq!(
+        back.columns(),
+        batch.columns(),
+        "rows as arrow-rs reads them"
+    );
+
+    let descr = meta.file_metadata().schema_descr();
+    let stored: Vec<(String, PhysicalType, i32)> = descr
+        .columns()
+        .iter()
+        .filter(|c| matches!(c.logical_type_ref(), Some(LogicalType::Decimal { .. })))
+        .map(|c| (c.path().string(), c.physical_type(), c.type_length()))
+        .collect();
+    // `bytes` at the size its precision needs (decimal(10,2): 5 bytes), `fixed` at its own.
+    let flba = |p: &str, n| (p.to_string(), PhysicalType::FIXED_LEN_BYTE_ARRAY, n);
+    let needed = decimal_bytes(10) as i32;
+    assert_eq!(
+        stored,
+        [
+            flba("as_bytes", needed),
+            flba("as_min_fixed", 5),
+            flba("as_wide_fixed", 12),
+            flba("in_struct.v", 12),
+            flba("in_list.list.item", needed),
+            flba("in_map.entries.value", 9),
+        ]
+    );
+    // The statistics the metadata table takes are those of the rows.
+    let from_rows = record_column_ranges(&batch);
+    for name in ["as_bytes", "as_min_fixed", "as_wide_fixed"] {
+        let [ours, rows] =
+            [&out.columns, &from_rows].map(|c| c.iter().find(|r| r.column == name).unwrap());
+        let key = |r: &ColumnRange| (r.min.clone(), r.max.clone(), r.null_count);
+        assert_eq!(key(ours), key(rows), "{name}");
+    }
+
+    // Encodings that cannot hold the column, or that arrow-rs cannot read back, are refused.
+    for (bad, why) in [
+        (fixed("f20", 20), "fixed of 20 bytes"),
+        (fixed("f4", 4), "fixed of 4 bytes"),
+        (r#"{"type":"string"}"#.to_string(), "not a decimal"),
+    ] {
+        let avro = avro.replacen(
+            &format!("[\"null\",{bytes}]"),
+            &format!("[\"null\",{bad}]"),
+            1,
+        );
+        let e = write_base_file(&batch, &BaseFileSpec::new(avro)).unwrap_err();
+        assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+        assert!(
+            e.to_string().contains("as_bytes") && e.to_string().contains(why),
+            "{e}"
+        );
+    }
+
+    // A value beyond the column's precision does not fit its bytes: refused, not truncated.
+    let wide: ArrayRef = Arc::new(
+        Decimal128Array::from(vec![Some(1i128 << 40); 4])
+            .with_precision_and_scale(10, 2)
+            .unwrap(),
+    );
+    let mut columns = batch.columns().to_vec();
+    columns[5] = wide;
+    let too_wide = RecordBatch::try_new(batch.schema(), columns).unwrap();
+    let e = write_base_file(&too_wide, &spec).unwrap_err();
+    assert_eq!(e.code(), "INVALID_INPUT", "{e}");
+    assert!(e.to_string().contains("as_bytes"), "{e}");
 }

@@ -5,6 +5,9 @@
 //! write hudi-rs rolled back. Run by tests/write/make_hudi_rs_matrix.sh; prints one JSON line
 //! per table with the instants each step made.
 //!
+//! `hudi_rs_decimals_cow_v9` and `hudi_rs_decimals_mor_v9` (by name only): decimal columns of
+//! four precisions, which hudi-rs declares as Avro `bytes` decimals (see `write_decimals`).
+//!
 //! `hudi-rs-matrix --bench TABLE INPUT.arrow`: the benchmark table of tests/bench/mdt_skipping.py
 //! written by hudi-rs: INPUT (a read of the Spark-written bench table with `_hoodie_file_name`
 //! first) appended one source file group per commit, so it keeps 256 file groups with the
@@ -271,6 +274,115 @@ async fn write_table(dir: &Path, s: &Spec) -> Res<()> {
     Ok(())
 }
 
+fn decimal_schema() -> Arc<Schema> {
+    let fields = [
+        ("id", DataType::Utf8, false),
+        ("part", DataType::Utf8, false),
+        ("ts", DataType::Int64, false),
+        ("d_5_2", DataType::Decimal128(5, 2), true),
+        ("d_10_2", DataType::Decimal128(10, 2), true),
+        ("d_20_4", DataType::Decimal128(20, 4), true),
+        ("d_38_10", DataType::Decimal128(38, 10), true),
+        ("note", DataType::Utf8, true),
+    ];
+    Arc::new(Schema::new(
+        fields
+            .map(|(name, t, nullable)| Field::new(name, t, nullable))
+            .to_vec(),
+    ))
+}
+
+/// Rows for keys `ids` in `round`: signs alternate, every precision reaches its extremes on
+/// some key, and some values are null.
+fn decimal_batch(ids: &[u32], round: i64) -> Res<RecordBatch> {
+    let dec = |p: u8, s: i8, f: &dyn Fn(i128) -> Option<i128>| -> Res<ArrayRef> {
+        let values: Vec<Option<i128>> = ids.iter().map(|&i| f(i as i128)).collect();
+        Ok(Arc::new(
+            Decimal128Array::from(values).with_precision_and_scale(p, s)?,
+        ))
+    };
+    let r = round as i128;
+    let sign = |i: i128| if (i + r) % 2 == 0 { 1 } else { -1 };
+    let max = |digits: u32| 10i128.pow(digits) - 1;
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(
+            ids.iter().map(|i| format!("k{i:03}")).collect::<Vec<_>>(),
+        )),
+        Arc::new(StringArray::from(
+            ids.iter()
+                .map(|&i| ["a", "b"][(i as usize) % 2].to_string())
+                .collect::<Vec<_>>(),
+        )),
+        Arc::new(Int64Array::from(
+            ids.iter()
+                .map(|&i| round * 100 + i as i64)
+                .collect::<Vec<_>>(),
+        )),
+        dec(5, 2, &|i| match i % 5 {
+            0 => None,
+            1 => Some(sign(i) * max(5)),
+            _ => Some(sign(i) * (i * 1234 + r) % max(5)),
+        })?,
+        dec(10, 2, &|i| match i % 4 {
+            3 => None,
+            0 => Some(0),
+            1 => Some(sign(i) * max(10)),
+            _ => Some(sign(i) * (i * 987_654_321 + r) % max(10)),
+        })?,
+        dec(20, 4, &|i| match i % 6 {
+            5 => None,
+            1 => Some(sign(i) * max(20)),
+            _ => Some(sign(i) * (i * 12_345_678_901_234_567 + r)),
+        })?,
+        dec(38, 10, &|i| match i % 7 {
+            6 => None,
+            1 => Some(sign(i) * max(38)),
+            2 => Some(-1),
+            _ => Some(sign(i) * (i * 10i128.pow(30) + r)),
+        })?,
+        Arc::new(StringArray::from(
+            ids.iter()
+                .map(|&i| format!("round {round} key {i}"))
+                .collect::<Vec<_>>(),
+        )),
+    ];
+    Ok(RecordBatch::try_new(decimal_schema(), cols)?)
+}
+
+/// A small table with decimal columns: insert 12 keys, then update 4 and insert 2 (MOR: a
+/// Parquet log block over each updated slice).
+async fn write_decimals(dir: &Path, name: &str, mor: bool) -> Res<()> {
+    let path = dir.join(name).to_string_lossy().to_string();
+    Table::create(&path)
+        .with_table_name(name)
+        .with_table_type(if mor {
+            TableTypeValue::MergeOnRead
+        } else {
+            TableTypeValue::CopyOnWrite
+        })
+        .with_table_version(9)
+        .with_record_key_fields(["id"])
+        .with_ordering_fields(["ts"])
+        .with_partition_fields(["part"])
+        .create()
+        .await?;
+    let mut steps = Vec::new();
+    let ids: Vec<u32> = (1..13).collect();
+    let r = open(&path).await?.append([decimal_batch(&ids, 1)?]).await?;
+    step(&mut steps, "insert", &r);
+    let r = open(&path)
+        .await?
+        .upsert([decimal_batch(&[2, 5, 8, 11, 13, 14], 2)?])
+        .await?;
+    step(&mut steps, "upsert", &r);
+    let filters = r#"[[["d_10_2", "<", "0"]], [["d_38_10", ">", "1000"]], [["id", "=", "k008"]]]"#;
+    println!(
+        "{{\"table\": \"{name}\", \"written_by\": \"hudi-rs 0.6.0-rc.1 (crate hudi, tests/bench/hudi_rs_upsert/src/bin/matrix.rs, write_decimals)\", \"filters\": {filters}, \"steps\": [{}]}}",
+        steps.join(", ")
+    );
+    Ok(())
+}
+
 async fn write_bench(path: &str, input: &str) -> Res<()> {
     let bytes = std::fs::read(input)?;
     let reader = arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None)?;
@@ -355,6 +467,14 @@ async fn main() -> Res<()> {
         rollback: true,
     });
     std::fs::create_dir_all(out)?;
+    for (name, mor) in [
+        ("hudi_rs_decimals_cow_v9", false),
+        ("hudi_rs_decimals_mor_v9", true),
+    ] {
+        if only.is_some_and(|o| o == name) {
+            return write_decimals(out, name, mor).await;
+        }
+    }
     for s in specs.iter().filter(|s| only.is_none_or(|o| o == s.name)) {
         write_table(out, s).await?;
     }
