@@ -289,6 +289,46 @@ async fn index_builds_what_a_table_lacks() {
     plans_from_the_metadata_table(&dir, "record index added", true).await;
 }
 
+/// A writer that opens a table whose creator is still building its metadata table waits
+/// for it, then keeps it in step (a first write past it would leave the metadata table
+/// behind the data).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_write_waits_for_the_creator() {
+    let dir = dir_for("racing_creator");
+    let new = new_table(TableType::MergeOnRead, &["id"], true);
+    // The creator's first request: the properties, its partitions listed as being built.
+    hudi_edge::write::create::create_table(&LocalStorage::new(&dir), &new)
+        .await
+        .expect("properties");
+    let table = open(&dir).await;
+    assert_eq!(table.config().metadata_partitions_inflight.len(), 3);
+    let finished = std::sync::atomic::AtomicBool::new(false);
+    let writer = async {
+        let r = write(&dir, &rows(0..12, 100), Operation::Insert).await;
+        finished.store(true, std::sync::atomic::Ordering::SeqCst);
+        r
+    };
+    let creator = async {
+        tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+        let waited = !finished.load(std::sync::atomic::Ordering::SeqCst);
+        // The creator finishes its build.
+        open(&dir)
+            .await
+            .index(&[], &BTreeMap::new())
+            .await
+            .expect("build");
+        waited
+    };
+    let (result, waited) = futures::join!(writer, creator);
+    assert!(waited, "the writer waits for the creator");
+    assert_eq!(result.records.inserted, 12);
+    assert!(result
+        .metadata_table
+        .partitions
+        .contains(&"files".to_string()));
+    reads_agree(&dir, "written after the creator's build").await;
+}
+
 /// With several writers configured, the build holds Hudi's storage lock, as Java's does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_optimistic_concurrency_the_build_holds_the_lock() {

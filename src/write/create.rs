@@ -166,6 +166,17 @@ pub fn properties_text(table: &NewTable, comment: &str) -> Result<String> {
         .get("hoodie.database.name")
         .cloned()
         .unwrap_or_default();
+    // The metadata partitions the creator builds next, listed as being built: a writer that
+    // opens the table meanwhile waits for them instead of writing past them.
+    let mut building = crate::metadata::config::MetadataConfig::parse(&table.options)?
+        .partitions(!table.partition_fields.is_empty());
+    building.sort();
+    if !building.is_empty() {
+        props.insert(
+            "hoodie.table.metadata.partitions.inflight",
+            building.join(","),
+        );
+    }
     let checksum = crc32(format!("{database}.{}", table.name).as_bytes()).to_string();
     props.insert("hoodie.table.checksum", checksum);
     Ok(properties::store(

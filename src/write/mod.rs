@@ -257,6 +257,15 @@ pub async fn write(
 ) -> Result<WriteResult> {
     // Parsed once, before any request: a bad setting changes nothing.
     let options = &WriteConfig::new(options, table.client.config())?;
+    if table
+        .client
+        .timeline()
+        .instants
+        .iter()
+        .all(|i| !i.is_completed())
+    {
+        return Box::pin(write_into_new_table(table, batches, options)).await;
+    }
     if options.metadata.asked()
         && !services::mdt_init::missing(table.client, &options.metadata).is_empty()
     {
@@ -264,6 +273,40 @@ pub async fn write(
     }
     write_configured(table, batches, options).await
 }
+
+/// A table without a commit yet may still be being created: its creator lists the metadata
+/// partitions it builds as being built until they are. The table is read afresh (waiting
+/// for them, a while), so that the first writes keep the metadata table from its start.
+async fn write_into_new_table(
+    table: &Ctx<'_>,
+    batches: &[RecordBatch],
+    options: &WriteConfig,
+) -> Result<WriteResult> {
+    let mut fresh = table.client.reopen().await?;
+    for _ in 0..CREATION_WAITS {
+        let config = fresh.config();
+        let created = fresh.timeline().instants.iter().any(|i| i.is_completed());
+        if created || config.metadata_partitions_inflight.is_empty() {
+            break;
+        }
+        sleep(std::time::Duration::from_millis(CREATION_WAIT_MS)).await;
+        fresh = fresh.reopen().await?;
+    }
+    let fresh = Arc::new(fresh);
+    let metadata = MetadataCache::default();
+    let ctx = Ctx {
+        client: &fresh,
+        metadata: &metadata,
+    };
+    if !services::mdt_init::missing(&fresh, &options.metadata).is_empty() {
+        return write_after_init(&ctx, batches, options).await;
+    }
+    write_configured(&ctx, batches, options).await
+}
+
+/// How long a first write waits for its table's creator to build the metadata table.
+const CREATION_WAITS: u32 = 100;
+const CREATION_WAIT_MS: u64 = 200;
 
 /// Builds the metadata-table partitions the options ask for and the table lacks (under
 /// the lock when several writers are configured, as Java initialises), then writes through
@@ -274,7 +317,8 @@ async fn write_after_init(
     batches: &[RecordBatch],
     options: &WriteConfig,
 ) -> Result<WriteResult> {
-    check_writable(table)?;
+    // The write's own checks come after the build, on the table it leaves.
+    check_storage_writable(table.client.storage().as_ref())?;
     let client = table.client;
     let init =
         services::mdt_init::initialize(client, &options.metadata, Some(options.hfile_block_size));

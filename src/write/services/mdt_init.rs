@@ -48,12 +48,19 @@ pub struct BuiltPartition {
     pub records: u64,
 }
 
-/// The partitions `settings` want that the table (as `client` last read it) lacks.
+/// The partitions `settings` ask for, and those listed as being built, that the table (as
+/// `client` last read it) lacks, in the order Java builds them.
 pub fn missing(client: &MetaClient, settings: &MetadataConfig) -> Vec<&'static str> {
     let config = client.config();
-    settings
-        .partitions(config.is_partitioned())
+    let building = |p: &&str| config.metadata_partitions_inflight.iter().any(|x| x == p);
+    let wanted = if settings.asked() {
+        settings.partitions(config.is_partitioned())
+    } else {
+        Vec::new()
+    };
+    init::BUILDABLE
         .into_iter()
+        .filter(|p| wanted.contains(p) || building(p))
         .filter(|p| !config.metadata_partitions.iter().any(|x| x == p))
         .collect()
 }
