@@ -172,20 +172,17 @@ async fn delete_tree(storage: &dyn Storage, dir: &str) -> Result<()> {
 async fn create_metadata_table(client: &MetaClient) -> Result<()> {
     let storage = client.storage();
     let config = client.config();
-    for folder in [
+    let folders = [
         ".hoodie/timeline/",
         ".hoodie/timeline/history/",
         ".hoodie/.temp/",
         ".hoodie/.aux/",
-    ] {
-        storage
-            .put(
-                &join(METADATA_DIR, folder),
-                Bytes::new(),
-                PutMode::Overwrite,
-            )
-            .await?;
-    }
+    ];
+    let paths: Vec<String> = folders.iter().map(|f| join(METADATA_DIR, f)).collect();
+    futures::future::try_join_all(
+        (paths.iter()).map(|path| storage.put(path, Bytes::new(), PutMode::Overwrite)),
+    )
+    .await?;
     let comment = format!("Properties saved on {}", chrono::Utc::now().to_rfc3339());
     let text = init::properties_text(&config.name, config.version, &comment);
     storage
@@ -364,6 +361,15 @@ async fn slice_ranges(
             ranges.into_iter().filter(wanted).collect(),
         ));
     }
+    let options = ReadOptions {
+        columns: Some(
+            (plan.read_schema.fields().iter())
+                .map(|f| f.name().clone())
+                .filter(|n| columns.contains(n))
+                .collect(),
+        ),
+        ..ReadOptions::default()
+    };
     for log in &slice.log_files {
         let mut one = (**plan).clone();
         one.file_slices = vec![FileSlice {
@@ -372,17 +378,6 @@ async fn slice_ranges(
             ..slice.clone()
         }];
         one.filter = None;
-        let read_columns: Vec<String> = plan
-            .read_schema
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .filter(|n| columns.contains(n))
-            .collect();
-        let options = ReadOptions {
-            columns: Some(read_columns),
-            ..ReadOptions::default()
-        };
         let mut scan = Scan::new(client.clone(), Arc::new(one), &options);
         let mut acc: BTreeMap<String, ColumnRange> = BTreeMap::new();
         while let Some(batch) = scan.next().await {
@@ -410,10 +405,8 @@ async fn mdt_instants(storage: &dyn Storage) -> Result<BTreeSet<String>> {
     };
     Ok(listed
         .iter()
-        .filter_map(|m| {
-            let t: String = m.name().chars().take_while(char::is_ascii_digit).collect();
-            (t.len() >= 14).then_some(t)
-        })
+        .filter_map(|m| crate::timeline::instant::parse_instant_file_name(m.name()))
+        .map(|f| f.requested_time)
         .collect())
 }
 
@@ -430,7 +423,8 @@ async fn publish(client: &MetaClient, commit: &init::PartitionCommit) -> Result<
         .await?;
     let partition_dir = join(METADATA_DIR, &commit.partition);
     let marker = join(&partition_dir, crate::config::layout::PARTITION_METADATA);
-    let mut puts = vec![(marker, Bytes::from(partition_metadata(&commit.instant)))];
+    let marker_bytes = files::partition_metadata(&commit.instant, &commit.partition);
+    let mut puts = vec![(marker, Bytes::from(marker_bytes))];
     for (path, bytes) in &commit.files {
         puts.push((join(METADATA_DIR, path), Bytes::from(bytes.clone())));
     }
@@ -456,11 +450,6 @@ async fn publish(client: &MetaClient, commit: &init::PartitionCommit) -> Result<
         )
         .await
         .map(drop)
-}
-
-/// MDT partitions are one level deep.
-fn partition_metadata(instant: &str) -> Vec<u8> {
-    files::partition_metadata(instant, "partition")
 }
 
 /// Lists `partition` as completed in the data table's properties, through Java's backup
