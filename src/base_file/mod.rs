@@ -92,7 +92,7 @@ fn parquet_err(path: &str, e: ParquetError) -> HudiError {
 }
 
 /// The footer of a Parquet file held in memory, checked, as the crate presents it.
-fn footer_in_memory(file: &[u8], path: &str) -> Result<ArrowReaderMetadata> {
+pub(crate) fn footer_in_memory(file: &[u8], path: &str) -> Result<ArrowReaderMetadata> {
     let size = file.len() as u64;
     let meta_len = footer_len(file, size, false, path)?;
     let data_end = size - meta_len - 8;

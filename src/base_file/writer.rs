@@ -170,7 +170,45 @@ pub fn write_base_file(batch: &RecordBatch, spec: &BaseFileSpec) -> Result<Writt
     }
     footer.push(kv(WRITER_MODEL_KEY, "avro"));
     footer.push(kv(AVRO_SCHEMA_KEY, &spec.avro_schema));
+    let (file, metadata) = encode_parquet(&encoded, parquet_schema, footer, spec)?;
+    let bytes = Bytes::from(file);
+    let columns = column_ranges(&batch.schema(), &metadata)?;
+    Ok(WrittenBaseFile {
+        bytes,
+        num_rows: batch.num_rows() as u64,
+        min_record_key: min_key.map(str::to_string),
+        max_record_key: max_key.map(str::to_string),
+        columns,
+    })
+}
 
+/// Rows whose columns are an Avro record's fields, as parquet-avro writes them (footer
+/// with the Avro schema and writer model, no Arrow schema): files Java reads through its
+/// Avro Parquet reader, such as the LSM timeline's.
+pub fn write_avro_parquet(batch: &RecordBatch, avro_schema: &str, codec: &str) -> Result<Bytes> {
+    let avro: Json = serde_json::from_str(avro_schema)
+        .map_err(|e| HudiError::invalid(format!("Parquet file Avro schema: {e}")))?;
+    check_against_avro(&avro, batch)?;
+    let sizes = decimal::sizes(&avro, &batch.schema())?;
+    let parquet_schema = parquet_schema(&batch.schema(), &record_full_name(&avro)?, &sizes)?;
+    let footer = vec![
+        kv(WRITER_MODEL_KEY, "avro"),
+        kv(AVRO_SCHEMA_KEY, avro_schema),
+    ];
+    let mut spec = BaseFileSpec::new(avro_schema);
+    spec.compression = codec.to_string();
+    let encoded = decimal::encode(batch, &sizes)?;
+    let (file, _) = encode_parquet(&encoded, parquet_schema, footer, &spec)?;
+    Ok(Bytes::from(file))
+}
+
+/// The Parquet bytes of an encoded batch: parquet-mr's page and statistics settings.
+fn encode_parquet(
+    encoded: &RecordBatch,
+    parquet_schema: SchemaDescriptor,
+    footer: Vec<KeyValue>,
+    spec: &BaseFileSpec,
+) -> Result<(Vec<u8>, ParquetMetaData)> {
     let props = WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_1_0)
         .set_compression(compression(&spec.compression)?)
@@ -190,22 +228,14 @@ pub fn write_base_file(batch: &RecordBatch, spec: &BaseFileSpec) -> Result<Writt
         .with_skip_arrow_metadata(true)
         .with_parquet_schema(parquet_schema);
     let werr =
-        |e: parquet::errors::ParquetError| HudiError::invalid(format!("writing base file: {e}"));
+        |e: parquet::errors::ParquetError| HudiError::invalid(format!("writing Parquet file: {e}"));
     let mut writer =
         ArrowWriter::try_new_with_options(Vec::new(), encoded.schema(), options).map_err(werr)?;
-    writer.write(&encoded).map_err(werr)?;
+    writer.write(encoded).map_err(werr)?;
     let metadata = writer.finish().map_err(werr)?;
     let mut file = std::mem::take(writer.inner_mut());
     type_ordered_floats(&mut file)?;
-    let bytes = Bytes::from(file);
-    let columns = column_ranges(&batch.schema(), &metadata)?;
-    Ok(WrittenBaseFile {
-        bytes,
-        num_rows: batch.num_rows() as u64,
-        min_record_key: min_key.map(str::to_string),
-        max_record_key: max_key.map(str::to_string),
-        columns,
-    })
+    Ok((file, metadata))
 }
 
 /// Declares float and double statistics in Parquet's type-defined order, which every reader

@@ -173,6 +173,19 @@ pub(super) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Move old instants of the timeline (and the metadata table's) to the LSM history, as
+    /// Java's archiver does after each commit: `hoodie.keep.min.commits` /
+    /// `hoodie.keep.max.commits`, never past what the cleaner, a pending instant, compaction
+    /// or the metadata table still needs.
+    Archive {
+        table: String,
+        /// Hudi write configs `KEY=VALUE` (repeatable): archival, cleaner and lock settings.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// Print what was archived as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Take the table's storage-based lock (`.hoodie/.locks/table_lock.json`, Hudi's
     /// RFC-91 lock) and release it, reporting the requests and time of each step; with
     /// `--hold-ms` it is held (and renewed) that long in between.

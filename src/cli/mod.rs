@@ -255,6 +255,45 @@ async fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Archive {
+            table,
+            options,
+            json,
+        } => {
+            let map = option_map(options)?;
+            let t = Table::open(storage_of(&table)?).await?;
+            let done = t.archive(&map).await?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&done).unwrap_or_default()
+                );
+                return Ok(());
+            }
+            for (which, part) in [
+                ("timeline", &done.data_table),
+                ("metadata-table timeline", &done.metadata_table),
+            ] {
+                match part {
+                    None => println!("{which}: nothing to archive"),
+                    Some(a) => println!(
+                        "{which}: {} instants ({} .. {}) to {}{}, {} files deleted",
+                        a.instants.len(),
+                        a.instants.first().map_or("", String::as_str),
+                        a.instants.last().map_or("", String::as_str),
+                        a.history_file,
+                        if a.merged_into.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (merged into {})", a.merged_into.join(", "))
+                        },
+                        a.files_deleted
+                    ),
+                }
+            }
+            println!("{} requests, {} ms", done.io.requests, done.elapsed_ms);
+            Ok(())
+        }
         Command::Lock {
             table,
             options,

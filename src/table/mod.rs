@@ -206,6 +206,29 @@ impl Table {
         }
     }
 
+    /// Moves old instants of the timeline and the metadata table's timeline to their LSM
+    /// histories where due, as Java's archiver (`hoodie.keep.min.commits` and the other
+    /// settings in `options`; under the table lock when they configure several writers).
+    pub async fn archive(
+        &self,
+        options: &BTreeMap<String, String>,
+    ) -> Result<crate::write::services::archive::Archival> {
+        crate::write::check_storage_writable(self.storage().as_ref())?;
+        let mut given = crate::write::WriteOptions::new(crate::write::Operation::Upsert);
+        given.options = options.clone();
+        let config = crate::write::WriteConfig::new(&given, self.client.config())?;
+        let run = crate::write::services::archive::archive(&self.client, &config.archival);
+        match &config.concurrency {
+            crate::write::lock::Concurrency::SingleWriter => run.await,
+            crate::write::lock::Concurrency::Optimistic(lock) => {
+                let storage = self.storage().as_ref();
+                crate::write::lock::TableLock::new(storage, lock.clone())?
+                    .run(run)
+                    .await
+            }
+        }
+    }
+
     /// The latest writer schema's data columns as Arrow (no meta columns, nullability as
     /// written), or `None` while the table has no schema yet.
     pub async fn data_schema(&self) -> Result<Option<Schema>> {

@@ -5,8 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use arrow_array::cast::AsArray;
-use arrow_array::{Array, RecordBatch};
 use serde::Deserialize;
 
 use super::instant::{action, Instant, State};
@@ -170,13 +168,7 @@ async fn load_lsm(
                 ));
             }
         }
-        // Through our footer and page checks, as every Parquet file from the table.
-        let batches = crate::base_file::decode_in_memory(bytes, &path, "bad LSM timeline file")?;
-        let mut out = Vec::new();
-        for b in &batches {
-            out.extend(lsm_rows(b, &path)?);
-        }
-        Ok::<_, HudiError>(out)
+        lsm_rows(bytes, &path)
     });
     let mut all: Vec<(Instant, Option<serde_json::Value>)> = futures::future::try_join_all(reads)
         .await?
@@ -188,55 +180,24 @@ async fn load_lsm(
     Ok(all)
 }
 
-fn lsm_rows(batch: &RecordBatch, path: &str) -> Result<Vec<(Instant, Option<serde_json::Value>)>> {
-    let text = |name: &str| -> Result<Vec<Option<String>>> {
-        let col = batch
-            .column_by_name(name)
-            .ok_or_else(|| HudiError::corrupt(path, format!("no column {name}")))?;
-        let s = arrow_cast::cast(col, &arrow_schema::DataType::Utf8)
-            .map_err(|e| HudiError::corrupt(path, e))?;
-        Ok(s.as_string::<i32>()
-            .iter()
-            .map(|v| v.map(str::to_string))
-            .collect())
-    };
-    let (requested, completion, actions) = (
-        text("instantTime")?,
-        text("completionTime")?,
-        text("action")?,
-    );
-    let metadata = batch.column_by_name("metadata");
-    let mut out = Vec::with_capacity(batch.num_rows());
-    for row in 0..batch.num_rows() {
-        let (Some(t), Some(a)) = (requested[row].clone(), actions[row].clone()) else {
-            return Err(HudiError::corrupt(
-                path,
-                format!("row {row} has no instant time or action"),
-            ));
-        };
-        let content = match metadata {
-            Some(col) if col.is_valid(row) => {
-                let bytes = match col.data_type() {
-                    arrow_schema::DataType::Binary => col.as_binary::<i32>().value(row).to_vec(),
-                    arrow_schema::DataType::LargeBinary => {
-                        col.as_binary::<i64>().value(row).to_vec()
-                    }
-                    other => {
-                        return Err(HudiError::corrupt(
-                            path,
-                            format!("metadata column is {other}"),
-                        ))
-                    }
-                };
-                Some(decode_instant_file(
-                    &bytes,
-                    &format!("{path} (instant {t})"),
-                )?)
-            }
-            _ => None,
+fn lsm_rows(bytes: bytes::Bytes, path: &str) -> Result<Vec<(Instant, Option<serde_json::Value>)>> {
+    let rows = super::archive::decode_history_file(bytes, path)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let content = match &r.metadata {
+            Some(bytes) => Some(decode_instant_file(
+                bytes,
+                &format!("{path} (instant {})", r.instant_time),
+            )?),
+            None => None,
         };
         out.push((
-            archived_instant(t, completion[row].clone(), &a, State::Completed),
+            archived_instant(
+                r.instant_time,
+                r.completion_time,
+                &r.action,
+                State::Completed,
+            ),
             content,
         ));
     }

@@ -4,6 +4,7 @@
 //! Building it from a listing is pure ([`Timeline::from_listing`]); loading the archive or
 //! the LSM history needs storage and lives in [`history`].
 
+pub mod archive;
 pub mod history;
 pub mod instant;
 pub mod metadata;

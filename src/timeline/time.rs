@@ -46,6 +46,15 @@ pub fn resolve_time(text: &str, tz: TimelineTimezone) -> Result<String> {
     )))
 }
 
+/// `instant` moved by `hours` on the wall clock (`None` when it is not a date, such as the
+/// metadata table's `000…` instants).
+pub fn shift_hours(instant: &str, hours: i64) -> Option<String> {
+    let t = crate::timeline::instant::normalize_time(instant);
+    let at = NaiveDateTime::parse_from_str(&t, INSTANT_FORMAT).ok()?;
+    let moved = at.checked_add_signed(chrono::Duration::hours(hours))?;
+    Some(moved.format(INSTANT_FORMAT).to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

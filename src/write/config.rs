@@ -12,6 +12,9 @@ use crate::base_file::writer::{BaseFileSpec, BloomSpec};
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
 use crate::metadata::config::MetadataConfig;
+use crate::timeline::archive::{ArchivalConfig, CleanRetention};
+
+use super::services::archive::ArchivalSettings;
 
 use super::lock::{self, Concurrency};
 use super::{Operation, WriteOptions};
@@ -39,6 +42,11 @@ pub const BLOOM_FPP: &str = "hoodie.index.bloom.fpp";
 pub const BLOOM_MAX_ENTRIES: &str = "hoodie.bloom.index.filter.dynamic.max.entries";
 pub const MDT_MAX_DELTA_COMMITS: &str = crate::metadata::compact::MAX_DELTA_COMMITS_KEY;
 pub const HFILE_BLOCK_SIZE: &str = "hoodie.hfile.block.size";
+pub const COMPACT_TRIGGER: &str = "hoodie.compact.inline.trigger.strategy";
+pub const COMPACT_MAX_DELTA_COMMITS: &str = "hoodie.compact.inline.max.delta.commits";
+pub const CLEAN_POLICY: &str = "hoodie.clean.policy";
+pub const CLEAN_COMMITS_RETAINED: &str = "hoodie.clean.commits.retained";
+pub const CLEAN_HOURS_RETAINED: &str = "hoodie.clean.hours.retained";
 
 /// Every key this writer reads (the lock's and the key generator's included), for docs and
 /// `--help`. The lock's keys are checked by [`lock::concurrency`], in Java's order and words.
@@ -67,6 +75,11 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: BLOOM_FPP, default: "0.000000001", doc: "bloom filter false-positive rate" },
     Setting { key: BLOOM_MAX_ENTRIES, default: "100000", doc: "largest dynamic bloom filter" },
     Setting { key: MDT_MAX_DELTA_COMMITS, default: "10", doc: "metadata-table delta commits before it is compacted" },
+    Setting { key: COMPACT_TRIGGER, default: "NUM_COMMITS", doc: "what triggers a compaction: NUM_COMMITS, NUM_COMMITS_AFTER_LAST_REQUEST, TIME_ELAPSED, NUM_OR_TIME, NUM_AND_TIME (archival keeps the delta commits a count-based trigger needs)" },
+    Setting { key: COMPACT_MAX_DELTA_COMMITS, default: "5", doc: "delta commits that trigger a compaction" },
+    Setting { key: CLEAN_POLICY, default: "KEEP_LATEST_COMMITS", doc: "KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS (older name: hoodie.cleaner.policy); archival never passes what the cleaner keeps" },
+    Setting { key: CLEAN_COMMITS_RETAINED, default: "10", doc: "commits the cleaner keeps the files of (older name: hoodie.cleaner.commits.retained)" },
+    Setting { key: CLEAN_HOURS_RETAINED, default: "24", doc: "hours the cleaner keeps the files of (KEEP_LATEST_BY_HOURS)" },
     Setting { key: HFILE_BLOCK_SIZE, default: "1048576", doc: "data block size of the metadata table's HFiles (4096 to 67108864)" },
 ];
 
@@ -136,6 +149,7 @@ pub struct WriteConfig {
     pub hfile_block_size: usize,
     /// The metadata table asked for (built where missing only when the options ask).
     pub metadata: MetadataConfig,
+    pub archival: ArchivalSettings,
 }
 
 impl WriteConfig {
@@ -197,6 +211,11 @@ impl WriteConfig {
                     })
             })
         };
+        let mdt_max_delta_commits = whole(
+            MDT_MAX_DELTA_COMMITS,
+            crate::metadata::compact::DEFAULT_MAX_DELTA_COMMITS,
+            1..=usize::MAX,
+        )?;
         Ok(WriteConfig {
             operation: options.operation,
             commit_retries: options.commit_retries,
@@ -210,12 +229,14 @@ impl WriteConfig {
             max_file_size: bytes(MAX_FILE_SIZE, 125_829_120)?,
             record_size_estimate: bytes(RECORD_SIZE_ESTIMATE, 1024)?.max(1),
             base_file: base_file_spec(table, &values)?,
-            mdt_max_delta_commits: whole(
-                MDT_MAX_DELTA_COMMITS,
-                crate::metadata::compact::DEFAULT_MAX_DELTA_COMMITS,
-                1..=usize::MAX,
-            )?,
+            mdt_max_delta_commits,
             metadata: MetadataConfig::parse(given)?,
+            archival: ArchivalSettings {
+                config: ArchivalConfig::parse(given)?,
+                compaction_delta_commits: compaction_delta_commits(&values)?,
+                clean_retention: clean_retention(&values)?,
+                mdt_compaction_delta_commits: mdt_max_delta_commits,
+            },
             hfile_block_size: whole(
                 HFILE_BLOCK_SIZE,
                 crate::hfile::writer::DEFAULT_BLOCK_SIZE,
@@ -284,6 +305,62 @@ fn bucket_settings(values: &Values<'_>) -> Result<BucketSettings> {
         consistent_hashing,
         count,
         hash_fields,
+    })
+}
+
+/// The delta commits a count-based compaction trigger needs (`None` for time-based ones).
+fn compaction_delta_commits(values: &Values<'_>) -> Result<Option<usize>> {
+    let count = match values.own(COMPACT_MAX_DELTA_COMMITS) {
+        None => 5,
+        Some(v) => v
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| invalid(COMPACT_MAX_DELTA_COMMITS, v, "a positive number"))?,
+    };
+    let strategy = values.own(COMPACT_TRIGGER).map(str::to_ascii_uppercase);
+    match strategy.as_deref() {
+        None | Some("NUM_COMMITS") | Some("NUM_AND_TIME") => Ok(Some(count)),
+        Some("NUM_COMMITS_AFTER_LAST_REQUEST") | Some("TIME_ELAPSED") | Some("NUM_OR_TIME") => {
+            Ok(None)
+        }
+        Some(other) => Err(one_of(
+            COMPACT_TRIGGER,
+            other,
+            "NUM_COMMITS, NUM_COMMITS_AFTER_LAST_REQUEST, TIME_ELAPSED, NUM_OR_TIME, NUM_AND_TIME",
+        )),
+    }
+}
+
+/// What the cleaner keeps, by its current or older key names.
+fn clean_retention(values: &Values<'_>) -> Result<CleanRetention> {
+    let either = |new: &str, old: &str| values.own(new).or_else(|| values.own(old));
+    let number = |new: &str, old: &str, default: usize| -> Result<usize> {
+        either(new, old).map_or(Ok(default), |v| {
+            v.parse::<usize>()
+                .map_err(|_| invalid(new, v, "a whole number"))
+        })
+    };
+    let policy = either(CLEAN_POLICY, "hoodie.cleaner.policy").map(str::to_ascii_uppercase);
+    Ok(match policy.as_deref() {
+        None | Some("KEEP_LATEST_COMMITS") => CleanRetention::Commits(number(
+            CLEAN_COMMITS_RETAINED,
+            "hoodie.cleaner.commits.retained",
+            10,
+        )?),
+        Some("KEEP_LATEST_BY_HOURS") => {
+            CleanRetention::Hours(
+                number(CLEAN_HOURS_RETAINED, "hoodie.cleaner.hours.retained", 24)? as u32,
+            )
+        }
+        Some("KEEP_LATEST_FILE_VERSIONS") => CleanRetention::FileVersions,
+        Some(other) => {
+            return Err(one_of(
+                CLEAN_POLICY,
+                other,
+                "KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS",
+            ))
+        }
     })
 }
 
@@ -396,7 +473,15 @@ mod tests {
     fn the_docs_list_every_setting() {
         let docs = include_str!("../../docs/writing.md");
         let metadata = crate::metadata::config::SETTINGS.iter().map(|(k, _, _)| *k);
-        for key in SETTINGS.iter().map(|s| s.key).chain(metadata) {
+        let archival = crate::timeline::archive::SETTINGS
+            .iter()
+            .map(|(k, _, _)| *k);
+        for key in SETTINGS
+            .iter()
+            .map(|s| s.key)
+            .chain(metadata)
+            .chain(archival)
+        {
             assert!(
                 docs.contains(&format!("| `{key}` |")),
                 "docs/writing.md lacks {key}"

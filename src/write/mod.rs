@@ -159,6 +159,13 @@ pub struct WriteResult {
     pub rolled_back: Vec<RolledBack>,
     /// Tries it took (more than one when a conflict was retried, `commit_retries`).
     pub attempts: u32,
+    /// Timeline archival run after the commit (`hoodie.archive.automatic`), when it moved
+    /// anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archival: Option<services::archive::Archival>,
+    /// Services that failed after the commit (the write itself is committed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub service_errors: Vec<services::ServiceError>,
     pub io: IoSnapshot,
 }
 
@@ -347,6 +354,16 @@ async fn write_configured(
     batches: &[RecordBatch],
     options: &WriteConfig,
 ) -> Result<WriteResult> {
+    let mut result = commit_configured(table, batches, options).await?;
+    services::after_commit(table, options, &mut result).await;
+    Ok(result)
+}
+
+async fn commit_configured(
+    table: &Ctx<'_>,
+    batches: &[RecordBatch],
+    options: &WriteConfig,
+) -> Result<WriteResult> {
     match &options.concurrency {
         lock::Concurrency::SingleWriter => write_single(table, batches, options).await,
         lock::Concurrency::Optimistic(config) => {
@@ -489,6 +506,8 @@ fn write_result(
         },
         rolled_back,
         attempts: 1,
+        archival: None,
+        service_errors: Vec::new(),
         io,
     }
 }

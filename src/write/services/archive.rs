@@ -1,0 +1,503 @@
+//! Archival of the data table's and the metadata table's timelines into their LSM histories
+//! (Java's `TimelineArchiverV2` and `LSMTimelineWriter`), after a write or on request.
+//! Decisions and bytes come from [`crate::timeline::archive`].
+//!
+//! Order, each step safe to crash after: the history file (invisible until a manifest names
+//! it), the next `manifest_<N>`, `_version_` (the commit point: readers follow it), then the
+//! archived instants' files deleted — pending files first, completed ones one at a time
+//! oldest first, so the active timeline never has a hole. A crash before `_version_` leaves
+//! the instants active; the next run writes the same file again. After it, an instant both
+//! active and archived reads as active. History layers are merged and old manifests dropped
+//! last.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::Serialize;
+
+use crate::config::TableConfig;
+use crate::error::{HudiError, Result};
+use crate::meta_client::MetaClient;
+use crate::metadata::table::METADATA_DIR;
+use crate::storage::{join, IoSnapshot, ObjectMeta, Purpose, PutMode, Storage, StorageExt};
+use crate::timeline::archive::{
+    self, ArchivalConfig, ArchivalInputs, CleanRetention, HistoryRow, Manifest, MetadataBarrier,
+};
+use crate::timeline::instant::{action, parse_instant_file_name, InstantFileName, State};
+use crate::timeline::Timeline;
+use crate::write::files;
+
+/// What archival did to one timeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineArchived {
+    /// Requested times of the instants moved to the history, oldest first.
+    pub instants: Vec<String>,
+    /// The history file they went to, relative to the base path.
+    pub history_file: String,
+    /// History files written by merging a layer into the next.
+    pub merged_into: Vec<String>,
+    /// Timeline, manifest and history files deleted.
+    pub files_deleted: usize,
+}
+
+/// One archival run: each timeline's part (`None` where nothing was due).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Archival {
+    pub data_table: Option<TimelineArchived>,
+    pub metadata_table: Option<TimelineArchived>,
+    pub io: IoSnapshot,
+    pub elapsed_ms: i64,
+}
+
+impl Archival {
+    pub fn archived_anything(&self) -> bool {
+        self.data_table.is_some() || self.metadata_table.is_some()
+    }
+}
+
+/// What archival needs of the write settings besides its own.
+#[derive(Debug, Clone)]
+pub struct ArchivalSettings {
+    pub config: ArchivalConfig,
+    pub compaction_delta_commits: Option<usize>,
+    pub clean_retention: CleanRetention,
+    pub mdt_compaction_delta_commits: usize,
+}
+
+/// Archives both timelines where due (the data table's first: the metadata table's may only
+/// go as far as the data table's active timeline reaches).
+pub async fn archive(client: &MetaClient, settings: &ArchivalSettings) -> Result<Archival> {
+    let (io, started) = (client.io(), files::now_ms());
+    let storage = client.storage().as_ref();
+    let config = client.config();
+    if config.timeline_layout_version < 2 {
+        return Err(HudiError::unsupported_in(
+            "archiving a table version 6 timeline (this engine writes the LSM history of \
+             versions 8 and 9)",
+            ".hoodie/hoodie.properties",
+        ));
+    }
+    let has_mdt = !config.metadata_partitions.is_empty();
+    let mdt_timeline_dir = join(METADATA_DIR, ".hoodie/timeline");
+    let (data_objects, mdt_objects) =
+        futures::future::try_join(storage.list(&config.timeline_dir, false), async {
+            if has_mdt {
+                storage.list(&mdt_timeline_dir, false).await
+            } else {
+                Ok(Vec::new())
+            }
+        })
+        .await?;
+    let data = Timeline::from_listing(&data_objects, config);
+    let mdt = Timeline::from_listing(&mdt_objects, &mdt_config(config, &mdt_timeline_dir));
+    let barrier = match has_mdt {
+        false => MetadataBarrier::None,
+        true => match latest_compaction(&mdt) {
+            Some(t) => MetadataBarrier::CompactedAt(t),
+            None => MetadataBarrier::NeverCompacted,
+        },
+    };
+    let inputs = ArchivalInputs {
+        config: settings.config.clone(),
+        merge_on_read: config.table_type == crate::config::TableType::MergeOnRead,
+        compaction_delta_commits: settings.compaction_delta_commits,
+        clean_retention: settings.clean_retention,
+        metadata: barrier,
+        data_table_bound: None,
+        last_clean_retain: last_clean_retain(storage, &data).await?,
+    };
+    let chosen = archive::select(&data, &inputs);
+    let mut out = Archival::default();
+    if !chosen.is_empty() {
+        out.data_table = Some(
+            archive_timeline(
+                storage,
+                &config.timeline_dir,
+                &config.history_dir,
+                &data_objects,
+                &chosen,
+                settings.config.lsm_batch,
+            )
+            .await?,
+        );
+    }
+    if has_mdt {
+        let remaining = without(&data, &chosen);
+        let mdt_inputs = ArchivalInputs {
+            config: settings.config.for_metadata_table(),
+            merge_on_read: true,
+            compaction_delta_commits: Some(settings.mdt_compaction_delta_commits),
+            clean_retention: mdt_clean_retention(settings.clean_retention),
+            metadata: MetadataBarrier::None,
+            data_table_bound: archive::data_table_bound(&remaining),
+            last_clean_retain: None,
+        };
+        let chosen = archive::select(&mdt, &mdt_inputs);
+        if !chosen.is_empty() {
+            out.metadata_table = Some(
+                archive_timeline(
+                    storage,
+                    &mdt_timeline_dir,
+                    &join(&mdt_timeline_dir, "history"),
+                    &mdt_objects,
+                    &chosen,
+                    settings.config.lsm_batch,
+                )
+                .await?,
+            );
+        }
+    }
+    out.io = client.io().since(&io);
+    out.elapsed_ms = (files::now_ms() - started).max(0);
+    Ok(out)
+}
+
+/// The metadata table's cleaner keeps more than the data table's (Java scales it by 1.2,
+/// and at least 20 commits).
+fn mdt_clean_retention(data: CleanRetention) -> CleanRetention {
+    let scaled = |n: usize| (n * 12).div_ceil(10);
+    match data {
+        CleanRetention::Commits(n) => CleanRetention::Commits(scaled(n).max(20)),
+        CleanRetention::Hours(h) => CleanRetention::Hours((h * 12).div_ceil(10)),
+        CleanRetention::FileVersions => CleanRetention::FileVersions,
+    }
+}
+
+/// A table config whose timeline folder is the metadata table's (the listing's paths).
+fn mdt_config(data: &TableConfig, timeline_dir: &str) -> TableConfig {
+    let mut c = data.clone();
+    c.timeline_dir = timeline_dir.to_string();
+    c
+}
+
+/// Requested time of the metadata table's latest completed compaction.
+fn latest_compaction(mdt: &Timeline) -> Option<String> {
+    mdt.instants
+        .iter()
+        .filter(|i| i.is_completed() && i.action == action::COMMIT)
+        .next_back()
+        .map(|i| i.requested_time.clone())
+}
+
+fn without(timeline: &Timeline, archived: &[String]) -> Timeline {
+    let gone: HashSet<&str> = archived.iter().map(String::as_str).collect();
+    Timeline {
+        instants: (timeline.instants.iter())
+            .filter(|i| !gone.contains(i.requested_time.as_str()))
+            .cloned()
+            .collect(),
+        ..Timeline::default()
+    }
+}
+
+/// The last completed clean's retain point, read only when replace commits make it matter.
+async fn last_clean_retain(
+    storage: &dyn Storage,
+    timeline: &Timeline,
+) -> Result<Option<std::result::Result<String, String>>> {
+    let replaces = timeline.instants.iter().any(|i| {
+        matches!(
+            i.action.as_str(),
+            action::REPLACE_COMMIT | action::CLUSTERING
+        )
+    });
+    let clean = timeline
+        .instants
+        .iter()
+        .filter(|i| i.is_completed() && i.action == action::CLEAN)
+        .next_back();
+    let (true, Some(clean)) = (replaces, clean) else {
+        return Ok(None);
+    };
+    let Some(path) = &clean.requested_file else {
+        return Ok(Some(Err(clean.requested_time.clone())));
+    };
+    let bytes = storage.get(path, Purpose::Timeline).await?;
+    let plan = crate::timeline::metadata::decode_instant_file(&bytes, path)?;
+    let retain = plan
+        .pointer("/earliestInstantToRetain/timestamp")
+        .and_then(serde_json::Value::as_str)
+        .filter(|t| !t.is_empty());
+    Ok(Some(match retain {
+        Some(t) => Ok(t.to_string()),
+        None => Err(clean.requested_time.clone()),
+    }))
+}
+
+/// The files of each chosen instant: (parsed name, path), requested and inflight first.
+fn instant_files(
+    timeline_dir: &str,
+    objects: &[ObjectMeta],
+    chosen: &[String],
+) -> Vec<Vec<(InstantFileName, String)>> {
+    let mut out: Vec<Vec<(InstantFileName, String)>> = vec![Vec::new(); chosen.len()];
+    for o in objects.iter().filter(|o| !o.is_dir) {
+        let Some(parsed) = parse_instant_file_name(o.name()) else {
+            continue;
+        };
+        if let Some(slot) = chosen.iter().position(|t| *t == parsed.requested_time) {
+            out[slot].push((parsed, join(timeline_dir, o.name())));
+        }
+    }
+    for files in &mut out {
+        files.sort_by_key(|(p, _)| p.state);
+    }
+    out
+}
+
+async fn non_empty(storage: &dyn Storage, path: &str) -> Result<Option<Bytes>> {
+    let bytes = storage.get(path, Purpose::Timeline).await?;
+    Ok((!bytes.is_empty()).then_some(bytes))
+}
+
+/// The history row of one instant from its files.
+async fn history_row(
+    storage: &dyn Storage,
+    files: &[(InstantFileName, String)],
+) -> Result<HistoryRow> {
+    let Some((done, done_path)) = files.iter().find(|(p, _)| p.state == State::Completed) else {
+        let which = files.first().map_or("", |(_, p)| p.as_str());
+        return Err(HudiError::Conflict {
+            path: which.to_string(),
+            detail: "an instant chosen for archival is no longer completed (another \
+                     archiver ran)"
+                .to_string(),
+        });
+    };
+    let requested_action = files
+        .iter()
+        .find(|(p, _)| p.state != State::Completed)
+        .map_or(done.action.as_str(), |(p, _)| p.action.as_str());
+    let mut plan = None;
+    for state in archive::plan_source(requested_action) {
+        if let Some((_, path)) = files.iter().find(|(p, _)| p.state == *state) {
+            if let Some(bytes) = non_empty(storage, path).await? {
+                plan = Some(bytes);
+            }
+        }
+    }
+    Ok(HistoryRow {
+        instant_time: done.requested_time.clone(),
+        completion_time: done.completion_time.clone(),
+        action: done.action.clone(),
+        metadata: non_empty(storage, done_path).await?,
+        plan,
+    })
+}
+
+/// The live manifest: its version (0 when there is none) and content.
+async fn live_manifest(
+    storage: &dyn Storage,
+    listed: &[ObjectMeta],
+    dir: &str,
+) -> Result<(u64, Manifest)> {
+    let listed_versions = || {
+        listed
+            .iter()
+            .filter_map(|m| m.name().strip_prefix("manifest_")?.parse::<u64>().ok())
+            .max()
+    };
+    let pointer = join(dir, "_version_");
+    let version = if listed.iter().any(|m| m.name() == "_version_") {
+        match storage.get(&pointer, Purpose::History).await {
+            Ok(b) => std::str::from_utf8(&b)
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .or_else(listed_versions),
+            Err(HudiError::NotFound { .. }) => listed_versions(),
+            Err(e) => return Err(e),
+        }
+    } else {
+        listed_versions()
+    };
+    let Some(version) = version else {
+        return Ok((0, Manifest::default()));
+    };
+    let path = join(dir, &format!("manifest_{version}"));
+    let bytes = storage.get(&path, Purpose::History).await?;
+    Ok((version, Manifest::parse(&bytes, &path)?))
+}
+
+/// Writes `manifest` as the next version and points `_version_` at it (an overwrite: one
+/// atomic PUT where Java deletes and recreates, so readers never miss the pointer).
+async fn publish_manifest(
+    storage: &dyn Storage,
+    dir: &str,
+    version: u64,
+    manifest: &Manifest,
+) -> Result<()> {
+    let path = join(dir, &format!("manifest_{version}"));
+    storage
+        .put(&path, Bytes::from(manifest.to_json()), PutMode::Overwrite)
+        .await?;
+    storage
+        .put(
+            &join(dir, "_version_"),
+            Bytes::from(version.to_string()),
+            PutMode::Overwrite,
+        )
+        .await?;
+    Ok(())
+}
+
+async fn list_history(storage: &dyn Storage, dir: &str) -> Result<Vec<ObjectMeta>> {
+    match storage.list(dir, false).await {
+        Ok(listed) => Ok(listed),
+        Err(HudiError::NotFound { .. }) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+async fn archive_timeline(
+    storage: &dyn Storage,
+    timeline_dir: &str,
+    history_dir: &str,
+    objects: &[ObjectMeta],
+    chosen: &[String],
+    lsm_batch: usize,
+) -> Result<TimelineArchived> {
+    let files = instant_files(timeline_dir, objects, chosen);
+    let rows = futures::future::try_join_all(files.iter().map(|f| history_row(storage, f))).await?;
+    let (first, last) = match (chosen.first(), chosen.last()) {
+        (Some(f), Some(l)) => (f, l),
+        _ => return Err(HudiError::invalid("archiving no instants")),
+    };
+    let name = archive::history_file_name(first, last, 0);
+    let listed = list_history(storage, history_dir).await?;
+    let (mut version, mut manifest) = live_manifest(storage, &listed, history_dir).await?;
+    if !manifest.contains(&name) {
+        let bytes = archive::encode_history_file(&rows)?;
+        let len = bytes.len() as u64;
+        storage
+            .put(&join(history_dir, &name), bytes, PutMode::Overwrite)
+            .await?;
+        manifest.files.push((name.clone(), len));
+        version += 1;
+        publish_manifest(storage, history_dir, version, &manifest).await?;
+    }
+    let mut deleted = 0;
+    // Pending files first, at once; then completed ones oldest first, one at a time.
+    let pending: Vec<&String> = (files.iter().flatten())
+        .filter(|(p, _)| p.state != State::Completed)
+        .map(|(_, path)| path)
+        .collect();
+    futures::future::try_join_all(pending.iter().map(|p| storage.delete(p))).await?;
+    deleted += pending.len();
+    for (_, path) in files
+        .iter()
+        .flatten()
+        .filter(|(p, _)| p.state == State::Completed)
+    {
+        storage.delete(path).await?;
+        deleted += 1;
+    }
+    let mut merged_into = Vec::new();
+    let mut layer = 0;
+    while let Some(inputs) = manifest.merge_candidates(layer, lsm_batch) {
+        let Some(merged) = archive::merged_file_name(&inputs) else {
+            break;
+        };
+        let reads = inputs.iter().map(|(n, _)| async move {
+            let path = join(history_dir, n);
+            let bytes = storage.get(&path, Purpose::History).await?;
+            archive::decode_history_file(bytes, &path)
+        });
+        let rows: Vec<HistoryRow> = futures::future::try_join_all(reads)
+            .await?
+            .into_iter()
+            .flatten()
+            .collect();
+        let bytes = archive::encode_history_file(&rows)?;
+        let len = bytes.len() as u64;
+        storage
+            .put(&join(history_dir, &merged), bytes, PutMode::Overwrite)
+            .await?;
+        let gone: HashSet<&String> = inputs.iter().map(|(n, _)| n).collect();
+        manifest.files.retain(|(n, _)| !gone.contains(n));
+        manifest.files.push((merged.clone(), len));
+        version += 1;
+        publish_manifest(storage, history_dir, version, &manifest).await?;
+        merged_into.push(join(history_dir, &merged));
+        layer += 1;
+    }
+    deleted +=
+        drop_old_versions(storage, history_dir, version, &manifest, merged_into.len()).await?;
+    Ok(TimelineArchived {
+        instants: chosen.to_vec(),
+        history_file: join(history_dir, &name),
+        merged_into,
+        files_deleted: deleted,
+    })
+}
+
+/// Deletes manifests older than the kept versions, then history files none of the kept
+/// manifests names.
+async fn drop_old_versions(
+    storage: &dyn Storage,
+    dir: &str,
+    live: u64,
+    live_manifest: &Manifest,
+    merges: usize,
+) -> Result<usize> {
+    let listed = list_history(storage, dir).await?;
+    let versions: Vec<u64> = listed
+        .iter()
+        .filter_map(|m| m.name().strip_prefix("manifest_")?.parse::<u64>().ok())
+        .collect();
+    let dropped = archive::manifest_versions_to_drop(versions.clone(), merges);
+    if dropped.is_empty() {
+        return Ok(0);
+    }
+    let kept: Vec<u64> = versions
+        .into_iter()
+        .filter(|v| !dropped.contains(v))
+        .collect();
+    let reads = kept.iter().filter(|v| **v != live).map(|v| async move {
+        let path = join(dir, &format!("manifest_{v}"));
+        let bytes = storage.get(&path, Purpose::History).await?;
+        Manifest::parse(&bytes, &path)
+    });
+    let mut named: HashSet<String> = futures::future::try_join_all(reads)
+        .await?
+        .into_iter()
+        .flat_map(|m| m.files.into_iter().map(|(n, _)| n))
+        .collect();
+    named.extend(live_manifest.files.iter().map(|(n, _)| n.clone()));
+    let manifests: Vec<String> = dropped
+        .iter()
+        .map(|v| join(dir, &format!("manifest_{v}")))
+        .collect();
+    futures::future::try_join_all(manifests.iter().map(|p| storage.delete(p))).await?;
+    let stale: Vec<String> = listed
+        .iter()
+        .filter(|m| archive::parse_history_file_name(m.name()).is_some())
+        .filter(|m| !named.contains(m.name()))
+        .map(|m| m.path.clone())
+        .collect();
+    futures::future::try_join_all(stale.iter().map(|p| storage.delete(p))).await?;
+    Ok(manifests.len() + stale.len())
+}
+
+/// Archives after a write when `hoodie.archive.automatic` is on (Java's post-commit
+/// archival); under optimistic concurrency inside the storage lock.
+pub(crate) async fn after_commit(
+    client: &Arc<MetaClient>,
+    settings: &ArchivalSettings,
+    concurrency: &crate::write::lock::Concurrency,
+) -> Result<Option<Archival>> {
+    if !settings.config.automatic || client.config().timeline_layout_version < 2 {
+        return Ok(None);
+    }
+    let run = archive(client, settings);
+    let done = match concurrency {
+        crate::write::lock::Concurrency::SingleWriter => run.await?,
+        crate::write::lock::Concurrency::Optimistic(config) => {
+            let storage = client.storage().as_ref();
+            crate::write::lock::TableLock::new(storage, config.clone())?
+                .run(run)
+                .await?
+        }
+    };
+    Ok(done.archived_anything().then_some(done))
+}
