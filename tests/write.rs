@@ -200,7 +200,10 @@ async fn round_trip_in(dir: &Path, fixture: &str) {
         };
         let e = open(&dir).await.read(&options).await.unwrap_err();
         assert_eq!(e.code(), "UNSUPPORTED", "{fixture}: {e}");
-        written_without_meta_fields(&dir, &result.instant);
+        // Merge-On-Read with the record index appends new keys to small slices' logs.
+        if result.files_written.iter().any(|f| f.ends_with(".parquet")) {
+            written_without_meta_fields(&dir, &result.instant);
+        }
     }
 
     // Delete: one key that exists, one that does not.
@@ -406,9 +409,10 @@ async fn hudi_rs_bytes_decimals_written_back() {
                 }
             }
         }
+        // Merge-On-Read with the record index appends the new keys to small slices' logs.
         let mor = table.config().table_type == hudi_edge::config::TableType::MergeOnRead;
         assert!(
-            base_files > 0 && (log_blocks > 0) == mor,
+            (mor || base_files > 0) && (log_blocks > 0) == mor,
             "{fixture}: {result:?}"
         );
     }

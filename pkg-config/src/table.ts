@@ -28,6 +28,8 @@ import type {
   Filter,
   IndexOptions,
   IndexResult,
+  ArchiveOptions,
+  ArchiveResult,
   Instant,
   IoStats,
   OpenOptions,
@@ -604,6 +606,18 @@ export class HudiTable {
       this.#layout = undefined;
       this.#history = undefined;
       return built;
+    });
+  }
+
+  /** Moves old instants of the timeline and of the metadata table's timeline to their LSM
+   *  histories where due, as Hudi's archiver does after each commit (writes do it
+   *  themselves; this runs it on request). */
+  archive(o: ArchiveOptions = {}): Promise<ArchiveResult> {
+    return this.#run(async (w) => {
+      const done = await w.archive(o.options ?? {}, o.signal);
+      this.#layout = undefined;
+      this.#history = undefined;
+      return done;
     });
   }
 

@@ -547,6 +547,33 @@ export interface IndexResult {
   elapsedMs: number;
 }
 
+/** Settings of {@link HudiTable.archive}. */
+export interface ArchiveOptions extends Cancellable {
+  /** Hudi write configs: `hoodie.keep.min.commits`, `hoodie.keep.max.commits`, the cleaner's
+   *  retention, lock configs. */
+  options?: Record<string, string>;
+}
+
+/** What {@link HudiTable.archive} moved from one timeline to its LSM history. */
+export interface TimelineArchived {
+  /** Requested times, oldest first. */
+  instants: string[];
+  /** The history file they went to, relative to the base path. */
+  historyFile: string;
+  /** History files written by merging a layer into the next. */
+  mergedInto: string[];
+  filesDeleted: number;
+}
+
+/** What {@link HudiTable.archive} did: each timeline's part, `null` where nothing was due. */
+export interface ArchiveResult {
+  dataTable: TimelineArchived | null;
+  metadataTable: TimelineArchived | null;
+  requests: number;
+  bytes: number;
+  elapsedMs: number;
+}
+
 /** What concurrent writers leave on storage: the lock and their heartbeats. */
 export interface WriterState {
   lock: StorageLock | null;

@@ -112,6 +112,30 @@ test('created tables keep a metadata table; index() builds one on a table create
   assertReadersAgree(moto.url, bare, after, 'a table indexed later');
 });
 
+test('writes archive both timelines on S3; archive() runs it on request with its settings', async () => {
+  const uri = `s3://${BUCKET}/tables/archived`;
+  const t = await HudiTable.create(uri, ORDERS, { s3 });
+  const off = { 'hoodie.archive.automatic': 'false' };
+  for (let i = 0; i < 8; i++) await t.upsert([order(i % 4, BigInt(i))], { options: off });
+  const small = { 'hoodie.keep.min.commits': '2', 'hoodie.keep.max.commits': '3', 'hoodie.clean.commits.retained': '1' };
+  const before = await t.rows();
+  const done = await t.archive({ options: small });
+  assert.ok(done.dataTable, 'the data timeline was archived');
+  assert.ok(done.dataTable.instants.length >= 1 && done.dataTable.historyFile.startsWith('.hoodie/timeline/history/'));
+  assert.ok(done.requests > 0);
+  const again = await t.archive({ options: small });
+  assert.equal(again.dataTable, null, 'nothing more is due');
+  await assert.rejects(t.archive({ options: { 'hoodie.keep.min.commits': '9', 'hoodie.keep.max.commits': '3' } }), InvalidArgumentError);
+  const byKey = (rows) => [...rows].sort((x, y) => x.order_id.localeCompare(y.order_id));
+  const after = await t.rows();
+  assert.deepEqual(byKey(after), byKey(before));
+  const timeline = await t.timeline({ archived: true });
+  const archived = timeline.filter((i) => i.archived).map((i) => i.requestedTime);
+  assert.deepEqual(archived, done.dataTable.instants, 'the archived instants read back from the history');
+  t.close();
+  assertReadersAgree(moto.url, uri, after, 'an archived table');
+});
+
 test('create over a storage object from an apache-arrow Schema of another copy of apache-arrow', async () => {
   const arrow17 = await import('apache-arrow-17');
   const schema = new arrow17.Schema([

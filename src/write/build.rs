@@ -138,7 +138,7 @@ pub(crate) fn build(
                     format!("file group {file_id} vanished while writing"),
                 )
             })?;
-        let file = if mor {
+        let file = if mor && !change.rewrite {
             log_file(
                 inputs,
                 instant,

@@ -83,14 +83,12 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     let schemas = FileSchemas::new(config, snapshot.read_schema.clone(), inputs.avro_schema)?;
     let slices = build::slices_of(&snapshot.file_slices);
 
-    // Copy-On-Write: the rows of every rewritten group, read concurrently (one round trip
+    // The rows of every rewritten group (all of Copy-On-Write's), read concurrently (one round trip
     // for all of them, not one per group).
     let reads = async {
-        if mor {
-            return Ok(HashMap::new());
-        }
-        let wanted: Vec<&FileSlice> = (inputs.plan.groups.keys())
-            .filter_map(|k| slices.get(k).copied())
+        let wanted: Vec<&FileSlice> = (inputs.plan.groups.iter())
+            .filter(|(_, change)| !mor || change.rewrite)
+            .filter_map(|(k, _)| slices.get(k).copied())
             .collect();
         futures::stream::iter(wanted)
             .map(|slice| {

@@ -18,8 +18,11 @@ pub(crate) struct GroupChange {
     pub updates: Vec<RowAt>,
     /// (key, partition path).
     pub deletes: Vec<(String, String)>,
-    /// New keys put in this file group: Copy-On-Write small-file handling, or their bucket.
+    /// New keys put in this file group: small-file handling, or their bucket.
     pub inserts: Vec<RowAt>,
+    /// Merge-On-Read: the group's base file is rewritten with the changes (a small file
+    /// taking new keys where the index cannot find keys in log files), not appended to.
+    pub rewrite: bool,
 }
 
 #[derive(Debug, Default)]
@@ -82,15 +85,30 @@ pub(crate) fn plan_changes(
     plan
 }
 
-/// Copy-On-Write small-file handling, as Java's upsert partitioner does it: new keys first
-/// fill the partition's base files smaller than `hoodie.parquet.small.file.limit` (up to
-/// `hoodie.parquet.max.file.size`, at an estimated record size), smallest first; only the
-/// rest start new file groups. Without it every small commit would add a file group.
+/// Where a partition's new keys may go besides new file groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SmallFiles {
+    /// Copy-On-Write: base files below the small-file limit are rewritten with them.
+    CopyOnWrite,
+    /// Merge-On-Read with an index that finds keys in log files (the record index): they
+    /// are appended to the log of slices smaller than the maximum file size.
+    LogIndexed,
+    /// Merge-On-Read with an index that reads base files only: the smallest base file
+    /// without log files below the limit is rewritten with them.
+    BaseFilesOnly,
+}
+
+/// Small-file handling, as Java's upsert partitioners do it (`UpsertPartitioner`,
+/// `SparkUpsertDeltaCommitPartitioner`): new keys first fill the partition's small file
+/// slices (up to `hoodie.parquet.max.file.size`, at an estimated record size), smallest
+/// first; only the rest start new file groups. Without it every small commit would add a
+/// file group.
 pub(crate) fn pack_small_files(
     plan: &mut ChangePlan,
     slices: &[FileSlice],
     options: &super::WriteConfig,
     average_record_bytes: Option<u64>,
+    mode: SmallFiles,
 ) {
     let (small, max) = (options.small_file_limit, options.max_file_size);
     let record = average_record_bytes
@@ -100,14 +118,29 @@ pub(crate) fn pack_small_files(
     if small == 0 {
         return;
     }
+    // Log bytes count at Java's `hoodie.logfile.to.parquet.compression.ratio`.
+    let size_of = |s: &FileSlice| {
+        let logs: u64 = s.log_files.iter().map(|l| l.size).sum();
+        s.base_size().unwrap_or(0) + (logs as f64 * 0.35) as u64
+    };
     for (partition, rows) in plan.inserts.iter_mut() {
-        let mut candidates: Vec<(u64, &FileSlice)> = slices
-            .iter()
-            .filter(|s| &s.partition == partition && s.log_files.is_empty())
-            .filter_map(|s| s.base_file.as_ref().map(|b| (b.size, s)))
-            .filter(|(size, _)| *size < small)
-            .collect();
+        let in_partition = slices.iter().filter(|s| &s.partition == partition);
+        let mut candidates: Vec<(u64, &FileSlice)> = match mode {
+            SmallFiles::LogIndexed => in_partition
+                .map(|s| (size_of(s), s))
+                .filter(|(size, _)| *size < max)
+                .collect(),
+            SmallFiles::CopyOnWrite | SmallFiles::BaseFilesOnly => in_partition
+                .filter(|s| s.log_files.is_empty())
+                .filter_map(|s| s.base_size().map(|b| (b, s)))
+                .filter(|(size, _)| *size < small)
+                .collect(),
+        };
         candidates.sort_by_key(|(size, s)| (*size, s.file_id.clone()));
+        // `hoodie.merge.small.file.group.candidates.limit`: one base file is rewritten.
+        if mode == SmallFiles::BaseFilesOnly {
+            candidates.truncate(1);
+        }
         for (size, slice) in candidates {
             if rows.is_empty() {
                 break;
@@ -118,11 +151,12 @@ pub(crate) fn pack_small_files(
                 continue;
             }
             let packed: Vec<_> = rows.drain(..take).collect();
-            plan.groups
+            let change = plan
+                .groups
                 .entry((partition.clone(), slice.file_id.clone()))
-                .or_default()
-                .inserts
-                .extend(packed);
+                .or_default();
+            change.inserts.extend(packed);
+            change.rewrite = mode == SmallFiles::BaseFilesOnly;
         }
     }
     plan.inserts.retain(|_, rows| !rows.is_empty());

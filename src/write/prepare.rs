@@ -245,11 +245,13 @@ pub(crate) async fn commit_prepared(
         .unwrap_or(&[]);
     match bucket::layout(config, &options.bucket, options.index_type, slices)? {
         Some(buckets) => bucket::route(&mut plan, slices, &buckets)?,
-        None if config.table_type == TableType::CopyOnWrite => {
-            let average = plan::average_record_bytes(client).await?;
-            plan::pack_small_files(&mut plan, slices, options, average);
+        None if plan.inserts.is_empty() => {}
+        None => {
+            if let Some(mode) = small_files(client, options) {
+                let average = plan::average_record_bytes(client).await?;
+                plan::pack_small_files(&mut plan, slices, options, average, mode);
+            }
         }
-        None => {}
     }
     let outcome = commit::commit(
         table,
@@ -274,6 +276,31 @@ pub(crate) async fn commit_prepared(
     )
     .await?;
     Ok((counts, outcome))
+}
+
+/// How new keys fill small files (`None`: they start new file groups). Merge-On-Read
+/// tables with a compaction pending leave its file groups alone: new keys go to new groups.
+fn small_files(client: &MetaClient, options: &WriteConfig) -> Option<plan::SmallFiles> {
+    let config = client.config();
+    if config.table_type == TableType::CopyOnWrite {
+        return Some(plan::SmallFiles::CopyOnWrite);
+    }
+    if client.timeline().pending().any(|i| i.is_compaction()) {
+        return None;
+    }
+    let record_index = config
+        .metadata_partitions
+        .iter()
+        .any(|p| p == crate::metadata::table::RECORD_INDEX);
+    let log_indexed = match options.index_type {
+        None => record_index,
+        Some(t) => t == super::config::IndexType::RecordIndex && record_index,
+    };
+    Some(if log_indexed {
+        plan::SmallFiles::LogIndexed
+    } else {
+        plan::SmallFiles::BaseFilesOnly
+    })
 }
 
 /// Whether the requested instant may go out beside tagging: not when the write may turn
