@@ -63,10 +63,17 @@ fn rows(ids: std::ops::Range<usize>, ts: i64) -> Vec<Map<String, Value>> {
     .collect()
 }
 
-/// Three writes: inserts, an upsert of updates and new keys, a delete.
+/// Three writes: inserts, an upsert of updates and new keys (in new file groups: small-file
+/// handling off, so that statistics have files to tell apart), a delete.
 async fn three_writes(dir: &Path) {
     write(dir, &rows(0..30, 100), Operation::Insert).await;
-    write(dir, &rows(20..45, 1_000), Operation::Upsert).await;
+    let table = open(dir).await;
+    let batches = decode_input(&table, &rows(20..45, 1_000)).await;
+    let mut upsert = hudi_edge::write::WriteOptions::new(Operation::Upsert);
+    upsert
+        .options
+        .insert("hoodie.parquet.small.file.limit".into(), "0".into());
+    table.write(&batches, &upsert).await.expect("upsert");
     write(dir, &rows(5..8, 2_000), Operation::Delete).await;
 }
 
