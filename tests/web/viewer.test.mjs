@@ -4,7 +4,7 @@
 // dir, or where HUDI_EDGE_SCREENSHOTS says (www/screenshots: the README shows a few).
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expected, repo, startNginx, unzippedFixtures } from './lib/servers.mjs';
 import { launchChromium, screenshotDir } from './lib/browser.mjs';
@@ -147,6 +147,26 @@ describe('v6 Merge-On-Read table, and the v9 archived timeline', () => {
     assert.ok(archived > 0 && all.length === active + archived);
     await page.waitForTimeout(300);
     await shot('archived-timeline', page.locator('#timeline'));
+  });
+
+  test('table services: a clean shows what it deleted, a compaction what it merged', async () => {
+    const exp = JSON.parse(readFileSync(join(repo, 'tests', 'data', 'generated', 'v9_archive_mor.json'), 'utf8'));
+    const clean = exp.completed_instants.find((i) => i.action === 'clean' && i.timeline === 'active');
+    await page.click(`[data-testid=instant][data-requested-time="${clean.requested_time}"]`);
+    const detail = page.locator(`[data-testid=commit-detail][data-requested-time="${clean.requested_time}"] [data-testid=service-detail]`);
+    await detail.waitFor({ timeout: 30000 });
+    const deleted = Number((await detail.locator('.stat', { hasText: 'files deleted' }).locator('.stat-value').textContent()).replace(/,/g, ''));
+    assert.ok(deleted > 0, 'the clean deleted files');
+    await detail.locator('details summary').click();
+    assert.equal(await detail.locator('table.files tbody tr').count(), deleted, 'each deleted file listed');
+    const kept = await detail.locator('.stat', { hasText: 'earliest commit kept' }).locator('.stat-value').textContent();
+    assert.ok(exp.completed_instants.some((i) => i.requested_time === kept), `${kept} is an instant of the table`);
+    const compaction = exp.completed_instants.find((i) => i.action === 'commit');
+    await page.click(`[data-testid=instant][data-requested-time="${compaction.requested_time}"]`);
+    const merged = page.locator(`[data-testid=commit-detail][data-requested-time="${compaction.requested_time}"] [data-testid=service-detail]`);
+    await merged.waitFor({ timeout: 30000 });
+    assert.match(await merged.textContent(), /file groups compacted/);
+    assert.match(await merged.textContent(), /[1-9]\d*\s*log files merged/);
   });
 });
 

@@ -12,6 +12,47 @@ function fileName(path: string) {
   return path.split('/').at(-1) ?? path;
 }
 
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (v && typeof v === 'object' ? (v as Json) : {});
+const num = (v: unknown) => (typeof v === 'number' ? v : Number(v) || 0);
+
+/** What a table service did, from the instant's metadata: a clean's deleted files, a
+ *  rollback's, a compaction's merged log files. Null for writes. */
+function serviceView(d: CommitDetail): HTMLElement | null {
+  const raw = obj(d.raw);
+  if (d.instant.action === 'clean' || d.instant.action === 'rollback') {
+    const parts = Object.entries(obj(raw.partitionMetadata));
+    const deleted = parts.flatMap(([p, m]) => {
+      const files = obj(m).successDeleteFiles;
+      return (Array.isArray(files) ? files : []).map((f) => [p, String(f)] as const);
+    });
+    const retained = d.instant.action === 'clean' ? String(raw.earliestCommitToRetain ?? '') : '';
+    const undone = Array.isArray(raw.commitsRollback) ? (raw.commitsRollback as unknown[]).map(String) : [];
+    return h('div', { class: 'service', 'data-testid': 'service-detail' },
+      h('div', { class: 'stats' },
+        stat('files deleted', count(num(raw.totalFilesDeleted))),
+        stat('partitions', count(parts.length)),
+        retained ? stat('earliest commit kept', retained) : null,
+        undone.length ? stat('instants rolled back', undone.join(', ')) : null),
+      deleted.length
+        ? h('details', null, h('summary', null, `Deleted files (${deleted.length})`),
+            h('table', { class: 'grid-table files' }, h('tbody', null, deleted.map(([p, f]) =>
+              h('tr', null, h('td', null, h('code', null, p || '(root)')), h('td', null, h('code', null, fileName(f))))))))
+        : null);
+  }
+  if (d.operation === 'COMPACT' || d.operation === 'LOG_COMPACT') {
+    const stats = Object.values(obj(raw.partitionToWriteStats)).flatMap((v) => (Array.isArray(v) ? v : []));
+    const logs = stats.reduce((n, st) => n + num(obj(st).totalLogFilesCompacted), 0);
+    const records = stats.reduce((n, st) => n + num(obj(st).totalLogRecords), 0);
+    return h('div', { class: 'service', 'data-testid': 'service-detail' },
+      h('div', { class: 'stats' },
+        stat('file groups compacted', count(stats.length)),
+        stat('log files merged', count(logs)),
+        stat('log records merged', count(records))));
+  }
+  return null;
+}
+
 export function commitView(d: CommitDetail, onClose: () => void): HTMLElement {
   const i = d.instant;
   const start = instantMillis(i.requestedTime);
@@ -64,6 +105,7 @@ export function commitView(d: CommitDetail, onClose: () => void): HTMLElement {
           stat('partitions', count(d.partitions.length)),
           d.replacedFileGroups.length ? stat('file groups replaced', count(d.replacedFileGroups.length), 'warn') : null)
       : null,
+    serviceView(d),
     files,
     d.replacedFileGroups.length
       ? h('div', null, h('h4', null, `Replaced file groups (${d.replacedFileGroups.length})`),
