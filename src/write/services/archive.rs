@@ -11,7 +11,6 @@
 //! last.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use serde::Serialize;
@@ -480,13 +479,18 @@ async fn drop_old_versions(
 }
 
 /// Archives after a write when `hoodie.archive.automatic` is on (Java's post-commit
-/// archival); under optimistic concurrency inside the storage lock.
+/// archival); under optimistic concurrency inside the storage lock. The timelines the write
+/// read tell first whether either can be due: most writes make no request for it.
 pub(crate) async fn after_commit(
-    client: &Arc<MetaClient>,
+    table: &crate::write::Ctx<'_>,
     settings: &ArchivalSettings,
     concurrency: &crate::write::lock::Concurrency,
 ) -> Result<Option<Archival>> {
+    let client = table.client;
     if !settings.config.automatic || client.config().timeline_layout_version < 2 {
+        return Ok(None);
+    }
+    if !may_be_due(table, &settings.config) {
         return Ok(None);
     }
     let run = archive(client, settings);
@@ -500,4 +504,26 @@ pub(crate) async fn after_commit(
         }
     };
     Ok(done.archived_anything().then_some(done))
+}
+
+/// Whether archival may have anything to do: more completed commits than the maximum on
+/// either timeline as the write saw them, counting what the write added (its commit, and on
+/// the metadata table its delta commit and a compaction). Unknown counts as maybe.
+fn may_be_due(table: &crate::write::Ctx<'_>, config: &ArchivalConfig) -> bool {
+    let commits = |t: &Timeline| {
+        t.instants
+            .iter()
+            .filter(|i| i.is_completed() && action::is_write(&i.action))
+            .count()
+    };
+    if commits(&table.client.timeline()) + 1 > config.max_commits {
+        return true;
+    }
+    if table.client.config().metadata_partitions.is_empty() {
+        return false;
+    }
+    match table.metadata.peek() {
+        Some(mdt) => commits(&mdt.mdt_timeline()) + 2 > config.for_metadata_table().max_commits,
+        None => true,
+    }
 }

@@ -29,8 +29,7 @@ pub struct ServiceError {
 
 /// The services Java runs after a commit (`mayBeCleanAndArchive`), in its order.
 pub(crate) async fn after_commit(table: &Ctx<'_>, options: &WriteConfig, result: &mut WriteResult) {
-    let client = table.client;
-    match archive::after_commit(client, &options.archival, &options.concurrency).await {
+    match archive::after_commit(table, &options.archival, &options.concurrency).await {
         Ok(done) => result.archival = done,
         Err(e) => result.service_errors.push(ServiceError {
             service: "archive",
