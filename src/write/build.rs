@@ -375,10 +375,13 @@ pub(crate) fn log_file(
     Ok(NewFile {
         path: path.clone(),
         bytes: Bytes::from(bytes),
+        // As Spark 1.1 writes a log append: `prevCommit` is the delta commit itself and
+        // `baseFile` empty. The file joins whichever slice its completion time falls in
+        // (after a pending compaction's instant: the slice that compaction starts).
         stat: WriteStat {
             file_id: Some(slice.file_id.clone()),
             path: Some(path),
-            prev_commit: Some(slice.base_instant.clone()),
+            prev_commit: Some(instant.to_string()),
             num_writes: Some(updates + inserts + deletes),
             num_deletes: Some(deletes),
             num_update_writes: Some(updates),
@@ -391,13 +394,7 @@ pub(crate) fn log_file(
             file_size_in_bytes: Some(size),
             log_version: Some(1),
             log_offset: Some(0),
-            base_file: Some(
-                slice
-                    .base_file
-                    .as_ref()
-                    .map(|b| b.name.clone())
-                    .unwrap_or_default(),
-            ),
+            base_file: Some(String::new()),
             log_files: Some(vec![name]),
             ..WriteStat::default()
         },
