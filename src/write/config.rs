@@ -39,6 +39,7 @@ pub const BLOOM_FPP: &str = "hoodie.index.bloom.fpp";
 pub const BLOOM_MAX_ENTRIES: &str = "hoodie.bloom.index.filter.dynamic.max.entries";
 pub const MDT_MAX_DELTA_COMMITS: &str = crate::metadata::compact::MAX_DELTA_COMMITS_KEY;
 pub const HFILE_BLOCK_SIZE: &str = "hoodie.hfile.block.size";
+use super::services::compaction as compact;
 
 /// Every key this writer reads (the lock's and the key generator's included), for docs and
 /// `--help`. The lock's keys are checked by [`lock::concurrency`], in Java's order and words.
@@ -68,6 +69,15 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: BLOOM_MAX_ENTRIES, default: "100000", doc: "largest dynamic bloom filter" },
     Setting { key: MDT_MAX_DELTA_COMMITS, default: "10", doc: "metadata-table delta commits before it is compacted" },
     Setting { key: HFILE_BLOCK_SIZE, default: "1048576", doc: "data block size of the metadata table's HFiles (4096 to 67108864)" },
+    Setting { key: compact::INLINE, default: "true", doc: "Merge-On-Read: after each commit, finish pending compactions and compact when the trigger says (Spark's datasource default for batch writes; false leaves compaction to another job)" },
+    Setting { key: compact::ASYNC, default: "", doc: "given (either value) without hoodie.compact.inline, compaction is left to another job, as Spark's datasource writer leaves it" },
+    Setting { key: compact::SCHEDULE_INLINE, default: "false", doc: "after each commit, write a compaction plan when due without executing it (for a later run, or Spark's, to execute)" },
+    Setting { key: compact::MAX_DELTA_COMMITS, default: "5", doc: "delta commits since the last compaction that trigger one" },
+    Setting { key: compact::MAX_DELTA_SECONDS, default: "3600", doc: "seconds since the last compaction that trigger one (TIME_ELAPSED and the NUM_*_TIME strategies)" },
+    Setting { key: compact::TRIGGER_STRATEGY, default: "NUM_COMMITS", doc: "NUM_COMMITS, NUM_COMMITS_AFTER_LAST_REQUEST, TIME_ELAPSED, NUM_OR_TIME, NUM_AND_TIME" },
+    Setting { key: compact::STRATEGY, default: "LogFileSizeBasedCompactionStrategy", doc: "LogFileSizeBasedCompactionStrategy (largest logs first, bounded by the target IO) or UnBoundedCompactionStrategy (every slice with logs)" },
+    Setting { key: compact::TARGET_IO, default: "512000", doc: "MiB a plan reads and writes at most (the operation that reaches it included)" },
+    Setting { key: compact::LOG_SIZE_THRESHOLD, default: "0", doc: "slices with fewer log bytes are not compacted" },
 ];
 
 /// Hudi's index types (Java's `HoodieIndex.IndexType`).
@@ -136,6 +146,8 @@ pub struct WriteConfig {
     pub hfile_block_size: usize,
     /// The metadata table asked for (built where missing only when the options ask).
     pub metadata: MetadataConfig,
+    /// Merge-On-Read compaction after the commit, or on request.
+    pub compaction: compact::CompactionConfig,
 }
 
 impl WriteConfig {
@@ -216,6 +228,7 @@ impl WriteConfig {
                 1..=usize::MAX,
             )?,
             metadata: MetadataConfig::parse(given)?,
+            compaction: compact::CompactionConfig::parse(given)?,
             hfile_block_size: whole(
                 HFILE_BLOCK_SIZE,
                 crate::hfile::writer::DEFAULT_BLOCK_SIZE,

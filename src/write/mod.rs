@@ -48,6 +48,7 @@ pub use config::WriteConfig;
 pub use input::align_input;
 pub use key::KeyGen;
 use prepare::{commit_prepared, prepare};
+pub use services::compaction::{CompactRequest, Compacted, CompactionReport};
 pub use services::mdt_compaction::MdtCompaction;
 pub use services::mdt_init::MdtInit;
 pub use services::rollback::{self, RolledBack};
@@ -160,6 +161,8 @@ pub struct WriteResult {
     /// Tries it took (more than one when a conflict was retried, `commit_retries`).
     pub attempts: u32,
     pub io: IoSnapshot,
+    /// Table services run after the commit point (their requests are not in `io`).
+    pub services: services::AfterCommit,
 }
 
 /// Metadata-table partitions this writer keeps in step with the data.
@@ -342,7 +345,18 @@ async fn write_after_init(
     Ok(result)
 }
 
+/// The write's commit, then the table services that follow it.
 async fn write_configured(
+    table: &Ctx<'_>,
+    batches: &[RecordBatch],
+    options: &WriteConfig,
+) -> Result<WriteResult> {
+    let mut result = Box::pin(write_committed(table, batches, options)).await?;
+    services::after_commit(table, options, &mut result).await;
+    Ok(result)
+}
+
+async fn write_committed(
     table: &Ctx<'_>,
     batches: &[RecordBatch],
     options: &WriteConfig,
@@ -490,6 +504,7 @@ fn write_result(
         rolled_back,
         attempts: 1,
         io,
+        services: services::AfterCommit::default(),
     }
 }
 
