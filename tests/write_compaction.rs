@@ -42,7 +42,7 @@ fn options(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
-const NO_INLINE: &[(&str, &str)] = &[("hoodie.compact.inline", "false")];
+const NO_INLINE: &[(&str, &str)] = NO_INLINE_COMPACTION;
 
 /// A Merge-On-Read table partitioned by region, merging by `ts`, with a metadata table
 /// (files, column_stats, partition_stats and record_index).
@@ -126,22 +126,6 @@ fn batch(i: usize, model: &Model) -> (Vec<Map<String, Value>>, Operation) {
     rows.dedup_by_key(|r| r["id"].as_str().unwrap().to_string());
     rows.extend((0..6).map(|j| row(i * 10 + j, 100 + i as i64, "insert")));
     (rows, Operation::Upsert)
-}
-
-async fn write_with(
-    dir: &Path,
-    rows: &[Map<String, Value>],
-    op: Operation,
-    settings: &[(&str, &str)],
-) -> WriteResult {
-    let table = open(dir).await;
-    let batches = decode_input(&table, rows).await;
-    let mut o = WriteOptions::new(op);
-    o.options = options(settings);
-    table
-        .write(&batches, &o)
-        .await
-        .unwrap_or_else(|e| panic!("write into {}: {e}", dir.display()))
 }
 
 async fn compact(
@@ -382,7 +366,11 @@ async fn compaction_cuts_what_a_full_scan_reads() {
         panic!("{report:?}");
     };
     let after = our_rows(&dir, ReadOptions::default()).await;
-    same_rows(&moved(&after), &moved(&before), "snapshot before vs after the compaction");
+    same_rows(
+        &moved(&after),
+        &moved(&before),
+        "snapshot before vs after the compaction",
+    );
     same_rows(
         &our_rows(&dir, read_optimized()).await,
         &after,

@@ -194,6 +194,14 @@ async fn run(
         ));
     }
     crate::write::check_writable(table)?;
+    // Refused before any request: a plan written here could not be executed here.
+    let visibility = client.timeline().visibility_as_of(None);
+    if let Some((_, origin)) = client.latest_internal_schema(&visibility).await? {
+        return Err(HudiError::unsupported_in(
+            "compacting a table whose schema evolved on read (its columns have ids)",
+            &origin,
+        ));
+    }
     let mut report = CompactionReport::default();
     let pending: Vec<String> = client
         .timeline()
@@ -423,12 +431,6 @@ async fn execute(
         &requested,
     )?;
     let snapshot = Arc::new(snapshot(table).await?);
-    if snapshot.evolution.is_some() {
-        return Err(HudiError::unsupported_in(
-            "compacting a table whose schema evolved on read (column ids)",
-            &requested,
-        ));
-    }
     let planned = planned_slices(&snapshot, plan_ops, &requested)?;
     let (avro_schema, schema_origin) = client
         .table_avro_schema(&snapshot.visibility)
