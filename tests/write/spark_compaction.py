@@ -5,7 +5,8 @@ the actions in order:
     tests/spark/run.sh tests/write/spark_compaction.py TABLE PREFIX ACTION...
 
 ACTION:
-  run=T            execute pending compaction T (`call run_compaction(op => 'run', ...)`)
+  run=T            execute pending compaction T (`call run_compaction(op => 'run', ...)`, with
+                   the table's metadata-table settings as its options)
   upsert           a Spark upsert (tests/write/spark_mdt.py's: 3 updates, new keys), inline
                    compaction off
   upsert-schedule  the same upsert, scheduling a compaction after it
@@ -26,7 +27,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "spark"))
 sys.path.insert(0, os.path.dirname(__file__))
-from hudi_spark import HUDI_1X, get_spark, reader, rows_to_json  # noqa: E402
+from hudi_spark import HUDI_1X, get_spark, read_properties, reader, rows_to_json  # noqa: E402
+from spark_after import write_options  # noqa: E402
 from spark_mdt import Checker, err, read_opts, upsert  # noqa: E402
 
 
@@ -55,8 +57,14 @@ def main():
         try:
             if a.startswith("run="):
                 t = a.split("=", 1)[1]
-                got = spark.sql(f"call run_compaction(op => 'run', path => '{path}', timestamp => {t})").collect()
+                # The table's metadata-table settings: a write client without them drops the
+                # partitions it is not told about (the record index).
+                mdt = {k: v for k, v in write_options(read_properties(path)).items() if k.startswith("hoodie.metadata.")}
+                opts = ",".join(f"{k}={v}" for k, v in mdt.items())
+                got = spark.sql(f"call run_compaction(op => 'run', path => '{path}', timestamp => {t}, "
+                                f"options => '{opts}')").collect()
                 report["run"] = [r.asDict() for r in got]
+                report["run_options"] = opts
             elif a == "upsert":
                 upsert(spark, path, report)
             elif a == "upsert-schedule":
