@@ -110,9 +110,9 @@ async fn writes_archive_both_timelines_and_every_reader_still_agrees() {
         let mut commits = Vec::new();
         for n in 0..36 {
             let done = write_with(&dir, n, &[]).await;
-            assert!(done.service_errors.is_empty(), "{:?}", done.service_errors);
             commits.push(done.instant.clone());
-            if let Some(a) = done.archival {
+            if let Some(a) = done.services.archival {
+                assert_eq!(a.error, None);
                 archived.0 = archived.0.or(a.data_table);
                 archived.1 = archived.1.or(a.metadata_table);
             }
@@ -168,7 +168,7 @@ async fn archival_on_request_follows_its_settings_and_can_be_turned_off() {
     let off = [("hoodie.archive.automatic", "false")];
     for n in 0..12 {
         let done = write_with(&dir, n, &off).await;
-        assert!(done.archival.is_none());
+        assert!(done.services.archival.is_none());
     }
     let table = open(&dir).await;
     let mut options = BTreeMap::new();

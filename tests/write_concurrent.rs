@@ -392,10 +392,12 @@ async fn commit_and_refresh_while_held(
     let writer = open(dir).await;
     let row = with(template, key, "merchant_name", key, 3_000_000_000_000);
     let rows = decode_input(&writer, &[row]).await;
-    let committed = writer
-        .write(&rows, &WriteOptions::new(Operation::Upsert))
-        .await
-        .unwrap();
+    // No compaction after it: the commit stays the latest instant.
+    let mut options = WriteOptions::new(Operation::Upsert);
+    options
+        .options
+        .insert("hoodie.compact.inline".into(), "false".into());
+    let committed = writer.write(&rows, &options).await.unwrap();
     reader.client().reload_timeline().await.unwrap();
     release.send(()).unwrap();
     committed.instant

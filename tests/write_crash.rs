@@ -43,7 +43,9 @@ async fn write_crashing(
     fail_from: u64,
 ) -> (hudi_edge::Result<WriteResult>, u64) {
     let (table, crash) = open_crashing(dir, fail_from).await;
-    let result = write_on(&table, batch, Operation::Upsert).await;
+    // The write alone: its inline compaction has its own crash test
+    // (tests/write_compaction.rs).
+    let result = write_on_with(&table, batch, Operation::Upsert, NO_INLINE_COMPACTION).await;
     // Nothing of the write may still be running once it returned, failed or not.
     assert_eq!(crash.abandoned(), 0, "requests left running by the write");
     (result, crash.mutations())

@@ -150,6 +150,10 @@ async fn write_opts(
         "hoodie.metadata.compact.max.delta.commits".into(),
         max.to_string(),
     );
+    // The data table's compactions would add metadata delta commits of their own.
+    options
+        .options
+        .insert("hoodie.compact.inline".into(), "false".into());
     table.write(&batches, &options).await
 }
 

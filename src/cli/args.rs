@@ -186,6 +186,23 @@ pub(super) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compact a Merge-On-Read table: execute pending compaction plans, then schedule one
+    /// over every file slice with log files and execute it.
+    Compact {
+        table: String,
+        /// Write the plan (`<t>.compaction.requested`) and leave it for a later run.
+        #[arg(long, conflicts_with = "instant")]
+        schedule_only: bool,
+        /// Execute this pending compaction only.
+        #[arg(long, value_name = "T")]
+        instant: Option<String>,
+        /// Write configs `KEY=VALUE` (repeatable): `hoodie.compaction.*`, the lock's.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Take the table's storage-based lock (`.hoodie/.locks/table_lock.json`, Hudi's
     /// RFC-91 lock) and release it, reporting the requests and time of each step; with
     /// `--hold-ms` it is held (and renewed) that long in between.

@@ -294,6 +294,32 @@ async fn run(cli: Cli) -> Result<()> {
             println!("{} requests, {} ms", done.io.requests, done.elapsed_ms);
             Ok(())
         }
+        Command::Compact {
+            table,
+            schedule_only,
+            instant,
+            options,
+            json,
+        } => {
+            let map = option_map(options)?;
+            let t = Table::open(storage_of(&table)?).await?;
+            let request = crate::write::CompactRequest {
+                schedule_only,
+                instant,
+            };
+            let report = t.compact(&request, &map).await?;
+            if json {
+                return print::json(&report);
+            }
+            if report.completed.is_empty() && report.scheduled.is_none() {
+                println!(
+                    "nothing to compact: {}",
+                    report.not_scheduled.as_deref().unwrap_or("no plan")
+                );
+            }
+            print::compaction(&report);
+            Ok(())
+        }
         Command::Lock {
             table,
             options,

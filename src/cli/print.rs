@@ -137,5 +137,33 @@ pub(super) fn write_result(result: &WriteResult, as_json: bool) -> Result<()> {
         result.records.delete_missing,
         result.files_written.len()
     );
+    if let Some(c) = &result.services.compaction {
+        compaction(c);
+    }
     Ok(())
+}
+
+/// What a compaction run did, one line each.
+pub(super) fn compaction(report: &crate::write::CompactionReport) {
+    for c in &report.completed {
+        println!(
+            "compaction {} {}: {} file groups, {} log files into {} base files ({} records, {} bytes){}; {} requests, {} ms",
+            c.instant,
+            c.completion_time,
+            c.file_groups,
+            c.log_files,
+            c.files_written.len(),
+            c.records_written,
+            c.bytes_written,
+            if c.scheduled_here { "" } else { "; a pending plan" },
+            c.io.requests,
+            c.elapsed_ms
+        );
+    }
+    if let Some(t) = &report.scheduled {
+        println!("compaction {t} scheduled (hudi-edge compact TABLE --instant {t} executes it)");
+    }
+    if let Some(e) = &report.error {
+        eprintln!("compaction failed (the write is committed; the next run finishes it): {e}");
+    }
 }

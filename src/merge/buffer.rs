@@ -27,6 +27,12 @@ pub struct LogScanStats {
     pub skipped_blocks: usize,
     pub records: usize,
     pub deletes: usize,
+    /// Base rows a log version replaced, and base rows a log delete dropped (compaction
+    /// reports them).
+    pub base_updated: usize,
+    pub base_deleted: usize,
+    /// Log records no base row held (inserts into log files), emitted after the base rows.
+    pub log_only: usize,
 }
 
 /// The winning log version of every key the slice's logs touch.
@@ -269,8 +275,11 @@ impl LogRecordBuffer {
                     };
                     match (log_wins, v.kind) {
                         (false, _) => picks.push((0, row)),
-                        (true, Kind::Data) => picks.push((v.at.0 as usize + 1, v.at.1 as usize)),
-                        (true, _) => {}
+                        (true, Kind::Data) => {
+                            self.stats.base_updated += 1;
+                            picks.push((v.at.0 as usize + 1, v.at.1 as usize))
+                        }
+                        (true, _) => self.stats.base_deleted += 1,
                     }
                 }
             }

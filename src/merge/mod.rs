@@ -264,63 +264,18 @@ pub async fn merged_slice_stream(
     evolution: Option<std::sync::Arc<crate::schema::evolution::SchemaEvolution>>,
     base_commits: Option<&HashSet<String>>,
 ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
-    let config = client.config();
-    let rule = MergeRule::of(config)?;
-    let mut columns: Vec<String> = needed.to_vec();
-    columns.extend(MergeColumns::extra_columns(config));
-    let schema = crate::schema::project_by_name(read_schema, &columns);
-    let storage = client.storage();
-    let log_paths: Vec<(String, u64)> = slice
-        .log_files
-        .iter()
-        .map(|l| (crate::storage::join(&slice.partition, &l.name), l.size))
-        .collect();
-    let logs = futures::future::try_join_all(log_paths.iter().map(|(path, size)| {
-        crate::log_file::read_log_file(storage.as_ref(), path, (*size > 0).then_some(*size))
-    }));
-    // The base file's footer (with a small file's data) is read beside the log files: it
-    // does not depend on them, and waiting would cost a round trip.
-    let base_path = slice.base_path();
-    let every_column = schema.fields().len() == read_schema.fields().len();
-    let footer = async {
-        match &base_path {
-            Some(path) => {
-                let limit = crate::base_file::data_with_footer(every_column);
-                client
-                    .footer_and_data(path, slice.base_size(), limit)
-                    .await
-                    .map(Some)
-            }
-            None => Ok(None),
-        }
-    };
-    let (logs, footer) = futures::future::try_join(logs, footer).await?;
-    let mut buffer = LogRecordBuffer::new(rule, MergeColumns::new(schema.clone(), config));
-    buffer.evolution = evolution.clone();
-    buffer.scan(client, &logs, visibility).await?;
-
-    let base = match (base_path, footer, &slice.base_file) {
-        (Some(path), Some(footer), Some(base)) => {
-            let row_groups: Vec<usize> = (0..footer.parquet().num_row_groups()).collect();
-            let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-            let columns = match &evolution {
-                Some(e) => e.file_columns(&base.instant, &path)?,
-                None => None,
-            };
-            crate::base_file::stream_row_groups_as(
-                storage.clone(),
-                &path,
-                footer,
-                row_groups,
-                &names,
-                batch_size,
-                columns,
-            )?
-        }
-        _ => futures::stream::empty().boxed(),
-    };
-    let (partition, config) = (slice.partition.clone(), config.clone());
+    let open = OpenSlice::open(
+        client,
+        read_schema,
+        visibility,
+        slice,
+        needed,
+        batch_size,
+        evolution,
+    )
+    .await?;
     let base_commits = base_commits.map(|c| std::sync::Arc::new(c.clone()));
+    let OpenSlice { buffer, base, rows } = open;
     enum Phase {
         Base(
             Box<LogRecordBuffer>,
@@ -328,22 +283,14 @@ pub async fn merged_slice_stream(
         ),
         Rest(std::vec::IntoIter<RecordBatch>),
     }
-    let merged = futures::stream::unfold(Some(Phase::Base(Box::new(buffer), base)), move |phase| {
-        let (partition, config, schema) = (partition.clone(), config.clone(), schema.clone());
-        let base_commits = base_commits.clone();
+    let merged = futures::stream::unfold(Some(Phase::Base(buffer, base)), move |phase| {
+        let (rows, base_commits) = (rows.clone(), base_commits.clone());
         async move {
             match phase? {
                 Phase::Base(mut buffer, mut base) => match base.next().await {
                     Some(Ok(b)) => {
-                        let out = crate::schema::align::to_schema(&b, &schema, &partition, &config)
-                            .and_then(|a| match &base_commits {
-                                Some(commits) => {
-                                    let mask = commit_time_mask(&a, commits)?;
-                                    arrow_select::filter::filter_record_batch(&a, &mask)
-                                        .map_err(crate::error::malformed_by)
-                                }
-                                None => Ok(a),
-                            })
+                        let out = rows
+                            .align(&b, base_commits.as_deref())
                             .and_then(|a| buffer.merge_base(&a));
                         Some((out, Some(Phase::Base(buffer, base))))
                     }
@@ -361,6 +308,157 @@ pub async fn merged_slice_stream(
         }
     });
     Ok(merged.boxed())
+}
+
+/// Every row of a slice merged, at once, with what the merge read and did (compaction's
+/// write stats): all of `read_schema`'s columns.
+pub async fn merged_slice_counted(
+    client: &MetaClient,
+    read_schema: &SchemaRef,
+    visibility: &Visibility,
+    slice: &FileSlice,
+    batch_size: usize,
+    evolution: Option<std::sync::Arc<crate::schema::evolution::SchemaEvolution>>,
+) -> Result<(Vec<RecordBatch>, LogScanStats)> {
+    let every: Vec<String> = (read_schema.fields().iter())
+        .map(|f| f.name().clone())
+        .collect();
+    let open = OpenSlice::open(
+        client,
+        read_schema,
+        visibility,
+        slice,
+        &every,
+        batch_size,
+        evolution,
+    )
+    .await?;
+    let OpenSlice {
+        mut buffer,
+        mut base,
+        rows,
+    } = open;
+    let mut out = Vec::new();
+    while let Some(b) = base.next().await {
+        out.push(buffer.merge_base(&rows.align(&b?, None)?)?);
+    }
+    let mut stats = buffer.stats;
+    let rest = buffer.remaining(batch_size)?;
+    stats.log_only = rest.iter().map(|b| b.num_rows()).sum();
+    out.extend(rest);
+    Ok((out, stats))
+}
+
+/// A slice opened for merging: its log blocks scanned into the buffer, its base file's
+/// batches ready to stream through it.
+struct OpenSlice {
+    buffer: Box<LogRecordBuffer>,
+    base: BoxStream<'static, Result<RecordBatch>>,
+    rows: BaseRows,
+}
+
+/// How base batches become the merge's rows.
+#[derive(Clone)]
+struct BaseRows {
+    schema: SchemaRef,
+    partition: String,
+    config: TableConfig,
+}
+
+impl BaseRows {
+    /// A base batch in the merge schema, keeping only rows `base_commits` wrote when given.
+    fn align(
+        &self,
+        b: &RecordBatch,
+        base_commits: Option<&HashSet<String>>,
+    ) -> Result<RecordBatch> {
+        let a = crate::schema::align::to_schema(b, &self.schema, &self.partition, &self.config)?;
+        match base_commits {
+            Some(commits) => {
+                let mask = commit_time_mask(&a, commits)?;
+                arrow_select::filter::filter_record_batch(&a, &mask)
+                    .map_err(crate::error::malformed_by)
+            }
+            None => Ok(a),
+        }
+    }
+}
+
+impl OpenSlice {
+    async fn open(
+        client: &MetaClient,
+        read_schema: &SchemaRef,
+        visibility: &Visibility,
+        slice: &FileSlice,
+        needed: &[String],
+        batch_size: usize,
+        evolution: Option<std::sync::Arc<crate::schema::evolution::SchemaEvolution>>,
+    ) -> Result<OpenSlice> {
+        let config = client.config();
+        let rule = MergeRule::of(config)?;
+        let mut columns: Vec<String> = needed.to_vec();
+        columns.extend(MergeColumns::extra_columns(config));
+        let schema = crate::schema::project_by_name(read_schema, &columns);
+        let storage = client.storage();
+        let log_paths: Vec<(String, u64)> = slice
+            .log_files
+            .iter()
+            .map(|l| (crate::storage::join(&slice.partition, &l.name), l.size))
+            .collect();
+        let logs = futures::future::try_join_all(log_paths.iter().map(|(path, size)| {
+            crate::log_file::read_log_file(storage.as_ref(), path, (*size > 0).then_some(*size))
+        }));
+        // The base file's footer (with a small file's data) is read beside the log files: it
+        // does not depend on them, and waiting would cost a round trip.
+        let base_path = slice.base_path();
+        let every_column = schema.fields().len() == read_schema.fields().len();
+        let footer = async {
+            match &base_path {
+                Some(path) => {
+                    let limit = crate::base_file::data_with_footer(every_column);
+                    client
+                        .footer_and_data(path, slice.base_size(), limit)
+                        .await
+                        .map(Some)
+                }
+                None => Ok(None),
+            }
+        };
+        let (logs, footer) = futures::future::try_join(logs, footer).await?;
+        let mut buffer = LogRecordBuffer::new(rule, MergeColumns::new(schema.clone(), config));
+        buffer.evolution = evolution.clone();
+        buffer.scan(client, &logs, visibility).await?;
+
+        let base = match (base_path, footer, &slice.base_file) {
+            (Some(path), Some(footer), Some(base)) => {
+                let row_groups: Vec<usize> = (0..footer.parquet().num_row_groups()).collect();
+                let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+                let columns = match &evolution {
+                    Some(e) => e.file_columns(&base.instant, &path)?,
+                    None => None,
+                };
+                crate::base_file::stream_row_groups_as(
+                    storage.clone(),
+                    &path,
+                    footer,
+                    row_groups,
+                    &names,
+                    batch_size,
+                    columns,
+                )?
+            }
+            _ => futures::stream::empty().boxed(),
+        };
+        Ok(OpenSlice {
+            buffer: Box::new(buffer),
+            base,
+            rows: BaseRows {
+                schema,
+                partition: slice.partition.clone(),
+                config: config.clone(),
+            },
+        })
+    }
 }
 
 /// Rows a commit of `commits` wrote, by `_hoodie_commit_time`.

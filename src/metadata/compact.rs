@@ -9,17 +9,14 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use serde_json::{json, Map, Value as Json};
-
 use super::records::encode::RecordEncoder;
 use super::records::MetadataPayload;
 use super::table::Compacted;
-use crate::error::{HudiError, Result};
-use crate::file_group::{BaseFile, FileSlice, LogFile};
-use crate::hfile::writer::java_hash_map_order;
+use crate::error::Result;
+pub use crate::file_group::compaction::{plan_operations, Operation};
+use crate::file_group::FileSlice;
 use crate::hfile::writer::DEFAULT_BLOCK_SIZE;
 use crate::hfile::{HFileWriteOptions, HFileWriter};
-use crate::storage::join;
 use crate::timeline::instant::{action, compare_instant_times};
 use crate::timeline::metadata::OrderedMap;
 use crate::timeline::{CommitMetadata, Timeline, WriteStat};
@@ -30,7 +27,13 @@ pub const DEFAULT_MAX_DELTA_COMMITS: usize = 10;
 
 /// Java's default max base file size (120 MiB): the plan's write estimate for a slice
 /// without a base file.
-const DEFAULT_MAX_FILE_SIZE: u64 = 120 * 1024 * 1024;
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 120 * 1024 * 1024;
+
+/// The plan of `ops` (the MDT's write estimate for a slice without a base file is Java's
+/// default max file size).
+pub fn plan_json(ops: &[Operation]) -> serde_json::Value {
+    crate::file_group::compaction::plan_json(ops, DEFAULT_MAX_FILE_SIZE)
+}
 
 /// What the writer does with the MDT before its own write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,63 +91,6 @@ pub fn decide(data: &Timeline, mdt: &Timeline, max_delta_commits: usize) -> Deci
     Decision::Compact
 }
 
-/// One file group to compact: its latest slice.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Operation {
-    pub partition: String,
-    pub file_id: String,
-    /// The slice's base instant (its base file's, else its first log file's).
-    pub base_instant: String,
-    /// (name, size).
-    pub base_file: Option<(String, u64)>,
-    pub log_files: Vec<(String, u64)>,
-}
-
-impl Operation {
-    pub fn of(slice: &FileSlice) -> Operation {
-        Operation {
-            partition: slice.partition.clone(),
-            file_id: slice.file_id.clone(),
-            base_instant: slice.base_instant.clone(),
-            base_file: slice.base_file.as_ref().map(|b| (b.name.clone(), b.size)),
-            log_files: slice
-                .log_files
-                .iter()
-                .map(|l| (l.name.clone(), l.size))
-                .collect(),
-        }
-    }
-
-    /// The slice to read (sizes known, so reads are ranged).
-    pub fn slice(&self) -> Result<FileSlice> {
-        let bad = |n: &str| {
-            HudiError::corrupt(
-                join(super::table::METADATA_DIR, &self.partition),
-                format!(
-                    "compaction plan names {n:?}, not a file of {}",
-                    self.file_id
-                ),
-            )
-        };
-        let base_file = match &self.base_file {
-            Some((n, size)) => Some(BaseFile::parse(n, *size).ok_or_else(|| bad(n))?),
-            None => None,
-        };
-        let log_files = self
-            .log_files
-            .iter()
-            .map(|(n, size)| LogFile::parse(n, *size).ok_or_else(|| bad(n)))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(FileSlice {
-            partition: self.partition.clone(),
-            file_id: self.file_id.clone(),
-            base_instant: self.base_instant.clone(),
-            base_file,
-            log_files,
-        })
-    }
-}
-
 /// The operations for the latest slices of every MDT file group; slices without log files
 /// have nothing to compact (Java's plan generator leaves them out too).
 pub fn operations<'a>(slices: impl IntoIterator<Item = &'a FileSlice>) -> Vec<Operation> {
@@ -153,97 +99,6 @@ pub fn operations<'a>(slices: impl IntoIterator<Item = &'a FileSlice>) -> Vec<Op
         .filter(|s| !s.log_files.is_empty())
         .map(Operation::of)
         .collect()
-}
-
-/// `HoodieCompactionPlan` (version 2) as the JSON the Avro encoder takes.
-pub fn plan_json(ops: &[Operation]) -> Json {
-    let operations: Vec<Json> = ops
-        .iter()
-        .map(|op| {
-            let log_size: u64 = op.log_files.iter().map(|(_, s)| s).sum();
-            let base_size = op.base_file.as_ref().map(|(_, s)| *s);
-            // Java `CompactionStrategy.captureMetrics`: whole MiB, write = base size or the
-            // max file size.
-            let mb = |b: u64| (b / (1024 * 1024)) as f64;
-            let read = mb(base_size.unwrap_or(0) + log_size);
-            let write = mb(base_size.unwrap_or(DEFAULT_MAX_FILE_SIZE));
-            let metrics = java_ordered(vec![
-                ("TOTAL_LOG_FILES", json!(op.log_files.len() as f64)),
-                ("TOTAL_IO_READ_MB", json!(read)),
-                ("TOTAL_LOG_FILES_SIZE", json!(log_size as f64)),
-                ("TOTAL_IO_WRITE_MB", json!(write)),
-                ("TOTAL_IO_MB", json!(read + write)),
-            ]);
-            json!({
-                "baseInstantTime": op.base_instant,
-                "deltaFilePaths": op.log_files.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
-                "dataFilePath": op.base_file.as_ref().map(|(n, _)| n.clone()),
-                "fileId": op.file_id,
-                "partitionPath": op.partition,
-                "metrics": metrics,
-                "bootstrapFilePath": null,
-            })
-        })
-        .collect();
-    json!({
-        "operations": operations,
-        "extraMetadata": {},
-        "version": 2,
-        "strategy": null,
-        "preserveHoodieMetadata": false,
-        "missingSchedulePartitions": [],
-    })
-}
-
-/// A JSON object with its entries in Java `HashMap` order (what Java serializes).
-fn java_ordered(entries: Vec<(&str, Json)>) -> Json {
-    let keys: Vec<&str> = entries.iter().map(|(k, _)| *k).collect();
-    let mut out = Map::new();
-    for i in java_hash_map_order(&keys) {
-        out.insert(entries[i].0.to_string(), entries[i].1.clone());
-    }
-    Json::Object(out)
-}
-
-/// The operations of a decoded plan (file names only; the caller adds sizes).
-pub fn plan_operations(plan: &Json, origin: &str) -> Result<Vec<(Operation, Vec<String>)>> {
-    let bad = |what: &str| HudiError::corrupt(origin, format!("compaction plan: {what}"));
-    let str_of = |v: &Json, k: &str| v.get(k).and_then(Json::as_str).map(str::to_string);
-    let mut out = Vec::new();
-    let ops = match plan.get("operations") {
-        Some(Json::Array(a)) => a.as_slice(),
-        Some(Json::Null) | None => &[],
-        Some(_) => return Err(bad("operations is not an array")),
-    };
-    for op in ops {
-        let file_id = str_of(op, "fileId").ok_or_else(|| bad("operation without fileId"))?;
-        let partition =
-            str_of(op, "partitionPath").ok_or_else(|| bad("operation without partitionPath"))?;
-        let logs: Vec<String> = op
-            .get("deltaFilePaths")
-            .and_then(Json::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Json::as_str)
-                    .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let base = str_of(op, "dataFilePath").map(|p| p.rsplit('/').next().unwrap_or(&p).into());
-        let mut names = logs.clone();
-        names.extend(base.clone());
-        out.push((
-            Operation {
-                partition,
-                file_id,
-                base_instant: str_of(op, "baseInstantTime").unwrap_or_default(),
-                base_file: base.map(|n| (n, 0)),
-                log_files: logs.into_iter().map(|n| (n, 0)).collect(),
-            },
-            names,
-        ));
-    }
-    Ok(out)
 }
 
 /// What a slice's merge read from its log files (the write stat reports it).

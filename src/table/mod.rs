@@ -229,6 +229,29 @@ impl Table {
         }
     }
 
+    /// Compacts a Merge-On-Read table ([`crate::write::services::compaction`]): pending
+    /// plans (or the one `request` names) are executed, then a new plan over every file
+    /// slice with log files is scheduled and, unless `request` says schedule only,
+    /// executed. `options` are write configs (`hoodie.compaction.*`, the lock's). This
+    /// handle still shows the table as it was: reopen it.
+    pub async fn compact(
+        &self,
+        request: &crate::write::CompactRequest,
+        options: &BTreeMap<String, String>,
+    ) -> Result<crate::write::CompactionReport> {
+        let mut given = WriteOptions::new(crate::write::Operation::Upsert);
+        given.options = options.clone();
+        let config = crate::write::WriteConfig::new(&given, self.config())?;
+        let context = crate::write::Ctx {
+            client: &self.client,
+            metadata: &self.metadata,
+        };
+        Box::pin(crate::write::services::compaction::compact(
+            &context, &config, request,
+        ))
+        .await
+    }
+
     /// The latest writer schema's data columns as Arrow (no meta columns, nullability as
     /// written), or `None` while the table has no schema yet.
     pub async fn data_schema(&self) -> Result<Option<Schema>> {

@@ -375,10 +375,13 @@ pub(crate) fn log_file(
     Ok(NewFile {
         path: path.clone(),
         bytes: Bytes::from(bytes),
+        // As Spark 1.1 writes a log append: `prevCommit` is the delta commit itself and
+        // `baseFile` empty. The file joins whichever slice its completion time falls in
+        // (after a pending compaction's instant: the slice that compaction starts).
         stat: WriteStat {
             file_id: Some(slice.file_id.clone()),
             path: Some(path),
-            prev_commit: Some(slice.base_instant.clone()),
+            prev_commit: Some(instant.to_string()),
             num_writes: Some(updates + inserts + deletes),
             num_deletes: Some(deletes),
             num_update_writes: Some(updates),
@@ -391,13 +394,7 @@ pub(crate) fn log_file(
             file_size_in_bytes: Some(size),
             log_version: Some(1),
             log_offset: Some(0),
-            base_file: Some(
-                slice
-                    .base_file
-                    .as_ref()
-                    .map(|b| b.name.clone())
-                    .unwrap_or_default(),
-            ),
+            base_file: Some(String::new()),
             log_files: Some(vec![name]),
             ..WriteStat::default()
         },
@@ -472,15 +469,7 @@ pub(crate) fn rewrite_base_file(
     let kept_rows =
         arrow_select::take::take_record_batch(&old, &arrow_array::UInt32Array::from(kept))
             .map_err(malformed_by)?;
-    let kept_rows = if config.populate_meta_fields {
-        set_column(&kept_rows, FILE_NAME, &name)?
-    } else {
-        kept_rows
-    };
-    // By name: the meta columns a read without meta fields left out come in null, and
-    // partition columns a table does not store go.
-    let kept_rows =
-        crate::schema::align::to_schema(&kept_rows, file_schema, &slice.partition, config)?;
+    let kept_rows = in_base_file(&kept_rows, &name, &slice.partition, file_schema, config)?;
     let new_rows = files::with_meta(
         inputs.input,
         &replaced,
@@ -519,6 +508,25 @@ pub(crate) fn rewrite_base_file(
     })
 }
 
+/// Rows read from the table (with their meta fields) as rows of base file `name`: their
+/// `_hoodie_file_name` is the file's (Java's merge handles rewrite it; the other meta
+/// fields stay), aligned by name to the base files' schema (the meta columns a read
+/// without meta fields left out come in null, partition columns a table does not store go).
+pub(crate) fn in_base_file(
+    rows: &RecordBatch,
+    name: &str,
+    partition: &str,
+    file_schema: &SchemaRef,
+    config: &TableConfig,
+) -> Result<RecordBatch> {
+    let rows = if config.populate_meta_fields {
+        set_column(rows, FILE_NAME, name)?
+    } else {
+        rows.clone()
+    };
+    crate::schema::align::to_schema(&rows, file_schema, partition, config)
+}
+
 fn set_column(batch: &RecordBatch, column: &str, value: &str) -> Result<RecordBatch> {
     let schema = batch.schema();
     let Some((i, _)) = schema.column_with_name(column) else {
@@ -533,7 +541,7 @@ fn set_column(batch: &RecordBatch, column: &str, value: &str) -> Result<RecordBa
 }
 
 /// A Parquet base file with Hudi's footer keys (min/max record key, bloom filter).
-fn base_file_bytes(
+pub(crate) fn base_file_bytes(
     batch: &RecordBatch,
     avro_with_meta: &str,
     spec: &BaseFileSpec,

@@ -42,11 +42,10 @@ pub const BLOOM_FPP: &str = "hoodie.index.bloom.fpp";
 pub const BLOOM_MAX_ENTRIES: &str = "hoodie.bloom.index.filter.dynamic.max.entries";
 pub const MDT_MAX_DELTA_COMMITS: &str = crate::metadata::compact::MAX_DELTA_COMMITS_KEY;
 pub const HFILE_BLOCK_SIZE: &str = "hoodie.hfile.block.size";
-pub const COMPACT_TRIGGER: &str = "hoodie.compact.inline.trigger.strategy";
-pub const COMPACT_MAX_DELTA_COMMITS: &str = "hoodie.compact.inline.max.delta.commits";
 pub const CLEAN_POLICY: &str = "hoodie.clean.policy";
 pub const CLEAN_COMMITS_RETAINED: &str = "hoodie.clean.commits.retained";
 pub const CLEAN_HOURS_RETAINED: &str = "hoodie.clean.hours.retained";
+use super::services::compaction as compact;
 
 /// Every key this writer reads (the lock's and the key generator's included), for docs and
 /// `--help`. The lock's keys are checked by [`lock::concurrency`], in Java's order and words.
@@ -75,12 +74,19 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: BLOOM_FPP, default: "0.000000001", doc: "bloom filter false-positive rate" },
     Setting { key: BLOOM_MAX_ENTRIES, default: "100000", doc: "largest dynamic bloom filter" },
     Setting { key: MDT_MAX_DELTA_COMMITS, default: "10", doc: "metadata-table delta commits before it is compacted" },
-    Setting { key: COMPACT_TRIGGER, default: "NUM_COMMITS", doc: "what triggers a compaction: NUM_COMMITS, NUM_COMMITS_AFTER_LAST_REQUEST, TIME_ELAPSED, NUM_OR_TIME, NUM_AND_TIME (archival keeps the delta commits a count-based trigger needs)" },
-    Setting { key: COMPACT_MAX_DELTA_COMMITS, default: "5", doc: "delta commits that trigger a compaction" },
     Setting { key: CLEAN_POLICY, default: "KEEP_LATEST_COMMITS", doc: "KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS (older name: hoodie.cleaner.policy); archival never passes what the cleaner keeps" },
     Setting { key: CLEAN_COMMITS_RETAINED, default: "10", doc: "commits the cleaner keeps the files of (older name: hoodie.cleaner.commits.retained)" },
     Setting { key: CLEAN_HOURS_RETAINED, default: "24", doc: "hours the cleaner keeps the files of (KEEP_LATEST_BY_HOURS)" },
     Setting { key: HFILE_BLOCK_SIZE, default: "1048576", doc: "data block size of the metadata table's HFiles (4096 to 67108864)" },
+    Setting { key: compact::INLINE, default: "true", doc: "Merge-On-Read: after each commit, finish pending compactions and compact when the trigger says (Spark's datasource default for batch writes; false leaves compaction to another job)" },
+    Setting { key: compact::ASYNC, default: "", doc: "given (either value) without hoodie.compact.inline, compaction is left to another job, as Spark's datasource writer leaves it" },
+    Setting { key: compact::SCHEDULE_INLINE, default: "false", doc: "after each commit, write a compaction plan when due without executing it (for a later run, or Spark's, to execute)" },
+    Setting { key: compact::MAX_DELTA_COMMITS, default: "5", doc: "delta commits since the last compaction that trigger one" },
+    Setting { key: compact::MAX_DELTA_SECONDS, default: "3600", doc: "seconds since the last compaction that trigger one (TIME_ELAPSED and the NUM_*_TIME strategies)" },
+    Setting { key: compact::TRIGGER_STRATEGY, default: "NUM_COMMITS", doc: "NUM_COMMITS, NUM_COMMITS_AFTER_LAST_REQUEST, TIME_ELAPSED, NUM_OR_TIME, NUM_AND_TIME" },
+    Setting { key: compact::STRATEGY, default: "LogFileSizeBasedCompactionStrategy", doc: "LogFileSizeBasedCompactionStrategy (largest logs first, bounded by the target IO) or UnBoundedCompactionStrategy (every slice with logs)" },
+    Setting { key: compact::TARGET_IO, default: "512000", doc: "MiB a plan reads and writes at most (the operation that reaches it included)" },
+    Setting { key: compact::LOG_SIZE_THRESHOLD, default: "0", doc: "slices with fewer log bytes are not compacted" },
 ];
 
 /// Hudi's index types (Java's `HoodieIndex.IndexType`).
@@ -150,6 +156,8 @@ pub struct WriteConfig {
     /// The metadata table asked for (built where missing only when the options ask).
     pub metadata: MetadataConfig,
     pub archival: ArchivalSettings,
+    /// Merge-On-Read compaction after the commit, or on request.
+    pub compaction: compact::CompactionConfig,
 }
 
 impl WriteConfig {
@@ -211,6 +219,7 @@ impl WriteConfig {
                     })
             })
         };
+        let compaction = compact::CompactionConfig::parse(given)?;
         let mdt_max_delta_commits = whole(
             MDT_MAX_DELTA_COMMITS,
             crate::metadata::compact::DEFAULT_MAX_DELTA_COMMITS,
@@ -233,10 +242,11 @@ impl WriteConfig {
             metadata: MetadataConfig::parse(given)?,
             archival: ArchivalSettings {
                 config: ArchivalConfig::parse(given)?,
-                compaction_delta_commits: compaction_delta_commits(&values)?,
+                compaction_delta_commits: compaction.delta_commits_trigger(),
                 clean_retention: clean_retention(&values)?,
                 mdt_compaction_delta_commits: mdt_max_delta_commits,
             },
+            compaction,
             hfile_block_size: whole(
                 HFILE_BLOCK_SIZE,
                 crate::hfile::writer::DEFAULT_BLOCK_SIZE,
@@ -306,30 +316,6 @@ fn bucket_settings(values: &Values<'_>) -> Result<BucketSettings> {
         count,
         hash_fields,
     })
-}
-
-/// The delta commits a count-based compaction trigger needs (`None` for time-based ones).
-fn compaction_delta_commits(values: &Values<'_>) -> Result<Option<usize>> {
-    let count = match values.own(COMPACT_MAX_DELTA_COMMITS) {
-        None => 5,
-        Some(v) => v
-            .parse::<usize>()
-            .ok()
-            .filter(|n| *n > 0)
-            .ok_or_else(|| invalid(COMPACT_MAX_DELTA_COMMITS, v, "a positive number"))?,
-    };
-    let strategy = values.own(COMPACT_TRIGGER).map(str::to_ascii_uppercase);
-    match strategy.as_deref() {
-        None | Some("NUM_COMMITS") | Some("NUM_AND_TIME") => Ok(Some(count)),
-        Some("NUM_COMMITS_AFTER_LAST_REQUEST") | Some("TIME_ELAPSED") | Some("NUM_OR_TIME") => {
-            Ok(None)
-        }
-        Some(other) => Err(one_of(
-            COMPACT_TRIGGER,
-            other,
-            "NUM_COMMITS, NUM_COMMITS_AFTER_LAST_REQUEST, TIME_ELAPSED, NUM_OR_TIME, NUM_AND_TIME",
-        )),
-    }
 }
 
 /// What the cleaner keeps, by its current or older key names.

@@ -48,6 +48,7 @@ pub use config::WriteConfig;
 pub use input::align_input;
 pub use key::KeyGen;
 use prepare::{commit_prepared, prepare};
+pub use services::compaction::{CompactRequest, Compacted, CompactionReport};
 pub use services::mdt_compaction::MdtCompaction;
 pub use services::mdt_init::MdtInit;
 pub use services::rollback::{self, RolledBack};
@@ -159,14 +160,9 @@ pub struct WriteResult {
     pub rolled_back: Vec<RolledBack>,
     /// Tries it took (more than one when a conflict was retried, `commit_retries`).
     pub attempts: u32,
-    /// Timeline archival run after the commit (`hoodie.archive.automatic`), when it moved
-    /// anything.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub archival: Option<services::archive::Archival>,
-    /// Services that failed after the commit (the write itself is committed).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub service_errors: Vec<services::ServiceError>,
     pub io: IoSnapshot,
+    /// Table services run after the commit point (their requests are not in `io`).
+    pub services: services::AfterCommit,
 }
 
 /// Metadata-table partitions this writer keeps in step with the data.
@@ -349,17 +345,18 @@ async fn write_after_init(
     Ok(result)
 }
 
+/// The write's commit, then the table services that follow it.
 async fn write_configured(
     table: &Ctx<'_>,
     batches: &[RecordBatch],
     options: &WriteConfig,
 ) -> Result<WriteResult> {
-    let mut result = commit_configured(table, batches, options).await?;
+    let mut result = Box::pin(write_committed(table, batches, options)).await?;
     services::after_commit(table, options, &mut result).await;
     Ok(result)
 }
 
-async fn commit_configured(
+async fn write_committed(
     table: &Ctx<'_>,
     batches: &[RecordBatch],
     options: &WriteConfig,
@@ -506,9 +503,8 @@ fn write_result(
         },
         rolled_back,
         attempts: 1,
-        archival: None,
-        service_errors: Vec::new(),
         io,
+        services: services::AfterCommit::default(),
     }
 }
 

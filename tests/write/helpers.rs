@@ -144,11 +144,24 @@ pub async fn input_rows(dir: &Path) -> Vec<Map<String, Value>> {
 }
 
 pub async fn write(dir: &Path, rows: &[Map<String, Value>], operation: Operation) -> WriteResult {
+    write_with(dir, rows, operation, &[]).await
+}
+
+/// [`write`] with write configs (`hoodie.*`).
+pub async fn write_with(
+    dir: &Path,
+    rows: &[Map<String, Value>],
+    operation: Operation,
+    settings: &[(&str, &str)],
+) -> WriteResult {
     let table = open(dir).await;
-    write_on(&table, rows, operation)
+    write_on_with(&table, rows, operation, settings)
         .await
         .unwrap_or_else(|e| panic!("write into {}: {e}", dir.display()))
 }
+
+/// Write configs that leave compaction to another run (the write's own log files stay).
+pub const NO_INLINE_COMPACTION: &[(&str, &str)] = &[("hoodie.compact.inline", "false")];
 
 /// Writes `rows` (the write's input form) through an opened table.
 /// Rows in the input form (`read --format jsonl`) decoded against the table's schema, as
@@ -174,8 +187,23 @@ pub async fn write_on(
     rows: &[Map<String, Value>],
     operation: Operation,
 ) -> hudi_edge::Result<WriteResult> {
+    write_on_with(table, rows, operation, &[]).await
+}
+
+/// [`write_on`] with write configs (`hoodie.*`).
+pub async fn write_on_with(
+    table: &Table,
+    rows: &[Map<String, Value>],
+    operation: Operation,
+    settings: &[(&str, &str)],
+) -> hudi_edge::Result<WriteResult> {
     let batches = decode_input(table, rows).await;
-    table.write(&batches, &WriteOptions::new(operation)).await
+    let mut options = WriteOptions::new(operation);
+    options.options = settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    table.write(&batches, &options).await
 }
 
 /// What the test changes: a string column outside key, partition and ordering fields.

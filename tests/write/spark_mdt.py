@@ -619,9 +619,10 @@ def findings(rep):
     return []
 
 
-def upsert(spark, path, report, build_mdt=False):
+def upsert(spark, path, report, build_mdt=False, extra=None):
     props = read_properties(path)
     opts = write_options(props)
+    opts.update(extra or {})
     if build_mdt:  # Spark builds files, column_stats and partition_stats from a listing
         opts.update({"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "true",
                      "hoodie.metadata.index.partition.stats.enable": "true"})

@@ -96,50 +96,6 @@ print("Spark read %s files with data skipping, %s without" % (f.get("files_read_
   mdt_summary "$s.report.json"
 }
 
-# One report's MDT checks in a few lines; its problems in full.
-mdt_summary() {
-  "$py" - "$1" <<'PY' || status=1
-import json, sys
-r = json.load(open(sys.argv[1]))
-p, j, t = r.get("procedures", {}), r.get("java", {}), r.get("mdt_as_table", {})
-v = p.get("validate_metadata_table_files", {})
-parts = []
-parts.append(f"MDT partitions {','.join(r['metadata_partitions'])}")
-parts.append(f"validate_metadata_table_files {v.get('rows', '?')} files, {len(v.get('mismatches', [])) if 'error' not in v else 'ERROR'} mismatches")
-if "error" not in j:
-    parts.append(f"HoodieBackedTableMetadata: files vs disk {j.get('files_vs_disk') if j.get('files_vs_disk') == 'same' else 'DIFFERENT'}, "
-                 f"latest slices MDT vs listing {'same' if j.get('latest_file_slices_mdt_vs_listing') == 'same' else 'DIFFERENT'}, "
-                 f"file groups {'same' if j.get('all_file_groups_mdt_vs_listing') == 'same' else 'DIFFERENT'}, "
-                 f"latest commit {j['latest_commit']['action']} {j['latest_commit']['files']} files sizes {'ok' if not j['latest_commit']['mdt_size_mismatch'] else 'DIFFER'}")
-    if "column_stats" in j:
-        c = j["column_stats"]
-        parts.append(f"getColumnStats: {c['entries']} entries for {c['latest_base_files']} base + {c['latest_log_files']} log latest files x {len(c['columns'])} columns, "
-                     f"{c['missing_base_count']} missing (base), {c['missing_log_count']} missing (log), {c['differs_count']} differ from the files' values, "
-                     f"{c['footer_differs_count']} differ from ParquetUtils' footer reading")
-    if "record_index" in j:
-        x = j["record_index"]
-        parts.append(f"readRecordIndexLocationsWithKeys: {x['found']} of {x['live_keys']} live keys, {x['wrong_count']} at another location")
-if "error" not in t:
-    s = f"MDT as a table: records by type {t.get('records_by_type')}, files vs disk {'same' if t.get('files_vs_disk') == 'same' else 'DIFFERENT'}"
-    if "column_stats" in t:
-        s += f", column_stats {t['column_stats']['missing_base_count']} missing for latest base files ({t['column_stats']['missing_log_count']} for log files)"
-    if "partition_stats" in t:
-        s += f", partition_stats {len(t['partition_stats']['missing'])} missing / {len(t['partition_stats']['narrower_than_files'])} narrower than the files"
-    if "record_index" in t:
-        x = t["record_index"]
-        s += f", record_index {x['entries']} entries for {x['live_keys']} live keys, {len(x['keys_missing_from_index'])} missing, {len(x['index_keys_not_live'])} extra, {x['wrong_count']} wrong file id"
-    parts.append(s)
-for x in parts:
-    print("  " + x)
-probs = r.get("problems", [])
-print(f"  MDT checks: {'PASS' if not probs else 'FAIL'}")
-for x in probs:
-    print("    PROBLEM: " + x[:1500])
-for x in r.get("findings", []):
-    print("    FINDING: " + x[:1500])
-sys.exit(1 if probs or r.get("findings") else 0)
-PY
-}
 
 # (a) planning: every filter from the MDT, never leaving out a slice that holds a matching row
 # (rows read with --no-data-skipping); the key lookup to one slice with a record index; with

@@ -47,6 +47,10 @@ pub struct Archival {
     pub metadata_table: Option<TimelineArchived>,
     pub io: IoSnapshot,
     pub elapsed_ms: i64,
+    /// Why an archival after a write stopped (`CODE: message`); the write stands, and the
+    /// next run finishes the archival.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl Archival {
@@ -174,8 +178,7 @@ fn mdt_config(data: &TableConfig, timeline_dir: &str) -> TableConfig {
 fn latest_compaction(mdt: &Timeline) -> Option<String> {
     mdt.instants
         .iter()
-        .filter(|i| i.is_completed() && i.action == action::COMMIT)
-        .next_back()
+        .rfind(|i| i.is_completed() && i.action == action::COMMIT)
         .map(|i| i.requested_time.clone())
 }
 
@@ -204,8 +207,7 @@ async fn last_clean_retain(
     let clean = timeline
         .instants
         .iter()
-        .filter(|i| i.is_completed() && i.action == action::CLEAN)
-        .next_back();
+        .rfind(|i| i.is_completed() && i.action == action::CLEAN);
     let (true, Some(clean)) = (replaces, clean) else {
         return Ok(None);
     };
@@ -485,25 +487,35 @@ pub(crate) async fn after_commit(
     table: &crate::write::Ctx<'_>,
     settings: &ArchivalSettings,
     concurrency: &crate::write::lock::Concurrency,
-) -> Result<Option<Archival>> {
+) -> Option<Archival> {
     let client = table.client;
     if !settings.config.automatic || client.config().timeline_layout_version < 2 {
-        return Ok(None);
+        return None;
     }
     if !may_be_due(table, &settings.config) {
-        return Ok(None);
+        return None;
     }
+    let (io, started) = (client.io(), files::now_ms());
     let run = archive(client, settings);
     let done = match concurrency {
-        crate::write::lock::Concurrency::SingleWriter => run.await?,
+        crate::write::lock::Concurrency::SingleWriter => run.await,
         crate::write::lock::Concurrency::Optimistic(config) => {
             let storage = client.storage().as_ref();
-            crate::write::lock::TableLock::new(storage, config.clone())?
-                .run(run)
-                .await?
+            match crate::write::lock::TableLock::new(storage, config.clone()) {
+                Ok(lock) => lock.run(run).await,
+                Err(e) => Err(e),
+            }
         }
     };
-    Ok(done.archived_anything().then_some(done))
+    match done {
+        Ok(done) => done.archived_anything().then_some(done),
+        Err(e) => Some(Archival {
+            io: client.io().since(&io),
+            elapsed_ms: (files::now_ms() - started).max(0),
+            error: Some(format!("{}: {e}", e.code())),
+            ..Archival::default()
+        }),
+    }
 }
 
 /// Whether archival may have anything to do: more completed commits than the maximum on

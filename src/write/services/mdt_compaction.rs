@@ -161,7 +161,7 @@ async fn resume(
         for (n, s) in op.log_files.iter_mut() {
             *s = size_of(n)?;
         }
-        op.slice()?;
+        op.slice(METADATA_DIR)?;
         ops.push(op);
     }
     let schema = mdt.record_schema().await?;
@@ -222,7 +222,7 @@ async fn write_base_files(
     let mut unwritten: Option<(String, Bytes)> = None;
     for (i, op) in ops.iter().enumerate() {
         let build = async {
-            let slice = op.slice()?;
+            let slice = op.slice(METADATA_DIR)?;
             let name = compact::base_file_name(&op.file_id, &compact::write_token(i), instant);
             // Wall clock through chrono (std's Instant panics on wasm32-unknown-unknown).
             let started = files::now_ms();

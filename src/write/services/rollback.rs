@@ -139,6 +139,69 @@ pub(crate) async fn rollback_listed(
     Ok(done)
 }
 
+/// Table services whose plan a rollback keeps (it reverts them to requested).
+fn is_service(pending_action: &str) -> bool {
+    matches!(
+        pending_action,
+        action::COMPACTION | action::LOG_COMPACTION | action::CLUSTERING
+    )
+}
+
+/// Java's `rollbackInflightCompaction` before a compaction `t` is executed again: the files
+/// an earlier attempt wrote (by its markers, else by a listing of files carrying `t`) and
+/// its metadata-table delta commit are rolled back with a rollback instant, and the
+/// instant goes back to requested, its plan kept. A rollback of it left pending is finished
+/// with its own plan. `None` when `t` was not inflight.
+pub(crate) async fn rollback_inflight_compaction(
+    client: &MetaClient,
+    t: &str,
+) -> Result<Option<RolledBack>> {
+    let config = client.config();
+    let storage: &dyn Storage = client.storage().as_ref();
+    let listing = Listing::of_timeline(config, &list_timeline(client).await?);
+    for (r, a, _) in listing.pending() {
+        if a != action::ROLLBACK {
+            continue;
+        }
+        let path = join(
+            &config.timeline_dir,
+            &instant_file_name(&r, action::ROLLBACK, State::Requested, None),
+        );
+        let plan = read_plan(storage, &path).await?;
+        if let Some(target) = plan
+            .instant_to_rollback
+            .clone()
+            .filter(|i| i.commit_time == t)
+        {
+            return execute(client, &r, &target, &plan, true).await.map(Some);
+        }
+    }
+    if !listing.is_inflight(t) {
+        return Ok(None);
+    }
+    let target = InstantInfo {
+        commit_time: t.to_string(),
+        action: action::COMPACTION.to_string(),
+    };
+    let plan = RollbackPlan {
+        instant_to_rollback: Some(target.clone()),
+        rollback_requests: Some(plan_requests(client, t).await?),
+        version: Some(ROLLBACK_VERSION),
+    };
+    let r = fresh_time(storage, config).await?;
+    storage
+        .put(
+            &join(
+                &config.timeline_dir,
+                &instant_file_name(&r, action::ROLLBACK, State::Requested, None),
+            ),
+            Bytes::from(encode_rollback_plan(&plan)?),
+            PutMode::Create,
+        )
+        .await?;
+    execute(client, &r, &target, &plan, false).await.map(Some)
+}
+
 async fn read_plan(storage: &dyn Storage, path: &str) -> Result<RollbackPlan> {
     let bytes = storage.get(path, Purpose::Timeline).await?;
     RollbackPlan::from_json(decode_instant_file(&bytes, path)?, path)
@@ -354,12 +417,20 @@ fn rollback_metadata(
 }
 
 /// Deletes the pending files of instant `t` in `listing` (inflight before requested, as
-/// Java's `deleteInflightAndRequestedInstant`).
-async fn delete_pending_instant(storage: &dyn Storage, listing: &Listing, t: &str) -> Result<()> {
+/// Java's `deleteInflightAndRequestedInstant`). A table service's plan stays: its rollback
+/// only reverts it to requested, for the next run to execute again (Java's
+/// `revertCompactionInflightToRequested`).
+async fn delete_pending_instant(
+    storage: &dyn Storage,
+    listing: &Listing,
+    target: &InstantInfo,
+) -> Result<()> {
+    let t = &target.commit_time;
+    let keep_plan = is_service(&target.action);
     let mut files = listing.of(t);
     files.sort_by_key(|(p, _)| std::cmp::Reverse(p.state));
     for (p, path) in files {
-        if p.state == State::Completed {
+        if p.state == State::Completed || (keep_plan && p.state == State::Requested) {
             continue;
         }
         match storage.delete(&path).await {
@@ -401,7 +472,7 @@ async fn execute(
         rollback_in_metadata_table(storage, config, r, target).await?
     };
     let timeline = Listing::load(storage, &config.timeline_dir).await?;
-    delete_pending_instant(storage, &timeline, t).await?;
+    delete_pending_instant(storage, &timeline, target).await?;
     let meta = rollback_metadata(r, target, started, partitions);
     let completion = fresh_time(storage, config).await?;
     storage
@@ -525,12 +596,12 @@ async fn rollback_in_metadata_table(
         }
     }
     let (_, partitions) = delete_planned(storage, METADATA_DIR, &plan).await?;
-    let timeline = Listing::load(storage, &dir).await?;
-    delete_pending_instant(storage, &timeline, t).await?;
     let mdt_target = plan.instant_to_rollback.clone().unwrap_or(InstantInfo {
         commit_time: t.clone(),
         action: action::DELTA_COMMIT.to_string(),
     });
+    let timeline = Listing::load(storage, &dir).await?;
+    delete_pending_instant(storage, &timeline, &mdt_target).await?;
     let meta = rollback_metadata(r, &mdt_target, started, partitions);
     let completion = fresh_time(storage, config).await?;
     storage

@@ -1,0 +1,720 @@
+//! Merge-On-Read compaction of the data table, as Java's write client schedules and runs it
+//! (docs/hudi-format.md §3.6, docs/writing.md "Compaction"): each planned file slice — base
+//! file and log files — merged under Hudi's rules into a new Parquet base file of the same
+//! file group, named with the compaction instant `C`.
+//!
+//! Scheduling writes the plan `C.compaction.requested` (one request: it is there or not).
+//! Executing, from the plan whoever wrote it: an earlier attempt left inflight is rolled
+//! back first (Java's `rollbackInflightCompaction`: a rollback instant removes its files and
+//! its metadata-table delta commit, the plan stays); then `C.compaction.inflight` with the
+//! markers of every file to write, the base files one file group at a time, the metadata
+//! table's delta commit at `C` (files and column / partition stats of the new base files;
+//! the record index is untouched, keys keep their file groups), and last `C_<t>.commit`
+//! written create-if-absent: the commit point. Until then every reader ignores the new
+//! files, and a crash at any request is finished by the next run.
+
+mod schedule;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::Serialize;
+
+pub use schedule::{CompactionConfig, Strategy, Trigger};
+
+use super::rollback::{self, RolledBack};
+use crate::base_file::writer::WrittenBaseFile;
+use crate::config::TableType;
+use crate::error::{malformed_by, HudiError, Result};
+use crate::file_group::compaction::{plan_json, plan_operations, planned_file_groups, Operation};
+use crate::file_group::FileSlice;
+use crate::read::{Plan, ReadOptions};
+use crate::storage::{join, IoSnapshot, PutMode, Storage, StorageExt};
+use crate::timeline::instant::action;
+use crate::timeline::metadata::OrderedMap;
+use crate::timeline::write::{encode_avro_instant, encode_commit_metadata, InstantSchema};
+use crate::timeline::{CommitMetadata, WriteStat};
+use crate::write::build::FileSchemas;
+use crate::write::mdt::{self, FileEntry};
+use crate::write::pending::list_timeline;
+use crate::write::publish::{all_times, settle_all, time_after};
+use crate::write::{files, lock, Ctx, WriteConfig};
+
+pub use schedule::{
+    ASYNC, INLINE, LOG_SIZE_THRESHOLD, MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, SCHEDULE_INLINE,
+    STRATEGY, TARGET_IO, TRIGGER_STRATEGY,
+};
+
+/// One compaction executed and committed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Compacted {
+    pub instant: String,
+    pub completion_time: String,
+    /// Scheduled by this run (else a plan found pending: ours, or another writer's).
+    pub scheduled_here: bool,
+    /// An earlier attempt left inflight, rolled back before this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rolled_back: Option<RolledBack>,
+    pub file_groups: usize,
+    pub log_files: usize,
+    /// New base files, relative to the base path.
+    pub files_written: Vec<String>,
+    pub records_written: u64,
+    pub bytes_written: u64,
+    /// Requests of this compaction alone (reads of the slices included).
+    pub io: IoSnapshot,
+    pub elapsed_ms: i64,
+}
+
+/// What a compaction run did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CompactionReport {
+    /// Compactions committed, oldest first: pending plans before a new one.
+    pub completed: Vec<Compacted>,
+    /// A plan written and left for a later run (schedule only), by instant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduled: Option<String>,
+    /// Why no new plan was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_scheduled: Option<String>,
+    /// After a write: the compaction failed (the write is committed all the same; a
+    /// compaction cut short is finished by the next run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub io: IoSnapshot,
+    pub elapsed_ms: i64,
+}
+
+/// What a run is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct CompactRequest {
+    /// Schedule a plan and leave it for a later run.
+    pub schedule_only: bool,
+    /// Execute this pending compaction only.
+    pub instant: Option<String>,
+}
+
+/// How a run goes: which pending plans it executes and whether it schedules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// After a write, as the settings say: pending plans first when executing (Java's
+    /// `runAnyPendingCompactions`), a new plan when due.
+    Inline { execute: bool },
+    /// On request: pending plans, then a new plan whatever the trigger (asking is the
+    /// trigger), executed unless `schedule_only`.
+    Asked { schedule_only: bool },
+    /// On request: this pending plan alone.
+    Only,
+}
+
+/// Compacts on request ([`crate::table::Table::compact`]): pending plans are executed, then
+/// a new plan over every file slice with log files is scheduled and executed. Under the
+/// storage lock when `options` configure several writers.
+pub async fn compact(
+    table: &Ctx<'_>,
+    options: &WriteConfig,
+    request: &CompactRequest,
+) -> Result<CompactionReport> {
+    crate::write::check_storage_writable(table.client.storage().as_ref())?;
+    let mode = match (&request.instant, request.schedule_only) {
+        (Some(_), true) => {
+            return Err(HudiError::invalid(
+                "--instant executes a pending compaction; --schedule-only writes a new one",
+            ))
+        }
+        (Some(_), false) => Mode::Only,
+        (None, schedule_only) => Mode::Asked { schedule_only },
+    };
+    locked(
+        table,
+        options,
+        run(table, options, mode, request.instant.as_deref()),
+    )
+    .await
+}
+
+/// Table services after a write's commit point: the compaction the settings ask for
+/// (`hoodie.compact.inline`, on by default for Merge-On-Read tables, or
+/// `hoodie.compact.schedule.inline`). `None` when nothing was due or pending; a failure is
+/// reported, not raised: the write is committed.
+pub(crate) async fn inline(table: &Ctx<'_>, options: &WriteConfig) -> Option<CompactionReport> {
+    let c = &options.compaction;
+    if table.client.config().table_type != TableType::MergeOnRead
+        || !(c.inline || c.schedule_inline)
+    {
+        return None;
+    }
+    let mode = Mode::Inline { execute: c.inline };
+    let started = (table.client.io(), files::now_ms());
+    match locked(table, options, run(table, options, mode, None)).await {
+        Ok(r) if r.completed.is_empty() && r.scheduled.is_none() => None,
+        Ok(r) => Some(r),
+        Err(e) => Some(CompactionReport {
+            error: Some(format!("{}: {e}", e.code())),
+            io: table.client.io().since(&started.0),
+            elapsed_ms: (files::now_ms() - started.1).max(0),
+            ..CompactionReport::default()
+        }),
+    }
+}
+
+/// `work` under the table lock when several writers are configured (held throughout: the
+/// plan is made, executed and committed against one timeline).
+async fn locked<T>(
+    table: &Ctx<'_>,
+    options: &WriteConfig,
+    work: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    match &options.concurrency {
+        lock::Concurrency::SingleWriter => work.await,
+        lock::Concurrency::Optimistic(config) => {
+            let storage = table.client.storage().as_ref();
+            lock::TableLock::new(storage, config.clone())?
+                .run(work)
+                .await
+        }
+    }
+}
+
+async fn run(
+    table: &Ctx<'_>,
+    options: &WriteConfig,
+    mode: Mode,
+    only: Option<&str>,
+) -> Result<CompactionReport> {
+    let client = table.client;
+    let started = (client.io(), files::now_ms());
+    refresh(table).await?;
+    let config = client.config();
+    if config.table_type != TableType::MergeOnRead {
+        return Err(HudiError::unsupported_in(
+            "compacting a Copy-On-Write table (its commits write base files already)",
+            ".hoodie/hoodie.properties",
+        ));
+    }
+    crate::write::check_writable(table)?;
+    // Refused before any request: a plan written here could not be executed here.
+    let visibility = client.timeline().visibility_as_of(None);
+    if let Some((_, origin)) = client.latest_internal_schema(&visibility).await? {
+        return Err(HudiError::unsupported_in(
+            "compacting a table whose schema evolved on read (its columns have ids)",
+            &origin,
+        ));
+    }
+    let mut report = CompactionReport::default();
+    let pending: Vec<String> = client
+        .timeline()
+        .pending()
+        .filter(|i| i.is_compaction())
+        .map(|i| i.requested_time.clone())
+        .collect();
+    let run_pending = match mode {
+        Mode::Inline { execute } => execute,
+        Mode::Asked { schedule_only } => !schedule_only,
+        Mode::Only => true,
+    };
+    let targets: Vec<&String> = match only {
+        Some(t) => {
+            if !pending.iter().any(|p| p == t) {
+                return Err(HudiError::invalid(format!(
+                    "no pending compaction at instant {t} (pending: {})",
+                    if pending.is_empty() {
+                        "none".into()
+                    } else {
+                        pending.join(", ")
+                    }
+                )));
+            }
+            pending.iter().filter(|p| *p == t).collect()
+        }
+        None if run_pending => pending.iter().collect(),
+        None => Vec::new(),
+    };
+    for t in targets {
+        report
+            .completed
+            .push(execute(table, options, t, false).await?);
+        refresh(table).await?;
+    }
+    let (schedule, execute_new) = match mode {
+        Mode::Inline { execute } => (true, execute),
+        Mode::Asked { schedule_only } => (true, !schedule_only),
+        Mode::Only => (false, false),
+    };
+    if schedule {
+        let forced = matches!(mode, Mode::Asked { .. });
+        match plan_new(table, options, forced).await? {
+            Ok(instant) if execute_new => {
+                report
+                    .completed
+                    .push(execute(table, options, &instant, true).await?);
+            }
+            Ok(instant) => report.scheduled = Some(instant),
+            Err(why) => report.not_scheduled = Some(why),
+        }
+    }
+    report.io = client.io().since(&started.0);
+    report.elapsed_ms = (files::now_ms() - started.1).max(0);
+    Ok(report)
+}
+
+/// The handle's timeline as storage has it now (the metadata table's cache goes with a
+/// change).
+async fn refresh(table: &Ctx<'_>) -> Result<()> {
+    let listed = list_timeline(table.client).await?;
+    if table.client.refresh_timeline(&listed) {
+        table.metadata.clear();
+    }
+    Ok(())
+}
+
+/// The latest slices as a snapshot reader sees them, read the way a writer reads them.
+async fn snapshot(table: &Ctx<'_>) -> Result<Plan> {
+    let mut plan = table
+        .plan(&ReadOptions {
+            data_skipping: false,
+            ..ReadOptions::default()
+        })
+        .await?;
+    plan.partition_values_from_path = false;
+    plan.output_schema = plan.read_schema.clone();
+    Ok(plan)
+}
+
+/// Writes a new plan when due (or `forced`): `Ok(instant)`, or `Err(why not)`.
+async fn plan_new(
+    table: &Ctx<'_>,
+    options: &WriteConfig,
+    forced: bool,
+) -> Result<std::result::Result<String, String>> {
+    let client = table.client;
+    let instant = crate::write::publish::new_instant(table).await?;
+    if !forced {
+        if let Err(why) = schedule::due(&client.timeline(), &instant, &options.compaction) {
+            return Ok(Err(why));
+        }
+    }
+    let (plan, busy) = futures::future::try_join(snapshot(table), busy_file_groups(table)).await?;
+    let ops = schedule::operations(
+        &plan.file_slices,
+        &busy,
+        &instant,
+        &options.compaction,
+        options.max_file_size,
+    );
+    if ops.is_empty() {
+        return Ok(Err("no file slice has log files to compact".into()));
+    }
+    let bytes = encode_avro_instant(
+        InstantSchema::CompactionPlan,
+        &plan_json(&ops, options.max_file_size),
+    )?;
+    let path = join(
+        &client.config().timeline_dir,
+        &format!("{instant}.compaction.requested"),
+    );
+    client
+        .storage()
+        .put(&path, Bytes::from(bytes), PutMode::Create)
+        .await?;
+    Ok(Ok(instant))
+}
+
+/// File groups a pending compaction, log compaction or clustering works on: a new plan
+/// leaves them out (Java allows one pending operation per file group).
+async fn busy_file_groups(table: &Ctx<'_>) -> Result<HashSet<(String, String)>> {
+    let client = table.client;
+    let timeline = client.timeline();
+    let services = timeline.pending().filter(|i| {
+        matches!(
+            i.requested_action(),
+            action::COMPACTION
+                | action::LOG_COMPACTION
+                | action::CLUSTERING
+                | action::REPLACE_COMMIT
+        )
+    });
+    let plans = futures::future::try_join_all(services.map(|i| client.instant_plan(i))).await?;
+    Ok(plans
+        .iter()
+        .flatten()
+        .flat_map(planned_file_groups)
+        .collect())
+}
+
+/// One planned file group: its slice as the plan names it, sizes from the snapshot.
+struct Planned {
+    op: Operation,
+    slice: FileSlice,
+}
+
+/// The plan of pending compaction `instant`, each operation's files found among the latest
+/// slices (a plan naming a file the table no longer has is refused, naming it).
+fn planned_slices(
+    plan: &Plan,
+    ops: Vec<(Operation, Vec<String>)>,
+    origin: &str,
+) -> Result<Vec<Planned>> {
+    let latest: HashMap<(&str, &str), &FileSlice> = (plan.file_slices.iter())
+        .map(|s| ((s.partition.as_str(), s.file_id.as_str()), s))
+        .collect();
+    let mut out = Vec::with_capacity(ops.len());
+    for (mut op, _) in ops {
+        let missing = |name: &str| {
+            HudiError::corrupt(
+                origin,
+                format!(
+                    "the plan names {}, which file group {} does not hold now",
+                    join(&op.partition, name),
+                    op.file_id
+                ),
+            )
+        };
+        let Some(current) = latest.get(&(op.partition.as_str(), op.file_id.as_str())) else {
+            return Err(missing(op.base_file.as_ref().map_or("its files", |b| &b.0)));
+        };
+        let base_file = match &op.base_file {
+            Some((name, _)) => Some(
+                (current.base_file.as_ref())
+                    .filter(|b| &b.name == name)
+                    .cloned()
+                    .ok_or_else(|| missing(name))?,
+            ),
+            None => None,
+        };
+        let mut log_files = Vec::with_capacity(op.log_files.len());
+        for (name, _) in &op.log_files {
+            let found = (current.log_files.iter()).find(|l| &l.name == name);
+            log_files.push(found.cloned().ok_or_else(|| missing(name))?);
+        }
+        // The slice's order (by completion time), whatever the plan's.
+        log_files.sort_by(|a, b| a.log_order(b));
+        op.base_file = base_file.as_ref().map(|b| (b.name.clone(), b.size));
+        op.log_files = log_files.iter().map(|l| (l.name.clone(), l.size)).collect();
+        let slice = FileSlice {
+            partition: op.partition.clone(),
+            file_id: op.file_id.clone(),
+            base_instant: op.base_instant.clone(),
+            base_file,
+            log_files,
+        };
+        out.push(Planned { op, slice });
+    }
+    Ok(out)
+}
+
+/// Executes pending compaction `instant` from its plan and commits it.
+async fn execute(
+    table: &Ctx<'_>,
+    options: &WriteConfig,
+    instant: &str,
+    scheduled_here: bool,
+) -> Result<Compacted> {
+    let client = table.client;
+    let started = (client.io(), files::now_ms());
+    let rolled_back = rollback::rollback_inflight_compaction(client, instant).await?;
+    if rolled_back.is_some() {
+        refresh(table).await?;
+    }
+    let config = client.config();
+    let storage: &Arc<dyn Storage> = client.storage();
+    let requested = join(
+        &config.timeline_dir,
+        &format!("{instant}.compaction.requested"),
+    );
+    let bytes = storage
+        .get(&requested, crate::storage::Purpose::Timeline)
+        .await?;
+    let plan_ops = plan_operations(
+        &crate::timeline::metadata::decode_instant_file(&bytes, &requested)?,
+        &requested,
+    )?;
+    let snapshot = Arc::new(snapshot(table).await?);
+    let planned = planned_slices(&snapshot, plan_ops, &requested)?;
+    let (avro_schema, schema_origin) = client
+        .table_avro_schema(&snapshot.visibility)
+        .await?
+        .ok_or_else(|| HudiError::unsupported_in("compacting a table with no schema", ".hoodie"))?;
+    let schemas = FileSchemas::new(config, snapshot.read_schema.clone(), &avro_schema).map_err(
+        |e| match e {
+            HudiError::InvalidArgument(why) => HudiError::corrupt(schema_origin.clone(), why),
+            other => other,
+        },
+    )?;
+    // The metadata table's reads for its delta commit, before the first request that
+    // changes anything.
+    let mdt = if config.metadata_partitions.is_empty() {
+        None
+    } else {
+        let mdt = table.metadata_table(&[]).await?;
+        let touched: BTreeSet<String> = planned.iter().map(|p| p.op.partition.clone()).collect();
+        let columns: Vec<String> = (snapshot.read_schema.fields().iter())
+            .map(|f| f.name().clone())
+            .collect();
+        let prefetch =
+            mdt::prefetch(storage.as_ref(), &mdt, config, &touched, Some(&columns)).await?;
+        Some((mdt, prefetch))
+    };
+
+    // The inflight instant with the markers of every file it writes: a crash from here on
+    // is rolled back by the next run from them.
+    let names: Vec<String> = (planned.iter())
+        .map(|p| {
+            join(
+                &p.op.partition,
+                &files::base_file_name(&p.op.file_id, instant),
+            )
+        })
+        .collect();
+    let marker_dir = format!("{}/{instant}", crate::config::layout::MARKERS_DIR);
+    let marker_lines: String = names
+        .iter()
+        .map(|n| format!("{n}.marker.MERGE\n"))
+        .collect();
+    let inflight = join(
+        &config.timeline_dir,
+        &format!("{instant}.compaction.inflight"),
+    );
+    settle_all([
+        storage.put(&inflight, Bytes::new(), PutMode::Create),
+        storage.put(
+            &format!("{marker_dir}/MARKERS.type"),
+            Bytes::from_static(b"TIMELINE_SERVER_BASED"),
+            PutMode::Overwrite,
+        ),
+        storage.put(
+            &format!("{marker_dir}/MARKERS0"),
+            Bytes::from(marker_lines),
+            PutMode::Overwrite,
+        ),
+    ])
+    .await
+    .map_err(|e| match e {
+        HudiError::Conflict { path, .. } => HudiError::Conflict {
+            path,
+            detail: format!("compaction {instant} is being executed by another run"),
+        },
+        other => other,
+    })?;
+
+    let written = write_base_files(table, &snapshot, &schemas, options, &planned, instant).await?;
+
+    // The metadata table's delta commit at the compaction's instant, then the commit point.
+    let mut floor = match &mdt {
+        Some((m, _)) => all_times(table, m),
+        None => all_times_data(table),
+    };
+    floor.push(instant.to_string());
+    if let Some((_, prefetch)) = &mdt {
+        let entries: Vec<FileEntry<'_>> = (written.iter())
+            .map(|w| FileEntry {
+                partition: &w.partition,
+                file_name: &w.name,
+                size: w.file.bytes.len() as u64,
+                columns: &w.file.columns,
+            })
+            .collect();
+        let delta = mdt::build(prefetch, config, instant, &entries, Vec::new())?;
+        let prepared = mdt::prepare(config, &delta, instant)?;
+        prepared.request(storage.as_ref()).await?;
+        settle_all((prepared.pending_puts()).map(|(p, b)| storage.put(p, b, PutMode::Create)))
+            .await?;
+        let t = time_after(table, &floor)?;
+        floor.push(t.clone());
+        let (path, bytes) = prepared.completed(&t);
+        storage.put(&path, bytes, PutMode::Create).await?;
+    }
+    let metadata = commit_metadata(&written, &avro_schema);
+    let encoded = encode_commit_metadata(&metadata, config.version)?;
+    let completion = time_after(table, &floor)?;
+    let done = join(
+        &config.timeline_dir,
+        &format!("{instant}_{completion}.commit"),
+    );
+    storage
+        .put(&done, Bytes::from(encoded), PutMode::Create)
+        .await?;
+
+    Ok(Compacted {
+        instant: instant.to_string(),
+        completion_time: completion,
+        scheduled_here,
+        rolled_back,
+        file_groups: planned.len(),
+        log_files: planned.iter().map(|p| p.op.log_files.len()).sum(),
+        files_written: written
+            .iter()
+            .map(|w| join(&w.partition, &w.name))
+            .collect(),
+        records_written: written.iter().map(|w| w.file.num_rows).sum(),
+        bytes_written: written.iter().map(|w| w.file.bytes.len() as u64).sum(),
+        io: client.io().since(&started.0),
+        elapsed_ms: (files::now_ms() - started.1).max(0),
+    })
+}
+
+fn all_times_data(table: &Ctx<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    for i in &table.client.timeline().instants {
+        out.push(i.requested_time.clone());
+        out.extend(i.completion_time.clone());
+    }
+    out
+}
+
+/// A new base file and its write stat.
+struct Written {
+    partition: String,
+    name: String,
+    file: WrittenBaseFile,
+    stat: WriteStat,
+}
+
+/// Rows a slice's merge held at once are at most about this many per batch.
+const BATCH_ROWS: usize = 8192;
+
+/// Merges each planned slice into its new base file and writes it, one file group at a
+/// time (a file group's rows are freed once written; the next one's merge overlaps the
+/// previous one's PUT).
+async fn write_base_files(
+    table: &Ctx<'_>,
+    snapshot: &Plan,
+    schemas: &FileSchemas,
+    options: &WriteConfig,
+    planned: &[Planned],
+    instant: &str,
+) -> Result<Vec<Written>> {
+    let client = table.client;
+    let storage: &Arc<dyn Storage> = client.storage();
+    let config = client.config();
+    let put = |file: Option<(String, Bytes)>| async move {
+        if let Some((path, bytes)) = file {
+            // Overwritten: a rolled-back attempt's file of the same name is gone already,
+            // unless its delete failed quietly.
+            storage.put(&path, bytes, PutMode::Overwrite).await?;
+        }
+        Ok::<_, HudiError>(())
+    };
+    let mut out = Vec::with_capacity(planned.len());
+    let mut unwritten: Option<(String, Bytes)> = None;
+    for p in planned {
+        let build = async {
+            let started = files::now_ms();
+            let (rows, stats) = crate::merge::merged_slice_counted(
+                client,
+                &snapshot.read_schema,
+                &snapshot.visibility,
+                &p.slice,
+                BATCH_ROWS,
+                None,
+            )
+            .await?;
+            let read_ms = (files::now_ms() - started).max(0);
+            let name = files::base_file_name(&p.op.file_id, instant);
+            let rows = arrow_select::concat::concat_batches(&snapshot.read_schema, &rows)
+                .map_err(malformed_by)?;
+            let batch = crate::write::build::in_base_file(
+                &rows,
+                &name,
+                &p.op.partition,
+                &schemas.base,
+                config,
+            )?;
+            let file = crate::write::build::base_file_bytes(
+                &batch,
+                &schemas.base_avro,
+                &options.base_file,
+            )?;
+            let total_ms = (files::now_ms() - started).max(0);
+            let stat = write_stat(&p.op, &name, &file, &stats, (read_ms, total_ms));
+            Ok::<_, HudiError>(Written {
+                partition: p.op.partition.clone(),
+                name,
+                file,
+                stat,
+            })
+        };
+        let (previous, built) = futures::join!(put(unwritten.take()), build);
+        previous?;
+        let w = built?;
+        unwritten = Some((join(&w.partition, &w.name), w.file.bytes.clone()));
+        out.push(w);
+    }
+    put(unwritten).await?;
+    Ok(out)
+}
+
+/// The write stat of one compacted file group, in the shape Spark 1.1 writes it.
+fn write_stat(
+    op: &Operation,
+    name: &str,
+    file: &WrittenBaseFile,
+    stats: &crate::merge::LogScanStats,
+    (read_ms, total_ms): (i64, i64),
+) -> WriteStat {
+    let size = file.bytes.len() as i64;
+    let written = file.num_rows as i64;
+    let inserts = stats.log_only as i64;
+    WriteStat {
+        file_id: Some(op.file_id.clone()),
+        path: Some(join(&op.partition, name)),
+        prev_commit: Some(match &op.base_file {
+            Some(_) => op.base_instant.clone(),
+            None => "null".into(),
+        }),
+        num_writes: Some(written),
+        num_deletes: Some(stats.base_deleted as i64),
+        num_update_writes: Some(stats.base_updated as i64),
+        total_write_bytes: Some(size),
+        total_write_errors: Some(0),
+        partition_path: Some(op.partition.clone()),
+        total_log_records: Some((stats.records + stats.deletes) as i64),
+        total_updated_records_compacted: Some(
+            (stats.base_updated + stats.base_deleted) as i64 + inserts,
+        ),
+        num_inserts: Some(inserts),
+        total_log_blocks: Some(stats.blocks as i64),
+        total_corrupt_log_block: Some(stats.corrupt_blocks as i64),
+        total_rollback_blocks: Some(stats.rolled_back_blocks as i64),
+        file_size_in_bytes: Some(size),
+        prev_base_file: op.base_file.as_ref().map(|(n, _)| n.clone()),
+        runtime_stats: Some(crate::timeline::metadata::RuntimeStats {
+            total_scan_time: Some(read_ms),
+            total_create_time: Some(0),
+            total_upsert_time: Some(total_ms),
+        }),
+        total_log_files_compacted: Some(op.log_files.len() as i64),
+        total_log_read_time_ms: Some(read_ms),
+        total_log_size_compacted: Some(op.log_bytes() as i64),
+        num_updates: Some(0),
+        ..WriteStat::default()
+    }
+}
+
+/// The completed compaction's metadata as Spark 1.1 writes it: write stats by partition
+/// (in Java's `HashMap` order), `compacted`, the table's schema, `operationType: COMPACT`.
+fn commit_metadata(written: &[Written], schema: &str) -> CommitMetadata {
+    let mut by_partition: BTreeMap<&str, Vec<WriteStat>> = BTreeMap::new();
+    for w in written {
+        by_partition
+            .entry(&w.partition)
+            .or_default()
+            .push(w.stat.clone());
+    }
+    let names: Vec<&str> = by_partition.keys().copied().collect();
+    let mut ordered: OrderedMap<Option<Vec<WriteStat>>> = OrderedMap::new();
+    for i in crate::hfile::writer::java_hash_map_order(&names) {
+        ordered.insert(names[i].to_string(), by_partition.remove(names[i]));
+    }
+    CommitMetadata {
+        partition_to_write_stats: Some(ordered),
+        compacted: Some(true),
+        extra_metadata: Some(OrderedMap::from([(
+            "schema".to_string(),
+            Some(schema.to_string()),
+        )])),
+        operation_type: Some("COMPACT".into()),
+        ..CommitMetadata::default()
+    }
+}
