@@ -136,6 +136,8 @@ pub struct WriteConfig {
     pub hfile_block_size: usize,
     /// The metadata table asked for (built where missing only when the options ask).
     pub metadata: MetadataConfig,
+    /// Cleaning after the commit (`hoodie.clean.*`).
+    pub clean: crate::clean::CleanConfig,
 }
 
 impl WriteConfig {
@@ -216,6 +218,7 @@ impl WriteConfig {
                 1..=usize::MAX,
             )?,
             metadata: MetadataConfig::parse(given)?,
+            clean: crate::clean::CleanConfig::parse(given)?,
             hfile_block_size: whole(
                 HFILE_BLOCK_SIZE,
                 crate::hfile::writer::DEFAULT_BLOCK_SIZE,
@@ -396,7 +399,8 @@ mod tests {
     fn the_docs_list_every_setting() {
         let docs = include_str!("../../docs/writing.md");
         let metadata = crate::metadata::config::SETTINGS.iter().map(|(k, _, _)| *k);
-        for key in SETTINGS.iter().map(|s| s.key).chain(metadata) {
+        let clean = crate::clean::SETTINGS.iter().map(|(k, _, _)| *k);
+        for key in SETTINGS.iter().map(|s| s.key).chain(metadata).chain(clean) {
             assert!(
                 docs.contains(&format!("| `{key}` |")),
                 "docs/writing.md lacks {key}"

@@ -160,6 +160,8 @@ pub struct WriteResult {
     /// Tries it took (more than one when a conflict was retried, `commit_retries`).
     pub attempts: u32,
     pub io: IoSnapshot,
+    /// Table services run after the commit (cleaning), with their own requests.
+    pub services: services::AfterCommit,
 }
 
 /// Metadata-table partitions this writer keeps in step with the data.
@@ -347,8 +349,8 @@ async fn write_configured(
     batches: &[RecordBatch],
     options: &WriteConfig,
 ) -> Result<WriteResult> {
-    match &options.concurrency {
-        lock::Concurrency::SingleWriter => write_single(table, batches, options).await,
+    let mut result = match &options.concurrency {
+        lock::Concurrency::SingleWriter => write_single(table, batches, options).await?,
         lock::Concurrency::Optimistic(config) => {
             let mut attempt = 0;
             loop {
@@ -359,15 +361,16 @@ async fn write_configured(
                         table.metadata.clear();
                     }
                     outcome => {
-                        return outcome.map(|mut r| {
-                            r.attempts = attempt + 1;
-                            r
-                        })
+                        let mut r = outcome?;
+                        r.attempts = attempt + 1;
+                        break r;
                     }
                 }
             }
         }
-    }
+    };
+    services::after_commit(table, options, &mut result).await;
+    Ok(result)
 }
 
 /// One writer: Hudi's single-writer commit.
@@ -490,6 +493,7 @@ fn write_result(
         rolled_back,
         attempts: 1,
         io,
+        services: services::AfterCommit::default(),
     }
 }
 
