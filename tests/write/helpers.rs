@@ -150,6 +150,26 @@ pub async fn write(dir: &Path, rows: &[Map<String, Value>], operation: Operation
         .unwrap_or_else(|e| panic!("write into {}: {e}", dir.display()))
 }
 
+/// [`write`] with Hudi write configs `options`.
+pub async fn write_configured(
+    dir: &Path,
+    rows: &[Map<String, Value>],
+    operation: Operation,
+    options: &[(&str, &str)],
+) -> WriteResult {
+    let table = open(dir).await;
+    let batches = decode_input(&table, rows).await;
+    let mut o = WriteOptions::new(operation);
+    o.options = options
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    table
+        .write(&batches, &o)
+        .await
+        .unwrap_or_else(|e| panic!("write into {}: {e}", dir.display()))
+}
+
 /// Writes `rows` (the write's input form) through an opened table.
 /// Rows in the input form (`read --format jsonl`) decoded against the table's schema, as
 /// the CLI decodes them.
