@@ -137,8 +137,8 @@ pub(super) fn write_result(result: &WriteResult, as_json: bool) -> Result<()> {
         result.records.delete_missing,
         result.files_written.len()
     );
-    cleans(&result.services.clean, false)?;
-    if let Some(e) = &result.services.error {
+    cleans(&result.clean, false)?;
+    for e in &result.service_errors {
         eprintln!(
             "warning: {} {} committed, but the {} after it failed ({}): {}",
             result.action, result.instant, e.service, e.code, e.message

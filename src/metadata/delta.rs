@@ -306,28 +306,14 @@ pub fn build_clean_delta(
             }
             continue;
         }
-        let entries = names
-            .iter()
-            .map(|n| FilesEntry {
-                name: n.clone(),
-                size: 0,
-                is_deleted: true,
-            })
-            .collect();
+        let entries = file_entries(names.iter().map(String::as_str), true);
         let value = enc.encode(&MetadataPayload::Files(entries))?;
         if let Some(at) = shard_of(FILES, &key) {
             groups.entry(at).or_default().cells.insert(key, value);
         }
     }
     if !deleted_partitions.is_empty() {
-        let entries = deleted_partitions
-            .iter()
-            .map(|p| FilesEntry {
-                name: partition_id(p).to_string(),
-                size: 0,
-                is_deleted: true,
-            })
-            .collect();
+        let entries = file_entries(deleted_partitions.iter().map(|p| partition_id(p)), true);
         let value = enc.encode(&MetadataPayload::AllPartitions(entries))?;
         if let Some(at) = shard_of(FILES, ALL_PARTITIONS_KEY) {
             let cells = &mut groups.entry(at).or_default().cells;
@@ -468,15 +454,19 @@ pub fn widen_range(acc: &mut ColumnRangeInput, other: &ColumnRangeInput) {
 
 /// The `files` record listing `partitions` (their ids: `.` for a non-partitioned table).
 pub fn all_partitions<'a>(partitions: impl IntoIterator<Item = &'a str>) -> MetadataPayload {
-    let entries = partitions
+    MetadataPayload::AllPartitions(file_entries(partitions, false))
+}
+
+/// Entries of size 0 for `names`: live partitions, or (`deleted`) tombstones.
+fn file_entries<'a>(names: impl IntoIterator<Item = &'a str>, deleted: bool) -> Vec<FilesEntry> {
+    names
         .into_iter()
-        .map(|p| FilesEntry {
-            name: p.to_string(),
+        .map(|n| FilesEntry {
+            name: n.to_string(),
             size: 0,
-            is_deleted: false,
+            is_deleted: deleted,
         })
-        .collect();
-    MetadataPayload::AllPartitions(entries)
+        .collect()
 }
 
 fn to_i64(v: u64) -> Result<i64> {

@@ -61,12 +61,7 @@ impl WasmTable {
         partitions: Vec<String>,
         #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let options: std::collections::BTreeMap<String, String> = if options.is_undefined() {
-            Default::default()
-        } else {
-            serde_wasm_bindgen::from_value(options)
-                .map_err(|e| to_js(HudiError::invalid(format!("index options: {e}"))))?
-        };
+        let options = hoodie_options(options, "index")?;
         let table = self.current().await?;
         let built = table.index(&partitions, &options).await.map_err(to_js)?;
         self.reload(None).await?;
@@ -87,6 +82,30 @@ impl WasmTable {
                 elapsed_ms: b.elapsed_ms,
             }
         }))
+    }
+
+    /// Cleans the table as Apache Hudi 1.1 does (`hoodie.clean.*` options, lock configs):
+    /// finishes a pending clean or plans one when due, deletes the old file slices it names
+    /// and commits it; then the metadata table's own clean when due. An abort leaves a
+    /// started clean pending: the next clean (or write) finishes it from its plan.
+    #[wasm_bindgen(unchecked_return_type = "CleanResult[]")]
+    pub async fn clean(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] options: JsValue,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        let options = hoodie_options(options, "clean")?;
+        let table = abortable(signal.as_ref(), self.current()).await?;
+        let done = abortable(signal.as_ref(), async {
+            table.clean(&options).await.map_err(to_js)
+        })
+        .await?;
+        if !done.is_empty() {
+            // The next call that reads reopens the table.
+            self.writes.set(self.writes.get() + 1);
+        }
+        let done: Vec<wire::CleanResult> = done.into_iter().map(wire::CleanResult::from).collect();
+        js_value(&done)
     }
 
     /// Whether the table's storage takes writes (S3, presigned URLs, a JS storage with `put`
@@ -235,4 +254,16 @@ struct BuiltPartitionJs {
     instant: String,
     file_groups: usize,
     records: u64,
+}
+
+/// A call's `Record<string, string>` of Hudi configs (none when undefined).
+fn hoodie_options(
+    options: JsValue,
+    call: &str,
+) -> Result<std::collections::BTreeMap<String, String>, JsValue> {
+    if options.is_undefined() {
+        return Ok(Default::default());
+    }
+    serde_wasm_bindgen::from_value(options)
+        .map_err(|e| to_js(HudiError::invalid(format!("{call} options: {e}"))))
 }

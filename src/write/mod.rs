@@ -159,9 +159,16 @@ pub struct WriteResult {
     pub rolled_back: Vec<RolledBack>,
     /// Tries it took (more than one when a conflict was retried, `commit_retries`).
     pub attempts: u32,
+    /// Cleans run after the commit (`hoodie.clean.automatic`): the data table's, and the
+    /// metadata table's own when due.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clean: Vec<services::clean::Clean>,
+    /// Services that failed after the commit (the write itself is committed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub service_errors: Vec<services::ServiceError>,
     pub io: IoSnapshot,
-    /// Table services run after the commit (cleaning), with their own requests.
-    pub services: services::AfterCommit,
+    /// Requests after the commit: deciding whether a service is due, and running it.
+    pub services_io: IoSnapshot,
 }
 
 /// Metadata-table partitions this writer keeps in step with the data.
@@ -349,8 +356,18 @@ async fn write_configured(
     batches: &[RecordBatch],
     options: &WriteConfig,
 ) -> Result<WriteResult> {
-    let mut result = match &options.concurrency {
-        lock::Concurrency::SingleWriter => write_single(table, batches, options).await?,
+    let mut result = commit_configured(table, batches, options).await?;
+    services::after_commit(table, options, &mut result).await;
+    Ok(result)
+}
+
+async fn commit_configured(
+    table: &Ctx<'_>,
+    batches: &[RecordBatch],
+    options: &WriteConfig,
+) -> Result<WriteResult> {
+    match &options.concurrency {
+        lock::Concurrency::SingleWriter => write_single(table, batches, options).await,
         lock::Concurrency::Optimistic(config) => {
             let mut attempt = 0;
             loop {
@@ -361,16 +378,15 @@ async fn write_configured(
                         table.metadata.clear();
                     }
                     outcome => {
-                        let mut r = outcome?;
-                        r.attempts = attempt + 1;
-                        break r;
+                        return outcome.map(|mut r| {
+                            r.attempts = attempt + 1;
+                            r
+                        })
                     }
                 }
             }
         }
-    };
-    services::after_commit(table, options, &mut result).await;
-    Ok(result)
+    }
 }
 
 /// One writer: Hudi's single-writer commit.
@@ -492,8 +508,10 @@ fn write_result(
         },
         rolled_back,
         attempts: 1,
+        clean: Vec::new(),
+        service_errors: Vec::new(),
         io,
-        services: services::AfterCommit::default(),
+        services_io: IoSnapshot::default(),
     }
 }
 

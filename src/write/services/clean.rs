@@ -514,6 +514,13 @@ async fn execute(
             let Some(full) = info.file_path.as_deref() else {
                 continue;
             };
+            // A bootstrap source file lives outside the table: never ours to delete.
+            if info.is_bootstrap_base_file == Some(true) {
+                return Err(HudiError::unsupported_in(
+                    format!("a clean plan deleting the bootstrap base file {full}"),
+                    requested.clone(),
+                ));
+            }
             let name = full.rsplit('/').next().unwrap_or(full);
             let name = crate::storage::path::plain_name(name, &requested)?;
             if !is_data_file(name) {

@@ -18,19 +18,8 @@ use serde::Serialize;
 
 use super::{Ctx, WriteConfig, WriteResult};
 
-/// Table services a write ran after its commit.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct AfterCommit {
-    /// Cleans that ran (the data table's when `hoodie.clean.automatic`, the metadata table's
-    /// own when due).
-    pub clean: Vec<clean::Clean>,
-    /// A service that failed after the commit: the commit stands, and this says why the
-    /// service did not finish (the next write or clean finishes it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<ServiceError>,
-}
-
-/// A table service's failure, reported beside the commit it followed.
+/// A table service that failed after the write it followed had committed: the write stands
+/// (reported as committed), the service's next run picks up where this one stopped.
 #[derive(Debug, Clone, Serialize)]
 pub struct ServiceError {
     pub service: &'static str,
@@ -38,19 +27,19 @@ pub struct ServiceError {
     pub message: String,
 }
 
-/// What runs once a write committed, as Java's post-commit `mayBeCleanAndArchive` runs it.
-/// A failure here never turns the committed write into an error: it is reported in
-/// [`WriteResult::services`].
+/// The services Java runs after a commit (`mayBeCleanAndArchive`), in its order: the clean
+/// (`hoodie.clean.automatic`; the metadata table's own clean when due, as Java's metadata
+/// writer runs it).
 pub(crate) async fn after_commit(table: &Ctx<'_>, options: &WriteConfig, result: &mut WriteResult) {
+    let before = table.client.io();
     let clean = &options.clean;
     match clean::run(table, clean, &options.concurrency, clean.automatic).await {
-        Ok(done) => result.services.clean = done,
-        Err(e) => {
-            result.services.error = Some(ServiceError {
-                service: "clean",
-                code: e.code(),
-                message: e.to_string(),
-            })
-        }
+        Ok(done) => result.clean = done,
+        Err(e) => result.service_errors.push(ServiceError {
+            service: "clean",
+            code: e.code(),
+            message: e.to_string(),
+        }),
     }
+    result.services_io = table.client.io().since(&before);
 }
