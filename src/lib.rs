@@ -56,6 +56,7 @@
 pub mod api;
 pub mod avro;
 pub mod base_file;
+pub mod clean;
 pub mod config;
 pub mod error;
 pub mod expr;

@@ -913,3 +913,58 @@ fn write_adds_columns_from_typed_input_only_when_asked() {
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(jsonl(&run(&args(&["read", &table])).out).len(), 3);
 }
+
+/// `clean`: nothing due on a young table; after writes with cleaning off, `clean --json`
+/// deletes the old slices and reports them; `write --json` reports the automatic clean.
+#[test]
+fn clean_reports_what_it_deleted() {
+    let root = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli_clean");
+    let _ = std::fs::remove_dir_all(&root);
+    let t = root.join("t").to_string_lossy().into_owned();
+    let r = run(&args(&[
+        "create",
+        &t,
+        "--columns",
+        "id BIGINT NOT NULL, ts BIGINT, note STRING",
+        "--record-key",
+        "id",
+        "--ordering",
+        "ts",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    let input = root.join("rows.jsonl");
+    let write = |n: u32, extra: &[&str]| {
+        std::fs::write(
+            &input,
+            format!("{{\"id\":1,\"ts\":{n},\"note\":\"n{n}\"}}\n"),
+        )
+        .unwrap();
+        let mut a = args(&["write", &t, "--input", &input.to_string_lossy(), "--json"]);
+        a.extend(args(extra));
+        let r = run(&a);
+        assert_eq!(r.code, 0, "{}", r.err);
+        serde_json::from_str::<Value>(&r.out).unwrap()
+    };
+    for n in 0..4 {
+        write(n, &["--option", "hoodie.clean.automatic=false"]);
+    }
+    let r = run(&args(&["clean", &t]));
+    assert_eq!((r.code, r.out.trim()), (0, "nothing to clean"), "{}", r.err);
+    let keep = ["--option", "hoodie.clean.commits.retained=2"];
+    let mut a = args(&["clean", &t, "--json"]);
+    a.extend(args(&keep));
+    let r = run(&a);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let done: Value = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(done.as_array().unwrap().len(), 1, "{done}");
+    assert_eq!(done[0]["table"], "data");
+    assert_eq!(done[0]["files_deleted"], 1, "{done}");
+    assert!(done[0]["bytes_freed"].as_u64().unwrap() > 0);
+    assert!(done[0]["io"]["requests"].as_u64().unwrap() > 0);
+    let w = write(4, &keep);
+    assert_eq!(w["clean"][0]["files_deleted"], 1, "{w}");
+    assert!(w.get("service_errors").is_none(), "{w}");
+    let rows = jsonl(&run(&args(&["read", &t, "--format", "jsonl"])).out);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["note"], "n4");
+}

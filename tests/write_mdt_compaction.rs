@@ -154,6 +154,10 @@ async fn write_opts(
     options
         .options
         .insert("hoodie.compact.inline".into(), "false".into());
+    // So would a clean: these tests count the writes' alone.
+    options
+        .options
+        .insert("hoodie.clean.automatic".into(), "false".into());
     table.write(&batches, &options).await
 }
 

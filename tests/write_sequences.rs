@@ -504,14 +504,11 @@ async fn run_sequence(fixture: &Fixture, seed: u64, steps: usize) {
             fixture.new_partitions,
         );
         // Merge-On-Read incremental reads are modelled on log files (tests/write_compaction.rs
-        // has compaction).
-        let result = write_with(
-            t.dir,
-            &planned.batch,
-            planned.operation,
-            NO_INLINE_COMPACTION,
-        )
-        .await;
+        // has compaction); cleaning off: every commit is read back by time travel.
+        let settings: Vec<(&str, &str)> = (NO_INLINE_COMPACTION.iter().copied())
+            .chain([("hoodie.clean.automatic", "false")])
+            .collect();
+        let result = write_with(t.dir, &planned.batch, planned.operation, &settings).await;
         let r = &result.records;
         assert_eq!(
             (r.inserted, r.updated, r.deleted),

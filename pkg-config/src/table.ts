@@ -26,6 +26,9 @@ import type {
   WriterState,
   FileLayout,
   Filter,
+  CleanOptions,
+  CleanProgress,
+  CleanResult,
   IndexOptions,
   IndexResult,
   ArchiveOptions,
@@ -189,6 +192,35 @@ function ioSince(start: Io, now: Io): Io {
   return { ...(Object.fromEntries(counters) as Io), byPurpose: undefined, warnings: now.warnings.slice(start.warnings.length) };
 }
 
+
+/** Progress of a job on `w` as its requests go out: `report(phase)` calls `onProgress` with
+ *  the requests since the start (a throwing callback is ignored); `polling(phase)` reports
+ *  every 50 ms while the request count changes, until `stop()`. */
+function progressOf<P extends string>(
+  w: WasmTable,
+  onProgress: ((p: { phase: P; requests: number; bytes: number; puts: number }) => void) | undefined,
+) {
+  const start = w.io();
+  const report = (phase: P) => {
+    if (!onProgress) return;
+    const d = ioSince(start, w.io());
+    try {
+      onProgress({ phase, requests: d.requests, bytes: d.bytes, puts: d.puts });
+    } catch {
+      // A throwing callback must not break the job.
+    }
+  };
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const polling = (phase: P) => {
+    if (!onProgress) return;
+    let seen = -1;
+    timer = setInterval(() => {
+      const n = w.io().requests;
+      if (n !== seen) (seen = n), report(phase);
+    }, 50);
+  };
+  return { start, report, polling, stop: () => timer && clearInterval(timer) };
+}
 
 /** `https://user:pw@host/a/b/?token=x` → `https://host/a/b` (for messages: no secrets). */
 function publicLocation(url: URL): string {
@@ -480,27 +512,13 @@ export class HudiTable {
         throw new ReadOnlyError(`${this.location} is open read-only (plain HTTP(S), a zip or local files): open it over S3 or a storage with put and delete to write`, undefined);
       }
       o.signal?.throwIfAborted();
-      const start = w.io();
-      const report = (phase: WriteProgress['phase']) => {
-        if (!o.onProgress) return;
-        const d = ioSince(start, w.io());
-        try {
-          o.onProgress({ phase, requests: d.requests, bytes: d.bytes, puts: d.puts });
-        } catch {
-          // A throwing callback must not break the write.
-        }
-      };
+      const progress = progressOf<WriteProgress['phase']>(w, o.onProgress);
+      const { start, report } = progress;
       report('checking');
       if (Array.isArray(rows)) checkRows(rows, await w.schema(o.signal), operation, o.addColumns);
       const bytes = rowsAsIpc(rows);
       const before = new Set((await w.timeline(false)).instants.map((i) => i.requestedTime));
-      let seen = -1;
-      const poll = o.onProgress
-        ? setInterval(() => {
-            const n = w.io().requests;
-            if (n !== seen) (seen = n), report('writing');
-          }, 50)
-        : undefined;
+      progress.polling('writing');
       const wireOptions = { operation, options: o.options, commitRetries: o.commitRetries, addColumns: o.addColumns };
       try {
         const r = await w.write(bytes, wireOptions, o.signal);
@@ -523,6 +541,8 @@ export class HudiTable {
           metadataTableCompaction: r.metadataTable.compaction,
           attempts: r.attempts,
           rolledBack: r.rolledBack,
+          cleans: r.clean,
+          serviceErrors: r.serviceErrors,
         };
       } catch (e) {
         const err = toHudiError(e);
@@ -530,7 +550,7 @@ export class HudiTable {
         if (!(err instanceof AbortedError)) throw err;
         return await this.#afterAbort(w, operation, before, o, err, start, report);
       } finally {
-        if (poll) clearInterval(poll);
+        progress.stop();
       }
     });
   }
@@ -618,6 +638,30 @@ export class HudiTable {
       this.#layout = undefined;
       this.#history = undefined;
       return done;
+    });
+  }
+
+  /** Cleans the table as Apache Hudi 1.1's cleaner does (`options`: `hoodie.clean.*`, lock
+   *  configs): finishes a pending clean or plans one when due, deletes the old file slices
+   *  it names and commits it; then the metadata table's own clean when due. Empty when
+   *  nothing was due. Later calls see the clean. */
+  clean(o: CleanOptions = {}): Promise<CleanResult[]> {
+    return this.#run(async (w) => {
+      if (!w.writable) {
+        throw new ReadOnlyError(`${this.location} is open read-only (plain HTTP(S), a zip or local files): open it over S3 or a storage with put and delete to clean`, undefined);
+      }
+      o.signal?.throwIfAborted();
+      const progress = progressOf<CleanProgress['phase']>(w, o.onProgress);
+      progress.polling('cleaning');
+      try {
+        const done = await w.clean(o.options ?? {}, o.signal);
+        this.#layout = undefined;
+        this.#history = undefined;
+        progress.report('cleaned');
+        return done;
+      } finally {
+        progress.stop();
+      }
     });
   }
 

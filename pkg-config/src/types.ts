@@ -433,6 +433,60 @@ export interface WriteResult {
   attempts: number;
   /** What the write cost. */
   io: IoStats;
+  /** Cleans run after the commit (the data table's, the metadata table's own). */
+  clean: CleanResult[];
+  /** Services that failed after the commit (the commit stands). */
+  serviceErrors: ServiceError[];
+  /** Requests after the commit: deciding whether a service is due, and running it. */
+  servicesIo: IoStats;
+}
+
+/** A table service that failed after a commit (the commit stands; the next write or clean
+ *  finishes what it left). */
+export interface ServiceError {
+  service: string;
+  code: string;
+  message: string;
+}
+
+/** One clean (`clean()`, or after a write), as Apache Hudi 1.1's cleaner records it. */
+export interface CleanResult {
+  /** `data`, or `metadata` for the metadata table's own clean. */
+  table: 'data' | 'metadata';
+  instant: string;
+  completionTime: string;
+  /** It finished a clean an earlier run (ours or Spark's) left pending. */
+  resumed: boolean;
+  policy: string;
+  /** The retain point (empty under KEEP_LATEST_FILE_VERSIONS). */
+  earliestCommitToRetain: string;
+  filesDeleted: number;
+  /** Planned files that were already gone. */
+  filesMissing: number;
+  /** Bytes of the deleted files as listed when planned. */
+  bytesFreed: number;
+  partitions: number;
+  io: IoStats;
+  elapsedMs: number;
+}
+
+/** What `clean()` has done so far. */
+export interface CleanProgress {
+  /** `cleaning`: the engine's requests (reported as they change, at most every 50 ms);
+   *  `cleaned`: done. */
+  phase: 'cleaning' | 'cleaned';
+  requests: number;
+  bytes: number;
+  puts: number;
+}
+
+export interface CleanOptions {
+  /** `hoodie.clean.*` settings (policy, retained commits, …) and lock configs. */
+  options?: Record<string, string>;
+  /** Aborts the clean at its next request; a clean already recorded stays pending and the
+   *  next clean (or write) finishes it from its plan. */
+  signal?: AbortSignal;
+  onProgress?: (progress: CleanProgress) => void;
 }
 
 /** What `upsert` / `insert` / `delete` have done so far. */
@@ -502,6 +556,10 @@ export interface CommitResult {
   attempts?: number;
   /** Failed writes (of crashed or aborted writers) this one rolled back first. */
   rolledBack?: string[];
+  /** Cleans run after the commit (`hoodie.clean.automatic`, on by default), and a cleaning
+   *  failure after it (the commit stands); absent when the commit was found after an abort. */
+  cleans?: CleanResult[];
+  serviceErrors?: ServiceError[];
   /** The signal fired after the commit point: the commit landed (counts from its metadata). */
   abortedAfterCommit?: boolean;
 }

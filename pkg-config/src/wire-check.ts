@@ -35,7 +35,9 @@ export type WireMatchesApi = [
   Same<Wire.WriteResult, Api.WriteResult>,
   Same<Wire.WriteRecords, Api.WriteRecords>,
   Same<Wire.MetadataTableWrite, Api.MetadataTableWrite>,
+  Same<Wire.CleanResult, Api.CleanResult>,
+  Same<Wire.ServiceError, Api.ServiceError>,
   Same<Wire.MdtCacheStats, Api.MetadataCacheStats>,
 ];
 
-export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

@@ -136,6 +136,31 @@ test('writes archive both timelines on S3; archive() runs it on request with its
   assertReadersAgree(moto.url, uri, after, 'an archived table');
 });
 
+test('clean() on S3 deletes old slices as Hudi does; writes clean after their commit', async () => {
+  const uri = `s3://${BUCKET}/tables/cleaned`;
+  const t = await HudiTable.create(uri, { ...ORDERS, type: 'cow' }, { s3 });
+  const off = { 'hoodie.clean.automatic': 'false' };
+  for (let n = 0; n < 5; n++) await t.upsert([order(1, BigInt(n + 1)), order(2, BigInt(n + 1))], { options: off });
+  const rows = await t.rows();
+  assert.deepEqual(await t.clean(), [], 'the default keeps 10 commits: nothing due');
+  const phases = [];
+  const done = await t.clean({ options: { 'hoodie.clean.commits.retained': '2' }, onProgress: (p) => phases.push(p.phase) });
+  assert.equal(done.length, 1);
+  const [c] = done;
+  assert.equal(c.table, 'data');
+  assert.equal(c.policy, 'KEEP_LATEST_COMMITS');
+  assert.equal(c.filesDeleted, 4, 'two file groups, two slices each before the last one kept');
+  assert.ok(c.bytesFreed > 0 && c.io.requests > 0);
+  assert.equal(phases.at(-1), 'cleaned');
+  assert.deepEqual(await t.rows(), rows, 'the snapshot reads the same');
+  const w = await t.upsert([order(1, 9n, 'after')], { options: { 'hoodie.clean.commits.retained': '2' } });
+  assert.equal(w.cleans.length, 1, 'the write cleaned after its commit');
+  assert.deepEqual(w.serviceErrors, []);
+  const after = await t.rows();
+  t.close();
+  assertReadersAgree(moto.url, uri, after, 'a cleaned table');
+});
+
 test('create over a storage object from an apache-arrow Schema of another copy of apache-arrow', async () => {
   const arrow17 = await import('apache-arrow-17');
   const schema = new arrow17.Schema([

@@ -111,6 +111,64 @@ pub struct WriteResult {
     pub attempts: u32,
     /// What the write cost.
     pub io: IoSnapshot,
+    /// Cleans run after the commit (the data table's, the metadata table's own).
+    pub clean: Vec<CleanResult>,
+    /// Services that failed after the commit (the commit stands).
+    pub service_errors: Vec<ServiceError>,
+    /// Requests after the commit: deciding whether a service is due, and running it.
+    pub services_io: IoSnapshot,
+}
+
+/// A table service that failed after a commit.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct ServiceError {
+    pub service: String,
+    pub code: String,
+    pub message: String,
+}
+
+/// One clean that ran (`clean()`, or after a write).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct CleanResult {
+    /// `data`, or `metadata` for the metadata table's own clean.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"data\" | \"metadata\""))]
+    pub table: String,
+    pub instant: String,
+    pub completion_time: String,
+    /// It finished a clean an earlier run left pending.
+    pub resumed: bool,
+    pub policy: String,
+    /// The retain point (empty under KEEP_LATEST_FILE_VERSIONS).
+    pub earliest_commit_to_retain: String,
+    pub files_deleted: u64,
+    /// Planned files that were already gone.
+    pub files_missing: u64,
+    /// Bytes of the deleted files as listed when planned.
+    pub bytes_freed: u64,
+    pub partitions: u64,
+    pub io: IoSnapshot,
+    pub elapsed_ms: i64,
+}
+
+impl From<crate::write::services::clean::Clean> for CleanResult {
+    fn from(c: crate::write::services::clean::Clean) -> Self {
+        CleanResult {
+            table: c.table.to_string(),
+            instant: c.instant,
+            completion_time: c.completion_time,
+            resumed: c.resumed,
+            policy: c.policy,
+            earliest_commit_to_retain: c.earliest_commit_to_retain,
+            files_deleted: c.files_deleted as u64,
+            files_missing: c.files_missing as u64,
+            bytes_freed: c.bytes_freed,
+            partitions: c.partitions as u64,
+            io: c.io,
+            elapsed_ms: c.elapsed_ms,
+        }
+    }
 }
 
 /// Rows a write inserted, updated and deleted.
@@ -158,6 +216,17 @@ impl From<crate::write::WriteResult> for WriteResult {
             rolled_back: r.rolled_back.into_iter().map(|b| b.instant).collect(),
             attempts: r.attempts,
             io: r.io,
+            clean: (r.services.clean.into_iter())
+                .map(CleanResult::from)
+                .collect(),
+            service_errors: (r.services.errors.into_iter())
+                .map(|e| ServiceError {
+                    service: e.service.to_string(),
+                    code: e.code.to_string(),
+                    message: e.message,
+                })
+                .collect(),
+            services_io: r.services.io,
         }
     }
 }

@@ -203,6 +203,18 @@ pub(super) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Clean the table as Apache Hudi 1.1 does: finish a pending clean, or plan one when due
+    /// (`hoodie.clean.policy`, `hoodie.clean.commits.retained`, …) and delete the old file
+    /// slices it names; then the metadata table's own clean when due.
+    Clean {
+        table: String,
+        /// `hoodie.clean.*` settings and lock configs `KEY=VALUE` (repeatable).
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// Print what was cleaned as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Take the table's storage-based lock (`.hoodie/.locks/table_lock.json`, Hudi's
     /// RFC-91 lock) and release it, reporting the requests and time of each step; with
     /// `--hold-ms` it is held (and renewed) that long in between.

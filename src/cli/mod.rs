@@ -255,6 +255,19 @@ async fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Clean {
+            table,
+            options,
+            json,
+        } => {
+            let map = option_map(options)?;
+            let t = Table::open(storage_of(&table)?).await?;
+            let done = t.clean(&map).await?;
+            if done.is_empty() && !json {
+                println!("nothing to clean");
+            }
+            print::cleans(&done, json)
+        }
         Command::Archive {
             table,
             options,

@@ -137,8 +137,39 @@ pub(super) fn write_result(result: &WriteResult, as_json: bool) -> Result<()> {
         result.records.delete_missing,
         result.files_written.len()
     );
+    cleans(&result.services.clean, false)?;
     if let Some(c) = &result.services.compaction {
         compaction(c);
+    }
+    for e in &result.services.errors {
+        eprintln!(
+            "warning: {} {} committed, but the {} after it failed ({}): {}",
+            result.action, result.instant, e.service, e.code, e.message
+        );
+    }
+    Ok(())
+}
+
+/// Cleans that ran: JSON, or a line each.
+pub(super) fn cleans(done: &[crate::write::services::clean::Clean], as_json: bool) -> Result<()> {
+    if as_json {
+        return json(&done);
+    }
+    for c in done {
+        println!(
+            "clean {} {} ({} table{}): {} files deleted ({} already gone), {} bytes freed in {} partitions, retaining from {}; {} requests, {} ms",
+            c.instant,
+            c.completion_time,
+            c.table,
+            if c.resumed { ", finished a pending clean" } else { "" },
+            c.files_deleted,
+            c.files_missing,
+            c.bytes_freed,
+            c.partitions,
+            if c.earliest_commit_to_retain.is_empty() { "-" } else { &c.earliest_commit_to_retain },
+            c.io.requests,
+            c.elapsed_ms
+        );
     }
     Ok(())
 }
@@ -162,8 +193,5 @@ pub(super) fn compaction(report: &crate::write::CompactionReport) {
     }
     if let Some(t) = &report.scheduled {
         println!("compaction {t} scheduled (hudi-edge compact TABLE --instant {t} executes it)");
-    }
-    if let Some(e) = &report.error {
-        eprintln!("compaction failed (the write is committed; the next run finishes it): {e}");
     }
 }

@@ -162,7 +162,7 @@ pub fn build_delta(layout: &MdtLayout, input: &MdtDeltaInput) -> Result<Vec<MdtL
     }
     let enc = RecordEncoder::new(&layout.schema)?;
     // (MDT partition, shard) → records.
-    let mut groups: BTreeMap<(&str, usize), Group> = BTreeMap::new();
+    let mut groups: BTreeMap<(&'static str, usize), Group> = BTreeMap::new();
     let mut put = |partition: &'static str, key: String, value: Vec<u8>| -> Result<()> {
         let Some(ids) = layout.file_groups.get(partition) else {
             return Ok(());
@@ -276,7 +276,70 @@ pub fn build_delta(layout: &MdtLayout, input: &MdtDeltaInput) -> Result<Vec<MdtL
             .deletes
             .push(key);
     }
+    log_files(layout, &input.instant, groups)
+}
 
+/// The delta commit of a clean (Java `HoodieTableMetadataUtil.convertMetadataToRecords` for
+/// `HoodieCleanMetadata`): in `files`, each partition's deleted file names (a partition the
+/// clean deleted gets a delete entry instead, and is marked deleted in the partition list);
+/// in `column_stats`, a delete entry for every deleted file and indexed column. Partition
+/// stats and the record index are left as they are, as Java leaves them.
+pub fn build_clean_delta(
+    layout: &MdtLayout,
+    instant: &str,
+    deleted: &BTreeMap<String, Vec<String>>,
+    deleted_partitions: &[String],
+    columns: &[String],
+) -> Result<Vec<MdtLogFile>> {
+    check_instant(instant)?;
+    let enc = RecordEncoder::new(&layout.schema)?;
+    let mut groups: BTreeMap<(&'static str, usize), Group> = BTreeMap::new();
+    let shard_of = |partition: &'static str, key: &str| {
+        let n = layout.file_groups.get(partition).map(Vec::len)?;
+        Some((partition, file_group_index(key, n)))
+    };
+    for (partition, names) in deleted {
+        let key = partition_id(partition).to_string();
+        if deleted_partitions.contains(partition) {
+            if let Some(at) = shard_of(FILES, &key) {
+                groups.entry(at).or_default().deletes.push(key);
+            }
+            continue;
+        }
+        let entries = file_entries(names.iter().map(String::as_str), true);
+        let value = enc.encode(&MetadataPayload::Files(entries))?;
+        if let Some(at) = shard_of(FILES, &key) {
+            groups.entry(at).or_default().cells.insert(key, value);
+        }
+    }
+    if !deleted_partitions.is_empty() {
+        let entries = file_entries(deleted_partitions.iter().map(|p| partition_id(p)), true);
+        let value = enc.encode(&MetadataPayload::AllPartitions(entries))?;
+        if let Some(at) = shard_of(FILES, ALL_PARTITIONS_KEY) {
+            let cells = &mut groups.entry(at).or_default().cells;
+            cells.insert(ALL_PARTITIONS_KEY.to_string(), value);
+        }
+    }
+    for (partition, names) in deleted {
+        for name in names {
+            for c in columns {
+                let key = column_stats_key(c, partition, name);
+                if let Some(at) = shard_of(COLUMN_STATS, &key) {
+                    groups.entry(at).or_default().deletes.push(key);
+                }
+            }
+        }
+    }
+    log_files(layout, instant, groups)
+}
+
+/// One log file per file group with records: an HFILE_DATA block of its records, then a
+/// DELETE block of its deleted keys (their MDT partition as the partition path).
+fn log_files(
+    layout: &MdtLayout,
+    instant: &str,
+    groups: BTreeMap<(&'static str, usize), Group>,
+) -> Result<Vec<MdtLogFile>> {
     let mut out = Vec::new();
     for ((partition, shard), g) in groups {
         let file_id = layout
@@ -300,7 +363,7 @@ pub fn build_delta(layout: &MdtLayout, input: &MdtDeltaInput) -> Result<Vec<MdtL
             // Header order as in most fixture blocks (Java iterates a hash map).
             let header = BlockMetadata::new()
                 .with(HeaderKey::Schema, &layout.schema)
-                .with(HeaderKey::InstantTime, &input.instant);
+                .with(HeaderKey::InstantTime, instant);
             bytes.extend(encode_block(
                 BlockType::HFileData,
                 &header,
@@ -308,27 +371,23 @@ pub fn build_delta(layout: &MdtLayout, input: &MdtDeltaInput) -> Result<Vec<MdtL
                 &BlockMetadata::new(),
             )?);
         }
-        if !g.deletes.is_empty() {
-            let mut keys = g.deletes.clone();
-            keys.sort();
-            keys.dedup();
+        let mut keys = g.deletes.clone();
+        keys.sort();
+        keys.dedup();
+        if !keys.is_empty() {
             let records: Vec<DeleteRecord> = keys
-                .into_iter()
+                .iter()
                 .map(|k| DeleteRecord {
-                    record_key: Some(k),
-                    partition_path: Some(RECORD_INDEX.to_string()),
+                    record_key: Some(k.clone()),
+                    partition_path: Some(partition.to_string()),
                     ordering: Value::Int(0),
                 })
                 .collect();
-            bytes.extend(delete_block(
-                &input.instant,
-                Some(&layout.schema),
-                &records,
-            )?);
+            bytes.extend(delete_block(instant, Some(&layout.schema), &records)?);
         }
-        let num_deletes = g.deletes.len() as u64;
-        let version = next_version(layout.existing.get(partition), file_id, &input.instant);
-        let name = format!(".{file_id}_{}.log.{version}_{WRITE_TOKEN}", input.instant);
+        let num_deletes = keys.len() as u64;
+        let version = next_version(layout.existing.get(partition), file_id, instant);
+        let name = format!(".{file_id}_{instant}.log.{version}_{WRITE_TOKEN}");
         out.push(MdtLogFile {
             partition: partition.to_string(),
             file_id: file_id.clone(),
@@ -395,15 +454,19 @@ pub fn widen_range(acc: &mut ColumnRangeInput, other: &ColumnRangeInput) {
 
 /// The `files` record listing `partitions` (their ids: `.` for a non-partitioned table).
 pub fn all_partitions<'a>(partitions: impl IntoIterator<Item = &'a str>) -> MetadataPayload {
-    let entries = partitions
+    MetadataPayload::AllPartitions(file_entries(partitions, false))
+}
+
+/// Entries of size 0 for `names`: live partitions, or (`deleted`) tombstones.
+fn file_entries<'a>(names: impl IntoIterator<Item = &'a str>, deleted: bool) -> Vec<FilesEntry> {
+    names
         .into_iter()
-        .map(|p| FilesEntry {
-            name: p.to_string(),
+        .map(|n| FilesEntry {
+            name: n.to_string(),
             size: 0,
-            is_deleted: false,
+            is_deleted: deleted,
         })
-        .collect();
-    MetadataPayload::AllPartitions(entries)
+        .collect()
 }
 
 fn to_i64(v: u64) -> Result<i64> {

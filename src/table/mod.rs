@@ -252,6 +252,30 @@ impl Table {
         .await
     }
 
+    /// Cleans the table as Apache Hudi 1.1 does (`hoodie.clean.*` options; Java's defaults
+    /// otherwise): finishes a clean left pending, or plans one when due, deletes the old file
+    /// slices it names and commits it; then the metadata table's own clean when due. Under
+    /// the table lock when the options configure several writers. Empty when nothing was due.
+    pub async fn clean(
+        &self,
+        options: &BTreeMap<String, String>,
+    ) -> Result<Vec<crate::write::services::clean::Clean>> {
+        let context = crate::write::Ctx {
+            client: &self.client,
+            metadata: &self.metadata,
+        };
+        crate::write::check_writable(&context)?;
+        let config = crate::clean::CleanConfig::parse(options)?;
+        let concurrency = crate::write::lock::concurrency(options)?;
+        Box::pin(crate::write::services::clean::run(
+            &context,
+            &config,
+            &concurrency,
+            true,
+        ))
+        .await
+    }
+
     /// The latest writer schema's data columns as Arrow (no meta columns, nullability as
     /// written), or `None` while the table has no schema yet.
     pub async fn data_schema(&self) -> Result<Option<Schema>> {

@@ -37,14 +37,6 @@ const MANIFEST_VERSIONS_KEPT: usize = 3;
 /// A layer merge stops adding files past this many bytes (Java's 1 GB target).
 const LSM_MERGE_MAX_BYTES: u64 = 1 << 30;
 
-/// What the cleaner retains, which archival must not pass (Java raises the minimum).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CleanRetention {
-    Commits(usize),
-    Hours(u32),
-    FileVersions,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArchivalConfig {
     pub automatic: bool,
@@ -139,7 +131,9 @@ pub struct ArchivalInputs {
     /// `hoodie.compact.inline.max.delta.commits` when compaction is triggered by a number of
     /// delta commits (NUM_COMMITS, NUM_AND_TIME): enough of them stay to trigger it.
     pub compaction_delta_commits: Option<usize>,
-    pub clean_retention: CleanRetention,
+    /// The cleaner's earliest commit to retain as archival sees it (Java's
+    /// `ArchivalUtils.getEarliestCommitToRetain`): the minimum rises to keep it active.
+    pub clean_retain: Option<String>,
     pub metadata: MetadataBarrier,
     /// For the metadata table: the data table's earliest active commit or pending instant.
     pub data_table_bound: Option<String>,
@@ -181,39 +175,15 @@ fn earlier<'a>(a: Option<&'a str>, b: Option<&'a str>) -> Option<&'a str> {
     }
 }
 
-/// The cleaner's earliest commit to retain as archival sees it (Java's
-/// `ArchivalUtils.getEarliestCommitToRetain`).
-fn clean_retain_point(timeline: &Timeline, retention: CleanRetention) -> Option<String> {
-    let completed = completed_commits(timeline);
-    match retention {
-        CleanRetention::Commits(n) if completed.len() > n => {
-            let nth = completed[completed.len() - n].requested_time.as_str();
-            let pending = active(timeline)
-                .find(|i| !i.is_completed() && is_commit_action(&i.action))
-                .map(|i| i.requested_time.as_str());
-            earlier(Some(nth), pending).map(str::to_string)
-        }
-        CleanRetention::Hours(h) => {
-            let latest = completed.last()?;
-            let cutoff = super::time::shift_hours(&latest.requested_time, -(h as i64))?;
-            completed
-                .iter()
-                .find(|i| compare_instant_times(&i.requested_time, &cutoff).is_ge())
-                .map(|i| i.requested_time.clone())
-        }
-        _ => None,
-    }
-}
-
 /// (min, max) commits to keep, the minimum raised so the cleaner's window stays active.
 fn instants_to_keep(timeline: &Timeline, inputs: &ArchivalInputs) -> (usize, usize) {
     let (min, max) = (inputs.config.min_commits, inputs.config.max_commits);
-    let Some(retain) = clean_retain_point(timeline, inputs.clean_retention) else {
+    let Some(retain) = &inputs.clean_retain else {
         return (min, max);
     };
     let after = completed_commits(timeline)
         .iter()
-        .filter(|i| compare_instant_times(&i.requested_time, &retain).is_gt())
+        .filter(|i| compare_instant_times(&i.requested_time, retain).is_gt())
         .count();
     let needed = after + 2;
     if min < needed {

@@ -41,7 +41,7 @@ fn inputs() -> ArchivalInputs {
         config: ArchivalConfig::default(),
         merge_on_read: false,
         compaction_delta_commits: None,
-        clean_retention: CleanRetention::Commits(10),
+        clean_retain: None,
         metadata: MetadataBarrier::None,
         data_table_bound: None,
         last_clean_retain: None,
@@ -64,12 +64,12 @@ fn nothing_until_the_maximum_is_passed_then_down_to_the_minimum() {
 fn a_pending_write_holds_back_everything_from_the_commit_before_it() {
     let mut files: Vec<Vec<String>> = (0..40).map(|n| done(n, "deltacommit")).collect();
     files[5].truncate(2); // instant 5 still inflight
-                          // The cleaner keeps everything from the pending write on, so the minimum rises past
-                          // what is there, as in Java.
-    assert!(select(&timeline(&files), &inputs()).is_empty());
+    assert_eq!(select(&timeline(&files), &inputs()), times(0..4));
+    // A cleaner keeping everything from the pending write on raises the minimum past what
+    // is there, as in Java.
     let mut i = inputs();
-    i.clean_retention = CleanRetention::FileVersions;
-    assert_eq!(select(&timeline(&files), &i), times(0..4));
+    i.clean_retain = Some(t(4));
+    assert!(select(&timeline(&files), &i).is_empty());
 }
 
 #[test]
@@ -121,7 +121,7 @@ fn cleans_and_rollbacks_before_the_last_archived_commit_go_along() {
 fn the_cleaner_retention_raises_the_minimum() {
     let files: Vec<Vec<String>> = (0..60).map(|n| done(n, "deltacommit")).collect();
     let mut i = inputs();
-    i.clean_retention = CleanRetention::Commits(25);
+    i.clean_retain = Some(t(35));
     // 24 commits after the retain point + 2 = 26 kept (max raised to 36).
     assert_eq!(select(&timeline(&files), &i), times(0..34));
 }
@@ -148,19 +148,6 @@ fn replace_commits_wait_for_the_clean_that_covers_them() {
     assert_eq!(select(&timeline(&files), &i), times(0..6));
     i.last_clean_retain = Some(Ok(t(12)));
     assert_eq!(select(&timeline(&files), &i), times(0..20));
-}
-
-#[test]
-fn hours_retention_counts_from_the_latest_commit() {
-    let tl = timeline(&[done(1, "deltacommit")]);
-    assert_eq!(
-        clean_retain_point(&tl, CleanRetention::Hours(1)),
-        Some(t(1))
-    );
-    assert_eq!(
-        super::super::time::shift_hours("20260101003000000", -1).as_deref(),
-        Some("20251231233000000")
-    );
 }
 
 #[test]

@@ -244,6 +244,78 @@ pub struct RollbackPartitionMetadata {
     pub log_files_from_failed_commit: Option<OrderedMap<i64>>,
 }
 
+/// `HoodieActionInstant`: an instant as a clean plan names it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ActionInstant {
+    pub timestamp: String,
+    pub action: String,
+    /// `COMPLETED`, `INFLIGHT`, `REQUESTED` (Java's enum names).
+    pub state: String,
+}
+
+/// `HoodieCleanFileInfo`: one file a clean plan deletes, by full path.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CleanFileInfo {
+    pub file_path: Option<String>,
+    pub is_bootstrap_base_file: Option<bool>,
+}
+
+/// `HoodieCleanerPlan` (the content of `<t>.clean.requested`), version 2.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CleanerPlan {
+    pub earliest_instant_to_retain: Option<ActionInstant>,
+    pub last_completed_commit_timestamp: String,
+    pub policy: String,
+    /// Version 1's file names; Java writes an empty map in version 2.
+    pub files_to_be_deleted_per_partition: Option<OrderedMap<Vec<String>>>,
+    pub version: Option<i32>,
+    pub file_paths_to_be_deleted_per_partition: Option<OrderedMap<Vec<CleanFileInfo>>>,
+    pub partitions_to_be_deleted: Option<Vec<String>>,
+    pub extra_metadata: Option<OrderedMap<String>>,
+}
+
+/// `HoodieCleanMetadata` (the content of a completed clean), version 2.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CleanMetadata {
+    pub start_clean_time: String,
+    pub time_taken_in_millis: i64,
+    pub total_files_deleted: i32,
+    pub earliest_commit_to_retain: String,
+    pub last_completed_commit_timestamp: String,
+    pub partition_metadata: OrderedMap<CleanPartitionMetadata>,
+    pub version: Option<i32>,
+    pub bootstrap_partition_metadata: Option<OrderedMap<CleanPartitionMetadata>>,
+    pub extra_metadata: Option<OrderedMap<String>>,
+}
+
+/// `HoodieCleanPartitionMetadata`: file names (not paths) per partition.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CleanPartitionMetadata {
+    pub partition_path: String,
+    pub policy: String,
+    pub delete_path_patterns: Vec<String>,
+    pub success_delete_files: Vec<String>,
+    pub failed_delete_files: Vec<String>,
+    pub is_partition_deleted: Option<bool>,
+}
+
+impl CleanerPlan {
+    pub fn from_json(v: serde_json::Value, path: &str) -> Result<Self> {
+        serde_json::from_value(v).map_err(|e| HudiError::corrupt_by(path, "not a cleaner plan", e))
+    }
+}
+
+impl CleanMetadata {
+    pub fn from_json(v: serde_json::Value, path: &str) -> Result<Self> {
+        serde_json::from_value(v).map_err(|e| HudiError::corrupt_by(path, "not clean metadata", e))
+    }
+}
+
 impl RollbackPlan {
     pub fn from_json(v: serde_json::Value, path: &str) -> Result<Self> {
         serde_json::from_value(v).map_err(|e| HudiError::corrupt_by(path, "not a rollback plan", e))

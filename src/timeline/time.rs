@@ -46,18 +46,37 @@ pub fn resolve_time(text: &str, tz: TimelineTimezone) -> Result<String> {
     )))
 }
 
-/// `instant` moved by `hours` on the wall clock (`None` when it is not a date, such as the
-/// metadata table's `000…` instants).
-pub fn shift_hours(instant: &str, hours: i64) -> Option<String> {
+/// Epoch milliseconds of an instant time on a timeline in zone `tz` (`None` when it is not a
+/// date, such as the metadata table's `000…` instants).
+pub fn instant_millis(instant: &str, tz: TimelineTimezone) -> Option<i64> {
+    use chrono::TimeZone;
     let t = crate::timeline::instant::normalize_time(instant);
     let at = NaiveDateTime::parse_from_str(&t, INSTANT_FORMAT).ok()?;
-    let moved = at.checked_add_signed(chrono::Duration::hours(hours))?;
-    Some(moved.format(INSTANT_FORMAT).to_string())
+    Some(match tz {
+        TimelineTimezone::Utc => at.and_utc().timestamp_millis(),
+        TimelineTimezone::Local => Local
+            .from_local_datetime(&at)
+            .earliest()?
+            .timestamp_millis(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instant_times_are_read_back_as_millis() {
+        let ms = instant_millis("20260307162434124", TimelineTimezone::Utc).unwrap();
+        assert_eq!(
+            crate::timeline::instant_time_from_millis(ms).as_deref(),
+            Some("20260307162434124")
+        );
+        assert_eq!(
+            instant_millis("00000000000000000", TimelineTimezone::Utc),
+            None
+        );
+    }
 
     #[test]
     fn resolves_times() {

@@ -11,7 +11,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::instant::{action, State};
-use super::metadata::{CommitMetadata, RollbackMetadata, RollbackPlan, WriteStat};
+use super::metadata::{
+    CleanMetadata, CleanerPlan, CommitMetadata, RollbackMetadata, RollbackPlan, WriteStat,
+};
 use crate::config::TimelineTimezone;
 use crate::error::{HudiError, Result};
 
@@ -25,6 +27,8 @@ pub enum InstantSchema {
     RollbackPlan,
     RollbackMetadata,
     CompactionPlan,
+    CleanerPlan,
+    CleanMetadata,
 }
 
 impl InstantSchema {
@@ -40,6 +44,8 @@ impl InstantSchema {
             InstantSchema::RollbackPlan => include_str!("schemas/HoodieRollbackPlan.avsc"),
             InstantSchema::RollbackMetadata => include_str!("schemas/HoodieRollbackMetadata.avsc"),
             InstantSchema::CompactionPlan => include_str!("schemas/HoodieCompactionPlan.avsc"),
+            InstantSchema::CleanerPlan => include_str!("schemas/HoodieCleanerPlan.avsc"),
+            InstantSchema::CleanMetadata => include_str!("schemas/HoodieCleanMetadata.avsc"),
         }
     }
 }
@@ -82,6 +88,16 @@ pub fn encode_rollback_plan(plan: &RollbackPlan) -> Result<Vec<u8>> {
 /// is empty (0 bytes) in Java 1.x.
 pub fn encode_rollback_metadata(meta: &RollbackMetadata) -> Result<Vec<u8>> {
     encode_avro_instant(InstantSchema::RollbackMetadata, &to_value(meta)?)
+}
+
+/// `<t>.clean.requested`. The `.clean.inflight` after it is empty (0 bytes) in Java 1.x.
+pub fn encode_cleaner_plan(plan: &CleanerPlan) -> Result<Vec<u8>> {
+    encode_avro_instant(InstantSchema::CleanerPlan, &to_value(plan)?)
+}
+
+/// `<t>_<c>.clean`.
+pub fn encode_clean_metadata(meta: &CleanMetadata) -> Result<Vec<u8>> {
+    encode_avro_instant(InstantSchema::CleanMetadata, &to_value(meta)?)
 }
 
 fn to_value<T: Serialize>(v: &T) -> Result<Value> {

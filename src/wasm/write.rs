@@ -61,12 +61,7 @@ impl WasmTable {
         partitions: Vec<String>,
         #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let options: std::collections::BTreeMap<String, String> = if options.is_undefined() {
-            Default::default()
-        } else {
-            serde_wasm_bindgen::from_value(options)
-                .map_err(|e| to_js(HudiError::invalid(format!("index options: {e}"))))?
-        };
+        let options = hoodie_options(options, "index")?;
         let table = self.current().await?;
         let built = table.index(&partitions, &options).await.map_err(to_js)?;
         self.reload(None).await?;
@@ -89,6 +84,30 @@ impl WasmTable {
         }))
     }
 
+    /// Cleans the table as Apache Hudi 1.1 does (`hoodie.clean.*` options, lock configs):
+    /// finishes a pending clean or plans one when due, deletes the old file slices it names
+    /// and commits it; then the metadata table's own clean when due. An abort leaves a
+    /// started clean pending: the next clean (or write) finishes it from its plan.
+    #[wasm_bindgen(unchecked_return_type = "CleanResult[]")]
+    pub async fn clean(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] options: JsValue,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        let options = hoodie_options(options, "clean")?;
+        let table = abortable(signal.as_ref(), self.current()).await?;
+        let done = abortable(signal.as_ref(), async {
+            table.clean(&options).await.map_err(to_js)
+        })
+        .await?;
+        if !done.is_empty() {
+            // The next call that reads reopens the table.
+            self.writes.set(self.writes.get() + 1);
+        }
+        let done: Vec<wire::CleanResult> = done.into_iter().map(wire::CleanResult::from).collect();
+        js_value(&done)
+    }
+
     /// Moves old instants of both timelines to their LSM histories where due (Java's
     /// archiver; `options`: archival, cleaner and lock configs), then reloads.
     #[wasm_bindgen(
@@ -99,16 +118,16 @@ impl WasmTable {
         #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] options: JsValue,
         signal: Option<AbortSignal>,
     ) -> Result<JsValue, JsValue> {
-        let options: std::collections::BTreeMap<String, String> = if options.is_undefined() {
-            Default::default()
-        } else {
-            serde_wasm_bindgen::from_value(options)
-                .map_err(|e| to_js(HudiError::invalid(format!("archive options: {e}"))))?
-        };
-        let table = self.current().await?;
-        let run = async { table.archive(&options).await.map_err(to_js) };
-        let done = abortable(signal.as_ref(), run).await?;
-        self.reload(None).await?;
+        let options = hoodie_options(options, "archive")?;
+        let table = abortable(signal.as_ref(), self.current()).await?;
+        let done = abortable(signal.as_ref(), async {
+            table.archive(&options).await.map_err(to_js)
+        })
+        .await?;
+        if done.archived_anything() {
+            // The next call that reads reopens the table.
+            self.writes.set(self.writes.get() + 1);
+        }
         let part = |a: Option<crate::write::services::archive::TimelineArchived>| {
             a.map(|a| ArchivedJs {
                 instants: a.instants,
@@ -291,4 +310,16 @@ struct BuiltPartitionJs {
     instant: String,
     file_groups: usize,
     records: u64,
+}
+
+/// A call's `Record<string, string>` of Hudi configs (none when undefined).
+fn hoodie_options(
+    options: JsValue,
+    call: &str,
+) -> Result<std::collections::BTreeMap<String, String>, JsValue> {
+    if options.is_undefined() {
+        return Ok(Default::default());
+    }
+    serde_wasm_bindgen::from_value(options)
+        .map_err(|e| to_js(HudiError::invalid(format!("{call} options: {e}"))))
 }

@@ -12,7 +12,7 @@ use crate::base_file::writer::{BaseFileSpec, BloomSpec};
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
 use crate::metadata::config::MetadataConfig;
-use crate::timeline::archive::{ArchivalConfig, CleanRetention};
+use crate::timeline::archive::ArchivalConfig;
 
 use super::services::archive::ArchivalSettings;
 
@@ -42,9 +42,6 @@ pub const BLOOM_FPP: &str = "hoodie.index.bloom.fpp";
 pub const BLOOM_MAX_ENTRIES: &str = "hoodie.bloom.index.filter.dynamic.max.entries";
 pub const MDT_MAX_DELTA_COMMITS: &str = crate::metadata::compact::MAX_DELTA_COMMITS_KEY;
 pub const HFILE_BLOCK_SIZE: &str = "hoodie.hfile.block.size";
-pub const CLEAN_POLICY: &str = "hoodie.clean.policy";
-pub const CLEAN_COMMITS_RETAINED: &str = "hoodie.clean.commits.retained";
-pub const CLEAN_HOURS_RETAINED: &str = "hoodie.clean.hours.retained";
 use super::services::compaction as compact;
 
 /// Every key this writer reads (the lock's and the key generator's included), for docs and
@@ -74,9 +71,6 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: BLOOM_FPP, default: "0.000000001", doc: "bloom filter false-positive rate" },
     Setting { key: BLOOM_MAX_ENTRIES, default: "100000", doc: "largest dynamic bloom filter" },
     Setting { key: MDT_MAX_DELTA_COMMITS, default: "10", doc: "metadata-table delta commits before it is compacted" },
-    Setting { key: CLEAN_POLICY, default: "KEEP_LATEST_COMMITS", doc: "KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS (older name: hoodie.cleaner.policy); archival never passes what the cleaner keeps" },
-    Setting { key: CLEAN_COMMITS_RETAINED, default: "10", doc: "commits the cleaner keeps the files of (older name: hoodie.cleaner.commits.retained)" },
-    Setting { key: CLEAN_HOURS_RETAINED, default: "24", doc: "hours the cleaner keeps the files of (KEEP_LATEST_BY_HOURS)" },
     Setting { key: HFILE_BLOCK_SIZE, default: "1048576", doc: "data block size of the metadata table's HFiles (4096 to 67108864)" },
     Setting { key: compact::INLINE, default: "true", doc: "Merge-On-Read: after each commit, finish pending compactions and compact when the trigger says (Spark's datasource default for batch writes; false leaves compaction to another job)" },
     Setting { key: compact::ASYNC, default: "", doc: "given (either value) without hoodie.compact.inline, compaction is left to another job, as Spark's datasource writer leaves it" },
@@ -158,6 +152,8 @@ pub struct WriteConfig {
     pub archival: ArchivalSettings,
     /// Merge-On-Read compaction after the commit, or on request.
     pub compaction: compact::CompactionConfig,
+    /// Cleaning after the commit (`hoodie.clean.*`).
+    pub clean: crate::clean::CleanConfig,
 }
 
 impl WriteConfig {
@@ -220,6 +216,7 @@ impl WriteConfig {
             })
         };
         let compaction = compact::CompactionConfig::parse(given)?;
+        let clean = crate::clean::CleanConfig::parse(given)?;
         let mdt_max_delta_commits = whole(
             MDT_MAX_DELTA_COMMITS,
             crate::metadata::compact::DEFAULT_MAX_DELTA_COMMITS,
@@ -243,10 +240,11 @@ impl WriteConfig {
             archival: ArchivalSettings {
                 config: ArchivalConfig::parse(given)?,
                 compaction_delta_commits: compaction.delta_commits_trigger(),
-                clean_retention: clean_retention(&values)?,
+                clean: clean.clone(),
                 mdt_compaction_delta_commits: mdt_max_delta_commits,
             },
             compaction,
+            clean,
             hfile_block_size: whole(
                 HFILE_BLOCK_SIZE,
                 crate::hfile::writer::DEFAULT_BLOCK_SIZE,
@@ -315,38 +313,6 @@ fn bucket_settings(values: &Values<'_>) -> Result<BucketSettings> {
         consistent_hashing,
         count,
         hash_fields,
-    })
-}
-
-/// What the cleaner keeps, by its current or older key names.
-fn clean_retention(values: &Values<'_>) -> Result<CleanRetention> {
-    let either = |new: &str, old: &str| values.own(new).or_else(|| values.own(old));
-    let number = |new: &str, old: &str, default: usize| -> Result<usize> {
-        either(new, old).map_or(Ok(default), |v| {
-            v.parse::<usize>()
-                .map_err(|_| invalid(new, v, "a whole number"))
-        })
-    };
-    let policy = either(CLEAN_POLICY, "hoodie.cleaner.policy").map(str::to_ascii_uppercase);
-    Ok(match policy.as_deref() {
-        None | Some("KEEP_LATEST_COMMITS") => CleanRetention::Commits(number(
-            CLEAN_COMMITS_RETAINED,
-            "hoodie.cleaner.commits.retained",
-            10,
-        )?),
-        Some("KEEP_LATEST_BY_HOURS") => {
-            CleanRetention::Hours(
-                number(CLEAN_HOURS_RETAINED, "hoodie.cleaner.hours.retained", 24)? as u32,
-            )
-        }
-        Some("KEEP_LATEST_FILE_VERSIONS") => CleanRetention::FileVersions,
-        Some(other) => {
-            return Err(one_of(
-                CLEAN_POLICY,
-                other,
-                "KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS",
-            ))
-        }
     })
 }
 
@@ -462,11 +428,13 @@ mod tests {
         let archival = crate::timeline::archive::SETTINGS
             .iter()
             .map(|(k, _, _)| *k);
+        let clean = crate::clean::SETTINGS.iter().map(|(k, _, _)| *k);
         for key in SETTINGS
             .iter()
             .map(|s| s.key)
             .chain(metadata)
             .chain(archival)
+            .chain(clean)
         {
             assert!(
                 docs.contains(&format!("| `{key}` |")),

@@ -94,11 +94,12 @@ def main():
         out = run([a.bin, "write", table, "--input", inp, "--json"] + opts).stdout
         walls.append(time.time() - t0)
         done = json.loads(out)
-        for k in ("archival", "clean", "compaction", "services"):
-            if done.get(k):
+        ran = done.get("services", {})
+        for k in ("clean", "archival", "compaction"):
+            if ran.get(k):
                 services[k] = services.get(k, 0) + 1
-        if done.get("service_errors"):
-            sys.exit(f"commit {n}: service errors {done['service_errors']}")
+        if ran.get("errors"):
+            sys.exit(f"commit {n}: service errors {ran['errors']}")
         if n in checkpoints:
             results.append(measure(a, table, n, walls, next_key, rnd, inp, opts))
             print(json.dumps(results[-1]), flush=True)

@@ -21,7 +21,7 @@ use crate::meta_client::MetaClient;
 use crate::metadata::table::METADATA_DIR;
 use crate::storage::{join, IoSnapshot, ObjectMeta, Purpose, PutMode, Storage, StorageExt};
 use crate::timeline::archive::{
-    self, ArchivalConfig, ArchivalInputs, CleanRetention, HistoryRow, Manifest, MetadataBarrier,
+    self, ArchivalConfig, ArchivalInputs, HistoryRow, Manifest, MetadataBarrier,
 };
 use crate::timeline::instant::{action, parse_instant_file_name, InstantFileName, State};
 use crate::timeline::Timeline;
@@ -47,10 +47,6 @@ pub struct Archival {
     pub metadata_table: Option<TimelineArchived>,
     pub io: IoSnapshot,
     pub elapsed_ms: i64,
-    /// Why an archival after a write stopped (`CODE: message`); the write stands, and the
-    /// next run finishes the archival.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
 }
 
 impl Archival {
@@ -64,7 +60,8 @@ impl Archival {
 pub struct ArchivalSettings {
     pub config: ArchivalConfig,
     pub compaction_delta_commits: Option<usize>,
-    pub clean_retention: CleanRetention,
+    /// The cleaner's settings: archival never passes what it keeps.
+    pub clean: crate::clean::CleanConfig,
     pub mdt_compaction_delta_commits: usize,
 }
 
@@ -105,7 +102,7 @@ pub async fn archive(client: &MetaClient, settings: &ArchivalSettings) -> Result
         config: settings.config.clone(),
         merge_on_read: config.table_type == crate::config::TableType::MergeOnRead,
         compaction_delta_commits: settings.compaction_delta_commits,
-        clean_retention: settings.clean_retention,
+        clean_retain: clean_retain(&data, &settings.clean, config.timezone),
         metadata: barrier,
         data_table_bound: None,
         last_clean_retain: last_clean_retain(storage, &data).await?,
@@ -131,7 +128,7 @@ pub async fn archive(client: &MetaClient, settings: &ArchivalSettings) -> Result
             config: settings.config.for_metadata_table(),
             merge_on_read: true,
             compaction_delta_commits: Some(settings.mdt_compaction_delta_commits),
-            clean_retention: mdt_clean_retention(settings.clean_retention),
+            clean_retain: clean_retain(&mdt, &settings.clean.for_metadata_table(), config.timezone),
             metadata: MetadataBarrier::None,
             data_table_bound: archive::data_table_bound(&remaining),
             last_clean_retain: None,
@@ -156,15 +153,21 @@ pub async fn archive(client: &MetaClient, settings: &ArchivalSettings) -> Result
     Ok(out)
 }
 
-/// The metadata table's cleaner keeps more than the data table's (Java scales it by 1.2,
-/// and at least 20 commits).
-fn mdt_clean_retention(data: CleanRetention) -> CleanRetention {
-    let scaled = |n: usize| (n * 12).div_ceil(10);
-    match data {
-        CleanRetention::Commits(n) => CleanRetention::Commits(scaled(n).max(20)),
-        CleanRetention::Hours(h) => CleanRetention::Hours((h * 12).div_ceil(10)),
-        CleanRetention::FileVersions => CleanRetention::FileVersions,
-    }
+/// The cleaner's earliest commit to retain, its hours counted back from the latest commit
+/// rather than now (Java's `ArchivalUtils`).
+fn clean_retain(
+    timeline: &Timeline,
+    clean: &crate::clean::CleanConfig,
+    tz: crate::config::TimelineTimezone,
+) -> Option<String> {
+    let latest = timeline
+        .instants
+        .iter()
+        .rfind(|i| i.is_completed() && crate::clean::is_commit_like(i));
+    let now = latest
+        .and_then(|i| crate::timeline::time::instant_millis(&i.requested_time, tz))
+        .unwrap_or_else(files::now_ms);
+    crate::clean::earliest_commit_to_retain(timeline, clean, now, tz).map(|r| r.timestamp)
 }
 
 /// A table config whose timeline folder is the metadata table's (the listing's paths).
@@ -487,35 +490,25 @@ pub(crate) async fn after_commit(
     table: &crate::write::Ctx<'_>,
     settings: &ArchivalSettings,
     concurrency: &crate::write::lock::Concurrency,
-) -> Option<Archival> {
+) -> Result<Option<Archival>> {
     let client = table.client;
     if !settings.config.automatic || client.config().timeline_layout_version < 2 {
-        return None;
+        return Ok(None);
     }
     if !may_be_due(table, &settings.config) {
-        return None;
+        return Ok(None);
     }
-    let (io, started) = (client.io(), files::now_ms());
     let run = archive(client, settings);
     let done = match concurrency {
-        crate::write::lock::Concurrency::SingleWriter => run.await,
+        crate::write::lock::Concurrency::SingleWriter => run.await?,
         crate::write::lock::Concurrency::Optimistic(config) => {
             let storage = client.storage().as_ref();
-            match crate::write::lock::TableLock::new(storage, config.clone()) {
-                Ok(lock) => lock.run(run).await,
-                Err(e) => Err(e),
-            }
+            crate::write::lock::TableLock::new(storage, config.clone())?
+                .run(run)
+                .await?
         }
     };
-    match done {
-        Ok(done) => done.archived_anything().then_some(done),
-        Err(e) => Some(Archival {
-            io: client.io().since(&io),
-            elapsed_ms: (files::now_ms() - started).max(0),
-            error: Some(format!("{}: {e}", e.code())),
-            ..Archival::default()
-        }),
-    }
+    Ok(done.archived_anything().then_some(done))
 }
 
 /// Whether archival may have anything to do: more completed commits than the maximum on

@@ -8,9 +8,11 @@
 //! - [`mdt_compaction`]: the metadata table's compaction, when its delta commits are due;
 //! - [`mdt_init`]: metadata-table partitions built on a table that lacks them;
 //! - [`archive`]: both timelines' old instants moved to their LSM histories;
+//! - [`clean`]: old file slices deleted, of the data table and of the metadata table;
 //! - [`compaction`]: Merge-On-Read compaction of the data table, after a write or on request.
 
 pub mod archive;
+pub mod clean;
 pub mod compaction;
 pub mod mdt_compaction;
 pub mod mdt_init;
@@ -19,28 +21,70 @@ pub mod rollback;
 use serde::Serialize;
 
 use super::{Ctx, WriteConfig, WriteResult};
+use crate::error::HudiError;
+use crate::storage::IoSnapshot;
 
 /// The table services a write ran after its commit point.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct AfterCommit {
-    /// Timeline archival (`hoodie.archive.automatic`), when it moved anything or failed.
+    /// Cleans (`hoodie.clean.automatic`): the data table's, and the metadata table's own
+    /// when due.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clean: Vec<clean::Clean>,
+    /// Timeline archival (`hoodie.archive.automatic`), when it moved anything.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub archival: Option<archive::Archival>,
     /// Merge-On-Read compaction (`hoodie.compact.inline`, `hoodie.compact.schedule.inline`),
     /// when a plan was pending or due.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compaction: Option<compaction::CompactionReport>,
+    /// Services that failed (the write itself is committed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ServiceError>,
+    /// Their requests: deciding whether each is due, and running it (not in the write's).
+    pub io: IoSnapshot,
 }
 
-/// The table services a write runs once committed, in Java's post-commit order (cleaning
-/// and archival, then inline compaction). A service that fails is reported in the result
-/// (its report's `error`), not raised: the write is committed, and the next run finishes
-/// what was cut short.
+/// A table service that failed after the write it followed had committed: the write stands
+/// (reported as committed), the service's next run picks up where this one stopped.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServiceError {
+    pub service: &'static str,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ServiceError {
+    fn of(service: &'static str, e: &HudiError) -> ServiceError {
+        ServiceError {
+            service,
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// The table services a write runs once committed, in Java's post-commit order
+/// (`mayBeCleanAndArchive`, then inline compaction). A service that fails is reported, not
+/// raised: the write is committed, and the next run finishes what was cut short.
 pub(crate) async fn after_commit(table: &Ctx<'_>, options: &WriteConfig, result: &mut WriteResult) {
     if result.instant.is_empty() {
         return; // nothing was committed
     }
-    result.services.archival =
-        archive::after_commit(table, &options.archival, &options.concurrency).await;
-    result.services.compaction = compaction::inline(table, options).await;
+    let before = table.client.io();
+    let done = &mut result.services;
+    let clean = &options.clean;
+    match clean::run(table, clean, &options.concurrency, clean.automatic).await {
+        Ok(cleans) => done.clean = cleans,
+        Err(e) => done.errors.push(ServiceError::of("clean", &e)),
+    }
+    match archive::after_commit(table, &options.archival, &options.concurrency).await {
+        Ok(archived) => done.archival = archived,
+        Err(e) => done.errors.push(ServiceError::of("archive", &e)),
+    }
+    match compaction::inline(table, options).await {
+        Ok(compacted) => done.compaction = compacted,
+        Err(e) => done.errors.push(ServiceError::of("compaction", &e)),
+    }
+    done.io = table.client.io().since(&before);
 }

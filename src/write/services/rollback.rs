@@ -222,7 +222,7 @@ fn mdt_timeline_dir() -> String {
 
 /// How plans name files: absolute, like Java's (`/base/partition/file` for local tables,
 /// `scheme://bucket/base/...` for object stores); relative when the store has no path.
-fn absolute(location: &str, relative: &str) -> String {
+pub(crate) fn absolute(location: &str, relative: &str) -> String {
     let base = match location.strip_prefix("file://") {
         Some(p) => p.to_string(),
         None if location.contains("://") && !location.ends_with("://") => location.to_string(),

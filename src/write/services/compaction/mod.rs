@@ -78,10 +78,6 @@ pub struct CompactionReport {
     /// Why no new plan was written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_scheduled: Option<String>,
-    /// After a write: the compaction failed (the write is committed all the same; a
-    /// compaction cut short is finished by the next run).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
     pub io: IoSnapshot,
     pub elapsed_ms: i64,
 }
@@ -136,27 +132,20 @@ pub async fn compact(
 
 /// Table services after a write's commit point: the compaction the settings ask for
 /// (`hoodie.compact.inline`, on by default for Merge-On-Read tables, or
-/// `hoodie.compact.schedule.inline`). `None` when nothing was due or pending; a failure is
-/// reported, not raised: the write is committed.
-pub(crate) async fn inline(table: &Ctx<'_>, options: &WriteConfig) -> Option<CompactionReport> {
+/// `hoodie.compact.schedule.inline`). `None` when nothing was due or pending.
+pub(crate) async fn inline(
+    table: &Ctx<'_>,
+    options: &WriteConfig,
+) -> Result<Option<CompactionReport>> {
     let c = &options.compaction;
     if table.client.config().table_type != TableType::MergeOnRead
         || !(c.inline || c.schedule_inline)
     {
-        return None;
+        return Ok(None);
     }
     let mode = Mode::Inline { execute: c.inline };
-    let started = (table.client.io(), files::now_ms());
-    match locked(table, options, run(table, options, mode, None)).await {
-        Ok(r) if r.completed.is_empty() && r.scheduled.is_none() => None,
-        Ok(r) => Some(r),
-        Err(e) => Some(CompactionReport {
-            error: Some(format!("{}: {e}", e.code())),
-            io: table.client.io().since(&started.0),
-            elapsed_ms: (files::now_ms() - started.1).max(0),
-            ..CompactionReport::default()
-        }),
-    }
+    let r = locked(table, options, run(table, options, mode, None)).await?;
+    Ok((!r.completed.is_empty() || r.scheduled.is_some()).then_some(r))
 }
 
 /// `work` under the table lock when several writers are configured (held throughout: the
