@@ -962,8 +962,8 @@ fn clean_reports_what_it_deleted() {
     assert!(done[0]["bytes_freed"].as_u64().unwrap() > 0);
     assert!(done[0]["io"]["requests"].as_u64().unwrap() > 0);
     let w = write(4, &keep);
-    assert_eq!(w["clean"][0]["files_deleted"], 1, "{w}");
-    assert!(w.get("service_errors").is_none(), "{w}");
+    assert_eq!(w["services"]["clean"][0]["files_deleted"], 1, "{w}");
+    assert!(w["services"].get("errors").is_none(), "{w}");
     let rows = jsonl(&run(&args(&["read", &t, "--format", "jsonl"])).out);
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["note"], "n4");

@@ -234,8 +234,9 @@ async fn mor_cleans_its_metadata_table_when_due() {
     let dir = dir_of("mor");
     create(&dir, TableType::MergeOnRead).await;
     let mut cleaned = Vec::new();
+    let no_compaction = options(&[("hoodie.compact.inline", "false")]);
     for n in 0..34 {
-        let w = write_n(&dir, n, &BTreeMap::new()).await;
+        let w = write_n(&dir, n, &no_compaction).await;
         assert!(w.services.errors.is_empty(), "{:?}", w.services.errors);
         cleaned.extend(w.services.clean);
     }

@@ -37,7 +37,9 @@ export type WireMatchesApi = [
   Same<Wire.MetadataTableWrite, Api.MetadataTableWrite>,
   Same<Wire.CleanResult, Api.CleanResult>,
   Same<Wire.ServiceError, Api.ServiceError>,
+  Same<Wire.ArchiveResult, Api.ArchiveResult>,
+  Same<Wire.TimelineArchived, Api.TimelineArchived>,
   Same<Wire.MdtCacheStats, Api.MetadataCacheStats>,
 ];
 
-export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

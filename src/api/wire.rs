@@ -128,6 +128,50 @@ pub struct ServiceError {
     pub message: String,
 }
 
+/// What `archive()` moved from one timeline to its LSM history.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct TimelineArchived {
+    /// Requested times, oldest first.
+    pub instants: Vec<String>,
+    /// The history file they went to, relative to the base path.
+    pub history_file: String,
+    /// History files written by merging a layer into the next.
+    pub merged_into: Vec<String>,
+    pub files_deleted: usize,
+}
+
+/// What `archive()` did: each timeline's part, `null` where nothing was due.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct ArchiveResult {
+    pub data_table: Option<TimelineArchived>,
+    pub metadata_table: Option<TimelineArchived>,
+    pub requests: u64,
+    pub bytes: u64,
+    pub elapsed_ms: i64,
+}
+
+impl From<crate::write::services::archive::Archival> for ArchiveResult {
+    fn from(a: crate::write::services::archive::Archival) -> Self {
+        let part = |t: Option<crate::write::services::archive::TimelineArchived>| {
+            t.map(|t| TimelineArchived {
+                instants: t.instants,
+                history_file: t.history_file,
+                merged_into: t.merged_into,
+                files_deleted: t.files_deleted,
+            })
+        };
+        ArchiveResult {
+            data_table: part(a.data_table),
+            metadata_table: part(a.metadata_table),
+            requests: a.io.requests,
+            bytes: a.io.bytes,
+            elapsed_ms: a.elapsed_ms,
+        }
+    }
+}
+
 /// One clean that ran (`clean()`, or after a write).
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]

@@ -109,10 +109,9 @@ impl WasmTable {
     }
 
     /// Moves old instants of both timelines to their LSM histories where due (Java's
-    /// archiver; `options`: archival, cleaner and lock configs), then reloads.
-    #[wasm_bindgen(
-        unchecked_return_type = "{ dataTable: { instants: string[]; historyFile: string; mergedInto: string[]; filesDeleted: number } | null; metadataTable: { instants: string[]; historyFile: string; mergedInto: string[]; filesDeleted: number } | null; requests: number; bytes: number; elapsedMs: number }"
-    )]
+    /// archiver; `options`: archival, cleaner and lock configs); later calls see the table
+    /// as it is then.
+    #[wasm_bindgen(unchecked_return_type = "ArchiveResult")]
     pub async fn archive(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] options: JsValue,
@@ -128,21 +127,7 @@ impl WasmTable {
             // The next call that reads reopens the table.
             self.writes.set(self.writes.get() + 1);
         }
-        let part = |a: Option<crate::write::services::archive::TimelineArchived>| {
-            a.map(|a| ArchivedJs {
-                instants: a.instants,
-                history_file: a.history_file,
-                merged_into: a.merged_into,
-                files_deleted: a.files_deleted,
-            })
-        };
-        js_value(&ArchivalJs {
-            data_table: part(done.data_table),
-            metadata_table: part(done.metadata_table),
-            requests: done.io.requests,
-            bytes: done.io.bytes,
-            elapsed_ms: done.elapsed_ms,
-        })
+        js_value(&wire::ArchiveResult::from(done))
     }
 
     /// Whether the table's storage takes writes (S3, presigned URLs, a JS storage with `put`
@@ -273,25 +258,6 @@ struct ObjectJs {
     path: String,
     size: u64,
     last_modified: Option<i64>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ArchivalJs {
-    data_table: Option<ArchivedJs>,
-    metadata_table: Option<ArchivedJs>,
-    requests: u64,
-    bytes: u64,
-    elapsed_ms: i64,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ArchivedJs {
-    instants: Vec<String>,
-    history_file: String,
-    merged_into: Vec<String>,
-    files_deleted: usize,
 }
 
 #[derive(Serialize)]
