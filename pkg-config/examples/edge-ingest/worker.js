@@ -6,6 +6,7 @@
 //                   updated, deleted, filesWritten, io, ...}
 //   GET /         → 200 with the latest commits, newest first (?limit=N, default 10)
 //   HEAD /        → 204 once the engine's wasm module is instantiated (a warm-up / health check)
+//   scheduled     (a Cron Trigger) the table services: clean, compact (Merge-On-Read), archive
 //
 // Errors answer {code, message, row?, column?, instant?} with a status by code (below).
 // Configuration comes from the worker's bindings (vars and secrets), see README.md.
@@ -168,7 +169,36 @@ async function latestCommits(table, limit) {
   );
 }
 
+/** The table services Hudi's writers run after their commits — cleaning, Merge-On-Read
+ *  compaction, archival — run on a schedule: a worker whose writes leave them off
+ *  (HUDI_WRITE_OPTIONS with hoodie.clean.automatic, hoodie.compact.inline and
+ *  hoodie.archive.automatic false) keeps each POST short and the table healthy all the same.
+ *  Each service is safe to cut at any request: the next run finishes it. */
+async function tableServices(env, signal) {
+  const table = await openTable(env, signal);
+  try {
+    const options = writeConfigs(env);
+    const done = { cleans: await table.clean({ options, signal }) };
+    if (typeof table.compact === 'function' && (await table.info()).type === 'MERGE_ON_READ') {
+      done.compaction = await table.compact({ options, signal });
+    }
+    done.archival = await table.archive({ options, signal });
+    return done;
+  } finally {
+    table.close();
+  }
+}
+
 export default {
+  async scheduled(controller, env, ctx) {
+    ctx.waitUntil(
+      tableServices(env).then(
+        (done) => console.log(JSON.stringify({ cron: controller.cron, ...done })),
+        (e) => console.error(`table services failed (${e.code ?? 'IO'}): ${e.message}`),
+      ),
+    );
+  },
+
   async fetch(request, env) {
     const url = new URL(request.url);
     if (request.method === 'HEAD') {
