@@ -62,6 +62,11 @@ impl MetadataCache {
         *lock(&self.opened) = None;
     }
 
+    /// The metadata table opened last, however old (no request).
+    pub fn cached(&self) -> Option<Arc<MetadataTable>> {
+        lock(&self.opened).clone()
+    }
+
     /// The metadata table of `data`; the first open also lists the MDT partitions in
     /// `prefetch`, in the same round trip. One opened against an earlier listing of the data
     /// timeline is opened again: it may not know commits the handle now shows.

@@ -74,12 +74,20 @@ pub async fn run(
     concurrency: &Concurrency,
     data: bool,
 ) -> Result<Vec<Clean>> {
+    // The metadata table's timeline as the handle holds it, when it does: enough to tell
+    // that its clean has nothing to do without opening it.
+    let held = table.metadata.cached().map(|m| m.mdt_timeline());
     let work = async {
         let mut done = Vec::new();
         if data {
             done.extend(clean_data(table, config).await?);
         }
-        if !table.client.config().metadata_partitions.is_empty() {
+        let mdt_config = config.for_metadata_table();
+        let idle = held.as_ref().is_some_and(|t| {
+            let tz = table.client.config().timezone;
+            !clean::metadata_table_may_clean(t, &mdt_config, files::now_ms(), tz)
+        });
+        if !table.client.config().metadata_partitions.is_empty() && !idle {
             done.extend(clean_metadata_table(table, config).await?);
         }
         Ok(done)
@@ -107,7 +115,6 @@ async fn clean_data(table: &Ctx<'_>, config: &CleanConfig) -> Result<Option<Clea
     let client = table.client;
     let objects = crate::write::pending::list_timeline(client).await?;
     client.refresh_timeline(&objects);
-    table.metadata.clear();
     let target = Target {
         name: "data",
         client,
@@ -115,7 +122,9 @@ async fn clean_data(table: &Ctx<'_>, config: &CleanConfig) -> Result<Option<Clea
         is_data: true,
     };
     let done = clean_target(&target, config).await;
-    table.metadata.clear();
+    if !matches!(done, Ok(None)) {
+        table.metadata.clear();
+    }
     done
 }
 
@@ -305,11 +314,23 @@ async fn pending_compactions(client: &MetaClient, protected: &mut Protected) -> 
 
 /// The data files of `partitions` (every partition when `None`): from the metadata table's
 /// `files` partition when the data table has one, else by listing.
-async fn data_files(target: &Target<'_>, partitions: Option<&[String]>) -> Result<Vec<DataFile>> {
+async fn data_files(
+    target: &Target<'_>,
+    partitions: Option<&[String]>,
+    by_versions: bool,
+) -> Result<Vec<DataFile>> {
     if target.is_data {
         let table = target.table;
         if table.client.config().metadata_files_available() {
-            let mdt = table.metadata_table(&[]).await?;
+            // The handle's metadata table as it opened it (before a write's own commit, after
+            // it): its listing lacks at most the newest slices, and those a clean by commits
+            // or hours never deletes (the newest slice stays, and the one before it is either
+            // the last before the retain point or after it). Versions are counted afresh.
+            let held = table.metadata.cached().filter(|_| !by_versions);
+            let mdt = match held {
+                Some(m) => m,
+                None => table.metadata_table(&[]).await?,
+            };
             let all = match partitions {
                 Some(p) => p.to_vec(),
                 None => mdt.all_partitions().await?,
@@ -398,7 +419,11 @@ async fn plan(target: &Target<'_>, config: &CleanConfig) -> Result<Option<(Clean
         return Ok(None);
     }
     let (files, replaced) = futures::try_join!(
-        data_files(target, partitions.as_deref()),
+        data_files(
+            target,
+            partitions.as_deref(),
+            config.policy == clean::Policy::KeepLatestFileVersions
+        ),
         replaced_groups(client)
     )?;
     let sizes: Sizes = files
@@ -623,6 +648,8 @@ async fn metadata_table_update(
         return Ok(());
     }
     let config = client.config();
+    // Opened afresh: its listings must show every log file of `t` a cut-short attempt left.
+    table.metadata.clear();
     let mdt = table.metadata_table(&[]).await?;
     let partitions: Vec<&str> = config
         .metadata_partitions
