@@ -326,7 +326,8 @@ async fn data_files(
             // it): its listing lacks at most the newest slices, and those a clean by commits
             // or hours never deletes (the newest slice stays, and the one before it is either
             // the last before the retain point or after it). Versions are counted afresh.
-            let held = table.metadata.cached().filter(|_| !by_versions);
+            let held = (table.metadata.cached())
+                .filter(|m| !by_versions && only_writes_since(&table.client.timeline(), m));
             let mdt = match held {
                 Some(m) => m,
                 None => table.metadata_table(&[]).await?,
@@ -348,6 +349,24 @@ async fn data_files(
             size: m.size,
         })
         .collect())
+}
+
+/// Whether every data instant completed after what `mdt` knows is a plain write (no clean,
+/// compaction or replace commit that would make its listing more than a few slices behind).
+fn only_writes_since(
+    timeline: &crate::timeline::Timeline,
+    mdt: &crate::metadata::MetadataTable,
+) -> bool {
+    let Some(known) = mdt.latest_instant() else {
+        return false;
+    };
+    timeline
+        .completed()
+        .filter(|i| crate::timeline::compare_instant_times(&i.requested_time, &known).is_gt())
+        .all(|i| {
+            matches!(i.action.as_str(), action::COMMIT | action::DELTA_COMMIT)
+                && i.requested_action() == i.action
+        })
 }
 
 /// Replaced file groups by the completed replace commit (requested time) that replaced them.
