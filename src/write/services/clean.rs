@@ -131,8 +131,12 @@ async fn clean_data(table: &Ctx<'_>, config: &CleanConfig) -> Result<Option<Clea
 async fn clean_metadata_table(table: &Ctx<'_>, config: &CleanConfig) -> Result<Option<Clean>> {
     let mdt = MetaClient::open_nested(table.client, METADATA_DIR).await?;
     let timeline = mdt.timeline();
-    // Three instants after the last compaction first: readers that opened that compaction's
-    // older slices still find them.
+    // Three instants after the last compaction first: readers that opened the slices that
+    // compaction replaced still find them. A pending clean was planned past that wait: it is
+    // finished at once (it deletes nothing newer than it planned).
+    let pending = timeline
+        .pending()
+        .any(|i| i.requested_action() == action::CLEAN);
     if let Some(c) = timeline
         .completed()
         .rfind(|i| i.action == action::COMMIT || i.action == action::REPLACE_COMMIT)
@@ -141,7 +145,7 @@ async fn clean_metadata_table(table: &Ctx<'_>, config: &CleanConfig) -> Result<O
             .completed()
             .filter(|i| i.requested_time > c.requested_time)
             .count();
-        if after < 3 {
+        if after < 3 && !pending {
             return Ok(None);
         }
     }
