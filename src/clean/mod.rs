@@ -538,13 +538,8 @@ pub fn metadata_table_may_clean(
     let starts: Vec<&str> = init.into_iter().chain(compactions).collect();
     // Three instants after the last compaction first (as the clean itself waits; the
     // timeline may lack the write's own delta commit: one is granted).
-    if let Some(last) = starts.iter().filter(|t| !t.starts_with(INIT_PREFIX)).max() {
-        let after = active()
-            .filter(|i| i.is_completed() && compare_instant_times(&i.requested_time, last).is_gt())
-            .count();
-        if after + 1 < 3 {
-            return false;
-        }
+    if instants_since_compaction(timeline).is_some_and(|n| n + 1 < METADATA_CLEAN_WAIT) {
+        return false;
     }
     let before = |t: &str, limit: &str| compare_instant_times(t, limit).is_lt();
     if starts
@@ -568,6 +563,31 @@ pub fn metadata_table_may_clean(
             .iter()
             .any(|s| !before(s, &previous.timestamp) && before(s, &retain.timestamp)),
     }
+}
+
+/// Instants the metadata table's clean waits for after a compaction (Java's
+/// `cleanIfNecessary`): readers that opened the slices the compaction replaced still find
+/// them.
+pub const METADATA_CLEAN_WAIT: usize = 3;
+
+/// Completed instants after the last completed compaction (commit or replace commit, Java's
+/// `getCommitAndReplaceTimeline`), when there was one.
+pub fn instants_since_compaction(timeline: &Timeline) -> Option<usize> {
+    let active = || {
+        timeline
+            .instants
+            .iter()
+            .filter(|i| !i.archived && i.is_completed())
+    };
+    let last = active()
+        .filter(|i| i.action == action::COMMIT || i.action == action::REPLACE_COMMIT)
+        .map(|i| i.requested_time.as_str())
+        .max_by(|a, b| compare_instant_times(a, b))?;
+    Some(
+        active()
+            .filter(|i| compare_instant_times(&i.requested_time, last).is_gt())
+            .count(),
+    )
 }
 
 /// Requested times of the metadata table's initialisation delta commits begin with this.

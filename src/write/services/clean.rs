@@ -131,23 +131,15 @@ async fn clean_data(table: &Ctx<'_>, config: &CleanConfig) -> Result<Option<Clea
 async fn clean_metadata_table(table: &Ctx<'_>, config: &CleanConfig) -> Result<Option<Clean>> {
     let mdt = MetaClient::open_nested(table.client, METADATA_DIR).await?;
     let timeline = mdt.timeline();
-    // Three instants after the last compaction first: readers that opened the slices that
-    // compaction replaced still find them. A pending clean was planned past that wait: it is
-    // finished at once (it deletes nothing newer than it planned).
+    // A pending clean was planned past the wait after a compaction: finished at once (it
+    // deletes nothing newer than it planned).
     let pending = timeline
         .pending()
         .any(|i| i.requested_action() == action::CLEAN);
-    if let Some(c) = timeline
-        .completed()
-        .rfind(|i| i.action == action::COMMIT || i.action == action::REPLACE_COMMIT)
-    {
-        let after = timeline
-            .completed()
-            .filter(|i| i.requested_time > c.requested_time)
-            .count();
-        if after < 3 && !pending {
-            return Ok(None);
-        }
+    let waiting =
+        clean::instants_since_compaction(&timeline).is_some_and(|n| n < clean::METADATA_CLEAN_WAIT);
+    if waiting && !pending {
+        return Ok(None);
     }
     let target = Target {
         name: "metadata",
@@ -156,7 +148,9 @@ async fn clean_metadata_table(table: &Ctx<'_>, config: &CleanConfig) -> Result<O
         is_data: false,
     };
     let done = clean_target(&target, &config.for_metadata_table()).await;
-    table.metadata.clear();
+    if !matches!(done, Ok(None)) {
+        table.metadata.clear();
+    }
     done
 }
 
