@@ -731,23 +731,30 @@ fn some_parquet(dir: &Path) -> Option<std::path::PathBuf> {
     None
 }
 
-#[test]
-fn create_from_columns_and_from_a_data_file() {
-    let root = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli_create");
+/// `create` of table `name` (id, ts, note; ordered by ts) in a fresh folder `dir` of the
+/// test temp dir, with `extra` flags: the folder, the table's path and the run.
+fn create_small(dir: &str, name: &str, extra: &[&str]) -> (std::path::PathBuf, String, Run) {
+    let root = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(dir);
     let _ = std::fs::remove_dir_all(&root);
-    let orders = root.join("orders").to_string_lossy().into_owned();
-    let r = run(&args(&[
+    let t = root.join(name).to_string_lossy().into_owned();
+    let mut a = args(&[
         "create",
-        &orders,
+        &t,
         "--columns",
         "id BIGINT NOT NULL, ts BIGINT, note STRING",
         "--record-key",
         "id",
         "--ordering",
         "ts",
-        "--type",
-        "mor",
-    ]));
+    ]);
+    a.extend(args(extra));
+    let r = run(&a);
+    (root, t, r)
+}
+
+#[test]
+fn create_from_columns_and_from_a_data_file() {
+    let (root, orders, r) = create_small("cli_create", "orders", &["--type", "mor"]);
     assert_eq!(r.code, 0, "{}", r.err);
     assert!(
         r.out
@@ -918,19 +925,7 @@ fn write_adds_columns_from_typed_input_only_when_asked() {
 /// deletes the old slices and reports them; `write --json` reports the automatic clean.
 #[test]
 fn clean_reports_what_it_deleted() {
-    let root = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli_clean");
-    let _ = std::fs::remove_dir_all(&root);
-    let t = root.join("t").to_string_lossy().into_owned();
-    let r = run(&args(&[
-        "create",
-        &t,
-        "--columns",
-        "id BIGINT NOT NULL, ts BIGINT, note STRING",
-        "--record-key",
-        "id",
-        "--ordering",
-        "ts",
-    ]));
+    let (root, t, r) = create_small("cli_clean", "t", &[]);
     assert_eq!(r.code, 0, "{}", r.err);
     let input = root.join("rows.jsonl");
     let write = |n: u32, extra: &[&str]| {

@@ -349,3 +349,79 @@ async fn a_clean_cut_short_at_any_request_is_finished_next_time() {
     }
     assert!(k > 5, "the clean was cut at {} points", k - 1);
 }
+
+/// A write whose automatic clean is the metadata table's own, cut at every request (its own
+/// and its clean's): meanwhile the table reads the last snapshot; the next write finishes or
+/// rolls back what was left, and the metadata table lists exactly the files on storage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_metadata_table_clean_cut_short_at_any_request_is_finished_next_time() {
+    let dir = dir_of("mdt-crash-base");
+    let before = dir_of("mdt-crash-before");
+    create(&dir, TableType::MergeOnRead).await;
+    let none = BTreeMap::new();
+    // Write until a write cleans the metadata table; `before` is the table just before it.
+    let mut n = 0;
+    loop {
+        let _ = std::fs::remove_dir_all(&before);
+        common::copy_dir(&dir, &before);
+        let w = write_n(&dir, n, &none).await;
+        if w.clean.iter().any(|c| c.table == "metadata") {
+            break;
+        }
+        n += 1;
+        assert!(n < 60, "no metadata-table clean in 60 writes");
+    }
+    let rows = our_rows(&before, ReadOptions::default()).await;
+    let mut k = 1;
+    loop {
+        let t = dir_of(&format!("mdt-crash-{k}"));
+        common::copy_dir(&before, &t);
+        let crash = Arc::new(CrashAfter::new(Arc::new(LocalStorage::new(&t)), k));
+        let table = Table::open(crash.clone()).await.unwrap();
+        let batches = decode_input(&table, &batch(n)).await;
+        let outcome = table
+            .write(&batches, &WriteOptions::new(Operation::Upsert))
+            .await;
+        if !crash.crashed() {
+            let w = outcome.expect("a write that did not crash");
+            assert!(w.clean.iter().any(|c| c.table == "metadata"));
+            let _ = std::fs::remove_dir_all(&t);
+            break;
+        }
+        // Cut in the write: the last snapshot; cut in its clean: the write's commit (its
+        // error is the clean's, reported beside the commit).
+        let now = our_rows(&t, ReadOptions::default()).await;
+        match &outcome {
+            Err(_) => assert_eq!(now, rows, "k={k}"),
+            Ok(w) => assert!(!w.service_errors.is_empty(), "k={k}"),
+        }
+        let next = write_n(&t, n + 1, &none).await;
+        assert!(
+            next.service_errors.is_empty(),
+            "k={k}: {:?}",
+            next.service_errors
+        );
+        let timeline = t.join(".hoodie/metadata/.hoodie/timeline");
+        let names: Vec<String> = std::fs::read_dir(&timeline)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        let pending_cleans = names
+            .iter()
+            .filter(|p| p.ends_with(".clean.requested"))
+            .filter(|p| {
+                !names
+                    .iter()
+                    .any(|c| c.ends_with(".clean") && c.starts_with(&p[..17]))
+            })
+            .count();
+        assert_eq!(pending_cleans, 0, "k={k}: {names:?}");
+        assert_eq!(mdt_files(&t).await, data_files(&t), "k={k}");
+        assert_eq!(our_rows(&t, ReadOptions::default()).await.len(), 8, "k={k}");
+        let _ = std::fs::remove_dir_all(&t);
+        k += 1;
+        assert!(k < 400, "a write and its clean take fewer requests");
+    }
+    assert!(k > 40, "cut at {} points", k - 1);
+}

@@ -478,6 +478,121 @@ pub fn files_to_clean(
     }
 }
 
+/// The timeline as it stood at `t`: instants requested before it, those completed after it
+/// pending again.
+fn as_of(timeline: &Timeline, t: &str) -> Timeline {
+    let instants = timeline
+        .instants
+        .iter()
+        .filter(|i| compare_instant_times(&i.requested_time, t).is_lt())
+        .map(|i| {
+            let later = i
+                .completion_time
+                .as_deref()
+                .is_none_or(|c| compare_instant_times(c, t).is_gt());
+            let mut i = i.clone();
+            if i.is_completed() && later {
+                i.state = State::Inflight;
+                i.completion_time = None;
+            }
+            i
+        })
+        .collect();
+    Timeline {
+        instants,
+        ..Timeline::default()
+    }
+}
+
+/// Whether the metadata table's clean can delete anything, from its timeline alone: its file
+/// groups are compacted all at once, so their slices start at its initialisations
+/// (`00000000000000…` delta commits) and compactions. A slice becomes cleanable when the
+/// retain point passes the next such start, so a clean has work once two starts precede the
+/// retain point and (after an earlier clean) a start lies between that clean's retain point
+/// and the new one. A pending clean is work too. A timeline missing its newest instants (a
+/// handle's, before its own commit) only delays the answer to the next write.
+pub fn metadata_table_may_clean(
+    timeline: &Timeline,
+    config: &CleanConfig,
+    now_ms: i64,
+    tz: TimelineTimezone,
+) -> bool {
+    let active = || timeline.instants.iter().filter(|i| !i.archived);
+    if active().any(|i| !i.is_completed() && i.requested_action() == action::CLEAN) {
+        return true;
+    }
+    if config.policy == Policy::KeepLatestFileVersions {
+        return true;
+    }
+    let Some(retain) = earliest_commit_to_retain(timeline, config, now_ms, tz) else {
+        return false;
+    };
+    // One start for the initialisations: each file group has one of them.
+    let init = active()
+        .filter(|i| i.is_completed() && i.action == action::DELTA_COMMIT)
+        .map(|i| i.requested_time.as_str())
+        .find(|t| t.starts_with(INIT_PREFIX));
+    let compactions = active()
+        .filter(|i| i.is_completed() && i.is_compaction())
+        .map(|i| i.requested_time.as_str());
+    let starts: Vec<&str> = init.into_iter().chain(compactions).collect();
+    // Three instants after the last compaction first (as the clean itself waits; the
+    // timeline may lack the write's own delta commit: one is granted).
+    if instants_since_compaction(timeline).is_some_and(|n| n + 1 < METADATA_CLEAN_WAIT) {
+        return false;
+    }
+    let before = |t: &str, limit: &str| compare_instant_times(t, limit).is_lt();
+    if starts
+        .iter()
+        .filter(|s| before(s, &retain.timestamp))
+        .count()
+        < 2
+    {
+        return false;
+    }
+    let Some(last) = active()
+        .filter(|i| i.is_completed() && i.action == action::CLEAN)
+        .map(|i| i.requested_time.as_str())
+        .max_by(|a, b| compare_instant_times(a, b))
+    else {
+        return true;
+    };
+    match earliest_commit_to_retain(&as_of(timeline, last), config, now_ms, tz) {
+        None => true,
+        Some(previous) => starts
+            .iter()
+            .any(|s| !before(s, &previous.timestamp) && before(s, &retain.timestamp)),
+    }
+}
+
+/// Instants the metadata table's clean waits for after a compaction (Java's
+/// `cleanIfNecessary`): readers that opened the slices the compaction replaced still find
+/// them.
+pub const METADATA_CLEAN_WAIT: usize = 3;
+
+/// Completed instants after the last completed compaction (commit or replace commit, Java's
+/// `getCommitAndReplaceTimeline`), when there was one.
+pub fn instants_since_compaction(timeline: &Timeline) -> Option<usize> {
+    let active = || {
+        timeline
+            .instants
+            .iter()
+            .filter(|i| !i.archived && i.is_completed())
+    };
+    let last = active()
+        .filter(|i| i.action == action::COMMIT || i.action == action::REPLACE_COMMIT)
+        .map(|i| i.requested_time.as_str())
+        .max_by(|a, b| compare_instant_times(a, b))?;
+    Some(
+        active()
+            .filter(|i| compare_instant_times(&i.requested_time, last).is_gt())
+            .count(),
+    )
+}
+
+/// Requested times of the metadata table's initialisation delta commits begin with this.
+const INIT_PREFIX: &str = "00000000000000";
+
 /// Completed-instant state name as Java writes it in `HoodieActionInstant`.
 pub fn state_name(state: State) -> &'static str {
     match state {

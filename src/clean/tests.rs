@@ -266,3 +266,58 @@ fn settings_take_both_names_and_refuse_bad_values() {
     assert_eq!(big.for_metadata_table().commits_retained, 36);
     assert_eq!(big.for_metadata_table().file_versions_retained, 4);
 }
+
+#[test]
+fn the_metadata_table_cleans_when_its_retain_point_passes_a_compaction() {
+    let c = config(&[(COMMITS_RETAINED, "3")]);
+    let tz = TimelineTimezone::Utc;
+    let mut init = instant("00000000000000000", action::DELTA_COMMIT, State::Completed);
+    init.completion_time = Some("001".into());
+    let compaction = |t: &str| {
+        let mut i = instant(t, action::COMMIT, State::Completed);
+        i.plan_action = Some(action::COMPACTION.into());
+        i
+    };
+    // Deltas 010..090, compactions at 035 and 065.
+    let mut instants = vec![init, compaction("035"), compaction("065")];
+    instants.extend((1..=9).map(|i| {
+        instant(
+            &format!("{:03}", i * 10),
+            action::DELTA_COMMIT,
+            State::Completed,
+        )
+    }));
+    instants.sort();
+    let t = Timeline {
+        instants,
+        ..Timeline::default()
+    };
+    // 12 completed, keep 3: retain from 070; starts 000, 035, 065 precede it: work.
+    assert!(metadata_table_may_clean(&t, &c, 0, tz));
+    // After a clean at 095 (retain then 070 too) nothing new until another start passes.
+    let mut cleaned = t.clone();
+    let mut clean = instant("095", action::CLEAN, State::Completed);
+    clean.completion_time = Some("096".into());
+    cleaned.instants.push(clean);
+    cleaned.instants.sort();
+    assert!(!metadata_table_may_clean(&cleaned, &c, 0, tz));
+    // A clean at 085, when the retain point was 065: the retain point passed 065 since.
+    let mut earlier = t.clone();
+    let mut clean = instant("085", action::CLEAN, State::Completed);
+    clean.completion_time = Some("086".into());
+    earlier.instants.push(clean);
+    earlier.instants.sort();
+    assert!(metadata_table_may_clean(&earlier, &c, 0, tz));
+    // Only one start before the retain point: nothing.
+    let early = Timeline {
+        instants: t.instants[..6].to_vec(),
+        ..Timeline::default()
+    };
+    assert!(!metadata_table_may_clean(&early, &c, 0, tz));
+    // A pending clean is always work.
+    let mut pending = cleaned.clone();
+    pending
+        .instants
+        .push(instant("097", action::CLEAN, State::Requested));
+    assert!(metadata_table_may_clean(&pending, &c, 0, tz));
+}

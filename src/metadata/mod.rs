@@ -62,8 +62,8 @@ impl MetadataCache {
         *lock(&self.opened) = None;
     }
 
-    /// The metadata table opened last, whatever data timeline it was opened against.
-    pub fn peek(&self) -> Option<Arc<MetadataTable>> {
+    /// The metadata table opened last, however old (no request).
+    pub fn cached(&self) -> Option<Arc<MetadataTable>> {
         lock(&self.opened).clone()
     }
 

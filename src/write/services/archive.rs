@@ -527,7 +527,7 @@ fn may_be_due(table: &crate::write::Ctx<'_>, config: &ArchivalConfig) -> bool {
     if table.client.config().metadata_partitions.is_empty() {
         return false;
     }
-    match table.metadata.peek() {
+    match table.metadata.cached() {
         Some(mdt) => commits(&mdt.mdt_timeline()) + 2 > config.for_metadata_table().max_commits,
         None => true,
     }

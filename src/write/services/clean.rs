@@ -74,12 +74,20 @@ pub async fn run(
     concurrency: &Concurrency,
     data: bool,
 ) -> Result<Vec<Clean>> {
+    // The metadata table's timeline as the handle holds it, when it does: enough to tell
+    // that its clean has nothing to do without opening it.
+    let held = table.metadata.cached().map(|m| m.mdt_timeline());
     let work = async {
         let mut done = Vec::new();
         if data {
             done.extend(clean_data(table, config).await?);
         }
-        if !table.client.config().metadata_partitions.is_empty() {
+        let mdt_config = config.for_metadata_table();
+        let idle = held.as_ref().is_some_and(|t| {
+            let tz = table.client.config().timezone;
+            !clean::metadata_table_may_clean(t, &mdt_config, files::now_ms(), tz)
+        });
+        if !table.client.config().metadata_partitions.is_empty() && !idle {
             done.extend(clean_metadata_table(table, config).await?);
         }
         Ok(done)
@@ -107,7 +115,6 @@ async fn clean_data(table: &Ctx<'_>, config: &CleanConfig) -> Result<Option<Clea
     let client = table.client;
     let objects = crate::write::pending::list_timeline(client).await?;
     client.refresh_timeline(&objects);
-    table.metadata.clear();
     let target = Target {
         name: "data",
         client,
@@ -115,26 +122,24 @@ async fn clean_data(table: &Ctx<'_>, config: &CleanConfig) -> Result<Option<Clea
         is_data: true,
     };
     let done = clean_target(&target, config).await;
-    table.metadata.clear();
+    if !matches!(done, Ok(None)) {
+        table.metadata.clear();
+    }
     done
 }
 
 async fn clean_metadata_table(table: &Ctx<'_>, config: &CleanConfig) -> Result<Option<Clean>> {
     let mdt = MetaClient::open_nested(table.client, METADATA_DIR).await?;
     let timeline = mdt.timeline();
-    // Three instants after the last compaction first: readers that opened that compaction's
-    // older slices still find them.
-    if let Some(c) = timeline
-        .completed()
-        .rfind(|i| i.action == action::COMMIT || i.action == action::REPLACE_COMMIT)
-    {
-        let after = timeline
-            .completed()
-            .filter(|i| i.requested_time > c.requested_time)
-            .count();
-        if after < 3 {
-            return Ok(None);
-        }
+    // A pending clean was planned past the wait after a compaction: finished at once (it
+    // deletes nothing newer than it planned).
+    let pending = timeline
+        .pending()
+        .any(|i| i.requested_action() == action::CLEAN);
+    let waiting =
+        clean::instants_since_compaction(&timeline).is_some_and(|n| n < clean::METADATA_CLEAN_WAIT);
+    if waiting && !pending {
+        return Ok(None);
     }
     let target = Target {
         name: "metadata",
@@ -143,7 +148,9 @@ async fn clean_metadata_table(table: &Ctx<'_>, config: &CleanConfig) -> Result<O
         is_data: false,
     };
     let done = clean_target(&target, &config.for_metadata_table()).await;
-    table.metadata.clear();
+    if !matches!(done, Ok(None)) {
+        table.metadata.clear();
+    }
     done
 }
 
@@ -305,11 +312,24 @@ async fn pending_compactions(client: &MetaClient, protected: &mut Protected) -> 
 
 /// The data files of `partitions` (every partition when `None`): from the metadata table's
 /// `files` partition when the data table has one, else by listing.
-async fn data_files(target: &Target<'_>, partitions: Option<&[String]>) -> Result<Vec<DataFile>> {
+async fn data_files(
+    target: &Target<'_>,
+    partitions: Option<&[String]>,
+    by_versions: bool,
+) -> Result<Vec<DataFile>> {
     if target.is_data {
         let table = target.table;
         if table.client.config().metadata_files_available() {
-            let mdt = table.metadata_table(&[]).await?;
+            // The handle's metadata table as it opened it (before a write's own commit, after
+            // it): its listing lacks at most the newest slices, and those a clean by commits
+            // or hours never deletes (the newest slice stays, and the one before it is either
+            // the last before the retain point or after it). Versions are counted afresh.
+            let held = (table.metadata.cached())
+                .filter(|m| !by_versions && only_writes_since(&table.client.timeline(), m));
+            let mdt = match held {
+                Some(m) => m,
+                None => table.metadata_table(&[]).await?,
+            };
             let all = match partitions {
                 Some(p) => p.to_vec(),
                 None => mdt.all_partitions().await?,
@@ -327,6 +347,24 @@ async fn data_files(target: &Target<'_>, partitions: Option<&[String]>) -> Resul
             size: m.size,
         })
         .collect())
+}
+
+/// Whether every data instant completed after what `mdt` knows is a plain write (no clean,
+/// compaction or replace commit that would make its listing more than a few slices behind).
+fn only_writes_since(
+    timeline: &crate::timeline::Timeline,
+    mdt: &crate::metadata::MetadataTable,
+) -> bool {
+    let Some(known) = mdt.latest_instant() else {
+        return false;
+    };
+    timeline
+        .completed()
+        .filter(|i| crate::timeline::compare_instant_times(&i.requested_time, &known).is_gt())
+        .all(|i| {
+            matches!(i.action.as_str(), action::COMMIT | action::DELTA_COMMIT)
+                && i.requested_action() == i.action
+        })
 }
 
 /// Replaced file groups by the completed replace commit (requested time) that replaced them.
@@ -398,7 +436,11 @@ async fn plan(target: &Target<'_>, config: &CleanConfig) -> Result<Option<(Clean
         return Ok(None);
     }
     let (files, replaced) = futures::try_join!(
-        data_files(target, partitions.as_deref()),
+        data_files(
+            target,
+            partitions.as_deref(),
+            config.policy == clean::Policy::KeepLatestFileVersions
+        ),
         replaced_groups(client)
     )?;
     let sizes: Sizes = files
@@ -623,6 +665,8 @@ async fn metadata_table_update(
         return Ok(());
     }
     let config = client.config();
+    // Opened afresh: its listings must show every log file of `t` a cut-short attempt left.
+    table.metadata.clear();
     let mdt = table.metadata_table(&[]).await?;
     let partitions: Vec<&str> = config
         .metadata_partitions
