@@ -23,7 +23,7 @@ use hudi_edge::read::{QueryType, ReadOptions};
 use hudi_edge::storage::crash::CrashAfter;
 use hudi_edge::storage::local::LocalStorage;
 use hudi_edge::write::create::NewTable;
-use hudi_edge::write::{CompactRequest, CompactionReport, Operation, WriteOptions, WriteResult};
+use hudi_edge::write::{CompactRequest, CompactionReport, Operation, WriteOptions};
 use hudi_edge::Table;
 use serde_json::{json, Map, Value};
 
