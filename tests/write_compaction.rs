@@ -411,15 +411,7 @@ async fn writes_during_a_pending_compaction_land_in_the_next_slice() {
         model.apply(&rows, op);
     }
     let planned_model = model.clone();
-    let report = compact(
-        &dir,
-        CompactRequest {
-            schedule_only: true,
-            instant: None,
-        },
-        &[],
-    )
-    .await;
+    let report = compact(&dir, CompactRequest::schedule_only(), &[]).await;
     let c = report.scheduled.clone().expect("scheduled");
     assert!(report.completed.is_empty());
     let planned: BTreeSet<String> = slices(&dir, &ReadOptions::default())
@@ -459,15 +451,7 @@ async fn writes_during_a_pending_compaction_land_in_the_next_slice() {
     }
     assert!(!after_plan.is_empty());
     // Executed now: from the plan, whatever came since.
-    let report = compact(
-        &dir,
-        CompactRequest {
-            schedule_only: false,
-            instant: Some(c.clone()),
-        },
-        &[],
-    )
-    .await;
+    let report = compact(&dir, CompactRequest::execute(c.clone()), &[]).await;
     let [done] = report.completed.as_slice() else {
         panic!("{report:?}");
     };
@@ -679,15 +663,7 @@ async fn spark_plans_and_compactions_match_ours() {
         &before,
         "hudi-rs with Spark's plan pending",
     );
-    let report = compact(
-        &dir,
-        CompactRequest {
-            schedule_only: false,
-            instant: Some(SPARK_COMPACTION.into()),
-        },
-        &[],
-    )
-    .await;
+    let report = compact(&dir, CompactRequest::execute(SPARK_COMPACTION), &[]).await;
     assert_eq!(report.completed.len(), 1, "{report:?}");
     let after = our_rows(&dir, ReadOptions::default()).await;
     same_rows(
@@ -715,15 +691,7 @@ async fn spark_plans_and_compactions_match_ours() {
     // Our plan, scheduled on the table as it was before Spark's.
     let dir = common::table_copy(SPARK_MOR, "write_compaction", "our_plan");
     rewind(&dir, SPARK_COMPACTION, &[]);
-    let report = compact(
-        &dir,
-        CompactRequest {
-            schedule_only: true,
-            instant: None,
-        },
-        &[],
-    )
-    .await;
+    let report = compact(&dir, CompactRequest::schedule_only(), &[]).await;
     let t = report.scheduled.expect("scheduled");
     let ours = decode(&dir.join(format!(".hoodie/timeline/{t}.compaction.requested")));
     assert_eq!(ours, spark_plan, "our plan vs Spark's");

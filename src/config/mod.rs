@@ -445,6 +445,24 @@ fn infer_merge_mode(
     })
 }
 
+/// A `hoodie.*` option's value as given: trimmed; `None` when absent or empty.
+pub fn option_value<'a>(options: &'a BTreeMap<String, String>, key: &str) -> Option<&'a str> {
+    options.get(key).map(|v| v.trim()).filter(|v| !v.is_empty())
+}
+
+/// A true/false option (in either case); `None` when not given, any other value
+/// `INVALID_ARGUMENT` naming the key.
+pub fn option_flag(options: &BTreeMap<String, String>, key: &str) -> Result<Option<bool>> {
+    match option_value(options, key) {
+        None => Ok(None),
+        Some(v) if v.eq_ignore_ascii_case("true") => Ok(Some(true)),
+        Some(v) if v.eq_ignore_ascii_case("false") => Ok(Some(false)),
+        Some(v) => Err(HudiError::invalid(format!(
+            "{key}={v:?}: expected one of true, false"
+        ))),
+    }
+}
+
 /// zlib / IEEE CRC32, as Java's `java.util.zip.CRC32`.
 pub fn crc32(data: &[u8]) -> u32 {
     let mut crc = 0xFFFF_FFFFu32;

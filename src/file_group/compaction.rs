@@ -8,6 +8,8 @@ use serde_json::{json, Map, Value as Json};
 
 use super::{BaseFile, FileSlice, LogFile};
 use crate::error::{HudiError, Result};
+use crate::timeline::metadata::OrderedMap;
+use crate::timeline::{CommitMetadata, WriteStat};
 
 /// `HoodieCompactionPlan.version` Hudi 1.x writes.
 pub const PLAN_VERSION: i32 = 2;
@@ -204,6 +206,84 @@ pub fn planned_file_groups(plan: &Json) -> Vec<(String, String)> {
         })
         .map(of);
     compaction.chain(clustering).collect()
+}
+
+/// What compacting one file group read and wrote: the numbers of its write stat.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct StatCounts {
+    pub written: u64,
+    /// Base records a log version replaced, base records a log delete removed, records only
+    /// the logs held.
+    pub updates: u64,
+    pub deletes: u64,
+    pub inserts: u64,
+    /// Log records and deletes read, blocks read, corrupt and rolled-back blocks skipped.
+    pub log_records: u64,
+    pub log_blocks: u64,
+    pub corrupt_blocks: u64,
+    pub rollback_blocks: u64,
+    /// Java's `totalUpdatedRecordsCompacted`.
+    pub records_compacted: u64,
+    pub bytes: u64,
+    pub read_ms: i64,
+    pub total_ms: i64,
+}
+
+/// The write stat of one compacted file group (new base file at `path`), in the shape of
+/// Java's compaction write stats (docs/hudi-format.md §3.6).
+pub fn write_stat(op: &Operation, path: &str, c: &StatCounts) -> WriteStat {
+    let i = |n: u64| Some(n as i64);
+    WriteStat {
+        file_id: Some(op.file_id.clone()),
+        path: Some(path.to_string()),
+        prev_commit: Some(match &op.base_file {
+            Some(_) => op.base_instant.clone(),
+            None => "null".into(),
+        }),
+        num_writes: i(c.written),
+        num_deletes: i(c.deletes),
+        num_update_writes: i(c.updates),
+        num_inserts: i(c.inserts),
+        total_write_bytes: i(c.bytes),
+        total_write_errors: Some(0),
+        partition_path: Some(op.partition.clone()),
+        total_log_records: i(c.log_records),
+        total_updated_records_compacted: i(c.records_compacted),
+        total_log_blocks: i(c.log_blocks),
+        total_corrupt_log_block: i(c.corrupt_blocks),
+        total_rollback_blocks: i(c.rollback_blocks),
+        file_size_in_bytes: i(c.bytes),
+        prev_base_file: op.base_file.as_ref().map(|(n, _)| n.clone()),
+        runtime_stats: Some(crate::timeline::metadata::RuntimeStats {
+            total_scan_time: Some(c.read_ms),
+            total_create_time: Some(0),
+            total_upsert_time: Some(c.total_ms),
+        }),
+        total_log_files_compacted: Some(op.log_files.len() as i64),
+        total_log_read_time_ms: Some(c.read_ms),
+        total_log_size_compacted: i(op.log_bytes()),
+        num_updates: Some(0),
+        ..WriteStat::default()
+    }
+}
+
+/// A completed compaction's metadata: the write stats by partition in the order given,
+/// `compacted`, the schema the base files were written with, `operationType: COMPACT`.
+pub fn commit_metadata(stats: Vec<(String, Vec<WriteStat>)>, schema: &str) -> CommitMetadata {
+    let mut ordered: OrderedMap<Option<Vec<WriteStat>>> = OrderedMap::new();
+    for (partition, s) in stats {
+        ordered.insert(partition, Some(s));
+    }
+    CommitMetadata {
+        partition_to_write_stats: Some(ordered),
+        compacted: Some(true),
+        extra_metadata: Some(OrderedMap::from([(
+            "schema".to_string(),
+            Some(schema.to_string()),
+        )])),
+        operation_type: Some("COMPACT".into()),
+        ..CommitMetadata::default()
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,6 @@ use crate::file_group::FileSlice;
 use crate::hfile::writer::DEFAULT_BLOCK_SIZE;
 use crate::hfile::{HFileWriteOptions, HFileWriter};
 use crate::timeline::instant::{action, compare_instant_times};
-use crate::timeline::metadata::OrderedMap;
 use crate::timeline::{CommitMetadata, Timeline, WriteStat};
 
 /// Write option: delta commits between MDT compactions (Java `HoodieMetadataConfig`).
@@ -281,40 +280,19 @@ pub fn write_stat(
     counts: LogCounts,
     read_ms: i64,
 ) -> WriteStat {
-    let size = file.bytes.len() as i64;
-    let log_size: u64 = op.log_files.iter().map(|(_, s)| s).sum();
-    WriteStat {
-        file_id: Some(op.file_id.clone()),
-        path: Some(path.to_string()),
-        prev_commit: Some(match &op.base_file {
-            Some(_) => op.base_instant.clone(),
-            None => "null".into(),
-        }),
-        num_writes: Some(file.written as i64),
-        num_deletes: Some(0),
-        num_update_writes: Some(file.updates as i64),
-        num_inserts: Some(file.inserts as i64),
-        total_write_bytes: Some(size),
-        total_write_errors: Some(0),
-        partition_path: Some(op.partition.clone()),
-        total_log_records: Some(counts.log_records as i64),
-        total_updated_records_compacted: Some(file.written as i64),
-        total_log_blocks: Some(counts.log_blocks as i64),
-        total_corrupt_log_block: Some(0),
-        total_rollback_blocks: Some(0),
-        file_size_in_bytes: Some(size),
-        prev_base_file: op.base_file.as_ref().map(|(n, _)| n.clone()),
-        runtime_stats: Some(crate::timeline::metadata::RuntimeStats {
-            total_scan_time: Some(read_ms),
-            total_create_time: Some(0),
-            total_upsert_time: Some(read_ms),
-        }),
-        total_log_files_compacted: Some(op.log_files.len() as i64),
-        total_log_read_time_ms: Some(read_ms),
-        total_log_size_compacted: Some(log_size as i64),
-        num_updates: Some(0),
-        ..WriteStat::default()
-    }
+    let counts = crate::file_group::compaction::StatCounts {
+        written: file.written,
+        updates: file.updates,
+        inserts: file.inserts,
+        log_records: counts.log_records,
+        log_blocks: counts.log_blocks,
+        records_compacted: file.written,
+        bytes: file.bytes.len() as u64,
+        read_ms,
+        total_ms: read_ms,
+        ..Default::default()
+    };
+    crate::file_group::compaction::write_stat(op, path, &counts)
 }
 
 /// The completed compaction's metadata: write stats by MDT partition (in Java's order),
@@ -330,23 +308,9 @@ pub fn commit_metadata(stats: Vec<WriteStat>, schema: &str) -> CommitMetadata {
     // The order Java's compaction commit shows (fixture `v9_txns_simple_meta`; readers do
     // not depend on it), other partitions after.
     const ORDER: [&str; 4] = ["record_index", "files", "partition_stats", "column_stats"];
-    let mut names: Vec<String> = by_partition.keys().cloned().collect();
-    names.sort_by_key(|n| ORDER.iter().position(|o| o == n).unwrap_or(ORDER.len()));
-    let mut ordered: OrderedMap<Option<Vec<WriteStat>>> = OrderedMap::new();
-    for name in names {
-        let stats = by_partition.remove(&name);
-        ordered.insert(name, stats);
-    }
-    CommitMetadata {
-        partition_to_write_stats: Some(ordered),
-        compacted: Some(true),
-        extra_metadata: Some(OrderedMap::from([(
-            "schema".to_string(),
-            Some(schema.to_string()),
-        )])),
-        operation_type: Some("COMPACT".into()),
-        ..CommitMetadata::default()
-    }
+    let mut ordered: Vec<(String, Vec<WriteStat>)> = by_partition.into_iter().collect();
+    ordered.sort_by_key(|(n, _)| ORDER.iter().position(|o| o == n).unwrap_or(ORDER.len()));
+    crate::file_group::compaction::commit_metadata(ordered, schema)
 }
 
 #[cfg(test)]

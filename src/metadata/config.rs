@@ -68,17 +68,8 @@ pub struct MetadataConfig {
 
 impl MetadataConfig {
     pub fn parse(options: &BTreeMap<String, String>) -> Result<MetadataConfig> {
-        let own = |k: &str| options.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
-        let flag = |k: &str| -> Result<Option<bool>> {
-            match own(k) {
-                None => Ok(None),
-                Some(v) if v.eq_ignore_ascii_case("true") => Ok(Some(true)),
-                Some(v) if v.eq_ignore_ascii_case("false") => Ok(Some(false)),
-                Some(v) => Err(HudiError::invalid(format!(
-                    "{k}={v:?}: expected one of true, false"
-                ))),
-            }
-        };
+        let own = |k: &str| crate::config::option_value(options, k);
+        let flag = |k: &str| crate::config::option_flag(options, k);
         let count = |k: &str, default: usize| -> Result<usize> {
             own(k).map_or(Ok(default), |v| {
                 v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {

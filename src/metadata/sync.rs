@@ -121,19 +121,9 @@ pub(super) fn visibility(mdt: &Timeline, valid: &HashSet<String>) -> Visibility 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::ObjectMeta;
 
     fn timeline(names: &[&str]) -> Timeline {
-        let cfg = TableConfig::parse(
-            "hoodie.table.name=t\nhoodie.table.type=MERGE_ON_READ\nhoodie.table.version=9\n",
-            "p",
-        )
-        .unwrap();
-        let files: Vec<ObjectMeta> = names
-            .iter()
-            .map(|n| ObjectMeta::file(format!(".hoodie/timeline/{n}"), 1))
-            .collect();
-        Timeline::from_listing(&files, &cfg)
+        crate::timeline::test_timeline(names)
     }
 
     #[test]

@@ -279,6 +279,21 @@ impl Timeline {
     }
 }
 
+/// A Merge-On-Read table's timeline of these instant file names (unit tests).
+#[cfg(test)]
+pub(crate) fn test_timeline(names: &[&str]) -> Timeline {
+    let cfg = crate::config::TableConfig::parse(
+        "hoodie.table.name=t\nhoodie.table.type=MERGE_ON_READ\nhoodie.table.version=9\n",
+        "p",
+    )
+    .unwrap();
+    let files: Vec<ObjectMeta> = names
+        .iter()
+        .map(|n| ObjectMeta::file(format!(".hoodie/timeline/{n}"), 1))
+        .collect();
+    Timeline::from_listing(&files, &cfg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

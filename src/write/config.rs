@@ -262,8 +262,7 @@ struct Values<'a> {
 
 impl<'a> Values<'a> {
     fn own(&self, key: &str) -> Option<&'a str> {
-        let v = self.given.get(key)?.trim();
-        (!v.is_empty()).then_some(v)
+        crate::config::option_value(self.given, key)
     }
 
     fn kept(&self, key: &str) -> Option<&'a str> {
@@ -283,12 +282,7 @@ fn one_of(key: &str, value: &str, accepted: &str) -> HudiError {
 }
 
 fn flag(values: &Values<'_>, key: &str) -> Result<Option<bool>> {
-    match values.own(key) {
-        None => Ok(None),
-        Some(v) if v.eq_ignore_ascii_case("true") => Ok(Some(true)),
-        Some(v) if v.eq_ignore_ascii_case("false") => Ok(Some(false)),
-        Some(v) => Err(one_of(key, v, "true, false")),
-    }
+    crate::config::option_flag(values.given, key)
 }
 
 fn bucket_settings(values: &Values<'_>) -> Result<BucketSettings> {

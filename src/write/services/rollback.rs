@@ -109,34 +109,47 @@ pub(crate) async fn rollback_listed(
         if targets.contains(t) {
             continue;
         }
-        let target = InstantInfo {
-            commit_time: t.clone(),
-            action: a.clone(),
-        };
-        let plan = RollbackPlan {
-            instant_to_rollback: Some(target.clone()),
-            // A write that never got past `requested` wrote nothing (Java plans nothing).
-            rollback_requests: Some(if *inflight {
-                plan_requests(client, t).await?
-            } else {
-                Vec::new()
-            }),
-            version: Some(ROLLBACK_VERSION),
-        };
-        let r = fresh_time(storage, config).await?;
-        storage
-            .put(
-                &join(
-                    &config.timeline_dir,
-                    &instant_file_name(&r, action::ROLLBACK, State::Requested, None),
-                ),
-                Bytes::from(encode_rollback_plan(&plan)?),
-                PutMode::Create,
-            )
-            .await?;
-        done.push(execute(client, &r, &target, &plan, false).await?);
+        // A write that never got past `requested` wrote nothing (Java plans nothing).
+        done.push(start(client, t, a, *inflight).await?);
     }
     Ok(done)
+}
+
+/// Plans the rollback of pending instant `t` (requested as `pending_action`), writes the
+/// plan at a fresh time and executes it; an instant without its inflight file wrote nothing.
+async fn start(
+    client: &MetaClient,
+    t: &str,
+    pending_action: &str,
+    inflight: bool,
+) -> Result<RolledBack> {
+    let config = client.config();
+    let storage: &dyn Storage = client.storage().as_ref();
+    let target = InstantInfo {
+        commit_time: t.to_string(),
+        action: pending_action.to_string(),
+    };
+    let plan = RollbackPlan {
+        instant_to_rollback: Some(target.clone()),
+        rollback_requests: Some(if inflight {
+            plan_requests(client, t).await?
+        } else {
+            Vec::new()
+        }),
+        version: Some(ROLLBACK_VERSION),
+    };
+    let r = fresh_time(storage, config).await?;
+    storage
+        .put(
+            &join(
+                &config.timeline_dir,
+                &instant_file_name(&r, action::ROLLBACK, State::Requested, None),
+            ),
+            Bytes::from(encode_rollback_plan(&plan)?),
+            PutMode::Create,
+        )
+        .await?;
+    execute(client, &r, &target, &plan, false).await
 }
 
 /// Table services whose plan a rollback keeps (it reverts them to requested).
@@ -179,27 +192,7 @@ pub(crate) async fn rollback_inflight_compaction(
     if !listing.is_inflight(t) {
         return Ok(None);
     }
-    let target = InstantInfo {
-        commit_time: t.to_string(),
-        action: action::COMPACTION.to_string(),
-    };
-    let plan = RollbackPlan {
-        instant_to_rollback: Some(target.clone()),
-        rollback_requests: Some(plan_requests(client, t).await?),
-        version: Some(ROLLBACK_VERSION),
-    };
-    let r = fresh_time(storage, config).await?;
-    storage
-        .put(
-            &join(
-                &config.timeline_dir,
-                &instant_file_name(&r, action::ROLLBACK, State::Requested, None),
-            ),
-            Bytes::from(encode_rollback_plan(&plan)?),
-            PutMode::Create,
-        )
-        .await?;
-    execute(client, &r, &target, &plan, false).await.map(Some)
+    start(client, t, action::COMPACTION, true).await.map(Some)
 }
 
 async fn read_plan(storage: &dyn Storage, path: &str) -> Result<RollbackPlan> {

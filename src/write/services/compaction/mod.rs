@@ -27,12 +27,13 @@ use super::rollback::{self, RolledBack};
 use crate::base_file::writer::WrittenBaseFile;
 use crate::config::TableType;
 use crate::error::{malformed_by, HudiError, Result};
-use crate::file_group::compaction::{plan_json, plan_operations, planned_file_groups, Operation};
+use crate::file_group::compaction::{
+    plan_json, plan_operations, planned_file_groups, Operation, StatCounts,
+};
 use crate::file_group::FileSlice;
 use crate::read::{Plan, ReadOptions};
 use crate::storage::{join, IoSnapshot, PutMode, Storage, StorageExt};
 use crate::timeline::instant::action;
-use crate::timeline::metadata::OrderedMap;
 use crate::timeline::write::{encode_avro_instant, encode_commit_metadata, InstantSchema};
 use crate::timeline::{CommitMetadata, WriteStat};
 use crate::write::build::FileSchemas;
@@ -89,6 +90,24 @@ pub struct CompactRequest {
     pub schedule_only: bool,
     /// Execute this pending compaction only.
     pub instant: Option<String>,
+}
+
+impl CompactRequest {
+    /// Write a new plan and leave it for a later run.
+    pub fn schedule_only() -> CompactRequest {
+        CompactRequest {
+            schedule_only: true,
+            instant: None,
+        }
+    }
+
+    /// Execute pending compaction `instant` alone.
+    pub fn execute(instant: impl Into<String>) -> CompactRequest {
+        CompactRequest {
+            schedule_only: false,
+            instant: Some(instant.into()),
+        }
+    }
 }
 
 /// How a run goes: which pending plans it executes and whether it schedules.
@@ -642,43 +661,22 @@ fn write_stat(
     stats: &crate::merge::LogScanStats,
     (read_ms, total_ms): (i64, i64),
 ) -> WriteStat {
-    let size = file.bytes.len() as i64;
-    let written = file.num_rows as i64;
-    let inserts = stats.log_only as i64;
-    WriteStat {
-        file_id: Some(op.file_id.clone()),
-        path: Some(join(&op.partition, name)),
-        prev_commit: Some(match &op.base_file {
-            Some(_) => op.base_instant.clone(),
-            None => "null".into(),
-        }),
-        num_writes: Some(written),
-        num_deletes: Some(stats.base_deleted as i64),
-        num_update_writes: Some(stats.base_updated as i64),
-        total_write_bytes: Some(size),
-        total_write_errors: Some(0),
-        partition_path: Some(op.partition.clone()),
-        total_log_records: Some((stats.records + stats.deletes) as i64),
-        total_updated_records_compacted: Some(
-            (stats.base_updated + stats.base_deleted) as i64 + inserts,
-        ),
-        num_inserts: Some(inserts),
-        total_log_blocks: Some(stats.blocks as i64),
-        total_corrupt_log_block: Some(stats.corrupt_blocks as i64),
-        total_rollback_blocks: Some(stats.rolled_back_blocks as i64),
-        file_size_in_bytes: Some(size),
-        prev_base_file: op.base_file.as_ref().map(|(n, _)| n.clone()),
-        runtime_stats: Some(crate::timeline::metadata::RuntimeStats {
-            total_scan_time: Some(read_ms),
-            total_create_time: Some(0),
-            total_upsert_time: Some(total_ms),
-        }),
-        total_log_files_compacted: Some(op.log_files.len() as i64),
-        total_log_read_time_ms: Some(read_ms),
-        total_log_size_compacted: Some(op.log_bytes() as i64),
-        num_updates: Some(0),
-        ..WriteStat::default()
-    }
+    let n = |x: usize| x as u64;
+    let counts = StatCounts {
+        written: file.num_rows,
+        updates: n(stats.base_updated),
+        deletes: n(stats.base_deleted),
+        inserts: n(stats.log_only),
+        log_records: n(stats.records + stats.deletes),
+        log_blocks: n(stats.blocks),
+        corrupt_blocks: n(stats.corrupt_blocks),
+        rollback_blocks: n(stats.rolled_back_blocks),
+        records_compacted: n(stats.base_updated + stats.base_deleted + stats.log_only),
+        bytes: file.bytes.len() as u64,
+        read_ms,
+        total_ms,
+    };
+    crate::file_group::compaction::write_stat(op, &join(&op.partition, name), &counts)
 }
 
 /// The completed compaction's metadata as Spark 1.1 writes it: write stats by partition
@@ -692,18 +690,12 @@ fn commit_metadata(written: &[Written], schema: &str) -> CommitMetadata {
             .push(w.stat.clone());
     }
     let names: Vec<&str> = by_partition.keys().copied().collect();
-    let mut ordered: OrderedMap<Option<Vec<WriteStat>>> = OrderedMap::new();
-    for i in crate::hfile::writer::java_hash_map_order(&names) {
-        ordered.insert(names[i].to_string(), by_partition.remove(names[i]));
-    }
-    CommitMetadata {
-        partition_to_write_stats: Some(ordered),
-        compacted: Some(true),
-        extra_metadata: Some(OrderedMap::from([(
-            "schema".to_string(),
-            Some(schema.to_string()),
-        )])),
-        operation_type: Some("COMPACT".into()),
-        ..CommitMetadata::default()
-    }
+    let ordered = crate::hfile::writer::java_hash_map_order(&names)
+        .into_iter()
+        .map(|i| {
+            let stats = by_partition.remove(names[i]).unwrap_or_default();
+            (names[i].to_string(), stats)
+        })
+        .collect();
+    crate::file_group::compaction::commit_metadata(ordered, schema)
 }

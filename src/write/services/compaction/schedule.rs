@@ -92,17 +92,8 @@ impl CompactionConfig {
     /// is given: Spark's datasource forces it on for batch writes to Merge-On-Read tables
     /// under the same rule.
     pub fn parse(given: &BTreeMap<String, String>) -> Result<CompactionConfig> {
-        let own = |k: &str| given.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
-        let flag = |k: &str| -> Result<Option<bool>> {
-            match own(k) {
-                None => Ok(None),
-                Some(v) if v.eq_ignore_ascii_case("true") => Ok(Some(true)),
-                Some(v) if v.eq_ignore_ascii_case("false") => Ok(Some(false)),
-                Some(v) => Err(HudiError::invalid(format!(
-                    "{k}={v:?}: expected one of true, false"
-                ))),
-            }
-        };
+        let own = |k: &str| crate::config::option_value(given, k);
+        let flag = |k: &str| crate::config::option_flag(given, k);
         let number = |k: &str, default: u64, min: u64| -> Result<u64> {
             own(k).map_or(Ok(default), |v| {
                 v.parse::<u64>().ok().filter(|n| *n >= min).ok_or_else(|| {
@@ -277,19 +268,9 @@ pub fn operations<'a>(
 mod tests {
     use super::*;
     use crate::file_group::{BaseFile, LogFile};
-    use crate::storage::ObjectMeta;
 
     fn timeline(names: &[&str]) -> Timeline {
-        let cfg = crate::config::TableConfig::parse(
-            "hoodie.table.name=t\nhoodie.table.type=MERGE_ON_READ\nhoodie.table.version=9\n",
-            "p",
-        )
-        .unwrap();
-        let files: Vec<ObjectMeta> = names
-            .iter()
-            .map(|n| ObjectMeta::file(format!(".hoodie/timeline/{n}"), 1))
-            .collect();
-        Timeline::from_listing(&files, &cfg)
+        crate::timeline::test_timeline(names)
     }
 
     fn config(pairs: &[(&str, &str)]) -> CompactionConfig {
