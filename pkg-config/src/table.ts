@@ -33,6 +33,8 @@ import type {
   IndexResult,
   ArchiveOptions,
   ArchiveResult,
+  CompactOptions,
+  CompactReport,
   Instant,
   IoStats,
   OpenOptions,
@@ -542,6 +544,8 @@ export class HudiTable {
           attempts: r.attempts,
           rolledBack: r.rolledBack,
           cleans: r.clean,
+          archival: r.archival,
+          compaction: r.compaction,
           serviceErrors: r.serviceErrors,
         };
       } catch (e) {
@@ -626,6 +630,19 @@ export class HudiTable {
       this.#layout = undefined;
       this.#history = undefined;
       return built;
+    });
+  }
+
+  /** Compacts a Merge-On-Read table as Hudi's compactor does: executes pending plans (or
+   *  `instant` alone), then schedules a plan over every file slice with log files and,
+   *  unless `scheduleOnly`, executes it (writes do it themselves when due; this runs it on
+   *  request). Later calls see the new base files. */
+  compact(o: CompactOptions = {}): Promise<CompactReport> {
+    return this.#run(async (w) => {
+      const done = await w.compact(o.options ?? {}, Boolean(o.scheduleOnly), o.instant, o.signal);
+      this.#layout = undefined;
+      this.#history = undefined;
+      return done;
     });
   }
 

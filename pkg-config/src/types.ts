@@ -437,6 +437,10 @@ export interface WriteResult {
   clean: CleanResult[];
   /** Services that failed after the commit (the commit stands). */
   serviceErrors: ServiceError[];
+  /** Archival run after the commit, when it moved anything. */
+  archival: ArchiveResult | null;
+  /** Merge-On-Read compaction run after the commit, when one was due or pending. */
+  compaction: CompactReport | null;
   /** Requests after the commit: deciding whether a service is due, and running it. */
   servicesIo: IoStats;
 }
@@ -556,9 +560,13 @@ export interface CommitResult {
   attempts?: number;
   /** Failed writes (of crashed or aborted writers) this one rolled back first. */
   rolledBack?: string[];
-  /** Cleans run after the commit (`hoodie.clean.automatic`, on by default), and a cleaning
-   *  failure after it (the commit stands); absent when the commit was found after an abort. */
+  /** The table services run after the commit — cleans (`hoodie.clean.automatic`), archival
+   *  (`hoodie.archive.automatic`), Merge-On-Read compaction (`hoodie.compact.inline`), each
+   *  on by default and reported when it did something — and failures among them (the commit
+   *  stands); absent when the commit was found after an abort. */
   cleans?: CleanResult[];
+  archival?: ArchiveResult | null;
+  compaction?: CompactReport | null;
   serviceErrors?: ServiceError[];
   /** The signal fired after the commit point: the commit landed (counts from its metadata). */
   abortedAfterCommit?: boolean;
@@ -602,6 +610,44 @@ export interface IndexResult {
   partitions: { partition: string; instant: string; fileGroups: number; records: number }[];
   requests: number;
   bytes: number;
+  elapsedMs: number;
+}
+
+/** Settings of {@link HudiTable.compact}. */
+export interface CompactOptions extends Cancellable {
+  /** Hudi write configs: `hoodie.compaction.*`, lock configs. */
+  options?: Record<string, string>;
+  /** Write the plan (`<t>.compaction.requested`) and leave it for a later run. */
+  scheduleOnly?: boolean;
+  /** Execute this pending compaction only. */
+  instant?: string;
+}
+
+/** One compaction executed and committed. */
+export interface CompactionResult {
+  instant: string;
+  completionTime: string;
+  /** Scheduled by this run (else a plan found pending: ours, or another writer's). */
+  scheduledHere: boolean;
+  fileGroups: number;
+  logFiles: number;
+  /** New base files, relative to the base path. */
+  filesWritten: string[];
+  recordsWritten: number;
+  bytesWritten: number;
+  io: IoStats;
+  elapsedMs: number;
+}
+
+/** What {@link HudiTable.compact} did. */
+export interface CompactReport {
+  /** Compactions committed, oldest first: pending plans before a new one. */
+  completed: CompactionResult[];
+  /** A plan written and left for a later run (schedule only). */
+  scheduled: string | null;
+  /** Why no new plan was written. */
+  notScheduled: string | null;
+  io: IoStats;
   elapsedMs: number;
 }
 

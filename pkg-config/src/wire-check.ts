@@ -39,7 +39,9 @@ export type WireMatchesApi = [
   Same<Wire.ServiceError, Api.ServiceError>,
   Same<Wire.ArchiveResult, Api.ArchiveResult>,
   Same<Wire.TimelineArchived, Api.TimelineArchived>,
+  Same<Wire.CompactReport, Api.CompactReport>,
+  Same<Wire.CompactionResult, Api.CompactionResult>,
   Same<Wire.MdtCacheStats, Api.MetadataCacheStats>,
 ];
 
-export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

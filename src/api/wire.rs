@@ -115,6 +115,10 @@ pub struct WriteResult {
     pub clean: Vec<CleanResult>,
     /// Services that failed after the commit (the commit stands).
     pub service_errors: Vec<ServiceError>,
+    /// Archival run after the commit, when it moved anything.
+    pub archival: Option<ArchiveResult>,
+    /// Merge-On-Read compaction run after the commit, when one was due or pending.
+    pub compaction: Option<CompactReport>,
     /// Requests after the commit: deciding whether a service is due, and running it.
     pub services_io: IoSnapshot,
 }
@@ -126,6 +130,63 @@ pub struct ServiceError {
     pub service: String,
     pub code: String,
     pub message: String,
+}
+
+/// One compaction executed and committed (`compact()`, or after a write).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct CompactionResult {
+    pub instant: String,
+    pub completion_time: String,
+    /// Scheduled by this run (else a plan found pending: ours, or another writer's).
+    pub scheduled_here: bool,
+    pub file_groups: usize,
+    pub log_files: usize,
+    /// New base files, relative to the base path.
+    pub files_written: Vec<String>,
+    pub records_written: u64,
+    pub bytes_written: u64,
+    pub io: IoSnapshot,
+    pub elapsed_ms: i64,
+}
+
+/// What `compact()` did.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct CompactReport {
+    /// Compactions committed, oldest first: pending plans before a new one.
+    pub completed: Vec<CompactionResult>,
+    /// A plan written and left for a later run (schedule only).
+    pub scheduled: Option<String>,
+    /// Why no new plan was written.
+    pub not_scheduled: Option<String>,
+    pub io: IoSnapshot,
+    pub elapsed_ms: i64,
+}
+
+impl From<crate::write::CompactionReport> for CompactReport {
+    fn from(r: crate::write::CompactionReport) -> Self {
+        CompactReport {
+            completed: (r.completed.into_iter())
+                .map(|c| CompactionResult {
+                    instant: c.instant,
+                    completion_time: c.completion_time,
+                    scheduled_here: c.scheduled_here,
+                    file_groups: c.file_groups,
+                    log_files: c.log_files,
+                    files_written: c.files_written,
+                    records_written: c.records_written,
+                    bytes_written: c.bytes_written,
+                    io: c.io,
+                    elapsed_ms: c.elapsed_ms,
+                })
+                .collect(),
+            scheduled: r.scheduled,
+            not_scheduled: r.not_scheduled,
+            io: r.io,
+            elapsed_ms: r.elapsed_ms,
+        }
+    }
 }
 
 /// What `archive()` moved from one timeline to its LSM history.
@@ -270,6 +331,8 @@ impl From<crate::write::WriteResult> for WriteResult {
                     message: e.message,
                 })
                 .collect(),
+            archival: r.services.archival.map(ArchiveResult::from),
+            compaction: r.services.compaction.map(CompactReport::from),
             services_io: r.services.io,
         }
     }

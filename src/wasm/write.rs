@@ -108,6 +108,35 @@ impl WasmTable {
         js_value(&done)
     }
 
+    /// Compacts a Merge-On-Read table (`options`: `hoodie.compaction.*`, lock configs):
+    /// executes pending plans (or `instant` alone), then schedules one over every slice with
+    /// log files and, unless `scheduleOnly`, executes it. An abort leaves a started
+    /// compaction pending: the next compaction (or write) finishes it from its plan.
+    #[wasm_bindgen(unchecked_return_type = "CompactReport")]
+    pub async fn compact(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] options: JsValue,
+        schedule_only: bool,
+        instant: Option<String>,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        let options = hoodie_options(options, "compact")?;
+        let table = abortable(signal.as_ref(), self.current()).await?;
+        let request = crate::write::CompactRequest {
+            schedule_only,
+            instant,
+        };
+        let done = abortable(signal.as_ref(), async {
+            table.compact(&request, &options).await.map_err(to_js)
+        })
+        .await?;
+        if !done.completed.is_empty() || done.scheduled.is_some() {
+            // The next call that reads reopens the table.
+            self.writes.set(self.writes.get() + 1);
+        }
+        js_value(&wire::CompactReport::from(done))
+    }
+
     /// Moves old instants of both timelines to their LSM histories where due (Java's
     /// archiver; `options`: archival, cleaner and lock configs); later calls see the table
     /// as it is then.
