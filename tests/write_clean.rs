@@ -365,7 +365,7 @@ async fn a_metadata_table_clean_cut_short_at_any_request_is_finished_next_time()
         let _ = std::fs::remove_dir_all(&before);
         common::copy_dir(&dir, &before);
         let w = write_n(&dir, n, &none).await;
-        if w.clean.iter().any(|c| c.table == "metadata") {
+        if w.services.clean.iter().any(|c| c.table == "metadata") {
             break;
         }
         n += 1;
@@ -384,7 +384,7 @@ async fn a_metadata_table_clean_cut_short_at_any_request_is_finished_next_time()
             .await;
         if !crash.crashed() {
             let w = outcome.expect("a write that did not crash");
-            assert!(w.clean.iter().any(|c| c.table == "metadata"));
+            assert!(w.services.clean.iter().any(|c| c.table == "metadata"));
             let _ = std::fs::remove_dir_all(&t);
             break;
         }
@@ -393,13 +393,13 @@ async fn a_metadata_table_clean_cut_short_at_any_request_is_finished_next_time()
         let now = our_rows(&t, ReadOptions::default()).await;
         match &outcome {
             Err(_) => assert_eq!(now, rows, "k={k}"),
-            Ok(w) => assert!(!w.service_errors.is_empty(), "k={k}"),
+            Ok(w) => assert!(!w.services.errors.is_empty(), "k={k}"),
         }
         let next = write_n(&t, n + 1, &none).await;
         assert!(
-            next.service_errors.is_empty(),
+            next.services.errors.is_empty(),
             "k={k}: {:?}",
-            next.service_errors
+            next.services.errors
         );
         let timeline = t.join(".hoodie/metadata/.hoodie/timeline");
         let names: Vec<String> = std::fs::read_dir(&timeline)

@@ -79,7 +79,8 @@ async fn layout(dir: &Path) -> (usize, usize) {
 
 #[tokio::test]
 async fn inserts_fill_small_file_groups() {
-    let cases: [(&str, TableType, &[(&str, &str)], bool); 3] = [
+    type Case<'a> = (&'a str, TableType, &'a [(&'a str, &'a str)], bool);
+    let cases: [Case; 3] = [
         ("cow", TableType::CopyOnWrite, &[], false),
         ("mor_simple", TableType::MergeOnRead, &[], false),
         (
