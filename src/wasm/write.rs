@@ -122,7 +122,7 @@ impl WasmTable {
     ) -> Result<JsValue, JsValue> {
         let options = hoodie_options(options, "compact")?;
         let table = abortable(signal.as_ref(), self.current()).await?;
-        let request = crate::write::CompactRequest {
+        let request = crate::api::CompactRequest {
             schedule_only,
             instant,
         };
