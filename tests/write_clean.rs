@@ -448,24 +448,18 @@ async fn cleans_under_the_storage_lock() {
     }
     assert!(cleaned >= 3, "{cleaned} cleans");
     // Two writers (each on its own keys) commit and clean at once.
-    let (a, b) = futures::join!(
-        async {
-            let table = open(&dir).await;
-            let rows = vec![batch(20)[0].clone()];
-            let mut o = WriteOptions::new(Operation::Upsert);
-            o.options = occ.clone();
-            o.commit_retries = 5;
-            table.write(&decode_input(&table, &rows).await, &o).await
-        },
-        async {
-            let table = open(&dir).await;
-            let rows = vec![batch(21)[1].clone()];
+    let one_row = |n: u64, i: usize| {
+        let (dir, occ) = (&dir, &occ);
+        async move {
+            let table = open(dir).await;
+            let rows = vec![batch(n)[i].clone()];
             let mut o = WriteOptions::new(Operation::Upsert);
             o.options = occ.clone();
             o.commit_retries = 5;
             table.write(&decode_input(&table, &rows).await, &o).await
         }
-    );
+    };
+    let (a, b) = futures::join!(one_row(20, 0), one_row(21, 1));
     for w in [a.expect("writer a"), b.expect("writer b")] {
         assert!(w.service_errors.is_empty(), "{:?}", w.service_errors);
     }
