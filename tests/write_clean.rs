@@ -425,3 +425,67 @@ async fn a_metadata_table_clean_cut_short_at_any_request_is_finished_next_time()
     }
     assert!(k > 40, "cut at {} points", k - 1);
 }
+
+/// Under optimistic concurrency with the storage lock: writes clean after their commits (the
+/// lock taken only when a clean has work), two writers at once leave one clean per plan, and
+/// the table reads the same in both readers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cleans_under_the_storage_lock() {
+    let dir = dir_of("occ");
+    create(&dir, TableType::CopyOnWrite).await;
+    let occ = options(&[
+        (
+            "hoodie.write.concurrency.mode",
+            "optimistic_concurrency_control",
+        ),
+        (
+            "hoodie.write.lock.provider",
+            "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider",
+        ),
+        ("hoodie.write.lock.wait_time_ms_between_retry", "20"),
+        ("hoodie.clean.commits.retained", "3"),
+    ]);
+    let mut cleaned = 0;
+    for n in 0..8 {
+        let w = write_n(&dir, n, &occ).await;
+        assert!(w.service_errors.is_empty(), "{:?}", w.service_errors);
+        cleaned += w.clean.len();
+    }
+    assert!(cleaned >= 3, "{cleaned} cleans");
+    // Two writers (each on its own keys) commit and clean at once.
+    let one_row = |n: u64, i: usize| {
+        let (dir, occ) = (&dir, &occ);
+        async move {
+            let table = open(dir).await;
+            let rows = vec![batch(n)[i].clone()];
+            let mut o = WriteOptions::new(Operation::Upsert);
+            o.options = occ.clone();
+            o.commit_retries = 5;
+            table.write(&decode_input(&table, &rows).await, &o).await
+        }
+    };
+    let (a, b) = futures::join!(one_row(20, 0), one_row(21, 1));
+    for w in [a.expect("writer a"), b.expect("writer b")] {
+        assert!(w.service_errors.is_empty(), "{:?}", w.service_errors);
+    }
+    let lock: Value =
+        serde_json::from_slice(&std::fs::read(dir.join(".hoodie/.locks/table_lock.json")).unwrap())
+            .unwrap();
+    assert_eq!(lock["expired"], json!(true), "released: {lock}");
+    let names: Vec<String> = std::fs::read_dir(dir.join(".hoodie/timeline"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let requested = names
+        .iter()
+        .filter(|n| n.ends_with(".clean.requested"))
+        .count();
+    let completed = names.iter().filter(|n| n.ends_with(".clean")).count();
+    assert_eq!(requested, completed, "{names:?}");
+    assert_eq!(mdt_files(&dir).await, data_files(&dir));
+    assert_eq!(
+        hudi_rs_rows(&dir, &[]),
+        our_rows(&dir, ReadOptions::default()).await
+    );
+}

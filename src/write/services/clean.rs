@@ -65,9 +65,10 @@ pub struct Clean {
 }
 
 /// Cleans the data table when due (or finishes a pending clean) and then the metadata table
-/// (when due), under the table lock when several writers are configured. `data` false
-/// skips the data table (automatic cleaning off: the metadata table's clean still runs, as
-/// Java's metadata writer runs it regardless).
+/// (when due). `data` false skips the data table (automatic cleaning off: the metadata
+/// table's clean still runs, as Java's metadata writer runs it regardless). Under
+/// optimistic concurrency a clean is planned without the table lock, as Java plans one, and
+/// recorded, executed and committed under it; nothing due takes no lock.
 pub async fn run(
     table: &Ctx<'_>,
     config: &CleanConfig,
@@ -77,28 +78,29 @@ pub async fn run(
     // The metadata table's timeline as the handle holds it, when it does: enough to tell
     // that its clean has nothing to do without opening it.
     let held = table.metadata.cached().map(|m| m.mdt_timeline());
-    let work = async {
-        let mut done = Vec::new();
-        if data {
-            done.extend(clean_data(table, config).await?);
+    let lock = match concurrency {
+        Concurrency::SingleWriter => None,
+        Concurrency::Optimistic(c) => {
+            Some(TableLock::new(table.client.storage().as_ref(), c.clone())?)
         }
-        let mdt_config = config.for_metadata_table();
-        let idle = held.as_ref().is_some_and(|t| {
-            let tz = table.client.config().timezone;
-            !clean::metadata_table_may_clean(t, &mdt_config, files::now_ms(), tz)
-        });
-        if !table.client.config().metadata_partitions.is_empty() && !idle {
-            done.extend(clean_metadata_table(table, config).await?);
-        }
-        Ok(done)
     };
-    match concurrency {
-        Concurrency::SingleWriter => work.await,
-        Concurrency::Optimistic(lock) => {
-            let storage = table.client.storage().as_ref();
-            TableLock::new(storage, lock.clone())?.run(work).await
-        }
+    let mut done = Vec::new();
+    if data {
+        done.extend(clean_data(table, config, lock.as_ref()).await?);
     }
+    let mdt_config = config.for_metadata_table();
+    let idle = held.as_ref().is_some_and(|t| {
+        let tz = table.client.config().timezone;
+        !clean::metadata_table_may_clean(t, &mdt_config, files::now_ms(), tz)
+    });
+    if !table.client.config().metadata_partitions.is_empty() && !idle {
+        let mdt = clean_metadata_table(table, config);
+        done.extend(match &lock {
+            None => mdt.await?,
+            Some(lock) => lock.run(mdt).await?,
+        });
+    }
+    Ok(done)
 }
 
 /// What a clean works on: the data table (with a metadata table to keep in step) or the
@@ -111,7 +113,11 @@ struct Target<'a> {
     is_data: bool,
 }
 
-async fn clean_data(table: &Ctx<'_>, config: &CleanConfig) -> Result<Option<Clean>> {
+async fn clean_data(
+    table: &Ctx<'_>,
+    config: &CleanConfig,
+    lock: Option<&TableLock<'_>>,
+) -> Result<Option<Clean>> {
     let client = table.client;
     let objects = crate::write::pending::list_timeline(client).await?;
     client.refresh_timeline(&objects);
@@ -121,11 +127,51 @@ async fn clean_data(table: &Ctx<'_>, config: &CleanConfig) -> Result<Option<Clea
         table,
         is_data: true,
     };
-    let done = clean_target(&target, config).await;
+    let done = match lock {
+        None => clean_target(&target, config).await,
+        Some(lock) => clean_locked(&target, config, lock).await,
+    };
     if !matches!(done, Ok(None)) {
         table.metadata.clear();
     }
     done
+}
+
+/// [`clean_target`] with the work planned first and done under `lock`, unless another
+/// writer's clean started or finished meanwhile (then that one stands; the next run plans
+/// again).
+async fn clean_locked(
+    target: &Target<'_>,
+    config: &CleanConfig,
+    lock: &TableLock<'_>,
+) -> Result<Option<Clean>> {
+    let client = target.client;
+    let (io, started) = (client.io(), files::now_ms());
+    let Some(work) = prepare(target, config).await? else {
+        return Ok(None);
+    };
+    let seen = cleans(&client.timeline());
+    let done = lock
+        .run(async {
+            let objects = crate::write::pending::list_timeline(client).await?;
+            client.refresh_timeline(&objects);
+            if cleans(&client.timeline()) != seen {
+                return Ok(None);
+            }
+            perform(target, work).await.map(Some)
+        })
+        .await?;
+    Ok(done.map(|d| finished(d, client, &io, started)))
+}
+
+/// The clean instants of a timeline and their states.
+fn cleans(timeline: &crate::timeline::Timeline) -> Vec<(String, State)> {
+    timeline
+        .instants
+        .iter()
+        .filter(|i| i.requested_action() == action::CLEAN)
+        .map(|i| (i.requested_time.clone(), i.state))
+        .collect()
 }
 
 async fn clean_metadata_table(table: &Ctx<'_>, config: &CleanConfig) -> Result<Option<Clean>> {
@@ -158,30 +204,56 @@ async fn clean_metadata_table(table: &Ctx<'_>, config: &CleanConfig) -> Result<O
 async fn clean_target(target: &Target<'_>, config: &CleanConfig) -> Result<Option<Clean>> {
     let client = target.client;
     let (io, started) = (client.io(), files::now_ms());
+    let Some(work) = prepare(target, config).await? else {
+        return Ok(None);
+    };
+    let done = perform(target, work).await?;
+    Ok(Some(finished(done, client, &io, started)))
+}
+
+/// A clean's requests and time since `io` and `started`.
+fn finished(mut done: Clean, client: &MetaClient, io: &IoSnapshot, started: i64) -> Clean {
+    done.io = client.io().since(io);
+    done.elapsed_ms = (files::now_ms() - started).max(0);
+    done
+}
+
+/// What a clean is to do: finish a pending one from its plan, or record and run a new plan.
+enum Work {
+    Resume(String, CleanerPlan),
+    New(CleanerPlan, Sizes),
+}
+
+/// A pending clean's plan, else a new plan when one is due (no request that changes storage).
+async fn prepare(target: &Target<'_>, config: &CleanConfig) -> Result<Option<Work>> {
+    let client = target.client;
     let timeline = client.timeline();
     let pending = timeline
         .pending()
         .find(|i| i.requested_action() == action::CLEAN)
         .cloned();
-    let mut done = match pending {
-        Some(p) => match read_plan(client, &p).await? {
-            Some(plan) => execute(target, &p.requested_time, &plan, &HashMap::new(), true).await?,
-            None => return Ok(None),
-        },
-        None => {
-            let Some((plan, sizes)) = plan(target, config).await? else {
-                return Ok(None);
-            };
+    Ok(match pending {
+        Some(p) => read_plan(client, &p)
+            .await?
+            .map(|plan| Work::Resume(p.requested_time.clone(), plan)),
+        None => plan(target, config)
+            .await?
+            .map(|(plan, sizes)| Work::New(plan, sizes)),
+    })
+}
+
+async fn perform(target: &Target<'_>, work: Work) -> Result<Clean> {
+    match work {
+        Work::Resume(t, plan) => execute(target, &t, &plan, &HashMap::new(), true).await,
+        Work::New(plan, sizes) => {
+            let client = target.client;
             let t = fresh_time(target.table).await?;
             let path = instant_path(client, &t, State::Requested, None);
             let bytes = Bytes::from(encode_cleaner_plan(&plan)?);
             client.storage().put(&path, bytes, PutMode::Create).await?;
-            execute(target, &t, &plan, &sizes, false).await?
+            execute(target, &t, &plan, &sizes, false).await
         }
-    };
-    done.io = client.io().since(&io);
-    done.elapsed_ms = (files::now_ms() - started).max(0);
-    Ok(Some(done))
+    }
 }
 
 fn instant_path(client: &MetaClient, t: &str, state: State, completion: Option<&str>) -> String {
