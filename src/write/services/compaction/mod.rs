@@ -39,7 +39,7 @@ use crate::timeline::{CommitMetadata, WriteStat};
 use crate::write::build::FileSchemas;
 use crate::write::mdt::{self, FileEntry};
 use crate::write::pending::list_timeline;
-use crate::write::publish::{all_times, settle_all, time_after};
+use crate::write::publish::{instant_floor, settle_all, time_after};
 use crate::write::{files, lock, Ctx, WriteConfig};
 
 pub use schedule::{
@@ -164,6 +164,9 @@ pub(crate) async fn inline(table: &Ctx<'_>, options: &WriteConfig) -> Option<Com
     {
         return None;
     }
+    if !worth_a_look(table, c) {
+        return None;
+    }
     let mode = Mode::Inline { execute: c.inline };
     let started = (table.client.io(), files::now_ms());
     match locked(table, options, run(table, options, mode, None)).await {
@@ -176,6 +179,17 @@ pub(crate) async fn inline(table: &Ctx<'_>, options: &WriteConfig) -> Option<Com
             ..CompactionReport::default()
         }),
     }
+}
+
+/// Whether a write's inline compaction has anything to do, judged without a request on the
+/// timeline the write started from plus its own delta commit: a pending plan to execute, or
+/// a new one due. (A run then lists the timeline afresh and decides again.)
+fn worth_a_look(table: &Ctx<'_>, c: &CompactionConfig) -> bool {
+    let timeline = table.client.timeline();
+    if c.inline && timeline.pending().any(|i| i.is_compaction()) {
+        return true;
+    }
+    time_after(table, &[]).is_ok_and(|now| schedule::due(&timeline, &now, c, 1).is_ok())
 }
 
 /// `work` under the table lock when several writers are configured (held throughout: the
@@ -310,7 +324,7 @@ async fn plan_new(
     let client = table.client;
     let instant = crate::write::publish::new_instant(table).await?;
     if !forced {
-        if let Err(why) = schedule::due(&client.timeline(), &instant, &options.compaction) {
+        if let Err(why) = schedule::due(&client.timeline(), &instant, &options.compaction, 0) {
             return Ok(Err(why));
         }
     }
@@ -520,10 +534,7 @@ async fn execute(
     let written = write_base_files(table, &snapshot, &schemas, options, &planned, instant).await?;
 
     // The metadata table's delta commit at the compaction's instant, then the commit point.
-    let mut floor = match &mdt {
-        Some((m, _)) => all_times(table, m),
-        None => all_times_data(table),
-    };
+    let mut floor = instant_floor(table).await?;
     floor.push(instant.to_string());
     if let Some((_, prefetch)) = &mdt {
         let entries: Vec<FileEntry<'_>> = (written.iter())
@@ -571,15 +582,6 @@ async fn execute(
         io: client.io().since(&started.0),
         elapsed_ms: (files::now_ms() - started.1).max(0),
     })
-}
-
-fn all_times_data(table: &Ctx<'_>) -> Vec<String> {
-    let mut out = Vec::new();
-    for i in &table.client.timeline().instants {
-        out.push(i.requested_time.clone());
-        out.extend(i.completion_time.clone());
-    }
-    out
 }
 
 /// A new base file and its write stat.
