@@ -39,7 +39,7 @@ use crate::timeline::{CommitMetadata, WriteStat};
 use crate::write::build::FileSchemas;
 use crate::write::mdt::{self, FileEntry};
 use crate::write::pending::list_timeline;
-use crate::write::publish::{all_times, settle_all, time_after};
+use crate::write::publish::{instant_floor, settle_all, time_after};
 use crate::write::{files, lock, Ctx, WriteConfig};
 
 pub use schedule::{
@@ -162,9 +162,23 @@ pub(crate) async fn inline(
     {
         return Ok(None);
     }
+    if !worth_a_look(table, c) {
+        return None;
+    }
     let mode = Mode::Inline { execute: c.inline };
     let r = locked(table, options, run(table, options, mode, None)).await?;
     Ok((!r.completed.is_empty() || r.scheduled.is_some()).then_some(r))
+}
+
+/// Whether a write's inline compaction has anything to do, judged without a request on the
+/// timeline the write started from plus its own delta commit: a pending plan to execute, or
+/// a new one due. (A run then lists the timeline afresh and decides again.)
+fn worth_a_look(table: &Ctx<'_>, c: &CompactionConfig) -> bool {
+    let timeline = table.client.timeline();
+    if c.inline && timeline.pending().any(|i| i.is_compaction()) {
+        return true;
+    }
+    time_after(table, &[]).is_ok_and(|now| schedule::due(&timeline, &now, c, 1).is_ok())
 }
 
 /// `work` under the table lock when several writers are configured (held throughout: the
@@ -299,7 +313,7 @@ async fn plan_new(
     let client = table.client;
     let instant = crate::write::publish::new_instant(table).await?;
     if !forced {
-        if let Err(why) = schedule::due(&client.timeline(), &instant, &options.compaction) {
+        if let Err(why) = schedule::due(&client.timeline(), &instant, &options.compaction, 0) {
             return Ok(Err(why));
         }
     }
@@ -509,10 +523,7 @@ async fn execute(
     let written = write_base_files(table, &snapshot, &schemas, options, &planned, instant).await?;
 
     // The metadata table's delta commit at the compaction's instant, then the commit point.
-    let mut floor = match &mdt {
-        Some((m, _)) => all_times(table, m),
-        None => all_times_data(table),
-    };
+    let mut floor = instant_floor(table).await?;
     floor.push(instant.to_string());
     if let Some((_, prefetch)) = &mdt {
         let entries: Vec<FileEntry<'_>> = (written.iter())
@@ -560,15 +571,6 @@ async fn execute(
         io: client.io().since(&started.0),
         elapsed_ms: (files::now_ms() - started.1).max(0),
     })
-}
-
-fn all_times_data(table: &Ctx<'_>) -> Vec<String> {
-    let mut out = Vec::new();
-    for i in &table.client.timeline().instants {
-        out.push(i.requested_time.clone());
-        out.extend(i.completion_time.clone());
-    }
-    out
 }
 
 /// A new base file and its write stat.

@@ -143,11 +143,13 @@ fn names_of<T>(all: &[(&'static str, T)]) -> Vec<&'static str> {
 /// state) after the last completed commit or replace commit of the active timeline — or,
 /// for NUM_COMMITS_AFTER_LAST_REQUEST, after the last compaction requested — and the
 /// seconds from that instant (the first delta commit when there is none) to `instant`.
-/// `Err` says why not.
+/// `uncounted`: delta commits the timeline does not show yet (a write's own, just
+/// committed). `Err` says why not.
 pub fn due(
     timeline: &Timeline,
     instant: &str,
     config: &CompactionConfig,
+    uncounted: usize,
 ) -> std::result::Result<(), String> {
     let active: Vec<_> = timeline.instants.iter().filter(|i| !i.archived).collect();
     let deltas: Vec<&str> = active
@@ -184,9 +186,10 @@ pub fn due(
         }
         _ => since(last_compaction),
     };
-    let Some(from) = from else {
+    let Some(from) = from.or_else(|| (uncounted > 0).then(|| instant.to_string())) else {
         return Err("no delta commit yet".into());
     };
+    let count = count + uncounted;
     let by_count = count >= config.max_delta_commits;
     let elapsed = seconds_between(&from, instant);
     let by_time = elapsed.is_some_and(|s| s >= config.max_delta_seconds as i64);
@@ -332,32 +335,36 @@ mod tests {
         let t = |n: &Vec<String>| timeline(&refs(n).iter().map(String::as_str).collect::<Vec<_>>());
         let at = "20260101000001000";
         let c = config(&[]);
-        assert!(due(&t(&names), at, &c).is_err());
+        assert!(due(&t(&names), at, &c, 0).is_err());
+        // A write's own delta commit, not on the timeline it started from, counts.
+        assert!(due(&t(&names), at, &c, 1).is_ok());
+        let every = config(&[(MAX_DELTA_COMMITS, "1")]);
+        assert!(due(&timeline(&[]), at, &every, 1).is_ok());
         // A pending delta commit counts too (Java's delta-commit timeline has every state).
         names.extend(delta(20260101000000040, false));
-        assert!(due(&t(&names), at, &c).is_ok());
+        assert!(due(&t(&names), at, &c, 0).is_ok());
         // A completed compaction starts the count again; a pending one does not.
         names.push("20260101000000045.compaction.requested".into());
-        assert!(due(&t(&names), at, &c).is_ok());
+        assert!(due(&t(&names), at, &c, 0).is_ok());
         let after_request = config(&[(TRIGGER_STRATEGY, "NUM_COMMITS_AFTER_LAST_REQUEST")]);
-        assert!(due(&t(&names), at, &after_request).is_err());
+        assert!(due(&t(&names), at, &after_request, 0).is_err());
         names.push("20260101000000045_20260101000000046.commit".into());
-        assert!(due(&t(&names), at, &c).is_err());
+        assert!(due(&t(&names), at, &c, 0).is_err());
         names.extend(delta(20260101000000050, true));
         assert_eq!(
-            due(&t(&names), at, &c).unwrap_err(),
+            due(&t(&names), at, &c, 0).unwrap_err(),
             "1 delta commits and 1s since 20260101000000045 (compacts at 5 delta commits)"
         );
         // Time: an hour after the last compaction, in whole seconds (as Java counts).
         let timed = config(&[(TRIGGER_STRATEGY, "TIME_ELAPSED")]);
-        assert!(due(&t(&names), "20260101005959999", &timed).is_err());
-        assert!(due(&t(&names), "20260101010000045", &timed).is_ok());
+        assert!(due(&t(&names), "20260101005959999", &timed, 0).is_err());
+        assert!(due(&t(&names), "20260101010000045", &timed, 0).is_ok());
         let both = config(&[(TRIGGER_STRATEGY, "NUM_AND_TIME"), (MAX_DELTA_COMMITS, "1")]);
-        assert!(due(&t(&names), "20260101000000999", &both).is_err());
-        assert!(due(&t(&names), "20260101010000045", &both).is_ok());
+        assert!(due(&t(&names), "20260101000000999", &both, 0).is_err());
+        assert!(due(&t(&names), "20260101010000045", &both, 0).is_ok());
         let either = config(&[(TRIGGER_STRATEGY, "NUM_OR_TIME"), (MAX_DELTA_COMMITS, "1")]);
-        assert!(due(&t(&names), "20260101000000999", &either).is_ok());
-        assert!(due(&timeline(&[]), at, &c).is_err());
+        assert!(due(&t(&names), "20260101000000999", &either, 0).is_ok());
+        assert!(due(&timeline(&[]), at, &c, 0).is_err());
     }
 
     fn slice(id: &str, logs: &[(u64, u64, Option<&str>)]) -> FileSlice {
