@@ -448,8 +448,8 @@ async fn cleans_under_the_storage_lock() {
     let mut cleaned = 0;
     for n in 0..8 {
         let w = write_n(&dir, n, &occ).await;
-        assert!(w.service_errors.is_empty(), "{:?}", w.service_errors);
-        cleaned += w.clean.len();
+        assert!(w.services.errors.is_empty(), "{:?}", w.services.errors);
+        cleaned += w.services.clean.len();
     }
     assert!(cleaned >= 3, "{cleaned} cleans");
     // Two writers (each on its own keys) commit and clean at once.
@@ -466,7 +466,7 @@ async fn cleans_under_the_storage_lock() {
     };
     let (a, b) = futures::join!(one_row(20, 0), one_row(21, 1));
     for w in [a.expect("writer a"), b.expect("writer b")] {
-        assert!(w.service_errors.is_empty(), "{:?}", w.service_errors);
+        assert!(w.services.errors.is_empty(), "{:?}", w.services.errors);
     }
     let lock: Value =
         serde_json::from_slice(&std::fs::read(dir.join(".hoodie/.locks/table_lock.json")).unwrap())

@@ -13,7 +13,7 @@ pub mod output;
 pub mod storage;
 pub mod wire;
 
-#[cfg(feature = "http")]
-pub use storage::{storage_for, Host, RemoteOptions};
 /// What a `compact` call asks for (the faces name it here, not in `write`).
 pub use crate::write::CompactRequest;
+#[cfg(feature = "http")]
+pub use storage::{storage_for, Host, RemoteOptions};

@@ -163,7 +163,7 @@ pub(crate) async fn inline(
         return Ok(None);
     }
     if !worth_a_look(table, c) {
-        return None;
+        return Ok(None);
     }
     let mode = Mode::Inline { execute: c.inline };
     let r = locked(table, options, run(table, options, mode, None)).await?;
