@@ -16,6 +16,8 @@ import type {
   Cancellable,
   CommitDetail,
   CommitResult,
+  CompactOptions,
+  Compaction,
   DeleteKeys,
   SchemaField,
   MetadataTableFile,
@@ -519,6 +521,7 @@ export class HudiTable {
           deduplicated: r.records.deduplicated,
           metadataPartitions: r.metadataTable.partitions,
           metadataTableCompaction: r.metadataTable.compaction,
+          compaction: r.compaction,
           attempts: r.attempts,
           rolledBack: r.rolledBack,
         };
@@ -604,6 +607,18 @@ export class HudiTable {
       this.#layout = undefined;
       this.#history = undefined;
       return built;
+    });
+  }
+
+  /** Compacts a Merge-On-Read table, as Hudi does: pending plans first (or `instant`
+   *  alone), then a plan over every file slice with log files, executed unless
+   *  `scheduleOnly`. Later calls see the compaction. */
+  compact(o: CompactOptions = {}): Promise<Compaction> {
+    return this.#run(async (w) => {
+      const done = await w.compact(o.options ?? {}, o.scheduleOnly ?? false, o.instant);
+      this.#layout = undefined;
+      this.#history = undefined;
+      return done;
     });
   }
 

@@ -433,6 +433,49 @@ export interface WriteResult {
   attempts: number;
   /** What the write cost. */
   io: IoStats;
+  /** Merge-On-Read: the compaction run after the commit (`hoodie.compact.inline`), when a
+   *  plan was pending or due; its requests are not in `io`. */
+  compaction: Compaction | null;
+}
+
+/** What {@link HudiTable.compact} (or a write's compaction after its commit) did. */
+export interface Compaction {
+  /** Compactions committed, oldest first: pending plans before a new one. */
+  completed: Compacted[];
+  /** A plan written and left for a later run (`scheduleOnly`), by instant. */
+  scheduled: string | null;
+  /** Why no new plan was written. */
+  notScheduled: string | null;
+  /** After a write: why the compaction failed (the write is committed; the next run finishes
+   *  what was cut short). */
+  error: string | null;
+  requests: number;
+  bytes: number;
+  elapsedMs: number;
+}
+
+/** One compaction committed: its file slices merged into new base files. */
+export interface Compacted {
+  instant: string;
+  completionTime: string;
+  fileGroups: number;
+  logFiles: number;
+  /** New base files, relative to the base path. */
+  filesWritten: string[];
+  recordsWritten: number;
+  bytesWritten: number;
+  requests: number;
+  elapsedMs: number;
+}
+
+/** What {@link HudiTable.compact} does. */
+export interface CompactOptions {
+  /** Write the plan and leave it for a later run (Spark's, or another `compact`). */
+  scheduleOnly?: boolean;
+  /** Execute this pending compaction alone. */
+  instant?: string;
+  /** Write configs: `hoodie.compaction.*`, the lock's. */
+  options?: Record<string, string>;
 }
 
 /** What `upsert` / `insert` / `delete` have done so far. */
@@ -497,6 +540,9 @@ export interface CommitResult {
   /** The metadata-table compaction the write ran first (every
    *  `hoodie.metadata.compact.max.delta.commits` writes), if any. */
   metadataTableCompaction?: string | null;
+  /** Merge-On-Read: the compaction run after the commit (`hoodie.compact.inline`, on by
+   *  default), when a plan was pending or due. */
+  compaction?: Compaction | null;
   /** Tries the commit took: more than 1 when a lost conflict was retried (`commitRetries`;
    *  absent when the commit was found after an abort). */
   attempts?: number;

@@ -183,3 +183,36 @@ test('create: bad specs are typed errors before any request', async () => {
   assert.ok(!existsSync(join(dir, '.hoodie')), 'nothing written');
   await assert.rejects(HudiTable.create('https://example.com/tables/t', { columns: 'id STRING', recordKey: 'id' }), ReadOnlyError);
 });
+
+test('Merge-On-Read compaction: inline after the fifth delta commit, compact() on request', async () => {
+  const uri = `s3://${BUCKET}/tables/compacted`;
+  const t = await HudiTable.create(uri, ORDERS, { s3 });
+  const results = [];
+  for (let i = 0; i < 5; i++) {
+    results.push(await t.upsert([order(i, BigInt(i + 1), `w${i}`), order(i + 1, BigInt(i + 1), `w${i}`)]));
+  }
+  assert.deepEqual(results.slice(0, 4).map((r) => r.compaction ?? null), [null, null, null, null]);
+  const c = results[4].compaction;
+  assert.equal(c.error, null);
+  assert.equal(c.completed.length, 1, 'compacted after the fifth delta commit');
+  const [done] = c.completed;
+  assert.ok(done.fileGroups > 0 && done.filesWritten.length === done.fileGroups);
+  assert.ok(done.filesWritten.every((f) => f.endsWith(`_${done.instant}.parquet`)), 'new base files at the compaction instant');
+  const byKey = (rows) => rows.map((r) => `${r.order_id} ${r.note} ${r.ts}`).sort();
+  assert.deepEqual(byKey(await t.rows({ query: 'read_optimized' })), byKey(await t.rows()), 'base files alone hold the snapshot');
+
+  // On request: a plan left for later, then executed by instant; then nothing is left.
+  await t.upsert([order(1, 100n, 'after')], { options: { 'hoodie.compact.inline': 'false' } });
+  const planned = await t.compact({ scheduleOnly: true });
+  assert.ok(planned.scheduled, JSON.stringify(planned));
+  assert.deepEqual(planned.completed, []);
+  const executed = await t.compact({ instant: planned.scheduled });
+  assert.deepEqual(executed.completed.map((d) => d.instant), [planned.scheduled]);
+  const nothing = await t.compact();
+  assert.deepEqual(nothing.completed, []);
+  assert.ok(nothing.notScheduled);
+  const rows = await t.rows();
+  t.close();
+  assert.equal(rows.find((r) => r.order_id === 'O-1').note, 'after');
+  assertReadersAgree(moto.url, uri, rows, 'a compacted table');
+});

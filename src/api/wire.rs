@@ -111,6 +111,69 @@ pub struct WriteResult {
     pub attempts: u32,
     /// What the write cost.
     pub io: IoSnapshot,
+    /// Merge-On-Read: the compaction run after the commit (`hoodie.compact.inline`), when a
+    /// plan was pending or due; its requests are not in `io`.
+    pub compaction: Option<Compaction>,
+}
+
+/// `compact()`, and a write's compaction after its commit: what ran.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct Compaction {
+    /// Compactions committed, oldest first: pending plans before a new one.
+    pub completed: Vec<Compacted>,
+    /// A plan written and left for a later run (schedule only).
+    pub scheduled: Option<String>,
+    /// Why no new plan was written.
+    pub not_scheduled: Option<String>,
+    /// After a write: why the compaction failed (the write is committed; the next run
+    /// finishes what was cut short).
+    pub error: Option<String>,
+    pub requests: u64,
+    pub bytes: u64,
+    pub elapsed_ms: i64,
+}
+
+/// One compaction committed.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct Compacted {
+    pub instant: String,
+    pub completion_time: String,
+    pub file_groups: usize,
+    pub log_files: usize,
+    /// New base files, relative to the base path.
+    pub files_written: Vec<String>,
+    pub records_written: u64,
+    pub bytes_written: u64,
+    pub requests: u64,
+    pub elapsed_ms: i64,
+}
+
+impl From<crate::write::CompactionReport> for Compaction {
+    fn from(r: crate::write::CompactionReport) -> Self {
+        Compaction {
+            completed: (r.completed.into_iter())
+                .map(|c| Compacted {
+                    instant: c.instant,
+                    completion_time: c.completion_time,
+                    file_groups: c.file_groups,
+                    log_files: c.log_files,
+                    files_written: c.files_written,
+                    records_written: c.records_written,
+                    bytes_written: c.bytes_written,
+                    requests: c.io.requests,
+                    elapsed_ms: c.elapsed_ms,
+                })
+                .collect(),
+            scheduled: r.scheduled,
+            not_scheduled: r.not_scheduled,
+            error: r.error,
+            requests: r.io.requests,
+            bytes: r.io.bytes,
+            elapsed_ms: r.elapsed_ms,
+        }
+    }
 }
 
 /// Rows a write inserted, updated and deleted.
@@ -158,6 +221,7 @@ impl From<crate::write::WriteResult> for WriteResult {
             rolled_back: r.rolled_back.into_iter().map(|b| b.instant).collect(),
             attempts: r.attempts,
             io: r.io,
+            compaction: r.services.compaction.map(Compaction::from),
         }
     }
 }

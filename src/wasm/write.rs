@@ -61,12 +61,7 @@ impl WasmTable {
         partitions: Vec<String>,
         #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let options: std::collections::BTreeMap<String, String> = if options.is_undefined() {
-            Default::default()
-        } else {
-            serde_wasm_bindgen::from_value(options)
-                .map_err(|e| to_js(HudiError::invalid(format!("index options: {e}"))))?
-        };
+        let options = string_map(options, "index options")?;
         let table = self.current().await?;
         let built = table.index(&partitions, &options).await.map_err(to_js)?;
         self.reload(None).await?;
@@ -87,6 +82,27 @@ impl WasmTable {
                 elapsed_ms: b.elapsed_ms,
             }
         }))
+    }
+
+    /// Compacts a Merge-On-Read table: pending plans (or pending plan `instant` alone), then
+    /// a new plan over every file slice with log files, executed unless `schedule_only`;
+    /// `options` are write configs (`hoodie.compaction.*`, the lock's). Then reloads.
+    #[wasm_bindgen(unchecked_return_type = "Compaction")]
+    pub async fn compact(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] options: JsValue,
+        schedule_only: bool,
+        instant: Option<String>,
+    ) -> Result<JsValue, JsValue> {
+        let options = string_map(options, "compact options")?;
+        let request = crate::write::CompactRequest {
+            schedule_only,
+            instant,
+        };
+        let table = self.current().await?;
+        let report = table.compact(&request, &options).await.map_err(to_js)?;
+        self.reload(None).await?;
+        js_value(&wire::Compaction::from(report))
     }
 
     /// Whether the table's storage takes writes (S3, presigned URLs, a JS storage with `put`
@@ -235,4 +251,16 @@ struct BuiltPartitionJs {
     instant: String,
     file_groups: usize,
     records: u64,
+}
+
+/// A JS `Record<string, string>` of write configs (`undefined`: none).
+fn string_map(
+    options: JsValue,
+    what: &str,
+) -> Result<std::collections::BTreeMap<String, String>, JsValue> {
+    if options.is_undefined() {
+        return Ok(Default::default());
+    }
+    serde_wasm_bindgen::from_value(options)
+        .map_err(|e| to_js(HudiError::invalid(format!("{what}: {e}"))))
 }
