@@ -963,3 +963,101 @@ fn clean_reports_what_it_deleted() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["note"], "n4");
 }
+
+/// `compact`: a plan written and left (`--schedule-only`), executed by `--instant`, then
+/// nothing left; a write's inline compaction in its JSON; a Copy-On-Write table refused.
+#[test]
+fn compact_schedules_executes_and_reports() {
+    let root = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli_compact");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let t = root.join("events").to_string_lossy().into_owned();
+    let create = |table: &str, kind: &str| {
+        run(&args(&[
+            "create",
+            table,
+            "--columns",
+            "id BIGINT NOT NULL, ts BIGINT, region STRING",
+            "--record-key",
+            "id",
+            "--partition-by",
+            "region",
+            "--ordering",
+            "ts",
+            "--type",
+            kind,
+        ]))
+    };
+    assert_eq!(create(&t, "mor").code, 0);
+    let write = |n: i64, extra: &[&str]| {
+        let input = root.join(format!("in{n}.jsonl"));
+        let rows: String = (0..4)
+            .map(|k| {
+                let id = (n + k) % 6;
+                let region = if id % 2 == 0 { "eu" } else { "us" };
+                format!("{{\"id\":{id},\"ts\":{n},\"region\":\"{region}\"}}\n")
+            })
+            .collect();
+        std::fs::write(&input, rows).unwrap();
+        let mut a = args(&["write", &t, "--input", &input.to_string_lossy(), "--json"]);
+        a.extend(extra.iter().map(|s| s.to_string()));
+        let r = run(&a);
+        assert_eq!(r.code, 0, "{}", r.err);
+        serde_json::from_str::<Value>(&r.out).unwrap()
+    };
+    for n in 0..3 {
+        write(n, &["--option", "hoodie.compact.inline=false"]);
+    }
+    let before = jsonl(&run(&args(&["read", &t])).out);
+    let scheduled = run(&args(&["compact", &t, "--schedule-only", "--json"]));
+    assert_eq!(scheduled.code, 0, "{}", scheduled.err);
+    let s: Value = serde_json::from_str(&scheduled.out).unwrap();
+    let instant = s["scheduled"].as_str().expect("a plan").to_string();
+    assert_eq!(s["completed"], serde_json::json!([]));
+    let executed = run(&args(&["compact", &t, "--instant", &instant]));
+    assert_eq!(executed.code, 0, "{}", executed.err);
+    assert!(
+        executed.out.starts_with(&format!("compaction {instant} ")),
+        "{}",
+        executed.out
+    );
+    let strip = |rows: Vec<Value>| -> Vec<Value> {
+        let mut rows: Vec<Value> = rows
+            .into_iter()
+            .map(|mut r| {
+                r.as_object_mut().unwrap().remove("_hoodie_file_name");
+                r
+            })
+            .collect();
+        rows.sort_by_key(|r| r.to_string());
+        rows
+    };
+    assert_eq!(
+        strip(jsonl(&run(&args(&["read", &t])).out)),
+        strip(before),
+        "the same rows after the compaction"
+    );
+    let nothing = run(&args(&["compact", &t]));
+    assert!(
+        nothing.out.starts_with("nothing to compact: "),
+        "{}",
+        nothing.out
+    );
+    let again = run(&args(&["compact", &t, "--instant", &instant]));
+    assert!(
+        again.code != 0 && again.err.contains("INVALID_ARGUMENT"),
+        "{}",
+        again.err
+    );
+    // Inline, at the fifth delta commit since that compaction.
+    let reports: Vec<Value> = (3..8).map(|n| write(n, &[])).collect();
+    let compacted: Vec<bool> = reports
+        .iter()
+        .map(|r| r["services"]["compaction"]["completed"][0]["instant"].is_string())
+        .collect();
+    assert_eq!(compacted, [false, false, false, false, true]);
+    let cow = root.join("cow").to_string_lossy().into_owned();
+    assert_eq!(create(&cow, "cow").code, 0);
+    let refused = run(&args(&["compact", &cow]));
+    assert!(refused.err.contains("UNSUPPORTED"), "{}", refused.err);
+}

@@ -817,3 +817,42 @@ async fn under_optimistic_concurrency_compaction_holds_the_lock() {
     let mut hudi = HudiRs::start();
     readers_agree(&dir, &model, "compacted under the lock", &mut hudi).await;
 }
+
+/// `hoodie.compact.schedule.inline`: the fifth write leaves a plan; the next write with
+/// inline compaction executes it before anything else (Java's `runAnyPendingCompactions`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_scheduled_inline_is_executed_by_the_next_inline_run() {
+    let dir = dir_for("schedule_inline");
+    new_table(&dir).await;
+    let mut model = Model::default();
+    let schedule_only = [
+        ("hoodie.compact.inline", "false"),
+        ("hoodie.compact.schedule.inline", "true"),
+    ];
+    let mut scheduled = Vec::new();
+    for i in 0..5 {
+        let (rows, op) = batch(i, &model);
+        let r = write_with(&dir, &rows, op, &schedule_only).await;
+        model.apply(&rows, op);
+        assert!(r.services.errors.is_empty(), "{:?}", r.services.errors);
+        if let Some(c) = r.services.compaction {
+            assert!(c.completed.is_empty(), "{c:?}");
+            scheduled.extend(c.scheduled);
+        }
+    }
+    let [plan] = scheduled.as_slice() else {
+        panic!("one plan after the fifth delta commit: {scheduled:?}");
+    };
+    assert_eq!(pending(&dir), [format!("{plan}.compaction.requested")]);
+    let (rows, op) = batch(5, &model);
+    let r = write_with(&dir, &rows, op, &[]).await;
+    model.apply(&rows, op);
+    let c = r.services.compaction.expect("the pending plan executed");
+    let done: Vec<(&str, bool)> = (c.completed.iter())
+        .map(|d| (d.instant.as_str(), d.scheduled_here))
+        .collect();
+    assert_eq!(done, [(plan.as_str(), false)], "{c:?}");
+    assert_eq!(pending(&dir), Vec::<String>::new());
+    let mut hudi = HudiRs::start();
+    readers_agree(&dir, &model, "after the scheduled plan ran", &mut hudi).await;
+}

@@ -161,32 +161,6 @@ test('clean() on S3 deletes old slices as Hudi does; writes clean after their co
   assertReadersAgree(moto.url, uri, after, 'a cleaned table');
 });
 
-test('compact() on S3 merges log files into base files; writes compact when due', async () => {
-  const uri = `s3://${BUCKET}/tables/compacted`;
-  const t = await HudiTable.create(uri, ORDERS, { s3 });
-  const off = { 'hoodie.compact.inline': 'false' };
-  await t.insert(Array.from({ length: 4 }, (_, i) => order(i)), { options: off });
-  for (let n = 1; n <= 3; n++) await t.upsert([order(1, BigInt(n), `u${n}`)], { options: off });
-  const before = await t.rows();
-  const planned = await t.compact({ scheduleOnly: true });
-  assert.ok(planned.scheduled, 'a plan was written');
-  assert.equal(planned.completed.length, 0);
-  const done = await t.compact({ instant: planned.scheduled });
-  assert.equal(done.completed.length, 1);
-  const [c] = done.completed;
-  assert.equal(c.instant, planned.scheduled);
-  assert.ok(c.logFiles >= 3 && c.filesWritten.length === c.fileGroups && c.io.requests > 0);
-  const byKey = (rows) => [...rows].sort((x, y) => x.order_id.localeCompare(y.order_id));
-  assert.deepEqual(byKey(await t.rows()), byKey(before), 'the snapshot reads the same');
-  // Inline (the default): the fifth delta commit since the compaction triggers the next one.
-  let compacted = null;
-  for (let n = 4; n <= 8 && !compacted; n++) compacted = (await t.upsert([order(2, BigInt(n))])).compaction;
-  assert.ok(compacted?.completed.length === 1, 'a write compacted after its commit');
-  const after = await t.rows();
-  t.close();
-  assertReadersAgree(moto.url, uri, after, 'a compacted table');
-});
-
 test('create over a storage object from an apache-arrow Schema of another copy of apache-arrow', async () => {
   const arrow17 = await import('apache-arrow-17');
   const schema = new arrow17.Schema([
@@ -257,4 +231,37 @@ test('create: bad specs are typed errors before any request', async () => {
   await refused({ columns: 'id STRING', recordKey: 'id', precombine: 'ts' }, InvalidArgumentError, /precombine/);
   assert.ok(!existsSync(join(dir, '.hoodie')), 'nothing written');
   await assert.rejects(HudiTable.create('https://example.com/tables/t', { columns: 'id STRING', recordKey: 'id' }), ReadOnlyError);
+});
+
+test('Merge-On-Read compaction: inline after the fifth delta commit, compact() on request', async () => {
+  const uri = `s3://${BUCKET}/tables/compacted`;
+  const t = await HudiTable.create(uri, ORDERS, { s3 });
+  const results = [];
+  for (let i = 0; i < 5; i++) {
+    results.push(await t.upsert([order(i, BigInt(i + 1), `w${i}`), order(i + 1, BigInt(i + 1), `w${i}`)]));
+  }
+  assert.deepEqual(results.slice(0, 4).map((r) => r.compaction ?? null), [null, null, null, null]);
+  const c = results[4].compaction;
+  assert.deepEqual(results[4].serviceErrors, []);
+  assert.equal(c.completed.length, 1, 'compacted after the fifth delta commit');
+  const [done] = c.completed;
+  assert.ok(done.fileGroups > 0 && done.filesWritten.length === done.fileGroups);
+  assert.ok(done.filesWritten.every((f) => f.endsWith(`_${done.instant}.parquet`)), 'new base files at the compaction instant');
+  const byKey = (rows) => rows.map((r) => `${r.order_id} ${r.note} ${r.ts}`).sort();
+  assert.deepEqual(byKey(await t.rows({ query: 'read_optimized' })), byKey(await t.rows()), 'base files alone hold the snapshot');
+
+  // On request: a plan left for later, then executed by instant; then nothing is left.
+  await t.upsert([order(1, 100n, 'after')], { options: { 'hoodie.compact.inline': 'false' } });
+  const planned = await t.compact({ scheduleOnly: true });
+  assert.ok(planned.scheduled, JSON.stringify(planned));
+  assert.deepEqual(planned.completed, []);
+  const executed = await t.compact({ instant: planned.scheduled });
+  assert.deepEqual(executed.completed.map((d) => d.instant), [planned.scheduled]);
+  const nothing = await t.compact();
+  assert.deepEqual(nothing.completed, []);
+  assert.ok(nothing.notScheduled);
+  const rows = await t.rows();
+  t.close();
+  assert.equal(rows.find((r) => r.order_id === 'O-1').note, 'after');
+  assertReadersAgree(moto.url, uri, rows, 'a compacted table');
 });
