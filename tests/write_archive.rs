@@ -18,35 +18,16 @@ use hudi_edge::config::TableType;
 use hudi_edge::read::ReadOptions;
 use hudi_edge::storage::crash::CrashAfter;
 use hudi_edge::storage::local::LocalStorage;
-use hudi_edge::write::create::NewTable;
 use hudi_edge::write::{Operation, WriteOptions};
 use hudi_edge::Table;
 use serde_json::{json, Map, Value};
 
 fn dir_for(test: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("archive")
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+    fresh_dir("archive", test)
 }
 
 async fn create(dir: &Path, table_type: TableType) {
-    let new = NewTable {
-        name: "events".into(),
-        table_type,
-        schema: hudi_edge::schema::to_avro::schema_from_ddl(
-            "id STRING NOT NULL, ts BIGINT, region STRING, v DOUBLE",
-        )
-        .unwrap(),
-        record_key_fields: vec!["id".into()],
-        partition_fields: vec!["region".into()],
-        ordering_fields: vec!["ts".into()],
-        options: BTreeMap::new(),
-    };
-    Table::create(Arc::new(LocalStorage::new(dir)), &new)
-        .await
-        .expect("create");
+    create_events(dir, table_type, &[]).await
 }
 
 /// Write `n`: three keys of twelve, updated or inserted.

@@ -10,43 +10,15 @@ mod helpers;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use helpers::*;
 use hudi_edge::config::TableType;
 use hudi_edge::read::ReadOptions;
-use hudi_edge::storage::local::LocalStorage;
-use hudi_edge::write::create::NewTable;
 use hudi_edge::write::{Operation, WriteOptions};
-use hudi_edge::Table;
 use serde_json::{json, Map, Value};
 
 fn dir_for(test: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("small_files")
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-async fn create(dir: &Path, table_type: TableType, options: &[(&str, &str)]) {
-    let new = NewTable {
-        name: "events".into(),
-        table_type,
-        schema: hudi_edge::schema::to_avro::schema_from_ddl(
-            "id STRING NOT NULL, ts BIGINT, region STRING, v DOUBLE",
-        )
-        .unwrap(),
-        record_key_fields: vec!["id".into()],
-        partition_fields: vec!["region".into()],
-        ordering_fields: vec!["ts".into()],
-        options: (options.iter())
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect::<BTreeMap<_, _>>(),
-    };
-    Table::create(Arc::new(LocalStorage::new(dir)), &new)
-        .await
-        .expect("create");
+    fresh_dir("small_files", test)
 }
 
 /// Write `n`: two updates of earlier keys and three new keys.
@@ -93,7 +65,7 @@ async fn inserts_fill_small_file_groups() {
     let mut hudi_rs = HudiRs::start();
     for (name, table_type, options, logs_expected) in cases {
         let dir = dir_for(name);
-        create(&dir, table_type, options).await;
+        create_events(&dir, table_type, options).await;
         let mut model: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
         for n in 0..12 {
             let rows = batch(n);

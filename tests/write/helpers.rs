@@ -292,3 +292,40 @@ pub fn key_of(fields: &[String], r: &Map<String, Value>) -> String {
         .collect::<Vec<_>>()
         .join(",")
 }
+
+/// A fresh directory for `test` of `group` under the target's temp dir.
+#[allow(dead_code)]
+pub fn fresh_dir(group: &str, test: &str) -> std::path::PathBuf {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(group)
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Creates table `events` (id STRING NOT NULL, ts BIGINT, region STRING, v DOUBLE; key id,
+/// partitioned by region, merging by ts) of `table_type`, with table configs `options`.
+#[allow(dead_code)]
+pub async fn create_events(
+    dir: &Path,
+    table_type: hudi_edge::config::TableType,
+    options: &[(&str, &str)],
+) {
+    let new = hudi_edge::write::create::NewTable {
+        name: "events".into(),
+        table_type,
+        schema: hudi_edge::schema::to_avro::schema_from_ddl(
+            "id STRING NOT NULL, ts BIGINT, region STRING, v DOUBLE",
+        )
+        .unwrap(),
+        record_key_fields: vec!["id".into()],
+        partition_fields: vec!["region".into()],
+        ordering_fields: vec!["ts".into()],
+        options: (options.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    };
+    Table::create(Arc::new(LocalStorage::new(dir)), &new)
+        .await
+        .expect("create");
+}
