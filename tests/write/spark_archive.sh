@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Timelines hudi-edge archives, against Apache Hudi Spark 1.1.1 (dev-only; needs
 # tests/spark/setup.sh and the hudi-rs venv). For a COW and a MOR table created by the CLI:
-#   1. 36 small hudi-edge upserts: both timelines archived automatically into their LSM
-#      histories (Java's defaults: 20 to 30 commits kept);
+#   1. 36 small hudi-edge upserts with cleaning off: both timelines archived automatically
+#      into their LSM histories (Java's defaults: 20 to 30 commits kept);
 #   2. Spark's Java classes list the same archived instants as `hudi-edge timeline
 #      --archived` (requested time, completion time, action), for the data table and the
 #      metadata table; Spark's snapshot, time travel to an archived commit and an incremental
@@ -96,8 +96,9 @@ for type in cow mor; do
   echo "$type"
   "$bin" create "$t" --columns 'id BIGINT NOT NULL, ts BIGINT, region STRING, note STRING' \
     --record-key id --partition-by region --ordering ts --type "$type" > /dev/null
-  for n in $(seq 1 36); do edge_upsert "$t" "$n"; done
-  echo "  hudi-edge: 36 upserts, archival automatic"
+  # Cleaning off here: time travel to archived commits needs their files.
+  for n in $(seq 1 36); do edge_upsert "$t" "$n" --option hoodie.clean.automatic=false; done
+  echo "  hudi-edge: 36 upserts, archival automatic (cleaning off)"
   census "$t"
   first=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"][2][0])' <(our_archived "$t"))
   end=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"][-1][0])' <(our_archived "$t"))
