@@ -107,27 +107,36 @@ struct ManifestFile {
     file_len: Option<u64>,
 }
 
-async fn current_manifest(storage: &dyn Storage, dir: &str) -> Result<Option<(String, Manifest)>> {
-    let listing = storage.list(dir, false).await?;
-    if listing.is_empty() {
-        return Ok(None);
-    }
-    let version_path = join(dir, "_version_");
-    let from_pointer = match storage.get(&version_path, Purpose::History).await {
-        Ok(b) => std::str::from_utf8(&b)
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok()),
-        Err(HudiError::NotFound { .. }) => None,
-        Err(e) => return Err(e),
-    };
-    // Java falls back to the newest manifest when the pointer is missing or unreadable.
-    let version = from_pointer.or_else(|| {
-        listing
+/// The live manifest version of an LSM history folder whose objects are `listed`: what
+/// `_version_` says, or (as Java falls back when the pointer is missing or unreadable) the
+/// newest `manifest_<N>` listed; `None` for an empty history.
+pub(crate) async fn live_version(
+    storage: &dyn Storage,
+    dir: &str,
+    listed: &[crate::storage::ObjectMeta],
+) -> Result<Option<u64>> {
+    let newest_listed = || {
+        listed
             .iter()
             .filter_map(|m| m.name().strip_prefix("manifest_")?.parse::<u64>().ok())
             .max()
-    });
-    let Some(version) = version else {
+    };
+    if !listed.iter().any(|m| m.name() == "_version_") {
+        return Ok(newest_listed());
+    }
+    match storage.get(&join(dir, "_version_"), Purpose::History).await {
+        Ok(b) => Ok(std::str::from_utf8(&b)
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .or_else(newest_listed)),
+        Err(HudiError::NotFound { .. }) => Ok(newest_listed()),
+        Err(e) => Err(e),
+    }
+}
+
+async fn current_manifest(storage: &dyn Storage, dir: &str) -> Result<Option<(String, Manifest)>> {
+    let listing = storage.list(dir, false).await?;
+    let Some(version) = live_version(storage, dir, &listing).await? else {
         return Ok(None);
     };
     let path = join(dir, &format!("manifest_{version}"));

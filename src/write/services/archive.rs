@@ -296,25 +296,7 @@ async fn live_manifest(
     listed: &[ObjectMeta],
     dir: &str,
 ) -> Result<(u64, Manifest)> {
-    let listed_versions = || {
-        listed
-            .iter()
-            .filter_map(|m| m.name().strip_prefix("manifest_")?.parse::<u64>().ok())
-            .max()
-    };
-    let pointer = join(dir, "_version_");
-    let version = if listed.iter().any(|m| m.name() == "_version_") {
-        match storage.get(&pointer, Purpose::History).await {
-            Ok(b) => std::str::from_utf8(&b)
-                .ok()
-                .and_then(|s| s.trim().parse::<u64>().ok())
-                .or_else(listed_versions),
-            Err(HudiError::NotFound { .. }) => listed_versions(),
-            Err(e) => return Err(e),
-        }
-    } else {
-        listed_versions()
-    };
+    let version = crate::timeline::history::live_version(storage, dir, listed).await?;
     let Some(version) = version else {
         return Ok((0, Manifest::default()));
     };
