@@ -12,6 +12,8 @@ use arrow_schema::SchemaRef;
 use bytes::Bytes;
 
 use crate::error::{HudiError, Result};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::write::limits::InputLimits;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputFormat {
@@ -54,11 +56,15 @@ pub fn decode_rows(
     format: InputFormat,
     schema: &SchemaRef,
     source: &str,
+    limits: &InputLimits,
 ) -> Result<Vec<RecordBatch>> {
     let bad = |e: &dyn std::fmt::Display| HudiError::invalid_input(format!("{source}: {e}"));
     let schema = &offset_time_zones(schema);
+    limits.check_input(bytes.len() as u64, source)?;
     match format {
         InputFormat::Jsonl => {
+            let depth = crate::write::limits::json_depth_bound(schema);
+            limits.check_lines(&bytes, Some(depth), source)?;
             // Binary is base64 text in `read --format jsonl`: read as text, decoded below.
             let reader = arrow_json::ReaderBuilder::new(binary_as_text(schema))
                 .with_strict_mode(true)
@@ -73,6 +79,7 @@ pub fn decode_rows(
                 .collect()
         }
         InputFormat::Csv => {
+            limits.check_lines(&bytes, None, source)?;
             let header = csv_header(&bytes);
             let fields: Vec<_> = header
                 .iter()
@@ -92,12 +99,20 @@ pub fn decode_rows(
                 .map_err(|e| bad(&e))
         }
         // Through the table files' checks: the crate alone panics on some damage.
-        InputFormat::Parquet => crate::base_file::decode_in_memory(bytes, source, "bad Parquet")
-            .map_err(|e| match e {
-                HudiError::Corrupt { reason, .. } => bad(&reason),
-                other => other,
-            }),
-        InputFormat::Arrow => decode_arrow_ipc(&bytes).map_err(|e| bad(&e)),
+        InputFormat::Parquet => {
+            let batches = crate::base_file::decode_in_memory(bytes, source, "bad Parquet")
+                .map_err(|e| match e {
+                    HudiError::Corrupt { reason, .. } => bad(&reason),
+                    other => other,
+                })?;
+            limits.check_batches(&batches, source)?;
+            Ok(batches)
+        }
+        InputFormat::Arrow => {
+            let batches = decode_arrow_ipc(&bytes).map_err(|e| bad(&e))?;
+            limits.check_batches(&batches, source)?;
+            Ok(batches)
+        }
     }
 }
 
@@ -357,7 +372,13 @@ mod tests {
         let read = |file: &str| {
             let bytes = std::fs::read(format!("{dir}/{file}")).unwrap();
             let schema = Arc::new(Schema::empty());
-            decode_rows(bytes.into(), InputFormat::Parquet, &schema, "in.parquet")
+            decode_rows(
+                bytes.into(),
+                InputFormat::Parquet,
+                &schema,
+                "in.parquet",
+                &Default::default(),
+            )
         };
         let rows: usize = read("corpus/parquet_footer/v6_base.parquet")
             .unwrap()

@@ -174,9 +174,13 @@ async fn run(cli: Cli) -> Result<()> {
             write_options.commit_retries = commit_retries;
             write_options.add_columns = add_columns;
             write_options.options = option_map(options)?;
+            let limits = crate::write::limits::InputLimits::of(&write_options.options)?;
+            if let Ok(meta) = std::fs::metadata(&input) {
+                limits.check_input(meta.len(), &input)?;
+            }
             let bytes = read_input(&input)?;
             let t = open(&table).await?;
-            let decode = |schema: &_| decode_rows(bytes.into(), format, schema, &input);
+            let decode = |schema: &_| decode_rows(bytes.into(), format, schema, &input, &limits);
             let result = t.write_input(decode, &write_options).await?;
             print::write_result(&result, json)
         }

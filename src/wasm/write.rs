@@ -32,8 +32,14 @@ impl WasmTable {
         let options: crate::api::options::WriteOptions = serde_wasm_bindgen::from_value(options)
             .map_err(|e| to_js(HudiError::invalid(format!("write options: {e}"))))?;
         let options = options.into_options().map_err(to_js)?;
+        let limits = crate::write::limits::InputLimits::of(&options.options).map_err(to_js)?;
+        // Measured before the copy into wasm memory.
+        limits
+            .check_input(rows.length() as u64, "rows")
+            .map_err(to_js)?;
         let batches = crate::api::input::decode_arrow_ipc(&rows.to_vec())
             .map_err(|e| to_js(HudiError::invalid_input(format!("rows (Arrow IPC): {e}"))))?;
+        limits.check_batches(&batches, "rows").map_err(to_js)?;
         let table = abortable(signal.as_ref(), self.current()).await?;
         // Columns JS typed otherwise are taken in the table's types
         // ([`crate::api::input::js_types`]); none while the table has no schema yet.
