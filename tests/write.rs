@@ -1121,7 +1121,9 @@ async fn refuses_bad_input_before_writing() {
         .write(&[batch(nested)], &WriteOptions::new(Operation::Upsert))
         .await
         .expect("a nested partition path is written");
-    assert!(dir.join("region=us/west/.hoodie_partition_metadata").exists());
+    assert!(dir
+        .join("region=us/west/.hoodie_partition_metadata")
+        .exists());
 }
 
 /// Integers as text (how JSON carries int64 values past 2^53) are the integers they spell.

@@ -64,10 +64,17 @@ pub fn decode_rows(
     match format {
         InputFormat::Jsonl => {
             let depth = crate::write::limits::json_depth_bound(schema);
-            limits.check_lines(&bytes, Some(depth), source)?;
+            let lines = limits.check_lines(&bytes, Some(depth), source)?;
             // Binary is base64 text in `read --format jsonl`: read as text, decoded below.
+            // One batch where that is cheap: the write then takes its columns as they are,
+            // without a copy. The decoder reserves (4 × columns + 2) words a row up front, so
+            // many short lines (hostile or not) get several batches, that reserve bounded by
+            // the input's size.
+            let reserved_per_row = (4 * schema.fields().len() + 2) * 8;
+            let batch_rows = lines.min((bytes.len() / reserved_per_row).max(1024));
             let reader = arrow_json::ReaderBuilder::new(binary_as_text(schema))
                 .with_strict_mode(true)
+                .with_batch_size(batch_rows)
                 .build(Cursor::new(bytes))
                 .map_err(|e| bad(&e))?;
             let batches = reader
@@ -79,7 +86,7 @@ pub fn decode_rows(
                 .collect()
         }
         InputFormat::Csv => {
-            limits.check_lines(&bytes, None, source)?;
+            let lines = limits.check_lines(&bytes, None, source)?;
             let header = csv_header(&bytes);
             let fields: Vec<_> = header
                 .iter()
@@ -90,8 +97,11 @@ pub fn decode_rows(
                         .map_err(|_| bad(&format!("column {name:?} is not in the table's schema")))
                 })
                 .collect::<Result<_>>()?;
+            let columns = fields.len();
             let reader = arrow_csv::ReaderBuilder::new(Arc::new(arrow_schema::Schema::new(fields)))
                 .with_header(true)
+                // As for JSON: the decoder reserves a few words per row and column.
+                .with_batch_size(lines.min((bytes.len() / ((columns + 1) * 16)).max(1024)))
                 .build(Cursor::new(bytes))
                 .map_err(|e| bad(&e))?;
             reader
@@ -195,6 +205,7 @@ fn base64_columns(
 fn ipc_reader(
     bytes: &[u8],
 ) -> std::result::Result<Box<dyn arrow_array::RecordBatchReader + '_>, String> {
+    super::ipc::check_bounds(bytes)?;
     let cursor = Cursor::new(bytes);
     Ok(if bytes.starts_with(b"ARROW1") {
         Box::new(arrow_ipc::reader::FileReader::try_new(cursor, None).map_err(|e| e.to_string())?)

@@ -28,8 +28,12 @@ pub fn align_input(
         aligned.push(align_batch(batch, &target, first_row)?);
         first_row += batch.num_rows();
     }
-    let batch = arrow_select::concat::concat_batches(&target, &aligned)
-        .map_err(|e| HudiError::invalid_input(format!("input batches do not combine: {e}")))?;
+    // One batch is taken as it is (its columns shared, not copied).
+    let batch = match aligned.len() {
+        1 => aligned.remove(0),
+        _ => arrow_select::concat::concat_batches(&target, &aligned)
+            .map_err(|e| HudiError::invalid_input(format!("input batches do not combine: {e}")))?,
+    };
     if batch.num_rows() == 0 {
         return Err(HudiError::invalid_input("no rows to write"));
     }

@@ -13,11 +13,14 @@ pub const MAX_ROW_BYTES: &str = "hudi-edge.write.max.row.bytes";
 /// Largest input, as handed over (file, body or Arrow IPC bytes).
 pub const MAX_INPUT_BYTES: &str = "hudi-edge.write.max.input.bytes";
 
-/// 16 MiB: what a 128 MB isolate can decode, write and index as one value.
-const DEFAULT_MAX_ROW_BYTES: u64 = 16 << 20;
-/// In wasm, what leaves a 128 MB isolate room for the write around it; natively far more.
+/// 2 MiB: a write holds a row's largest values some 20 times over (decoded, aligned, encoded
+/// into a file, then as column statistics in the metadata table), so that is what a 128 MB
+/// isolate can take as one row.
+const DEFAULT_MAX_ROW_BYTES: u64 = 2 << 20;
+/// In wasm, what leaves a 128 MB isolate room for the write around it (a write peaks near
+/// 4 times its input); natively far more.
 #[cfg(target_arch = "wasm32")]
-const DEFAULT_MAX_INPUT_BYTES: u64 = 32 << 20;
+const DEFAULT_MAX_INPUT_BYTES: u64 = 16 << 20;
 #[cfg(not(target_arch = "wasm32"))]
 const DEFAULT_MAX_INPUT_BYTES: u64 = 4 << 30;
 
@@ -85,8 +88,14 @@ impl InputLimits {
     }
 
     /// Every line of JSON lines or CSV text (the header too), and JSON nesting deeper than
-    /// `max_depth`, in one pass over the bytes before any decoding.
-    pub fn check_lines(&self, text: &[u8], max_depth: Option<usize>, source: &str) -> Result<()> {
+    /// `max_depth`, in one pass over the bytes before any decoding. Answers the number of
+    /// lines (so the decoder can make one batch of them).
+    pub fn check_lines(
+        &self,
+        text: &[u8],
+        max_depth: Option<usize>,
+        source: &str,
+    ) -> Result<usize> {
         let mut scan = JsonScan::default();
         let (mut row, mut start) = (0usize, 0usize);
         for (at, &b) in text.iter().enumerate() {
@@ -112,7 +121,7 @@ impl InputLimits {
         if last > self.max_row_bytes {
             return Err(self.row_too_big(source, row, last));
         }
-        Ok(())
+        Ok(row + 1)
     }
 
     /// Each row's values (strings and binary by length, other values by width) in decoded
@@ -200,40 +209,92 @@ impl JsonScan {
 }
 
 fn add_value_sizes(column: &dyn Array, sizes: &mut [u64]) {
-    use arrow_array::cast::AsArray;
-    use arrow_schema::DataType::*;
-    match column.data_type() {
-        Utf8 => add_lengths(column.as_string::<i32>().offsets(), sizes),
-        LargeUtf8 => add_lengths(column.as_string::<i64>().offsets(), sizes),
-        Binary => add_lengths(column.as_binary::<i32>().offsets(), sizes),
-        LargeBinary => add_lengths(column.as_binary::<i64>().offsets(), sizes),
-        Struct(_) => {
-            for child in column.as_struct().columns() {
-                add_value_sizes(child.as_ref(), sizes);
-            }
-        }
-        // Nested lists and maps: their values' bytes spread evenly is enough to catch a
-        // row that holds far more than the limit.
-        List(_) | LargeList(_) | Map(_, _) | FixedSizeList(_, _) => {
-            let total: u64 = column.get_array_memory_size() as u64;
-            let each = total / sizes.len().max(1) as u64;
-            if column.len() == 1 {
-                sizes[0] += total;
-            } else {
-                sizes.iter_mut().for_each(|s| *s += each);
-            }
-        }
-        other => {
-            let width = other.primitive_width().unwrap_or(8) as u64;
-            sizes.iter_mut().for_each(|s| *s += width);
-        }
+    for (size, value) in sizes.iter_mut().zip(value_sizes(column)) {
+        *size += value;
     }
 }
 
-fn add_lengths<O: arrow_array::OffsetSizeTrait>(offsets: &[O], sizes: &mut [u64]) {
-    for (row, size) in sizes.iter_mut().enumerate() {
-        *size += (offsets[row + 1] - offsets[row]).as_usize() as u64;
+/// Each value's bytes: strings and binary by length, nested values by what they hold,
+/// others by their width.
+fn value_sizes(column: &dyn Array) -> Vec<u64> {
+    use arrow_array::cast::AsArray;
+    use arrow_schema::DataType::*;
+    let n = column.len();
+    match column.data_type() {
+        Utf8 => lengths(column.as_string::<i32>().offsets()),
+        LargeUtf8 => lengths(column.as_string::<i64>().offsets()),
+        Binary => lengths(column.as_binary::<i32>().offsets()),
+        LargeBinary => lengths(column.as_binary::<i64>().offsets()),
+        Struct(_) => {
+            let mut sizes = vec![0u64; n];
+            for child in column.as_struct().columns() {
+                add_value_sizes(child.as_ref(), &mut sizes);
+            }
+            sizes
+        }
+        List(_) => {
+            let list = column.as_list::<i32>();
+            ranges(list.offsets(), &value_sizes(list.values().as_ref()))
+        }
+        LargeList(_) => {
+            let list = column.as_list::<i64>();
+            ranges(list.offsets(), &value_sizes(list.values().as_ref()))
+        }
+        Map(_, _) => {
+            let map = column.as_map();
+            let entries: &dyn Array = map.entries();
+            ranges(map.offsets(), &value_sizes(entries))
+        }
+        FixedSizeList(_, width) => {
+            let list = column.as_fixed_size_list();
+            let inner = value_sizes(list.values().as_ref());
+            let width = (*width).max(0) as usize;
+            (0..n)
+                .map(|row| inner.iter().skip(row * width).take(width).sum())
+                .collect()
+        }
+        Utf8View => column
+            .as_string_view()
+            .iter()
+            .map(|v| v.map_or(0, |s| s.len() as u64))
+            .collect(),
+        BinaryView => column
+            .as_binary_view()
+            .iter()
+            .map(|v| v.map_or(0, |b| b.len() as u64))
+            .collect(),
+        Dictionary(_, _) => {
+            let dictionary = column.as_any_dictionary();
+            let values = value_sizes(dictionary.values().as_ref());
+            dictionary
+                .normalized_keys()
+                .iter()
+                .map(|&k| values.get(k).copied().unwrap_or(0))
+                .collect()
+        }
+        other => vec![other.primitive_width().unwrap_or(8) as u64; n],
     }
+}
+
+fn lengths<O: arrow_array::OffsetSizeTrait>(offsets: &[O]) -> Vec<u64> {
+    offsets
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_usize() as u64)
+        .collect()
+}
+
+/// Per row, the sizes of its child values `offsets[row]..offsets[row + 1]`.
+fn ranges<O: arrow_array::OffsetSizeTrait>(offsets: &[O], inner: &[u64]) -> Vec<u64> {
+    let mut prefix = Vec::with_capacity(inner.len() + 1);
+    prefix.push(0u64);
+    for v in inner {
+        prefix.push(prefix.last().copied().unwrap_or(0).saturating_add(*v));
+    }
+    let at = |o: O| prefix.get(o.as_usize()).copied().unwrap_or(0);
+    offsets
+        .windows(2)
+        .map(|w| at(w[1]).saturating_sub(at(w[0])))
+        .collect()
 }
 
 /// Bytes as people read them: `200 MB`, `16 MiB`.
