@@ -160,9 +160,9 @@ async function latestCommits(table, limit) {
         completionTime: i.completionTime,
         action: i.action,
         operation: d.operation,
-        inserted: d.inserts,
-        updated: d.updates,
-        deleted: d.deletes,
+        inserted: d.inserted,
+        updated: d.updated,
+        deleted: d.deleted,
         files: d.files.length,
       };
     }),
