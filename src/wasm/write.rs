@@ -264,20 +264,10 @@ impl WasmTable {
         put: bool,
         signal: Option<AbortSignal>,
     ) -> Result<Uint8Array, JsValue> {
-        use crate::storage::listing::{Manifest, MANIFEST_PATH};
+        use crate::storage::listing::MANIFEST_PATH;
         let bytes = self
             .on_table(signal, |t| async move {
-                let files = t.storage().list("", true).await.map_err(to_js)?;
-                let mut m = Manifest::from_files(&files);
-                m.table = Some(t.config().name.clone());
-                m.table_version = Some(t.config().version);
-                m.created_at = Some(created_at);
-                m.latest_instant = t
-                    .timeline()
-                    .completed()
-                    .last()
-                    .map(|i| i.requested_time.clone());
-                let bytes = m.to_json();
+                let bytes = t.manifest(created_at).await.map_err(to_js)?.to_json();
                 if put {
                     let data = bytes::Bytes::from(bytes.clone());
                     let overwrite = crate::storage::PutMode::Overwrite;
