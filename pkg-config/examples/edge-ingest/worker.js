@@ -159,7 +159,8 @@ async function latestCommits(table, limit) {
         instant: i.requestedTime,
         completionTime: i.completionTime,
         action: i.action,
-        operation: d.operation,
+        // Lower case, as POST takes and answers it (commit metadata spells it `UPSERT`).
+        operation: d.operation?.toLowerCase() ?? null,
         inserted: d.inserted,
         updated: d.updated,
         deleted: d.deleted,
