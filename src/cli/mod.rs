@@ -407,19 +407,10 @@ pub async fn write_manifest(
     storage: Arc<dyn Storage>,
     output: Option<&str>,
 ) -> Result<crate::storage::listing::Manifest> {
-    use crate::storage::listing::{Manifest, MANIFEST_PATH};
+    use crate::storage::listing::MANIFEST_PATH;
     let table = Table::open(storage.clone()).await?;
-    let files = storage.list("", true).await?;
-    let mut manifest = Manifest::from_files(&files);
-    manifest.table = Some(table.config().name.clone());
-    manifest.table_version = Some(table.config().version);
-    manifest.created_at =
-        Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-    manifest.latest_instant = table
-        .timeline()
-        .completed()
-        .last()
-        .map(|i| i.requested_time.clone());
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let manifest = table.manifest(now).await?;
     let bytes = manifest.to_json();
     match output {
         Some("-") => {

@@ -172,6 +172,13 @@ impl WasmTable {
         self.table().storage().capabilities().writable
     }
 
+    /// Whether instant times are UTC wall-clock times (`hoodie.table.timeline.timezone=UTC`);
+    /// `false`: the writer's local zone (`LOCAL`, Hudi's default), which the caller names.
+    #[wasm_bindgen(getter, js_name = timelineUtc)]
+    pub fn timeline_utc(&self) -> bool {
+        self.table().config().timezone == crate::config::TimelineTimezone::Utc
+    }
+
     /// Reopens the table: later calls see the timeline as it is now.
     pub async fn reload(&self, signal: Option<AbortSignal>) -> Result<(), JsValue> {
         let fresh = self
@@ -249,6 +256,33 @@ impl WasmTable {
         let bytes = self
             .on_table(signal, |t| async move {
                 t.storage().get(&path, Purpose::Other).await.map_err(to_js)
+            })
+            .await?;
+        Ok(Uint8Array::from(&bytes[..]))
+    }
+
+    /// The listing manifest (`.hoodie/hudi-edge-manifest.json`) of the table as the storage
+    /// lists it now, as `hudi-edge manifest` writes it; stored in the table when `put`.
+    /// `createdAt` comes from the caller (the clock is the host's).
+    pub async fn manifest(
+        &self,
+        #[wasm_bindgen(js_name = createdAt)] created_at: String,
+        put: bool,
+        signal: Option<AbortSignal>,
+    ) -> Result<Uint8Array, JsValue> {
+        use crate::storage::listing::MANIFEST_PATH;
+        let bytes = self
+            .on_table(signal, |t| async move {
+                let bytes = t.manifest(created_at).await.map_err(to_js)?.to_json();
+                if put {
+                    let data = bytes::Bytes::from(bytes.clone());
+                    let overwrite = crate::storage::PutMode::Overwrite;
+                    t.storage()
+                        .put(MANIFEST_PATH, data, overwrite)
+                        .await
+                        .map_err(to_js)?;
+                }
+                Ok(bytes)
             })
             .await?;
         Ok(Uint8Array::from(&bytes[..]))

@@ -294,7 +294,7 @@ describe('workerd: the edge-ingest example', () => {
         const res = await fetch(`${worker.url}/?limit=3`);
         const latest = await res.json();
         assert.deepEqual(latest.map((c) => c.instant), instants.slice(-3).reverse());
-        assert.deepEqual([latest[0].operation, latest[0].inserted, latest[0].updated], ['UPSERT', 80, 20]);
+        assert.deepEqual([latest[0].operation, latest[0].inserted, latest[0].updated], ['upsert', 80, 20]);
         const bad = await fetch(worker.url, { method: 'POST', body: JSON.stringify([{ ...txnRows(kind, 1)[0], amount: 'lots' }]) });
         assert.deepEqual([bad.status, (await bad.json()).code], [400, 'INVALID_INPUT']);
         const notJson = await fetch(worker.url, { method: 'POST', body: '{oops' });

@@ -203,10 +203,11 @@ async function latestCommits(table, limit) {
         instant: i.requestedTime,
         completionTime: i.completionTime,
         action: i.action,
-        operation: d.operation,
-        inserted: d.inserts,
-        updated: d.updates,
-        deleted: d.deletes,
+        // Lower case, as POST takes and answers it (commit metadata spells it `UPSERT`).
+        operation: d.operation?.toLowerCase() ?? null,
+        inserted: d.inserted,
+        updated: d.updated,
+        deleted: d.deleted,
         files: d.files.length,
       };
     }),
