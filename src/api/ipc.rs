@@ -155,7 +155,9 @@ fn message_at(
             ));
         }
         let width = widths.and_then(|w| w.get(i).copied().flatten());
-        if let Some(width) = width.filter(|&w| !compressed && length as u64 % w as u64 != 0) {
+        if let Some(width) =
+            width.filter(|&w| !compressed && !(length as u64).is_multiple_of(w as u64))
+        {
             return Err(format!(
                 "Arrow IPC message at {at}: buffer {i} of {length} bytes is not whole \
                  {width}-byte values"

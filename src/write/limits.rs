@@ -381,7 +381,9 @@ mod tests {
             ),
         ])
         .unwrap();
-        assert!(limits(200).check_batches(&[batch.clone()], "in").is_ok());
+        assert!(limits(200)
+            .check_batches(std::slice::from_ref(&batch), "in")
+            .is_ok());
         let e = limits(50)
             .check_batches(&[batch.clone(), batch], "in")
             .unwrap_err();
