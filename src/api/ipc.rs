@@ -58,7 +58,7 @@ fn check_file(bytes: &[u8], state: &mut State) -> Check {
     let schema = footer
         .schema()
         .ok_or("an Arrow IPC file without a schema")?;
-    state.widths = buffer_widths(&try_fb_to_schema(schema).map_err(|e| e.to_string())?);
+    state.widths = widths_of(&try_fb_to_schema(schema).map_err(|e| e.to_string())?)?;
     let blocks = footer
         .recordBatches()
         .into_iter()
@@ -126,7 +126,7 @@ fn message_at(
         .filter(|&e| e <= bytes.len() as u64)
         .ok_or_else(|| format!("Arrow IPC message at {at}: its body runs past the input"))?;
     if let Some(schema) = message.header_as_schema() {
-        state.widths = buffer_widths(&try_fb_to_schema(schema).map_err(|e| e.to_string())?);
+        state.widths = widths_of(&try_fb_to_schema(schema).map_err(|e| e.to_string())?)?;
     }
     let (batch, widths) = match message.header_type() {
         MessageHeader::RecordBatch => (message.header_as_record_batch(), state.widths.as_ref()),
@@ -186,9 +186,35 @@ fn message_at(
     Ok(Some(body_end as usize))
 }
 
+/// Column types no table has, whose decoding in arrow-ipc trusts the message's lengths.
+fn refused_type(t: &DataType) -> Option<&DataType> {
+    use DataType::*;
+    match t {
+        Union(_, _) | RunEndEncoded(_, _) | ListView(_) | LargeListView(_) => Some(t),
+        Struct(fields) => fields.iter().find_map(|f| refused_type(f.data_type())),
+        List(f) | LargeList(f) | FixedSizeList(f, _) | Map(f, _) => refused_type(f.data_type()),
+        Dictionary(_, value) => refused_type(value),
+        _ => None,
+    }
+}
+
+/// The schema's check plan (see [`buffer_widths`]), or why its columns are not taken.
+fn widths_of(schema: &Schema) -> std::result::Result<Option<Vec<Option<usize>>>, String> {
+    if let Some((field, t)) = schema
+        .fields()
+        .iter()
+        .find_map(|f| refused_type(f.data_type()).map(|t| (f.name(), t)))
+    {
+        return Err(format!(
+            "column {field:?} holds {t} values, which no Hudi table column takes"
+        ));
+    }
+    Ok(buffer_widths(schema))
+}
+
 /// Each record-batch buffer's element width in IPC order (per field, depth first: validity,
-/// then the type's own buffers); `None` where the schema holds a layout not followed here
-/// (unions, views, run-end encoding), which arrow-ipc checks itself.
+/// then the type's own buffers); `None` where the schema holds string or binary views (whose
+/// variadic buffers arrow-ipc counts itself) or a type [`refused_type`] refuses.
 fn buffer_widths(schema: &Schema) -> Option<Vec<Option<usize>>> {
     fn push(t: &DataType, out: &mut Vec<Option<usize>>) -> Option<()> {
         use DataType::*;
@@ -217,12 +243,9 @@ fn buffer_widths(schema: &Schema) -> Option<Vec<Option<usize>>> {
             Boolean => out.extend([None, None]),
             Dictionary(key, _) => out.extend([None, key.primitive_width()]),
             FixedSizeBinary(w) => out.extend([None, usize::try_from(*w).ok()]),
-            Union(_, _)
-            | RunEndEncoded(_, _)
-            | Utf8View
-            | BinaryView
-            | ListView(_)
-            | LargeListView(_) => return None,
+            // Variadic buffers: not followed here (arrow-ipc counts them itself).
+            Utf8View | BinaryView => return None,
+            Union(_, _) | RunEndEncoded(_, _) | ListView(_) | LargeListView(_) => return None,
             other => out.extend([None, Some(other.primitive_width()?)]),
         }
         Some(())
