@@ -48,6 +48,7 @@ pub use config::WriteConfig;
 pub use input::align_input;
 pub use key::KeyGen;
 use prepare::{commit_prepared, prepare};
+pub use services::clustering::{ClusterRequest, Clustered, ClusteringReport};
 pub use services::compaction::{CompactRequest, Compacted, CompactionReport};
 pub use services::mdt_compaction::MdtCompaction;
 pub use services::mdt_init::MdtInit;
