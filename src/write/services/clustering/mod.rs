@@ -30,8 +30,8 @@ pub use schedule::{
 };
 
 use super::compaction::{
-    busy_file_groups, complete, file_schemas, locked, mdt_prefetch, planned_slices, refresh,
-    snapshot, start_inflight, Planned,
+    busy_file_groups, check_pending, complete, file_schemas, locked, mdt_prefetch, planned_slices,
+    refresh, snapshot, start_inflight, Mode, Planned,
 };
 use super::rollback::{self, RolledBack};
 use crate::error::{malformed_by, HudiError, Result};
@@ -89,37 +89,16 @@ pub struct ClusteringReport {
 /// What a clustering run is asked to do: the same choices as a compaction's.
 pub type ClusterRequest = super::compaction::CompactRequest;
 
-/// How a run goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// After a write, as the settings say: pending plans first when executing, a new plan
-    /// when due.
-    Inline { execute: bool },
-    /// On request: a new plan whatever the trigger, then (unless `schedule_only`) every
-    /// pending plan with it.
-    Asked { schedule_only: bool },
-    /// On request: this pending plan alone.
-    Only,
-}
-
 /// Clusters on request ([`crate::table::Table::cluster`]): a new plan over the small file
-/// slices outside pending plans is scheduled, then it and the pending plans are executed. Under the storage lock
-/// when `options` configure several writers.
+/// slices outside pending plans is scheduled, then it and the pending plans are executed.
+/// Under the storage lock when `options` configure several writers.
 pub async fn cluster(
     table: &Ctx<'_>,
     options: &WriteConfig,
     request: &ClusterRequest,
 ) -> Result<ClusteringReport> {
     crate::write::check_storage_writable(table.client.storage().as_ref())?;
-    let mode = match (&request.instant, request.schedule_only) {
-        (Some(_), true) => {
-            return Err(HudiError::invalid(
-                "--instant executes a pending clustering; --schedule-only writes a new one",
-            ))
-        }
-        (Some(_), false) => Mode::Only,
-        (None, schedule_only) => Mode::Asked { schedule_only },
-    };
+    let mode = request.mode("clustering")?;
     locked(
         table,
         options,
@@ -185,18 +164,7 @@ async fn run(
         .filter(|i| i.is_clustering())
         .map(|i| i.requested_time.clone())
         .collect();
-    if let Some(t) = only {
-        if !pending.iter().any(|p| p == t) {
-            return Err(HudiError::invalid(format!(
-                "no pending clustering at instant {t} (pending: {})",
-                if pending.is_empty() {
-                    "none".into()
-                } else {
-                    pending.join(", ")
-                }
-            )));
-        }
-    }
+    check_pending(&pending, only, "clustering")?;
     let mut new = None;
     match mode {
         // Spark's `run_clustering`: a new plan first (the groups pending plans hold are

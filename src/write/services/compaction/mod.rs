@@ -110,17 +110,47 @@ impl CompactRequest {
     }
 }
 
-/// How a run goes: which pending plans it executes and whether it schedules.
+/// How a compaction or clustering run goes: which pending plans it executes and whether it
+/// schedules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(super) enum Mode {
     /// After a write, as the settings say: pending plans first when executing (Java's
     /// `runAnyPendingCompactions`), a new plan when due.
     Inline { execute: bool },
-    /// On request: pending plans, then a new plan whatever the trigger (asking is the
+    /// On request: pending plans and a new plan whatever the trigger (asking is the
     /// trigger), executed unless `schedule_only`.
     Asked { schedule_only: bool },
     /// On request: this pending plan alone.
     Only,
+}
+
+impl CompactRequest {
+    /// The run asked for (`service` names it in errors), refused before any request when
+    /// the request contradicts itself.
+    pub(super) fn mode(&self, service: &str) -> Result<Mode> {
+        match (&self.instant, self.schedule_only) {
+            (Some(_), true) => Err(HudiError::invalid(format!(
+                "--instant executes a pending {service}; --schedule-only writes a new one"
+            ))),
+            (Some(_), false) => Ok(Mode::Only),
+            (None, schedule_only) => Ok(Mode::Asked { schedule_only }),
+        }
+    }
+}
+
+/// Refuses a run of pending `service` plan `only` when no such plan is pending.
+pub(super) fn check_pending(pending: &[String], only: Option<&str>, service: &str) -> Result<()> {
+    match only {
+        Some(t) if !pending.iter().any(|p| p == t) => Err(HudiError::invalid(format!(
+            "no pending {service} at instant {t} (pending: {})",
+            if pending.is_empty() {
+                "none".into()
+            } else {
+                pending.join(", ")
+            }
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Compacts on request ([`crate::table::Table::compact`]): pending plans are executed, then
@@ -132,15 +162,7 @@ pub async fn compact(
     request: &CompactRequest,
 ) -> Result<CompactionReport> {
     crate::write::check_storage_writable(table.client.storage().as_ref())?;
-    let mode = match (&request.instant, request.schedule_only) {
-        (Some(_), true) => {
-            return Err(HudiError::invalid(
-                "--instant executes a pending compaction; --schedule-only writes a new one",
-            ))
-        }
-        (Some(_), false) => Mode::Only,
-        (None, schedule_only) => Mode::Asked { schedule_only },
-    };
+    let mode = request.mode("compaction")?;
     locked(
         table,
         options,
@@ -236,20 +258,9 @@ async fn run(
         Mode::Asked { schedule_only } => !schedule_only,
         Mode::Only => true,
     };
+    check_pending(&pending, only, "compaction")?;
     let targets: Vec<&String> = match only {
-        Some(t) => {
-            if !pending.iter().any(|p| p == t) {
-                return Err(HudiError::invalid(format!(
-                    "no pending compaction at instant {t} (pending: {})",
-                    if pending.is_empty() {
-                        "none".into()
-                    } else {
-                        pending.join(", ")
-                    }
-                )));
-            }
-            pending.iter().filter(|p| *p == t).collect()
-        }
+        Some(t) => pending.iter().filter(|p| *p == t).collect(),
         None if run_pending => pending.iter().collect(),
         None => Vec::new(),
     };
