@@ -472,3 +472,42 @@ async fn writes_into_a_pending_clustering_are_refused() {
     readers_agree(&dir, &model, "after", &mut hudi).await;
     record_index_finds(&dir, &model, "after").await;
 }
+
+/// The cleaner removes the replaced groups' files once the replace commit is past its
+/// retain point, the metadata table in step; readers still agree.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cleaner_deletes_replaced_groups() {
+    let dir = dir_for("clean_after");
+    new_table(&dir, TableType::CopyOnWrite).await;
+    let mut model = Model::default();
+    fill(&dir, &mut model, 0, 3, SMALL_GROUPS).await;
+    let c = cluster(&dir, ClusterRequest::default(), &[]).await;
+    let replaced = &c.completed[0].file_groups_replaced;
+    let keep_one = [("hoodie.clean.commits.retained", "1")];
+    let mut settings = SMALL_GROUPS.to_vec();
+    settings.extend(keep_one);
+    fill(&dir, &mut model, 3, 2, &settings).await;
+    let cleaned = open(&dir)
+        .await
+        .clean(&options(&keep_one))
+        .await
+        .expect("clean");
+    let left: Vec<String> = replaced
+        .iter()
+        .filter(|g| {
+            let (partition, id) = g.split_once('/').unwrap();
+            std::fs::read_dir(dir.join(partition))
+                .unwrap()
+                .any(|e| e.unwrap().file_name().to_string_lossy().contains(id))
+        })
+        .cloned()
+        .collect();
+    assert_eq!(
+        left,
+        Vec::<String>::new(),
+        "replaced groups left: {cleaned:?}"
+    );
+    let mut hudi = HudiRs::start();
+    readers_agree(&dir, &model, "after the clean", &mut hudi).await;
+    record_index_finds(&dir, &model, "after the clean").await;
+}
