@@ -383,62 +383,66 @@ async fn our_rows_of_file(table: &Table, path: &str) -> Vec<Map<String, Value>> 
         .collect()
 }
 
-/// A clustering that dies at its k-th request, for every k, on a Merge-On-Read table with
-/// a metadata table: the snapshot reads as before (this engine, hudi-rs), and the next
-/// `cluster` finishes — a plan left requested executed, an inflight one rolled back and
-/// executed again — with the metadata table in step with storage and the record index
-/// pointing at the new groups.
+/// A clustering that dies at its k-th request, for every k, on a Copy-On-Write and a
+/// Merge-On-Read table with a metadata table: every reader (this engine from the metadata
+/// table and from a listing, hudi-rs) reads the last snapshot, and the next `cluster`
+/// finishes — a plan left requested executed, an inflight one rolled back and executed
+/// again — with the metadata table in step with storage and the record index pointing at
+/// the new groups.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_clustering_is_finished_by_the_next_run() {
-    let seed = dir_for("crash_seed");
-    new_table(&seed, TableType::MergeOnRead).await;
-    let mut model = Model::default();
-    fill(&seed, &mut model, 0, 4, SMALL_GROUPS).await;
     let mut hudi = HudiRs::start();
-    let mut k = 0;
-    loop {
-        k += 1;
-        let dir = dir_for(&format!("crash_{k}"));
-        common::copy_dir(&seed, &dir);
-        let crash = Arc::new(CrashAfter::new(Arc::new(LocalStorage::new(&dir)), k));
-        let table = Table::open(crash.clone()).await.expect("open");
-        let outcome = table
-            .cluster(&ClusterRequest::default(), &BTreeMap::new())
+    for table_type in [TableType::CopyOnWrite, TableType::MergeOnRead] {
+        let seed = dir_for(&format!("crash_seed_{table_type:?}"));
+        new_table(&seed, table_type).await;
+        let mut model = Model::default();
+        fill(&seed, &mut model, 0, 4, SMALL_GROUPS).await;
+        let mut k = 0;
+        loop {
+            k += 1;
+            let dir = dir_for(&format!("crash_{table_type:?}_{k}"));
+            common::copy_dir(&seed, &dir);
+            let crash = Arc::new(CrashAfter::new(Arc::new(LocalStorage::new(&dir)), k));
+            let table = Table::open(crash.clone()).await.expect("open");
+            let outcome = table
+                .cluster(&ClusterRequest::default(), &BTreeMap::new())
+                .await;
+            assert_eq!(crash.abandoned(), 0, "k={k}: requests left running");
+            let what = format!("{table_type:?}: crash at request {k}");
+            if !crash.crashed() {
+                let r = outcome.expect("the clustering without a crash");
+                assert_eq!(r.completed.len(), 1, "{r:?}");
+                let _ = std::fs::remove_dir_all(&dir);
+                break;
+            }
+            assert!(outcome.is_err(), "{what}: {outcome:?}");
+            if k % 3 == 1 {
+                readers_agree(&dir, &model, &what, &mut hudi).await;
+            } else {
+                let now = our_rows(&dir, ReadOptions::default()).await;
+                same_rows(
+                    &data_only(&now),
+                    &model.rows(),
+                    &format!("{what}: snapshot"),
+                );
+            }
+            let r = cluster(&dir, ClusterRequest::default(), &[]).await;
+            assert!(!r.completed.is_empty(), "{what}: {r:?}");
+            assert_eq!(pending(&dir), Vec::<String>::new(), "{what}: left pending");
+            assert_eq!(completed_clusterings(&dir).len(), 1, "{what}");
+            readers_agree(
+                &dir,
+                &model,
+                &format!("{what}: after the next run"),
+                &mut hudi,
+            )
             .await;
-        assert_eq!(crash.abandoned(), 0, "k={k}: requests left running");
-        let what = format!("crash at request {k}");
-        if !crash.crashed() {
-            let r = outcome.expect("the clustering without a crash");
-            assert_eq!(r.completed.len(), 1, "{r:?}");
+            record_index_finds(&dir, &model, &what).await;
             let _ = std::fs::remove_dir_all(&dir);
-            break;
+            assert!(k < 200, "the clustering never finished");
         }
-        assert!(outcome.is_err(), "{what}: {outcome:?}");
-        let now = our_rows(&dir, ReadOptions::default()).await;
-        same_rows(
-            &data_only(&now),
-            &model.rows(),
-            &format!("{what}: snapshot"),
-        );
-        if k % 3 == 1 {
-            same_rows(&hudi.rows(&dir), &now, &format!("{what}: hudi-rs"));
-        }
-        let r = cluster(&dir, ClusterRequest::default(), &[]).await;
-        assert!(!r.completed.is_empty(), "{what}: {r:?}");
-        assert_eq!(pending(&dir), Vec::<String>::new(), "{what}: left pending");
-        assert_eq!(completed_clusterings(&dir).len(), 1, "{what}");
-        readers_agree(
-            &dir,
-            &model,
-            &format!("{what}: after the next run"),
-            &mut hudi,
-        )
-        .await;
-        record_index_finds(&dir, &model, &what).await;
-        let _ = std::fs::remove_dir_all(&dir);
-        assert!(k < 200, "the clustering never finished");
+        eprintln!("{table_type:?}: crashed at each of {} requests", k - 1);
     }
-    eprintln!("crashed at each of {} requests", k - 1);
 }
 
 /// A pending clustering blocks writes into its groups, as Java's conflict rules do, and
