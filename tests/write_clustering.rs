@@ -445,36 +445,55 @@ async fn a_crashed_clustering_is_finished_by_the_next_run() {
     }
 }
 
-/// A pending clustering blocks writes into its groups, as Java's conflict rules do, and
-/// writes into other groups go on.
+/// A pending clustering blocks writes into its groups, as Java's conflict rules do; new
+/// keys are not packed into its small files (they would be lost when the groups are
+/// replaced) but go to new groups, Copy-On-Write and Merge-On-Read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_into_a_pending_clustering_are_refused() {
-    let dir = dir_for("pending_blocks");
-    new_table(&dir, TableType::CopyOnWrite).await;
-    let mut model = Model::default();
-    fill(&dir, &mut model, 0, 3, SMALL_GROUPS).await;
-    let r = cluster(&dir, ClusterRequest::schedule_only(), &[]).await;
-    let t = r.scheduled.expect("scheduled");
-    let key = model.0.keys().next().unwrap().clone();
-    let mut update = model.0[&key].clone();
-    update.insert("ts".into(), json!(99_999));
-    let refused = write_on_with(
-        &open(&dir).await,
-        &[update],
-        Operation::Upsert,
-        SMALL_GROUPS,
-    )
-    .await;
-    assert!(refused.is_err(), "{refused:?}");
-    // New keys go to new groups meanwhile.
-    let fresh = vec![row(900, 1), row(901, 1)];
-    write_with(&dir, &fresh, Operation::Upsert, SMALL_GROUPS).await;
-    model.apply(&fresh, Operation::Upsert);
-    let done = cluster(&dir, ClusterRequest::execute(t), &[]).await;
-    assert_eq!(done.completed.len(), 1);
     let mut hudi = HudiRs::start();
-    readers_agree(&dir, &model, "after", &mut hudi).await;
-    record_index_finds(&dir, &model, "after").await;
+    for table_type in [TableType::CopyOnWrite, TableType::MergeOnRead] {
+        let dir = dir_for(&format!("pending_blocks_{table_type:?}"));
+        new_table(&dir, table_type).await;
+        let mut model = Model::default();
+        fill(&dir, &mut model, 0, 3, SMALL_GROUPS).await;
+        let r = cluster(&dir, ClusterRequest::schedule_only(), &[]).await;
+        let t = r.scheduled.expect("scheduled");
+        let key = model.0.keys().next().unwrap().clone();
+        let mut update = model.0[&key].clone();
+        update.insert("ts".into(), json!(99_999));
+        let refused = write_on_with(&open(&dir).await, &[update], Operation::Upsert, &[]).await;
+        assert!(
+            matches!(refused, Err(hudi_edge::HudiError::Conflict { .. })),
+            "{refused:?}"
+        );
+        // New keys, small-file routing on: new groups, not the planned ones.
+        let planned: BTreeSet<String> = (slices(&dir, &ReadOptions::default()).await)
+            .into_iter()
+            .map(|s| s.1)
+            .collect();
+        let fresh = vec![row(900, 1), row(901, 1), row(902, 1)];
+        let w = write_with(
+            &dir,
+            &fresh,
+            Operation::Upsert,
+            &[("hoodie.compact.inline", "false")],
+        )
+        .await;
+        model.apply(&fresh, Operation::Upsert);
+        let into: Vec<&String> = (w.files_written.iter())
+            .filter(|f| planned.iter().any(|id| f.contains(id.as_str())))
+            .collect();
+        assert_eq!(
+            into,
+            Vec::<&String>::new(),
+            "{table_type:?}: written into planned groups"
+        );
+        let done = cluster(&dir, ClusterRequest::execute(t), &[]).await;
+        assert_eq!(done.completed.len(), 1);
+        let what = format!("{table_type:?} after");
+        readers_agree(&dir, &model, &what, &mut hudi).await;
+        record_index_finds(&dir, &model, &what).await;
+    }
 }
 
 /// The cleaner removes the replaced groups' files once the replace commit is past its

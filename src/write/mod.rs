@@ -542,4 +542,7 @@ pub(crate) struct Tagged {
     pub slices: BTreeMap<(String, String), crate::file_group::FileSlice>,
     /// The snapshot plan the slices came from (read schema, visibility).
     pub plan: Option<Arc<crate::read::Plan>>,
+    /// File groups pending clustering plans hold (partition, file id): new keys are not
+    /// packed into them (Java's partitioners leave them out of the small files too).
+    pub clustering: std::collections::HashSet<(String, String)>,
 }
