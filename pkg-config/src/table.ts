@@ -33,6 +33,8 @@ import type {
   IndexResult,
   ArchiveOptions,
   ArchiveResult,
+  ClusterOptions,
+  ClusterReport,
   CompactOptions,
   CompactReport,
   Instant,
@@ -546,6 +548,7 @@ export class HudiTable {
           cleans: r.clean,
           archival: r.archival,
           compaction: r.compaction,
+          clustering: r.clustering,
           serviceErrors: r.serviceErrors,
         };
       } catch (e) {
@@ -640,6 +643,18 @@ export class HudiTable {
   compact(o: CompactOptions = {}): Promise<CompactReport> {
     return this.#run(async (w) => {
       const done = await w.compact(o.options ?? {}, Boolean(o.scheduleOnly), o.instant, o.signal);
+      this.#layout = undefined;
+      this.#history = undefined;
+      return done;
+    });
+  }
+
+  /** Clusters the table as Hudi's `run_clustering` does: schedules a plan over the small
+   *  file slices, then executes it and every pending plan (or `instant` alone; with
+   *  `scheduleOnly` the plan is written and left). Later calls see the new file groups. */
+  cluster(o: ClusterOptions = {}): Promise<ClusterReport> {
+    return this.#run(async (w) => {
+      const done = await w.cluster(o.options ?? {}, Boolean(o.scheduleOnly), o.instant, o.signal);
       this.#layout = undefined;
       this.#history = undefined;
       return done;
