@@ -341,19 +341,22 @@ async fn execute(
     for w in &work {
         let files = rewrite_group(table, &snapshot, &schemas, options, &plan, w, instant).await?;
         settle_all_puts(table, &files).await?;
-        if with_index {
-            for f in &files {
+        // What the commit needs of each file is kept; its rows and bytes go.
+        for mut f in files {
+            if with_index {
                 record_index.extend(moved_keys(&f.rows, &w.partition, &f.file_id, instant)?);
             }
+            f.rows = RecordBatch::new_empty(f.rows.schema());
+            f.file.bytes = Bytes::new();
+            written.push(f);
         }
-        written.extend(files);
     }
 
     let entries: Vec<FileEntry<'_>> = (written.iter())
         .map(|w| FileEntry {
             partition: &w.partition,
             file_name: &w.name,
-            size: w.file.bytes.len() as u64,
+            size: w.size,
             columns: &w.file.columns,
         })
         .collect();
@@ -395,7 +398,7 @@ async fn execute(
             .map(|w| join(&w.partition, &w.name))
             .collect(),
         records_written: written.iter().map(|w| w.file.num_rows).sum(),
-        bytes_written: written.iter().map(|w| w.file.bytes.len() as u64).sum(),
+        bytes_written: written.iter().map(|w| w.size).sum(),
         io: client.io().since(&started.0),
         elapsed_ms: (files::now_ms() - started.1).max(0),
     })
@@ -406,6 +409,7 @@ struct Written {
     partition: String,
     file_id: String,
     name: String,
+    size: u64,
     file: crate::base_file::writer::WrittenBaseFile,
     rows: RecordBatch,
     stat: WriteStat,
@@ -475,6 +479,7 @@ async fn rewrite_group(
             partition: w.partition.clone(),
             file_id: file_id.clone(),
             name: name.clone(),
+            size: bytes,
             file,
             rows: chunk,
             stat,
