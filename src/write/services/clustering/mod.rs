@@ -31,7 +31,7 @@ pub use schedule::{
 
 use super::compaction::{
     busy_file_groups, check_pending, complete, file_schemas, locked, mdt_prefetch, planned_slices,
-    refresh, snapshot, start_inflight, Mode, Planned,
+    refresh, resume, snapshot, start_inflight, Mode, Planned,
 };
 use super::rollback::{self, RolledBack};
 use crate::error::{malformed_by, HudiError, Result};
@@ -39,7 +39,7 @@ use crate::file_group::clustering::{self as plan_format, ClusteringPlan};
 use crate::metadata::delta::RecordIndexChange;
 use crate::read::Plan;
 use crate::schema::{COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY};
-use crate::storage::{join, IoSnapshot, PutMode, StorageExt};
+use crate::storage::{join, IoSnapshot, PutMode};
 use crate::timeline::instant::action;
 use crate::timeline::write::{encode_avro_instant, encode_replace_metadata, InstantSchema};
 use crate::timeline::WriteStat;
@@ -279,24 +279,9 @@ async fn execute(
 ) -> Result<Clustered> {
     let client = table.client;
     let started = (client.io(), files::now_ms());
-    let rolled_back =
-        rollback::rollback_inflight_service(client, instant, action::CLUSTERING).await?;
-    if rolled_back.is_some() {
-        refresh(table).await?;
-    }
+    let (rolled_back, requested, plan) = resume(table, instant, action::CLUSTERING).await?;
     let config = client.config();
-    let storage = client.storage();
-    let requested = join(
-        &config.timeline_dir,
-        &format!("{instant}.clustering.requested"),
-    );
-    let bytes = storage
-        .get(&requested, crate::storage::Purpose::Timeline)
-        .await?;
-    let plan = plan_format::parse_requested(
-        &crate::timeline::metadata::decode_instant_file(&bytes, &requested)?,
-        &requested,
-    )?;
+    let plan = plan_format::parse_requested(&plan, &requested)?;
     let snapshot = Arc::new(snapshot(table).await?);
     let mut work = Vec::with_capacity(plan.groups.len());
     for g in &plan.groups {

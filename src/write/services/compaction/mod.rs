@@ -446,24 +446,9 @@ async fn execute(
 ) -> Result<Compacted> {
     let client = table.client;
     let started = (client.io(), files::now_ms());
-    let rolled_back =
-        rollback::rollback_inflight_service(client, instant, action::COMPACTION).await?;
-    if rolled_back.is_some() {
-        refresh(table).await?;
-    }
+    let (rolled_back, requested, plan) = resume(table, instant, action::COMPACTION).await?;
     let config = client.config();
-    let storage: &Arc<dyn Storage> = client.storage();
-    let requested = join(
-        &config.timeline_dir,
-        &format!("{instant}.compaction.requested"),
-    );
-    let bytes = storage
-        .get(&requested, crate::storage::Purpose::Timeline)
-        .await?;
-    let plan_ops = plan_operations(
-        &crate::timeline::metadata::decode_instant_file(&bytes, &requested)?,
-        &requested,
-    )?;
+    let plan_ops = plan_operations(&plan, &requested)?;
     let snapshot = Arc::new(snapshot(table).await?);
     let planned = planned_slices(&snapshot, plan_ops, &requested)?;
     let (avro_schema, schemas) = file_schemas(table, &snapshot).await?;
@@ -519,6 +504,30 @@ async fn execute(
         io: client.io().since(&started.0),
         elapsed_ms: (files::now_ms() - started.1).max(0),
     })
+}
+
+/// Pending `pending_action` `instant` made ready to execute: an earlier attempt left
+/// inflight rolled back (the handle's timeline refreshed after it), then its plan read.
+/// Returns the rollback, the plan's path and the plan.
+pub(super) async fn resume(
+    table: &Ctx<'_>,
+    instant: &str,
+    pending_action: &str,
+) -> Result<(Option<RolledBack>, String, serde_json::Value)> {
+    let client = table.client;
+    let rolled_back = rollback::rollback_inflight_service(client, instant, pending_action).await?;
+    if rolled_back.is_some() {
+        refresh(table).await?;
+    }
+    let requested = join(
+        &client.config().timeline_dir,
+        &format!("{instant}.{pending_action}.requested"),
+    );
+    let bytes = (client.storage())
+        .get(&requested, crate::storage::Purpose::Timeline)
+        .await?;
+    let plan = crate::timeline::metadata::decode_instant_file(&bytes, &requested)?;
+    Ok((rolled_back, requested, plan))
 }
 
 /// The table's Avro schema and the schemas its base files are written with.
