@@ -10,7 +10,8 @@
 #       pass; hudi-edge writes again and everyone agrees.
 #   (b) Copy-On-Write: Spark schedules a clustering (`run_clustering(op => 'schedule')`);
 #       hudi-edge executes Spark's plan (`cluster --instant`); everyone agrees, Spark's checks
-#       pass, Spark upserts after it and hudi-edge after Spark.
+#       pass, Spark upserts after it and hudi-edge after Spark; then Spark upserts with its
+#       inline clustering (`hoodie.clustering.inline`) and hudi-edge writes after that.
 #   (c) the plans and the completed replace commits of (a) and (b), read by Java's Avro
 #       library: Spark's against ours, field by field.
 # Usage: HUDI_EDGE_BIN=path/to/hudi-edge tests/write/spark_clustering.sh [OUT_DIR]
@@ -109,6 +110,14 @@ edge_upsert "$t" 5 "${small[@]}"
 echo "  hudi-edge: upsert after Spark's"
 spark "$t" "$t.s3" rows check
 agree "$t" "$t.s3" 1
+echo "  Spark: upsert with inline clustering (hoodie.clustering.inline)"
+spark "$t" "$t.s4" upsert-cluster rows check
+census "$t"
+agree "$t" "$t.s4" 1
+edge_upsert "$t" 6 "${small[@]}"
+echo "  hudi-edge: upsert after Spark's inline clustering"
+spark "$t" "$t.s5" rows check
+agree "$t" "$t.s5" 1
 spark_plan_b=$t/.hoodie/timeline/$tb.clustering.requested
 our_commit_b=$t/.hoodie/timeline/$(completed_file "$t" "$tb")
 

@@ -11,6 +11,8 @@ ACTION:
                    the table's metadata-table settings as its options)
   schedule-cluster schedule a clustering (`call run_clustering(op => 'schedule', ...)`)
   show-clustering  `call show_clustering(...)` into the report
+  upsert-cluster   the same upsert with Hudi's inline clustering after it
+                   (hoodie.clustering.inline, one commit enough)
   upsert           a Spark upsert (tests/write/spark_mdt.py's: 3 updates, new keys), inline
                    compaction off
   upsert-schedule  the same upsert, scheduling a compaction after it
@@ -84,6 +86,11 @@ def main():
                     "hoodie.compact.inline": "false",
                     "hoodie.compact.schedule.inline": "true",
                     "hoodie.compact.inline.max.delta.commits": "1",
+                })
+            elif a == "upsert-cluster":
+                upsert(spark, path, report, extra={
+                    "hoodie.clustering.inline": "true",
+                    "hoodie.clustering.inline.max.commits": "1",
                 })
             elif a == "rows":
                 for name, query in (("snapshot", "snapshot"), ("ro", "read_optimized")):
