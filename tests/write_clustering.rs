@@ -60,31 +60,6 @@ fn row(i: usize, ts: i64) -> Map<String, Value> {
         .clone()
 }
 
-/// What the table holds, by key.
-#[derive(Default, Clone)]
-struct Model(BTreeMap<String, Map<String, Value>>);
-
-impl Model {
-    fn apply(&mut self, rows: &[Map<String, Value>], op: Operation) {
-        for r in rows {
-            let key = r["id"].as_str().unwrap().to_string();
-            if op == Operation::Delete {
-                self.0.remove(&key);
-            } else {
-                self.0.insert(key, r.clone());
-            }
-        }
-    }
-
-    fn rows(&self) -> Vec<String> {
-        let mut out: Vec<String> = (self.0.values())
-            .map(|r| sorted_json(&Value::Object(r.clone())))
-            .collect();
-        out.sort();
-        out
-    }
-}
-
 /// The i-th write: six new keys (two per partition) and updates of three earlier ones;
 /// every fifth write deletes two keys instead.
 fn batch(i: usize, model: &Model) -> (Vec<Map<String, Value>>, Operation) {
@@ -132,30 +107,6 @@ async fn cluster(
         .cluster(&request, &options(settings))
         .await
         .unwrap_or_else(|e| panic!("cluster {}: {e}", dir.display()))
-}
-
-/// Every reader agrees with the model: this engine from the metadata table and from a
-/// listing (the same slices), hudi-rs.
-async fn readers_agree(dir: &Path, model: &Model, what: &str, hudi: &mut HudiRs) -> Vec<String> {
-    let ours = our_rows(dir, ReadOptions::default()).await;
-    same_rows(
-        &data_only(&ours),
-        &model.rows(),
-        &format!("{what}: snapshot vs model"),
-    );
-    let from_listing = our_rows(dir, listed()).await;
-    same_rows(
-        &from_listing,
-        &ours,
-        &format!("{what}: listing vs metadata table"),
-    );
-    assert_eq!(
-        slices(dir, &ReadOptions::default()).await,
-        slices(dir, &listed()).await,
-        "{what}: the metadata table's files vs storage"
-    );
-    same_rows(&hudi.rows(dir), &ours, &format!("{what}: hudi-rs"));
-    ours
 }
 
 /// Every key is found by the record index in exactly one file group of the latest slices,

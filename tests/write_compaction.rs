@@ -72,36 +72,6 @@ fn row(i: usize, ts: i64, note: &str) -> Map<String, Value> {
         .clone()
 }
 
-/// What the table holds, by key, as the writes say.
-#[derive(Default, Clone)]
-struct Model(BTreeMap<String, Map<String, Value>>);
-
-impl Model {
-    fn apply(&mut self, rows: &[Map<String, Value>], op: Operation) {
-        for r in rows {
-            let key = r["id"].as_str().unwrap().to_string();
-            match op {
-                Operation::Delete => {
-                    self.0.remove(&key);
-                }
-                _ => {
-                    self.0.insert(key, r.clone());
-                }
-            }
-        }
-    }
-
-    fn rows(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .0
-            .values()
-            .map(|r| sorted_json(&Value::Object(r.clone())))
-            .collect();
-        out.sort();
-        out
-    }
-}
-
 /// The i-th batch of a run: updates spread over the keys written so far, new keys, and a
 /// delete of two keys every fourth write.
 fn batch(i: usize, model: &Model) -> (Vec<Map<String, Value>>, Operation) {
@@ -145,30 +115,6 @@ fn read_optimized() -> ReadOptions {
         query: QueryType::ReadOptimized,
         ..ReadOptions::default()
     }
-}
-
-/// Every reader agrees with the model: this engine from the metadata table and from a
-/// listing (the same slices), hudi-rs.
-async fn readers_agree(dir: &Path, model: &Model, what: &str, hudi: &mut HudiRs) -> Vec<String> {
-    let ours = our_rows(dir, ReadOptions::default()).await;
-    same_rows(
-        &data_only(&ours),
-        &model.rows(),
-        &format!("{what}: snapshot vs model"),
-    );
-    let from_listing = our_rows(dir, listed()).await;
-    same_rows(
-        &from_listing,
-        &ours,
-        &format!("{what}: listing vs metadata table"),
-    );
-    assert_eq!(
-        slices(dir, &ReadOptions::default()).await,
-        slices(dir, &listed()).await,
-        "{what}: the metadata table's files vs storage"
-    );
-    same_rows(&hudi.rows(dir), &ours, &format!("{what}: hudi-rs"));
-    ours
 }
 
 /// Requests a fresh reader spends on a full scan, and the rows.

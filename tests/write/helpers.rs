@@ -402,3 +402,62 @@ pub fn pending(dir: &Path) -> Vec<String> {
     out.dedup();
     out
 }
+
+/// What a table of `id`-keyed rows holds, by key, as the writes say.
+#[derive(Default, Clone)]
+pub struct Model(pub std::collections::BTreeMap<String, Map<String, Value>>);
+
+impl Model {
+    pub fn apply(&mut self, rows: &[Map<String, Value>], op: Operation) {
+        for r in rows {
+            let key = r["id"].as_str().unwrap().to_string();
+            match op {
+                Operation::Delete => {
+                    self.0.remove(&key);
+                }
+                _ => {
+                    self.0.insert(key, r.clone());
+                }
+            }
+        }
+    }
+
+    pub fn rows(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .0
+            .values()
+            .map(|r| sorted_json(&Value::Object(r.clone())))
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// Every reader agrees with the model: this engine from the metadata table and from a
+/// listing (the same slices), hudi-rs.
+pub async fn readers_agree(
+    dir: &Path,
+    model: &Model,
+    what: &str,
+    hudi: &mut HudiRs,
+) -> Vec<String> {
+    let ours = our_rows(dir, ReadOptions::default()).await;
+    same_rows(
+        &data_only(&ours),
+        &model.rows(),
+        &format!("{what}: snapshot vs model"),
+    );
+    let from_listing = our_rows(dir, listed()).await;
+    same_rows(
+        &from_listing,
+        &ours,
+        &format!("{what}: listing vs metadata table"),
+    );
+    assert_eq!(
+        slices(dir, &ReadOptions::default()).await,
+        slices(dir, &listed()).await,
+        "{what}: the metadata table's files vs storage"
+    );
+    same_rows(&hudi.rows(dir), &ours, &format!("{what}: hudi-rs"));
+    ours
+}
