@@ -1088,6 +1088,42 @@ async fn refuses_bad_input_before_writing() {
         let code = refused(&dir, &[batch(columns)], Operation::Upsert).await;
         assert_eq!(code, "INVALID_INPUT", "{what}");
     }
+    // Partition values that would leave the table or make paths Hudi cannot hold: refused
+    // as input, naming the row and column, with no request that changes storage.
+    // (This table is hive-style: `region=..` is a plain folder name, `region=us/../..` is not.)
+    for region in ["../../x", "us/../..", "us//x", "us/", "us/./x", "a\u{1}b"] {
+        let columns = vec![
+            ("txn_id", s(vec![Some("A"), Some("B")])),
+            ("region", s(vec![Some("us"), Some(region)])),
+            ("txn_ts", l(vec![1, 2])),
+        ];
+        let table = open(&dir).await;
+        let err = table
+            .write(&[batch(columns)], &WriteOptions::new(Operation::Upsert))
+            .await
+            .expect_err("refused");
+        assert_eq!(err.code(), "INVALID_INPUT", "{region:?}: {err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("row 1, column \"region\""),
+            "{region:?}: {text}"
+        );
+        assert_eq!((table.io().puts, table.io().deletes), (0, 0), "{region:?}");
+    }
+    // Nested folders stay allowed, as Java writes them.
+    let nested = vec![
+        ("txn_id", s(vec![Some("N")])),
+        ("region", s(vec![Some("us/west")])),
+        ("txn_ts", l(vec![1])),
+    ];
+    let table = open(&dir).await;
+    table
+        .write(&[batch(nested)], &WriteOptions::new(Operation::Upsert))
+        .await
+        .expect("a nested partition path is written");
+    assert!(dir
+        .join("region=us/west/.hoodie_partition_metadata")
+        .exists());
 }
 
 /// Integers as text (how JSON carries int64 values past 2^53) are the integers they spell.

@@ -79,7 +79,7 @@ async fn upsert_batch(dir: &Path) -> Vec<Map<String, Value>> {
 }
 
 /// Files under the table that belong to instant `t`: timeline files (data and metadata
-/// table), data and metadata files, markers.
+/// table), data and metadata files, the files in its marker folder.
 fn leftovers_of(dir: &Path, t: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -92,9 +92,13 @@ fn leftovers_of(dir: &Path, t: &str) -> Vec<String> {
                 continue;
             }
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            // Markers are named `MARKERS0`, `MARKERS.type` or `<file>.marker.<type>`
+            // inside the instant's folder: the folder names the instant.
+            let in_markers = p.to_string_lossy().contains(&format!("/.temp/{t}/"));
             let of_t = name.starts_with(&format!("{t}."))
                 || name.starts_with(&format!("{t}_"))
-                || name.contains(&format!("_{t}."));
+                || name.contains(&format!("_{t}."))
+                || in_markers;
             if of_t {
                 out.push(p.display().to_string());
             }

@@ -25,10 +25,24 @@ export class HudiError extends Error {
     this.object = object;
   }
 
+  // Literal names: a minifier renames classes, so `constructor.name` would not survive.
   override get name(): string {
-    return this.constructor.name;
+    return NAMES[this.code] ?? 'HudiError';
   }
 }
+
+const NAMES: Record<ErrorCode, string> = {
+  NOT_FOUND: 'NotFoundError',
+  ACCESS_DENIED: 'AccessDeniedError',
+  CORRUPT: 'CorruptError',
+  UNSUPPORTED: 'UnsupportedError',
+  INVALID_ARGUMENT: 'InvalidArgumentError',
+  INVALID_INPUT: 'InvalidInputError',
+  CONFLICT: 'ConflictError',
+  ABORTED: 'AbortError',
+  READ_ONLY: 'ReadOnlyError',
+  IO: 'IoError',
+};
 
 export class NotFoundError extends HudiError {
   constructor(message: string, object?: string, options?: { cause?: unknown }) {
@@ -77,7 +91,9 @@ export class ConflictError extends HudiError {
     this.instant = /\b(\d{17})\b/.exec(`${object ?? ''} ${message}`)?.[1];
   }
 }
-/** The signal fired. For a write aborted before its commit point, `rolledBack` lists the
+/** The signal fired. As the platform's aborts: `name` is `'AbortError'` (`'TimeoutError'` for
+ *  `AbortSignal.timeout()`) and `cause` is `signal.reason`; the class and `code` `'ABORTED'`
+ *  are the package's. For a write aborted before its commit point, `rolledBack` lists the
  *  instants of it that were rolled back (empty when it had written nothing), and `pending` the
  *  ones left for the next writer (multi-writer / LAZY tables, or a failed rollback). */
 export class AbortedError extends HudiError {
@@ -85,6 +101,10 @@ export class AbortedError extends HudiError {
   pending: string[] = [];
   constructor(message: string, object?: string, options?: { cause?: unknown }) {
     super(message, 'ABORTED', object, options);
+  }
+
+  override get name(): string {
+    return (this.cause as { name?: unknown } | undefined)?.name === 'TimeoutError' ? 'TimeoutError' : 'AbortError';
   }
 }
 /** A write to a table opened read-only: plain HTTP(S), a zip or local files. Open it over S3
@@ -119,8 +139,18 @@ export function hudiError(code: string, message: string, object?: string, cause?
   return new Class(message, object, cause === undefined ? undefined : { cause });
 }
 
-/** Whatever was thrown (an engine error, a DOMException from an abort, anything) as a HudiError. */
-export function toHudiError(e: unknown): HudiError {
+/** Whatever was thrown (an engine error, a DOMException from an abort, anything) as a
+ *  HudiError. With the call's `signal` fired, the error is its abort, caused by its reason
+ *  (whatever the engine or storage said on the way out). */
+export function toHudiError(e: unknown, signal?: AbortSignal): HudiError {
+  if (signal?.aborted && (e === signal.reason || (e as { code?: unknown })?.code === 'ABORTED' || (e as { name?: unknown })?.name === 'AbortError')) {
+    if (e instanceof AbortedError) {
+      if (e.cause !== signal.reason) Object.defineProperty(e, 'cause', { value: signal.reason, configurable: true, writable: true });
+      return e;
+    }
+    const why = (signal.reason as { message?: unknown } | undefined)?.message ?? signal.reason;
+    return new AbortedError(`aborted: ${String(why ?? 'the operation was aborted')}`, undefined, { cause: signal.reason });
+  }
   if (e instanceof HudiError) return e;
   const o = (e ?? {}) as { code?: unknown; object?: unknown; message?: unknown; name?: unknown };
   if (o.name === 'AbortError' || o.name === 'TimeoutError') {

@@ -11,6 +11,7 @@ import { rowsToArrow } from './rows-arrow.js';
 import { arrowSchemaOf, arrowTableOf } from './arrow-input.js';
 import { AbortedError, CorruptError, InvalidArgumentError, InvalidInputError, NotFoundError, ReadOnlyError, toHudiError } from './errors.js';
 import { BlobStorage, type LocalFile } from './blob-storage.js';
+import { isLocal, localStorageFor } from './local-tables.js';
 import type { StorageObject } from './storage-object.js';
 import type {
   Cancellable,
@@ -39,6 +40,8 @@ import type {
   CompactReport,
   Instant,
   IoStats,
+  ManifestOptions,
+  ManifestResult,
   OpenOptions,
   StorageOpenOptions,
   Plan,
@@ -66,12 +69,43 @@ const READ_KEYS = [
   'readAheadBytes',
 ] as const;
 
-/** Read options as the engine takes them: `Date`s (filter values, `asOf`, `start`, `end`) as
- *  ISO-8601 text; handed over as they are, a `Date` arrives as an empty object. */
-function engineReadOptions(o: ReadOptions): EngineReadOptions {
+/** An ISO-8601 time with a zone (`Z`, `+05:30`): a point in time, not a wall-clock reading. */
+const ZONED = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?\s*(Z|[+-]\d{2}(:?\d{2})?)$/i;
+
+/** A point in time as the wall-clock text of zone `timeZone` (`2026-03-07T21:54:45.000`),
+ *  which the engine takes as the timeline's own clock; instants and times without a zone
+ *  pass through (they are that clock already). Done here, with Intl, so that the host's
+ *  zone (Node's `TZ`) never enters. */
+function wallClock(v: unknown, timeZone: string): unknown {
+  const at = v instanceof Date ? v.getTime() : typeof v === 'string' && ZONED.test(v.trim()) ? Date.parse(v.trim().replace(' ', 'T')) : undefined;
+  if (at === undefined) return v;
+  if (Number.isNaN(at)) throw new InvalidArgumentError(`invalid argument: ${v instanceof Date ? 'an invalid Date' : JSON.stringify(v)} is not a time`);
+  const parts = Object.fromEntries(clock(timeZone).formatToParts(at).map((p) => [p.type, p.value]));
+  const ms = String(((at % 1000) + 1000) % 1000).padStart(3, '0');
+  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}.${ms}`;
+}
+
+const clocks = new Map<string, Intl.DateTimeFormat>();
+function clock(timeZone: string): Intl.DateTimeFormat {
+  let f = clocks.get(timeZone);
+  if (!f) {
+    try {
+      f = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    } catch {
+      throw new InvalidArgumentError(`invalid argument: timeZone ${JSON.stringify(timeZone)} is not an IANA time zone (such as "UTC" or "Asia/Kolkata")`);
+    }
+    clocks.set(timeZone, f);
+  }
+  return f;
+}
+
+/** Read options as the engine takes them: `asOf`, `start`, `end` in the timeline's clock
+ *  (zone `timeZone`), `Date` filter values as ISO-8601 text (handed over as they are, a
+ *  `Date` arrives as an empty object). */
+function engineReadOptions(o: ReadOptions, timeZone = 'UTC'): EngineReadOptions {
   const text = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
   const filters = o.filters?.map((f): Filter => (Array.isArray(f) ? (f.map((v) => (Array.isArray(v) ? v.map(text) : text(v))) as Filter) : f));
-  return { ...o, filters, asOf: text(o.asOf), start: text(o.start), end: text(o.end) } as EngineReadOptions;
+  return { ...o, filters, asOf: wallClock(o.asOf, timeZone), start: wallClock(o.start, timeZone), end: wallClock(o.end, timeZone) } as EngineReadOptions;
 }
 
 /** The read options the engine understands, as JSON (signal and callbacks left out). */
@@ -82,11 +116,11 @@ export function readOptionsJson(o: ReadOptions = {}): string {
 }
 
 /** The engine's rejections as `HudiError`s. */
-async function engine<T>(work: Promise<T>): Promise<T> {
+async function engine<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
   try {
     return await work;
   } catch (e) {
-    throw toHudiError(e);
+    throw toHudiError(e, signal);
   }
 }
 
@@ -108,6 +142,30 @@ function rowsAsIpc(rows: WriteRows): Uint8Array {
   const table = arrowTableOf(rows);
   if (table) return tableToIPC(table, 'stream');
   throw new InvalidArgumentError('write() takes an apache-arrow Table or RecordBatch, Arrow IPC bytes or an array of objects');
+}
+
+type EngineCounts = { inserts: number; updates: number; deletes: number };
+/** The engine's commit detail with the counts spelled as the commit results spell them. */
+function commitDetail(d: Omit<CommitDetail, 'inserted' | 'updated' | 'deleted' | 'files'> & EngineCounts & { files: (Omit<CommitDetail['files'][number], 'inserted' | 'updated' | 'deleted'> & EngineCounts)[] }): CommitDetail {
+  const counts = <T extends EngineCounts>({ inserts, updates, deletes, ...rest }: T) => ({ ...rest, inserted: inserts, updated: updates, deleted: deletes });
+  return { ...counts(d), files: d.files.map(counts) };
+}
+
+/** Where a table's listing manifest lives, relative to its base path. */
+export const MANIFEST_PATH = '.hoodie/hudi-edge-manifest.json';
+
+/**
+ * Writes the listing manifest of the table at `where` (a URL, a local path in Node, or a
+ * storage object) from its storage's own listing: S3, a local directory, a storage object with
+ * `list`, or an nginx JSON index (`listing: 'autoindex'`). See `HudiTable.manifest`.
+ */
+export async function writeManifest(where: string | URL | StorageObject, options: OpenOptions & ManifestOptions = {}): Promise<ManifestResult> {
+  const t = typeof where === 'object' && !(where instanceof URL) ? await HudiTable.openStorage(where, options) : await HudiTable.open(where, options);
+  try {
+    return await t.manifest(options);
+  } finally {
+    t.close();
+  }
 }
 
 const WRITE_ACTIONS = new Set(['commit', 'deltacommit', 'replacecommit']);
@@ -239,6 +297,15 @@ function parseUrl(url: string | URL): URL {
   }
 }
 
+/** The storage over a local path or `file://` URL (Node only). */
+function localTableStorage(where: string | URL): StorageObject {
+  const storage = localStorageFor(where);
+  if (!storage) {
+    throw new InvalidArgumentError(`not a table URL: ${String(where).replace(/\?.*/, '')} (expected http(s)://… or s3://bucket/prefix; local paths and file:// URLs open in Node, and here the files open with openFiles)`);
+  }
+  return storage;
+}
+
 /** A new table's spec as the engine takes it: the columns as Spark SQL or as the Arrow IPC of
  *  an empty table, field lists as arrays. */
 function engineTableSpec(t: NewTableSpec): EngineTableSpec & { schemaIpc?: Uint8Array } {
@@ -281,17 +348,24 @@ export class HudiTable {
   #history: Promise<unknown> | undefined;
   /** Details of completed instants (they do not change). */
   readonly #commits = new Map<string, CommitDetail>();
+  /** The zone of the timeline's clock: UTC, or the one given for a `LOCAL` timeline. */
+  readonly #timeZone: string;
 
-  private constructor(wasm: WasmTable, location: string) {
+  private constructor(wasm: WasmTable, location: string, timeZone: string | undefined) {
     this.#wasm = wasm;
     this.location = location;
+    this.#timeZone = wasm.timelineUtc ? 'UTC' : (timeZone ?? 'UTC');
   }
 
   /**
-   * Opens the table at `url`: `http(s)://host/path/to/table` or `s3://bucket/prefix`.
-   * Reads `hoodie.properties` and lists the active timeline (one round trip).
+   * Opens the table at `url`: `http(s)://host/path/to/table`, `s3://bucket/prefix` or, in
+   * Node, a local path (absolute or relative to the working directory) or `file://` URL
+   * (`fsStorage` from `hudi-edge/fs`: read and write). Reads `hoodie.properties` and lists the
+   * active timeline (one round trip).
    */
   static async open(url: string | URL, options: OpenOptions = {}): Promise<HudiTable> {
+    if (options.timeZone !== undefined) clock(options.timeZone);
+    if (isLocal(url)) return HudiTable.openStorage(localTableStorage(url), options);
     const u = parseUrl(url);
     if (!['http:', 'https:', 's3:'].includes(u.protocol)) {
       throw new InvalidArgumentError(`unsupported URL scheme ${u.protocol} (expected http(s)://… or s3://bucket/prefix)`);
@@ -299,8 +373,8 @@ export class HudiTable {
     await initWasm();
     const o = options;
     const cache = o.cache === undefined ? undefined : await o.cache.share();
-    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress, cache, undefined));
-    return new HudiTable(wasm, publicLocation(u));
+    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress, cache, undefined), o.signal);
+    return new HudiTable(wasm, publicLocation(u), o.timeZone);
   }
 
   /**
@@ -309,19 +383,21 @@ export class HudiTable {
    * `code` `NOT_FOUND` / `ACCESS_DENIED` / `ABORTED` keep their meaning).
    */
   static async openStorage(storage: StorageObject, options: StorageOpenOptions = {}): Promise<HudiTable> {
+    if (options.timeZone !== undefined) clock(options.timeZone);
     await initWasm();
     const cache = options.cache === undefined ? undefined : await options.cache.share();
-    const wasm = await engine(WasmTable.openJs(storage, options.signal, options.onProgress, cache, options.prefetchMetadataTable, undefined));
-    return new HudiTable(wasm, storage.location);
+    const wasm = await engine(WasmTable.openJs(storage, options.signal, options.onProgress, cache, options.prefetchMetadataTable, undefined), options.signal);
+    return new HudiTable(wasm, storage.location, options.timeZone);
   }
 
   /**
-   * Creates an empty table at `url` (`s3://bucket/prefix`) and opens it: one conditional `PUT` of `.hoodie/hoodie.properties`
+   * Creates an empty table at `url` (`s3://bucket/prefix`, or a local path or `file://` URL in Node) and opens it: one conditional `PUT` of `.hoodie/hoodie.properties`
    * (`If-None-Match: *`), so of two creators one gets `ConflictError`, as does a location
    * that already holds a table. Write to it with `insert` / `upsert`; Apache Hudi (Spark,
    * Flink) and hudi-rs read and keep writing it.
    */
   static async create(url: string | URL, table: NewTableSpec, options: OpenOptions = {}): Promise<HudiTable> {
+    if (isLocal(url)) return HudiTable.createStorage(localTableStorage(url), table, options);
     const u = parseUrl(url);
     if (u.protocol === 'http:' || u.protocol === 'https:') {
       throw new ReadOnlyError(`${publicLocation(u)}: plain HTTP(S) is read-only; create the table over s3://bucket/prefix or a storage object with put`, undefined);
@@ -332,16 +408,16 @@ export class HudiTable {
     const spec = engineTableSpec(table);
     await initWasm();
     const o = options;
-    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress, undefined, spec));
-    return new HudiTable(wasm, publicLocation(u));
+    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress, undefined, spec), o.signal);
+    return new HudiTable(wasm, publicLocation(u), o.timeZone);
   }
 
   /** `create` over your own storage (`openStorage`'s object, with `put`). */
   static async createStorage(storage: StorageObject, table: NewTableSpec, options: Cancellable = {}): Promise<HudiTable> {
     const spec = engineTableSpec(table);
     await initWasm();
-    const wasm = await engine(WasmTable.openJs(storage, options.signal, undefined, undefined, false, spec));
-    return new HudiTable(wasm, storage.location);
+    const wasm = await engine(WasmTable.openJs(storage, options.signal, undefined, undefined, false, spec), options.signal);
+    return new HudiTable(wasm, storage.location, undefined);
   }
 
   /** Opens a table from local files (a picked folder, dropped files), read lazily. Paths are
@@ -360,10 +436,19 @@ export class HudiTable {
   }
 
   /** Opens a table from the bytes of a `.zip` of it (one top folder = the table). In memory. */
-  static async openZip(zip: Uint8Array | ArrayBuffer | Blob, name = 'table.zip'): Promise<HudiTable> {
+  static async openZip(zip: Uint8Array | ArrayBuffer | Blob, name = 'table.zip', options: { timeZone?: string } = {}): Promise<HudiTable> {
+    if (options.timeZone !== undefined) clock(options.timeZone);
     await initWasm();
     const bytes = zip instanceof Uint8Array ? zip : new Uint8Array(zip instanceof Blob ? await zip.arrayBuffer() : zip);
-    return new HudiTable(await engine(WasmTable.openZip(bytes, name)), `zip://${name}`);
+    return new HudiTable(await engine(WasmTable.openZip(bytes, name)), `zip://${name}`, options.timeZone);
+  }
+
+  /** Writes, cleans and table services on a storage that cannot write: one code, before any
+   *  request, whichever call asked. */
+  #writable(w: WasmTable, what: string): void {
+    if (!w.writable) {
+      throw new ReadOnlyError(`${this.location} is open read-only (plain HTTP(S), a zip or local files given as Blobs): open it over S3, a local path in Node or a storage with put and delete to ${what}`, undefined);
+    }
   }
 
   #alive(): WasmTable {
@@ -371,12 +456,13 @@ export class HudiTable {
     return this.#wasm;
   }
 
-  /** Runs one engine call: error classes, and deferred `close()`. */
-  async #run<T>(f: (w: WasmTable) => Promise<T>): Promise<T> {
+  /** Runs one engine call: error classes (an abort of `signal` as its reason), and deferred
+   *  `close()`. */
+  async #run<T>(signal: AbortSignal | undefined, f: (w: WasmTable) => Promise<T>): Promise<T> {
     const w = this.#alive();
     this.#inFlight += 1;
     try {
-      return await engine(f(w));
+      return await engine(f(w), signal);
     } finally {
       this.#inFlight -= 1;
       if (this.#closing && this.#inFlight === 0) this.#free();
@@ -387,12 +473,12 @@ export class HudiTable {
   async info(o?: Cancellable): Promise<TableInfo> {
     // The engine shares the latest layout between fileGroups() and info().
     await this.fileGroups(o);
-    return this.#run((w) => w.info(o?.signal));
+    return this.#run(o?.signal, (w) => w.info(o?.signal));
   }
 
   /** The timeline: instants oldest first (archived ones first, when asked for). */
   timeline(o: TimelineOptions = {}): Promise<Instant[]> {
-    return this.#run(async (w) => {
+    return this.#run(o?.signal, async (w) => {
       const { instants } = await w.timeline(Boolean(o.archived), o.signal);
       if (o.archived) this.#history = Promise.resolve();
       if (o.operations !== false) {
@@ -407,7 +493,7 @@ export class HudiTable {
 
   /** One instant's metadata: files written, record counts, bytes, replaced file groups, schema. */
   commit(requestedTime: string, o?: Cancellable): Promise<CommitDetail> {
-    return this.#run((w) => this.#commit(w, requestedTime, o?.signal));
+    return this.#run(o?.signal, (w) => this.#commit(w, requestedTime, o?.signal));
   }
 
   async #commit(w: WasmTable, requestedTime: string, signal: AbortSignal | undefined): Promise<CommitDetail> {
@@ -419,7 +505,7 @@ export class HudiTable {
       throw e;
     });
     await this.#history;
-    const detail = await w.instant(requestedTime, signal);
+    const detail = commitDetail(await w.instant(requestedTime, signal));
     if (detail.instant.state === 'completed') this.#commits.set(requestedTime, detail);
     return detail;
   }
@@ -427,7 +513,7 @@ export class HudiTable {
   /** Partitions → file groups → file slices (base file, log files, sizes), latest or as of an instant. */
   fileGroups(o: { asOf?: string } & Cancellable = {}): Promise<FileLayout> {
     if (!o.asOf && this.#layout) return this.#layout;
-    const layout = this.#run((w) => w.fileGroups(o.asOf ?? null, o.signal));
+    const layout = this.#run(o?.signal, (w) => w.fileGroups(o.asOf ? String(wallClock(o.asOf, this.#timeZone)) : null, o.signal));
     if (!o.asOf) {
       this.#layout = layout;
       layout.catch(() => (this.#layout = undefined));
@@ -437,9 +523,9 @@ export class HudiTable {
 
   /** What a read would do: the file slices it reads, pruning stage by stage, and the I/O planning cost. */
   plan(o: ReadOptions = {}): Promise<Plan> {
-    return this.#run(async (w) => {
+    return this.#run(o?.signal, async (w) => {
       const t0 = performance.now();
-      const plan = await w.plan(engineReadOptions(o), o.signal, o.onProgress);
+      const plan = await w.plan(engineReadOptions(o, this.#timeZone), o.signal, o.onProgress);
       // `stats` copied: the public PlanStats is open (an index signature), the generated one is not.
       return { ...plan, stats: { ...plan.stats }, timeMs: performance.now() - t0 };
     });
@@ -448,22 +534,22 @@ export class HudiTable {
   /** The rows as an apache-arrow `Table`. */
   read(o: ReadOptions = {}): Promise<ArrowTable> {
     // Piece by piece: each batch leaves wasm memory as it is read, so the result is held once.
-    return this.#run(async (w) => tableFromIPC(await w.readArrowPieces(engineReadOptions(o), o.signal, o.onProgress)));
+    return this.#run(o?.signal, async (w) => tableFromIPC(await w.readArrowPieces(engineReadOptions(o, this.#timeZone), o.signal, o.onProgress)));
   }
 
   /** The rows as plain objects (decimals as strings with their scale, timestamps ISO-8601,
    *  dates `YYYY-MM-DD`, binary base64), like the CLI's JSON. */
   rows(o: ReadOptions = {}): Promise<Row[]> {
-    return this.#run((w) => w.readJson(engineReadOptions(o), false, o.signal, o.onProgress));
+    return this.#run(o?.signal, (w) => w.readJson(engineReadOptions(o, this.#timeZone), false, o.signal, o.onProgress));
   }
 
   /** The rows as apache-arrow `RecordBatch`es, one at a time. Break out of the loop (or abort)
    *  to stop early; the rest is not read. */
   async *stream(o: ReadOptions = {}): AsyncGenerator<RecordBatch, void, undefined> {
-    const stream = await this.#run(async (w) => w.stream(engineReadOptions(o), o.signal, o.onProgress));
+    const stream = await this.#run(o?.signal, async (w) => w.stream(engineReadOptions(o, this.#timeZone), o.signal, o.onProgress));
     try {
       for (;;) {
-        const bytes = await this.#run(() => stream.next());
+        const bytes = await this.#run(o.signal, () => stream.next());
         if (!bytes) return;
         for (const batch of RecordBatchReader.from(bytes)) yield batch;
       }
@@ -481,7 +567,8 @@ export class HudiTable {
    * do not fit the table are an `InvalidInputError`; a concurrent commit is a `ConflictError`.
    */
   write(rows: WriteRows, o: WriteOptions): Promise<WriteResult> {
-    return this.#run(async (w) => {
+    return this.#run(o?.signal, async (w) => {
+      this.#writable(w, 'write');
       const bytes = rowsAsIpc(rows);
       const result = await w.write(bytes, { operation: o.operation, options: o.options, commitRetries: o.commitRetries, addColumns: o.addColumns }, o.signal);
       // The engine reopened the table; what was cached here describes the one before.
@@ -511,10 +598,8 @@ export class HudiTable {
   }
 
   #writeJob(operation: WriteOperation, rows: WriteRows, o: WriteJobOptions): Promise<CommitResult> {
-    return this.#run(async (w) => {
-      if (!w.writable) {
-        throw new ReadOnlyError(`${this.location} is open read-only (plain HTTP(S), a zip or local files): open it over S3 or a storage with put and delete to write`, undefined);
-      }
+    return this.#run(o?.signal, async (w) => {
+      this.#writable(w, 'write');
       o.signal?.throwIfAborted();
       const progress = progressOf<WriteProgress['phase']>(w, o.onProgress);
       const { start, report } = progress;
@@ -595,9 +680,9 @@ export class HudiTable {
         completionTime: landed.completionTime ?? '',
         action: landed.action,
         operation,
-        inserted: d.inserts,
-        updated: d.updates,
-        deleted: d.deletes,
+        inserted: d.inserted,
+        updated: d.updated,
+        deleted: d.deleted,
         filesWritten: d.files.map((f) => f.path),
         io: ioSince(start, w.io()),
         metadataPartitions: [],
@@ -628,7 +713,8 @@ export class HudiTable {
    *  `options` ask for (`hoodie.metadata.*`, lock configs), as Hudi's metadata writer
    *  initialises them. `null` when none was missing. Later calls see the new partitions. */
   index(o: IndexOptions = {}): Promise<IndexResult | null> {
-    return this.#run(async (w) => {
+    return this.#run(undefined, async (w) => {
+      this.#writable(w, 'index');
       const built = await w.index(o.partitions ?? [], o.options ?? {});
       this.#layout = undefined;
       this.#history = undefined;
@@ -641,7 +727,8 @@ export class HudiTable {
    *  unless `scheduleOnly`, executes it (writes do it themselves when due; this runs it on
    *  request). Later calls see the new base files. */
   compact(o: CompactOptions = {}): Promise<CompactReport> {
-    return this.#run(async (w) => {
+    return this.#run(o?.signal, async (w) => {
+      this.#writable(w, 'compact');
       const done = await w.compact(o.options ?? {}, Boolean(o.scheduleOnly), o.instant, o.signal);
       this.#layout = undefined;
       this.#history = undefined;
@@ -665,7 +752,8 @@ export class HudiTable {
    *  histories where due, as Hudi's archiver does after each commit (writes do it
    *  themselves; this runs it on request). */
   archive(o: ArchiveOptions = {}): Promise<ArchiveResult> {
-    return this.#run(async (w) => {
+    return this.#run(o?.signal, async (w) => {
+      this.#writable(w, 'archive');
       const done = await w.archive(o.options ?? {}, o.signal);
       this.#layout = undefined;
       this.#history = undefined;
@@ -678,10 +766,8 @@ export class HudiTable {
    *  it names and commits it; then the metadata table's own clean when due. Empty when
    *  nothing was due. Later calls see the clean. */
   clean(o: CleanOptions = {}): Promise<CleanResult[]> {
-    return this.#run(async (w) => {
-      if (!w.writable) {
-        throw new ReadOnlyError(`${this.location} is open read-only (plain HTTP(S), a zip or local files): open it over S3 or a storage with put and delete to clean`, undefined);
-      }
+    return this.#run(o?.signal, async (w) => {
+      this.#writable(w, 'clean');
       o.signal?.throwIfAborted();
       const progress = progressOf<CleanProgress['phase']>(w, o.onProgress);
       progress.polling('cleaning');
@@ -697,9 +783,24 @@ export class HudiTable {
     });
   }
 
+  /** The listing manifest of the table as its storage lists it now (every file with its size:
+   *  what hosts without a list API serve in place of a listing), stored at
+   *  `.hoodie/hudi-edge-manifest.json` when the storage can write and `write` is not `false`.
+   *  Rewrite it after each commit and clean. */
+  manifest(o: ManifestOptions = {}): Promise<ManifestResult> {
+    return this.#run(o.signal, async (w) => {
+      const write = o.write !== false;
+      if (write) this.#writable(w, 'write its manifest (or pass write: false and upload the JSON yourself)');
+      const json = await w.manifest(new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), write, o.signal);
+      const m = JSON.parse(new TextDecoder().decode(json)) as { dirs: Record<string, unknown[]>; latestInstant?: string | null };
+      const files = Object.values(m.dirs).reduce((n, d) => n + d.length, 0);
+      return { path: MANIFEST_PATH, written: write, files, latestInstant: m.latestInstant ?? null, json };
+    });
+  }
+
   /** Reads the timeline again: later calls see commits made since the table was opened. */
   refresh(o: Cancellable = {}): Promise<void> {
-    return this.#run(async (w) => {
+    return this.#run(o?.signal, async (w) => {
       await w.reload(o.signal);
       this.#layout = undefined;
       this.#history = undefined;
@@ -709,7 +810,7 @@ export class HudiTable {
   /** The storage lock and the writers' heartbeats, when the table has them (multi-writer
    *  setups with Hudi's storage-based lock provider and lazy failed-write cleaning). */
   writers(o: Cancellable = {}): Promise<WriterState> {
-    return this.#run(async (w) => {
+    return this.#run(o?.signal, async (w) => {
       const path = '.hoodie/.locks/table_lock.json';
       const [lockBytes, beats] = await Promise.all([
         w.readObject(path, o.signal).catch((e) => {
@@ -740,7 +841,7 @@ export class HudiTable {
   /** The files instant `requestedTime` wrote into the metadata table (its delta commit of the
    *  same time), by metadata-table partition. */
   metadataTableFiles(requestedTime: string, o: Cancellable = {}): Promise<MetadataTableFile[]> {
-    return this.#run(async (w) => {
+    return this.#run(o?.signal, async (w) => {
       const listed = await w.listObjects('.hoodie/metadata', o.signal);
       const mark = `_${requestedTime}.`;
       return listed

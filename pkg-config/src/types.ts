@@ -16,7 +16,9 @@ export interface Progress {
 }
 
 export interface Cancellable {
-  /** Aborts the operation: it rejects with an `AbortedError` and its requests are cancelled. */
+  /** Aborts the operation: it rejects with an `AbortedError` (`name` `'AbortError'`, or
+   *  `'TimeoutError'` for `AbortSignal.timeout()`; `cause`: `signal.reason`) and its requests
+   *  are cancelled. */
   signal?: AbortSignal;
   /** Called as the operation advances (opened, planned, each batch read), with running totals
    *  for this operation. */
@@ -63,6 +65,13 @@ export interface OpenOptions extends Cancellable {
    *  and a query planned from the metadata table (record index, statistics) then reaches its
    *  rows one round trip sooner. For handles opened to query; a timeline view does not need it. */
   prefetchMetadataTable?: boolean;
+  /** The zone of the timeline's clock when the table's `hoodie.table.timeline.timezone` is
+   *  `LOCAL` (Hudi's default: the writer's local zone): an IANA name such as
+   *  `'America/New_York'`. Default `'UTC'`, whatever the host's zone (Node's `TZ` never
+   *  changes a result). `asOf` / `start` / `end` given as `Date`s or ISO-8601 times with an
+   *  offset are read in it; instants and times without an offset are that clock already.
+   *  Ignored on `UTC` timelines. */
+  timeZone?: string;
 }
 
 export interface StorageOpenOptions extends Cancellable {
@@ -70,6 +79,13 @@ export interface StorageOpenOptions extends Cancellable {
   cache?: MetadataCache;
   /** As `OpenOptions.prefetchMetadataTable`. */
   prefetchMetadataTable?: boolean;
+  /** The zone of the timeline's clock when the table's `hoodie.table.timeline.timezone` is
+   *  `LOCAL` (Hudi's default: the writer's local zone): an IANA name such as
+   *  `'America/New_York'`. Default `'UTC'`, whatever the host's zone (Node's `TZ` never
+   *  changes a result). `asOf` / `start` / `end` given as `Date`s or ISO-8601 times with an
+   *  offset are read in it; instants and times without an offset are that clock already.
+   *  Ignored on `UTC` timelines. */
+  timeZone?: string;
 }
 
 export interface MetadataCacheOptions {
@@ -194,9 +210,9 @@ export interface WrittenFile {
   path: string;
   kind: 'base' | 'log';
   bytes: number;
-  inserts: number;
-  updates: number;
-  deletes: number;
+  inserted: number;
+  updated: number;
+  deleted: number;
   writes: number;
   prevCommit: string | null;
 }
@@ -212,9 +228,10 @@ export interface CommitDetail {
   operation: string | null;
   partitions: string[];
   files: WrittenFile[];
-  inserts: number;
-  updates: number;
-  deletes: number;
+  /** Records inserted, updated and deleted (as `CommitResult` counts them). */
+  inserted: number;
+  updated: number;
+  deleted: number;
   writes: number;
   bytes: number;
   /** Replaced file groups (replacecommit / clustering / insert overwrite). */
@@ -735,4 +752,22 @@ export interface MetadataTableFile {
   /** Relative to the data table's base path. */
   path: string;
   size: number;
+}
+
+export interface ManifestOptions extends Cancellable {
+  /** Store the manifest in the table (default); `false` only returns it. */
+  write?: boolean;
+}
+
+export interface ManifestResult {
+  /** `.hoodie/hudi-edge-manifest.json`, relative to the table's base path. */
+  path: string;
+  /** Whether it was stored in the table. */
+  written: boolean;
+  /** Files it lists. */
+  files: number;
+  /** The latest completed instant it saw. */
+  latestInstant: string | null;
+  /** The manifest's JSON, as stored. */
+  json: Uint8Array;
 }

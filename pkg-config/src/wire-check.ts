@@ -8,15 +8,18 @@ import type * as Api from './types.js';
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** The public type allows more (`PlanStats` has an index signature, `skipped` is `unknown[]`). */
 type Fits<A, B> = [A] extends [B] ? true : false;
+/** The engine's `inserts` / `updates` / `deletes` as the package spells them (`CommitResult`'s
+ *  `inserted` / `updated` / `deleted`). */
+type Counted<T> = Omit<T, 'inserts' | 'updates' | 'deletes'> & { inserted: number; updated: number; deleted: number };
 
 export type WireMatchesApi = [
   Same<Wire.ScanProgress, Api.Progress>,
   Same<Wire.Instant, Api.Instant>,
   Same<Wire.IoSnapshot, Api.IoStats>,
   Same<Wire.TableInfo, Api.TableInfo>,
-  Same<Wire.WrittenFile, Api.WrittenFile>,
+  Same<Counted<Wire.WrittenFile>, Api.WrittenFile>,
   Same<Wire.SchemaField, Api.SchemaField>,
-  Same<Wire.CommitDetail, Api.CommitDetail>,
+  Same<Omit<Counted<Wire.CommitDetail>, 'files'> & { files: Api.WrittenFile[] }, Api.CommitDetail>,
   Same<Wire.BaseFile, Api.BaseFile>,
   Same<Wire.LogFile, Api.LogFile>,
   Same<Wire.FileSlice, Api.FileSlice>,

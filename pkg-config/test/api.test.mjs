@@ -72,9 +72,9 @@ for (const name of [V6, V9, V9_MOR]) {
         assert.equal(d.instant.requestedTime, c.instant_time);
         assert.equal(d.operation, c.operationType);
         assert.deepEqual(d.files.map((f) => f.path).sort(), [...c.files_written].sort(), c.instant_time);
-        assert.equal(d.inserts, c.write_totals.numInserts);
-        assert.equal(d.updates, c.write_totals.numUpdateWrites);
-        assert.equal(d.deletes, c.write_totals.numDeletes);
+        assert.equal(d.inserted, c.write_totals.numInserts);
+        assert.equal(d.updated, c.write_totals.numUpdateWrites);
+        assert.equal(d.deleted, c.write_totals.numDeletes);
         assert.equal(d.writes, c.write_totals.numWrites);
         const replaced = Object.entries(c.replaced_file_ids ?? {}).flatMap(([p, ids]) => ids.map((id) => `${p}/${id}`)).sort();
         assert.deepEqual(d.replacedFileGroups.map((r) => `${r.partition}/${r.fileId}`).sort(), replaced);

@@ -12,6 +12,8 @@ use arrow_schema::SchemaRef;
 use bytes::Bytes;
 
 use crate::error::{HudiError, Result};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::write::limits::InputLimits;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputFormat {
@@ -54,14 +56,25 @@ pub fn decode_rows(
     format: InputFormat,
     schema: &SchemaRef,
     source: &str,
+    limits: &InputLimits,
 ) -> Result<Vec<RecordBatch>> {
     let bad = |e: &dyn std::fmt::Display| HudiError::invalid_input(format!("{source}: {e}"));
     let schema = &offset_time_zones(schema);
+    limits.check_input(bytes.len() as u64, source)?;
     match format {
         InputFormat::Jsonl => {
+            let depth = crate::write::limits::json_depth_bound(schema);
+            let lines = limits.check_lines(&bytes, Some(depth), source)?;
             // Binary is base64 text in `read --format jsonl`: read as text, decoded below.
+            // One batch where that is cheap: the write then takes its columns as they are,
+            // without a copy. The decoder reserves (4 × columns + 2) words a row up front, so
+            // many short lines (hostile or not) get several batches, that reserve bounded by
+            // the input's size.
+            let reserved_per_row = (4 * schema.fields().len() + 2) * 8;
+            let batch_rows = lines.min((bytes.len() / reserved_per_row).max(1024));
             let reader = arrow_json::ReaderBuilder::new(binary_as_text(schema))
                 .with_strict_mode(true)
+                .with_batch_size(batch_rows)
                 .build(Cursor::new(bytes))
                 .map_err(|e| bad(&e))?;
             let batches = reader
@@ -73,6 +86,7 @@ pub fn decode_rows(
                 .collect()
         }
         InputFormat::Csv => {
+            let lines = limits.check_lines(&bytes, None, source)?;
             let header = csv_header(&bytes);
             let fields: Vec<_> = header
                 .iter()
@@ -83,8 +97,11 @@ pub fn decode_rows(
                         .map_err(|_| bad(&format!("column {name:?} is not in the table's schema")))
                 })
                 .collect::<Result<_>>()?;
+            let columns = fields.len();
             let reader = arrow_csv::ReaderBuilder::new(Arc::new(arrow_schema::Schema::new(fields)))
                 .with_header(true)
+                // As for JSON: the decoder reserves a few words per row and column.
+                .with_batch_size(lines.min((bytes.len() / ((columns + 1) * 16)).max(1024)))
                 .build(Cursor::new(bytes))
                 .map_err(|e| bad(&e))?;
             reader
@@ -92,12 +109,20 @@ pub fn decode_rows(
                 .map_err(|e| bad(&e))
         }
         // Through the table files' checks: the crate alone panics on some damage.
-        InputFormat::Parquet => crate::base_file::decode_in_memory(bytes, source, "bad Parquet")
-            .map_err(|e| match e {
-                HudiError::Corrupt { reason, .. } => bad(&reason),
-                other => other,
-            }),
-        InputFormat::Arrow => decode_arrow_ipc(&bytes).map_err(|e| bad(&e)),
+        InputFormat::Parquet => {
+            let batches = crate::base_file::decode_in_memory(bytes, source, "bad Parquet")
+                .map_err(|e| match e {
+                    HudiError::Corrupt { reason, .. } => bad(&reason),
+                    other => other,
+                })?;
+            limits.check_batches(&batches, source)?;
+            Ok(batches)
+        }
+        InputFormat::Arrow => {
+            let batches = decode_arrow_ipc(&bytes).map_err(|e| bad(&e))?;
+            limits.check_batches(&batches, source)?;
+            Ok(batches)
+        }
     }
 }
 
@@ -180,6 +205,7 @@ fn base64_columns(
 fn ipc_reader(
     bytes: &[u8],
 ) -> std::result::Result<Box<dyn arrow_array::RecordBatchReader + '_>, String> {
+    super::ipc::check_bounds(bytes)?;
     let cursor = Cursor::new(bytes);
     Ok(if bytes.starts_with(b"ARROW1") {
         Box::new(arrow_ipc::reader::FileReader::try_new(cursor, None).map_err(|e| e.to_string())?)
@@ -357,7 +383,13 @@ mod tests {
         let read = |file: &str| {
             let bytes = std::fs::read(format!("{dir}/{file}")).unwrap();
             let schema = Arc::new(Schema::empty());
-            decode_rows(bytes.into(), InputFormat::Parquet, &schema, "in.parquet")
+            decode_rows(
+                bytes.into(),
+                InputFormat::Parquet,
+                &schema,
+                "in.parquet",
+                &Default::default(),
+            )
         };
         let rows: usize = read("corpus/parquet_footer/v6_base.parquet")
             .unwrap()

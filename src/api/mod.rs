@@ -6,6 +6,7 @@
 pub mod commit;
 pub mod create;
 pub mod input;
+pub mod ipc;
 pub mod options;
 pub mod output;
 /// The factory needs the HTTP stores (S3 goes through them); every face enables them.

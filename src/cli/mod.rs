@@ -174,9 +174,13 @@ async fn run(cli: Cli) -> Result<()> {
             write_options.commit_retries = commit_retries;
             write_options.add_columns = add_columns;
             write_options.options = option_map(options)?;
+            let limits = crate::write::limits::InputLimits::of(&write_options.options)?;
+            if let Ok(meta) = std::fs::metadata(&input) {
+                limits.check_input(meta.len(), &input)?;
+            }
             let bytes = read_input(&input)?;
             let t = open(&table).await?;
-            let decode = |schema: &_| decode_rows(bytes.into(), format, schema, &input);
+            let decode = |schema: &_| decode_rows(bytes.into(), format, schema, &input, &limits);
             let result = t.write_input(decode, &write_options).await?;
             print::write_result(&result, json)
         }
@@ -429,19 +433,10 @@ pub async fn write_manifest(
     storage: Arc<dyn Storage>,
     output: Option<&str>,
 ) -> Result<crate::storage::listing::Manifest> {
-    use crate::storage::listing::{Manifest, MANIFEST_PATH};
+    use crate::storage::listing::MANIFEST_PATH;
     let table = Table::open(storage.clone()).await?;
-    let files = storage.list("", true).await?;
-    let mut manifest = Manifest::from_files(&files);
-    manifest.table = Some(table.config().name.clone());
-    manifest.table_version = Some(table.config().version);
-    manifest.created_at =
-        Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-    manifest.latest_instant = table
-        .timeline()
-        .completed()
-        .last()
-        .map(|i| i.requested_time.clone());
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let manifest = table.manifest(now).await?;
     let bytes = manifest.to_json();
     match output {
         Some("-") => {

@@ -86,6 +86,9 @@ pub struct HFileWriter {
     value_total: u64,
 }
 
+/// The longest row key an HFile holds.
+pub const MAX_ROW_LEN: usize = i16::MAX as usize;
+
 impl HFileWriter {
     pub fn new(opts: HFileWriteOptions) -> HFileWriter {
         HFileWriter {
@@ -127,10 +130,11 @@ impl HFileWriter {
                 )));
             }
         }
-        // The row length is a u16 in the key; the key and value lengths are i32.
-        if row.len() > u16::MAX as usize {
+        // The row length is a Java `short` in the key (HBase's KeyValue refuses longer rows;
+        // readers would see a negative length); the key and value lengths are i32.
+        if row.len() > MAX_ROW_LEN {
             return Err(HudiError::invalid(format!(
-                "HFile row key of {} bytes (at most 65535)",
+                "HFile row key of {} bytes (at most {MAX_ROW_LEN})",
                 row.len()
             )));
         }

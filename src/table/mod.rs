@@ -99,6 +99,20 @@ impl Table {
         self.client.storage()
     }
 
+    /// The listing manifest of the table as its storage lists it now (which must be a store
+    /// that can list), stamped `created_at` (the caller's clock: the wasm build has none of
+    /// its own).
+    pub async fn manifest(&self, created_at: String) -> Result<crate::storage::listing::Manifest> {
+        let files = self.storage().list("", true).await?;
+        let mut manifest = crate::storage::listing::Manifest::from_files(&files);
+        manifest.table = Some(self.config().name.clone());
+        manifest.table_version = Some(self.config().version);
+        manifest.created_at = Some(created_at);
+        manifest.latest_instant =
+            (self.timeline().completed().last()).map(|i| i.requested_time.clone());
+        Ok(manifest)
+    }
+
     /// Requests, bytes and round trips since the table was opened.
     pub fn io(&self) -> IoSnapshot {
         self.client.io()

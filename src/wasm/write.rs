@@ -32,8 +32,14 @@ impl WasmTable {
         let options: crate::api::options::WriteOptions = serde_wasm_bindgen::from_value(options)
             .map_err(|e| to_js(HudiError::invalid(format!("write options: {e}"))))?;
         let options = options.into_options().map_err(to_js)?;
+        let limits = crate::write::limits::InputLimits::of(&options.options).map_err(to_js)?;
+        // Measured before the copy into wasm memory.
+        limits
+            .check_input(rows.length() as u64, "rows")
+            .map_err(to_js)?;
         let batches = crate::api::input::decode_arrow_ipc(&rows.to_vec())
             .map_err(|e| to_js(HudiError::invalid_input(format!("rows (Arrow IPC): {e}"))))?;
+        limits.check_batches(&batches, "rows").map_err(to_js)?;
         let table = abortable(signal.as_ref(), self.current()).await?;
         // Columns JS typed otherwise are taken in the table's types
         // ([`crate::api::input::js_types`]); none while the table has no schema yet.
@@ -195,6 +201,13 @@ impl WasmTable {
         self.table().storage().capabilities().writable
     }
 
+    /// Whether instant times are UTC wall-clock times (`hoodie.table.timeline.timezone=UTC`);
+    /// `false`: the writer's local zone (`LOCAL`, Hudi's default), which the caller names.
+    #[wasm_bindgen(getter, js_name = timelineUtc)]
+    pub fn timeline_utc(&self) -> bool {
+        self.table().config().timezone == crate::config::TimelineTimezone::Utc
+    }
+
     /// Reopens the table: later calls see the timeline as it is now.
     pub async fn reload(&self, signal: Option<AbortSignal>) -> Result<(), JsValue> {
         let fresh = self
@@ -272,6 +285,33 @@ impl WasmTable {
         let bytes = self
             .on_table(signal, |t| async move {
                 t.storage().get(&path, Purpose::Other).await.map_err(to_js)
+            })
+            .await?;
+        Ok(Uint8Array::from(&bytes[..]))
+    }
+
+    /// The listing manifest (`.hoodie/hudi-edge-manifest.json`) of the table as the storage
+    /// lists it now, as `hudi-edge manifest` writes it; stored in the table when `put`.
+    /// `createdAt` comes from the caller (the clock is the host's).
+    pub async fn manifest(
+        &self,
+        #[wasm_bindgen(js_name = createdAt)] created_at: String,
+        put: bool,
+        signal: Option<AbortSignal>,
+    ) -> Result<Uint8Array, JsValue> {
+        use crate::storage::listing::MANIFEST_PATH;
+        let bytes = self
+            .on_table(signal, |t| async move {
+                let bytes = t.manifest(created_at).await.map_err(to_js)?.to_json();
+                if put {
+                    let data = bytes::Bytes::from(bytes.clone());
+                    let overwrite = crate::storage::PutMode::Overwrite;
+                    t.storage()
+                        .put(MANIFEST_PATH, data, overwrite)
+                        .await
+                        .map_err(to_js)?;
+                }
+                Ok(bytes)
             })
             .await?;
         Ok(Uint8Array::from(&bytes[..]))

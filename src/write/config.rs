@@ -81,6 +81,8 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: compact::TRIGGER_STRATEGY, default: "NUM_COMMITS", doc: "NUM_COMMITS, NUM_COMMITS_AFTER_LAST_REQUEST, TIME_ELAPSED, NUM_OR_TIME, NUM_AND_TIME" },
     Setting { key: compact::STRATEGY, default: "LogFileSizeBasedCompactionStrategy", doc: "LogFileSizeBasedCompactionStrategy (largest logs first, bounded by the target IO) or UnBoundedCompactionStrategy (every slice with logs)" },
     Setting { key: compact::TARGET_IO, default: "512000", doc: "MiB a plan reads and writes at most (the operation that reaches it included)" },
+    Setting { key: super::limits::MAX_ROW_BYTES, default: "2097152", doc: "longest input row (a JSON or CSV line, or a row's values); longer rows are INVALID_INPUT naming the row" },
+    Setting { key: super::limits::MAX_INPUT_BYTES, default: "16777216 in wasm, 4294967296 natively", doc: "largest input one write takes (as handed over, before decoding)" },
     Setting { key: compact::LOG_SIZE_THRESHOLD, default: "0", doc: "slices with fewer log bytes are not compacted" },
     Setting { key: cluster::INLINE, default: "false", doc: "after each commit, finish pending clusterings and cluster when hoodie.clustering.inline.max.commits commits completed since the last one" },
     Setting { key: cluster::SCHEDULE_INLINE, default: "false", doc: "after each commit, write a clustering plan when due without executing it (for a later run, or Spark's, to execute)" },
@@ -169,6 +171,8 @@ pub struct WriteConfig {
     pub clean: crate::clean::CleanConfig,
     /// Clustering after the commit, or on request (`hoodie.clustering.*`).
     pub clustering: cluster::ClusteringConfig,
+    /// Bounds on the input (row and input sizes).
+    pub input: super::limits::InputLimits,
 }
 
 impl WriteConfig {
@@ -261,6 +265,7 @@ impl WriteConfig {
             compaction,
             clean,
             clustering: cluster::ClusteringConfig::parse(given)?,
+            input: super::limits::InputLimits::of(given)?,
             hfile_block_size: whole(
                 HFILE_BLOCK_SIZE,
                 crate::hfile::writer::DEFAULT_BLOCK_SIZE,

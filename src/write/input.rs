@@ -28,8 +28,12 @@ pub fn align_input(
         aligned.push(align_batch(batch, &target, first_row)?);
         first_row += batch.num_rows();
     }
-    let batch = arrow_select::concat::concat_batches(&target, &aligned)
-        .map_err(|e| HudiError::invalid_input(format!("input batches do not combine: {e}")))?;
+    // One batch is taken as it is (its columns shared, not copied).
+    let batch = match aligned.len() {
+        1 => aligned.remove(0),
+        _ => arrow_select::concat::concat_batches(&target, &aligned)
+            .map_err(|e| HudiError::invalid_input(format!("input batches do not combine: {e}")))?,
+    };
     if batch.num_rows() == 0 {
         return Err(HudiError::invalid_input("no rows to write"));
     }
@@ -206,9 +210,11 @@ pub(crate) fn keyed_rows(
     let mut winner: HashMap<String, usize> = HashMap::new();
     let mut rows: Vec<(String, String, usize)> = Vec::with_capacity(input.num_rows());
     let mut deduplicated = 0;
+    let hfile_keys = HFileKeys::of(config);
     for row in 0..input.num_rows() {
         let key = keygen.record_key(input, row)?;
         let partition = keygen.partition_path(input, row)?;
+        hfile_keys.check(&key, &partition, row)?;
         match winner.get(&key) {
             None => {
                 winner.insert(key.clone(), rows.len());
@@ -227,4 +233,38 @@ pub(crate) fn keyed_rows(
         }
     }
     Ok(KeyedRows { rows, deduplicated })
+}
+
+/// Which of a row's names become metadata-table HFile row keys, whose length HFile caps:
+/// refused up front, not met when the metadata table is built after the data files.
+struct HFileKeys {
+    record_key: bool,
+    partition: bool,
+}
+
+impl HFileKeys {
+    fn of(config: &TableConfig) -> HFileKeys {
+        let has = |p: &str| config.metadata_partitions.iter().any(|q| q == p);
+        HFileKeys {
+            record_key: has("record_index"),
+            partition: has("files"),
+        }
+    }
+
+    fn check(&self, key: &str, partition: &str, row: usize) -> Result<()> {
+        let most = crate::hfile::writer::MAX_ROW_LEN;
+        let too_long = |what: &str, len: usize| {
+            HudiError::invalid_input(format!(
+                "row {row}: the {what} is {len} bytes; the metadata table holds at most {most} \
+                 (an HFile row key)"
+            ))
+        };
+        if self.record_key && key.len() > most {
+            return Err(too_long("record key", key.len()));
+        }
+        if self.partition && partition.len() > most {
+            return Err(too_long("partition path", partition.len()));
+        }
+        Ok(())
+    }
 }

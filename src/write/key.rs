@@ -132,13 +132,39 @@ impl KeyGen {
                 }
                 _ => HIVE_DEFAULT_PARTITION.to_string(),
             };
-            segments.push(if self.hive_style {
+            let segment = if self.hive_style {
                 format!("{field}={value}")
             } else {
                 value
-            });
+            };
+            check_partition_segment(&segment, row, field)?;
+            segments.push(segment);
         }
         Ok(segments.join("/"))
+    }
+}
+
+/// What a partition field's value makes of the path must stay a folder inside the table,
+/// as Java writes it: slashes nest folders (unless URL-encoding is on), but no empty, `.`
+/// or `..` folder, no absolute path, no control characters. Checked before any request,
+/// so a hostile value is refused as input rather than met by the storage boundary mid-write.
+fn check_partition_segment(segment: &str, row: usize, field: &str) -> Result<()> {
+    let why = if segment.chars().any(|c| c.is_control()) {
+        Some("holds a control character")
+    } else if segment.starts_with(['/', '\\']) {
+        Some("is an absolute path")
+    } else if segment.split('/').any(str::is_empty) {
+        Some("makes an empty folder name")
+    } else if segment.split(['/', '\\']).any(|s| s == "." || s == "..") {
+        Some("makes a `.` or `..` folder, outside its partition")
+    } else {
+        None
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => Err(HudiError::invalid_input(format!(
+            "row {row}, column {field:?}: the partition path {segment:?} {why}"
+        ))),
     }
 }
 
@@ -483,6 +509,20 @@ mod tests {
             parse_date_string("2024-01-15T10:30:00.000+0000", &[f]),
             Some(1_705_314_600_000_000)
         );
+    }
+
+    #[test]
+    fn partition_paths_stay_inside_the_table() {
+        for ok in ["eu", "us/west", "a b", "region=..", "2024/01/02", "x\\y"] {
+            assert!(check_partition_segment(ok, 0, "p").is_ok(), "{ok:?}");
+        }
+        for bad in [
+            "..", ".", "../x", "a/../..", "/etc", "a//b", "a/", "", "a\u{0}b", "..\\x",
+        ] {
+            let e = check_partition_segment(bad, 3, "p").unwrap_err();
+            assert_eq!(e.code(), "INVALID_INPUT", "{bad:?}");
+            assert!(e.to_string().contains("row 3, column \"p\""), "{e}");
+        }
     }
 
     #[test]

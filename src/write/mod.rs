@@ -20,6 +20,7 @@ pub mod create;
 mod files;
 mod input;
 pub mod key;
+pub mod limits;
 pub mod lock;
 pub(crate) mod mdt;
 mod occ;
@@ -261,6 +262,7 @@ pub async fn write(
 ) -> Result<WriteResult> {
     // Parsed once, before any request: a bad setting changes nothing.
     let options = &WriteConfig::new(options, table.client.config())?;
+    options.input.check_batches(batches, "rows")?;
     if table
         .client
         .timeline()

@@ -37,7 +37,7 @@ let tarball;
 
 before(async () => {
   const pack = tempDir('pack');
-  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', pack], { cwd: join(repo, 'pkg-config'), encoding: 'utf8' });
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', pack], { cwd: join(repo, 'pkg-config'), encoding: 'utf8', env: { ...process.env, HUDI_EDGE_PACK_UNOPTIMIZED: '1' } });
   tarball = join(pack, JSON.parse(out)[0].filename);
   project = tempDir('consumer');
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));

@@ -294,11 +294,32 @@ describe('workerd: the edge-ingest example', () => {
         const res = await fetch(`${worker.url}/?limit=3`);
         const latest = await res.json();
         assert.deepEqual(latest.map((c) => c.instant), instants.slice(-3).reverse());
-        assert.deepEqual([latest[0].operation, latest[0].inserted, latest[0].updated], ['UPSERT', 80, 20]);
+        assert.deepEqual([latest[0].operation, latest[0].inserted, latest[0].updated], ['upsert', 80, 20]);
         const bad = await fetch(worker.url, { method: 'POST', body: JSON.stringify([{ ...txnRows(kind, 1)[0], amount: 'lots' }]) });
         assert.deepEqual([bad.status, (await bad.json()).code], [400, 'INVALID_INPUT']);
         const notJson = await fetch(worker.url, { method: 'POST', body: '{oops' });
         assert.equal(notJson.status, 400);
+        // Hostile bodies: refused before any write, with the engine's code.
+        if (kind === 'cow') {
+          const outside = await fetch(worker.url, { method: 'POST', body: JSON.stringify([{ ...txnRows(kind, 1)[0], region: '../../x' }]) });
+          const outsideBody = await outside.json();
+          assert.deepEqual([outside.status, outsideBody.code, /partition path/.test(outsideBody.message)], [400, 'INVALID_INPUT', true], JSON.stringify(outsideBody));
+        }
+        const deep = await fetch(worker.url, { method: 'POST', body: `[{"txn_id":"D","merchant_name":${'['.repeat(200000)}${']'.repeat(200000)}}]` });
+        assert.equal(deep.status, 400, 'nesting beyond JSON.parse or the schema: refused, the isolate lives');
+        const declared = await fetch(worker.url, { method: 'POST', body: 'x'.repeat(5 * 1024 * 1024) });
+        assert.deepEqual([declared.status, (await declared.json()).code], [413, 'INVALID_INPUT']);
+        const streamed = await fetch(worker.url, {
+          method: 'POST',
+          duplex: 'half',
+          body: new ReadableStream({
+            pull(c) {
+              c.enqueue(new Uint8Array(1 << 20).fill(32));
+            },
+          }),
+        });
+        assert.deepEqual([streamed.status, (await streamed.json()).code], [413, 'INVALID_INPUT'], 'a streamed body is cut at the limit');
+        assert.equal((await fetch(`${worker.url}/?limit=1`)).status, 200, 'the isolate still serves');
 
         const t = await pkg.HudiTable.open(uri, { s3: s3Options(moto.url) });
         const now = await t.rows();

@@ -179,7 +179,14 @@ pub async fn decode_input(
         .iter()
         .map(|r| Value::Object(r.clone()).to_string() + "\n")
         .collect();
-    decode_rows(text.into(), InputFormat::Jsonl, &schema, "input").expect("decode")
+    decode_rows(
+        text.into(),
+        InputFormat::Jsonl,
+        &schema,
+        "input",
+        &Default::default(),
+    )
+    .expect("decode")
 }
 
 pub async fn write_on(

@@ -8,7 +8,8 @@
 //   HEAD /        → 204 once the engine's wasm module is instantiated (a warm-up / health check)
 //   scheduled     (a Cron Trigger) the table services: clean, compact (Merge-On-Read), archive
 //
-// Errors answer {code, message, row?, column?, instant?} with a status by code (below).
+// Errors answer {code, message, row?, column?, instant?} with a status by code (below); a body
+// over MAX_BODY_BYTES (default 4 MiB) is refused with 413 before it is read whole.
 // Configuration comes from the worker's bindings (vars and secrets), see README.md.
 import { HudiTable, MetadataCache, initWasm } from 'hudi-edge';
 
@@ -129,15 +130,58 @@ function writeConfigs(env) {
   return { ...defaults, ...o };
 }
 
-function failure(code, message, extra = {}) {
-  return Response.json({ code, message, ...extra }, { status: STATUS_BY_CODE[code] ?? 500 });
+function failure(code, message, extra = {}, status = STATUS_BY_CODE[code] ?? 500) {
+  return Response.json({ code, message, ...extra }, { status });
 }
 
-/** The rows of a POST body, or a Response saying why not. */
-async function readBody(request, maxRows) {
+// A body is read whole and parsed into JS objects several times its size, beside the engine's
+// own memory: 4 MiB keeps a write well inside a 128 MB isolate.
+const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+function tooLarge(size, maxBytes) {
+  return failure('INVALID_INPUT', `the body is ${size} bytes; at most ${maxBytes} (MAX_BODY_BYTES)`, {}, 413);
+}
+
+/** The body as text, read no further than `maxBytes`: a declared length over it is refused
+ *  before reading, a streamed one once it passes it. */
+async function bodyText(request, maxBytes) {
+  const declared = Number(request.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) return tooLarge(declared, maxBytes);
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      return tooLarge(`over ${maxBytes}`, maxBytes);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return failure('INVALID_INPUT', 'the body is not UTF-8 text');
+  }
+}
+
+/** The rows of a POST body, or a Response saying why not. Nothing is opened or written for
+ *  a body refused here. */
+async function readBody(request, maxRows, maxBytes) {
+  const text = await bodyText(request, maxBytes);
+  if (text instanceof Response) return text;
   let body;
   try {
-    body = await request.json();
+    body = JSON.parse(text);
   } catch (e) {
     return failure('INVALID_INPUT', `the body is not JSON: ${e.message}`);
   }
@@ -159,10 +203,11 @@ async function latestCommits(table, limit) {
         instant: i.requestedTime,
         completionTime: i.completionTime,
         action: i.action,
-        operation: d.operation,
-        inserted: d.inserts,
-        updated: d.updates,
-        deleted: d.deletes,
+        // Lower case, as POST takes and answers it (commit metadata spells it `UPSERT`).
+        operation: d.operation?.toLowerCase() ?? null,
+        inserted: d.inserted,
+        updated: d.updated,
+        deleted: d.deleted,
         files: d.files.length,
       };
     }),
@@ -210,7 +255,7 @@ export default {
     }
     let input;
     if (request.method === 'POST') {
-      input = await readBody(request, Number(env.MAX_ROWS ?? 10000));
+      input = await readBody(request, Number(env.MAX_ROWS ?? 10000), Number(env.MAX_BODY_BYTES ?? DEFAULT_MAX_BODY_BYTES));
       if (input instanceof Response) return input;
     }
     let table;

@@ -203,9 +203,29 @@ pub async fn plan(
         QueryType::Incremental => start.as_deref(),
         _ => as_of.as_deref(),
     };
+    let mut history = false;
     if let (Some(t), Some(active)) = (earliest_asked, timeline.active_start()) {
         if compare_instant_times(t, active).is_lt() {
             timeline = client.load_history().await?;
+            history = true;
+        }
+    }
+    if let (Some(t), QueryType::Snapshot | QueryType::ReadOptimized) = (&as_of, options.query) {
+        // Before the first commit there is no table to read: saying so beats 0 rows, which
+        // look like a table whose rows were all deleted (a time zone mix-up, typically).
+        if timeline.completed_writes_as_of(Some(t)).next().is_none() {
+            if !history && timeline.completed_writes().next().is_some() {
+                timeline = client.load_history().await?;
+            }
+            if let Some(first) = timeline.completed_writes().next() {
+                if timeline.completed_writes_as_of(Some(t)).next().is_none() {
+                    return Err(HudiError::invalid(format!(
+                        "asOf {:?} (instant {t}) is before the table's first commit {}",
+                        options.as_of.as_deref().unwrap_or(t),
+                        first.requested_time
+                    )));
+                }
+            }
         }
     }
     if let (Some(t), QueryType::Snapshot | QueryType::ReadOptimized) = (&as_of, options.query) {

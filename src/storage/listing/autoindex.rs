@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::trim;
+use super::{trim, MANIFEST_PATH};
 use crate::error::{HudiError, Result};
 use crate::storage::path::plain_name;
 use crate::storage::{join, ObjectMeta};
@@ -41,10 +41,22 @@ pub fn autoindex_may_list(prefix: &str) -> Result<()> {
 /// any other name that is not a plain file name makes the page `CORRUPT`.
 pub fn parse_autoindex(body: &[u8], dir: &str) -> Result<Vec<ObjectMeta>> {
     let page = format!("{}/", trim(dir));
-    let entries: Vec<AutoindexEntry> = serde_json::from_slice(body).map_err(|e| {
-        HudiError::corrupt(
+    // A page that is not a JSON index says what the host can do, not that the table is
+    // damaged: an HTML index (python -m http.server, Apache) or no index at all.
+    let entries: Vec<AutoindexEntry> = serde_json::from_slice(body).map_err(|_| {
+        let what = if body.trim_ascii_start().starts_with(b"<") {
+            "an HTML page"
+        } else {
+            "a page that is not a JSON directory index"
+        };
+        HudiError::unsupported_in(
+            format!(
+                "listing a table on a host that does not list directories as JSON ({page} answered {what}; \
+                 nginx `autoindex_format json` or S3 ListObjectsV2 lists): write a listing manifest \
+                 ({MANIFEST_PATH}, `npx hudi-edge manifest TABLE_DIR` or the CLI's `hudi-edge manifest`) \
+                 and serve it with the table"
+            ),
             &page,
-            format!("not a JSON directory index (nginx `autoindex_format json`): {e}"),
         )
     })?;
     entries

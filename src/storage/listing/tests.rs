@@ -84,7 +84,14 @@ fn autoindex_pages() {
     assert!(v[0].is_dir);
     assert_eq!(v[1].size, 942);
     assert_eq!(v[1].last_modified_ms, Some(1696932000000));
-    assert!(parse_autoindex(b"<html>", "x").is_err());
+    // A host without a JSON index cannot list; the table is not damaged.
+    let e = parse_autoindex(b"<!DOCTYPE HTML>\n<html>", ".hoodie/timeline").unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED");
+    assert!(e.to_string().contains("HTML page"), "{e}");
+    assert!(
+        e.to_string().contains(".hoodie/hudi-edge-manifest.json"),
+        "{e}"
+    );
     assert!(autoindex_may_list(".hoodie/timeline").is_ok());
     assert!(autoindex_may_list(".hoodie/metadata/.hoodie/timeline").is_ok());
     assert!(autoindex_may_list(".hoodie/metadata/files").is_err());

@@ -231,13 +231,15 @@ pub(crate) fn absolute(location: &str, relative: &str) -> String {
 }
 
 /// The file a plan names, relative to `root`: its partition and file name (plans written
-/// by another host carry that host's absolute paths).
+/// by another host carry that host's absolute paths). `None` for a name outside the table,
+/// which no plan of this table can rightly ask to delete.
 fn resolve(root: &str, partition: &str, named: &str) -> Option<String> {
     let name = named.rsplit('/').next().filter(|n| !n.is_empty())?;
     if name == "." || name == ".." {
         return None;
     }
-    Some(join(root, &join(partition, name)))
+    let inside = crate::storage::path::within_table(&join(partition, name), named).ok()?;
+    Some(join(root, &inside))
 }
 
 /// Requests for the data files of the failed instant `t`: one per marker (Java's
@@ -250,6 +252,12 @@ async fn plan_requests(client: &MetaClient, t: &str) -> Result<Vec<RollbackReque
     if !markers.is_empty() {
         let mut out = Vec::new();
         for relative in markers {
+            // A marker naming a path outside the table (a peer's bug or a planted file)
+            // names nothing this table could hold: deleting it is never ours to do, and
+            // refusing would wedge every later write behind this rollback.
+            let Ok(relative) = crate::storage::path::within_table(&relative, &marker_dir(t)) else {
+                continue;
+            };
             let (partition, name) = relative.rsplit_once('/').unwrap_or(("", &relative));
             let file_id = BaseFile::parse(name, 0)
                 .map(|b| b.file_id)

@@ -104,7 +104,7 @@ export function assertReadersAgree(motoUrl, uri, packageRows, what = uri) {
 /** `npm pack` of pkg-config installed into a scratch project; returns the project folder. */
 export function installTarball() {
   const pack = tempDir('pack');
-  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', pack], { cwd: join(repo, 'pkg-config'), encoding: 'utf8' });
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', pack], { cwd: join(repo, 'pkg-config'), encoding: 'utf8', env: { ...process.env, HUDI_EDGE_PACK_UNOPTIMIZED: '1' } });
   const tarball = join(pack, JSON.parse(out)[0].filename);
   const project = tempDir('consumer');
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));

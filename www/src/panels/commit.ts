@@ -71,9 +71,9 @@ export function commitView(d: CommitDetail, onClose: () => void): HTMLElement {
               h('td', { title: f.path }, h('code', null, fileName(f.path))),
               h('td', null, h('span', { class: `kind kind-${f.kind}` }, f.kind)),
               h('td', { class: 'num' }, bytes(f.bytes)),
-              h('td', { class: 'num' }, count(f.inserts)),
-              h('td', { class: 'num' }, count(f.updates)),
-              h('td', { class: 'num' }, count(f.deletes)),
+              h('td', { class: 'num' }, count(f.inserted)),
+              h('td', { class: 'num' }, count(f.updated)),
+              h('td', { class: 'num' }, count(f.deleted)),
               h('td', null, f.prevCommit ? h('code', null, f.prevCommit) : h('span', { class: 'muted' }, '–')),
             ))))
     : null;
@@ -96,9 +96,9 @@ export function commitView(d: CommitDetail, onClose: () => void): HTMLElement {
       i.file ? h('span', null, ' · ', h('code', null, i.file)) : null),
     isWrite
       ? h('div', { class: 'stats' },
-          stat('inserts', count(d.inserts)),
-          stat('updates', count(d.updates)),
-          stat('deletes', count(d.deletes)),
+          stat('inserts', count(d.inserted)),
+          stat('updates', count(d.updated)),
+          stat('deletes', count(d.deleted)),
           stat('records written', count(d.writes)),
           stat('bytes written', bytes(d.bytes)),
           stat('files', `${count(d.files.length - logs)} base · ${count(logs)} log`),
