@@ -1061,3 +1061,88 @@ fn compact_schedules_executes_and_reports() {
     let refused = run(&args(&["compact", &cow]));
     assert!(refused.err.contains("UNSUPPORTED"), "{}", refused.err);
 }
+
+/// `cluster`: a plan written and left (`--schedule-only`), executed by `--instant` (the same
+/// rows, one file group a partition), `--json` reporting it; a write's inline clustering in
+/// its JSON.
+#[test]
+fn cluster_schedules_executes_and_reports() {
+    let root = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli_cluster");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let t = root.join("events").to_string_lossy().into_owned();
+    let created = run(&args(&[
+        "create",
+        &t,
+        "--columns",
+        "id BIGINT NOT NULL, ts BIGINT, region STRING",
+        "--record-key",
+        "id",
+        "--partition-by",
+        "region",
+    ]));
+    assert_eq!(created.code, 0, "{}", created.err);
+    let write = |n: i64, extra: &[&str]| {
+        let input = root.join(format!("in{n}.jsonl"));
+        let rows: String = (0..2)
+            .map(|k| {
+                let id = n * 2 + k;
+                let region = if id % 2 == 0 { "eu" } else { "us" };
+                format!("{{\"id\":{id},\"ts\":{n},\"region\":\"{region}\"}}\n")
+            })
+            .collect();
+        std::fs::write(&input, rows).unwrap();
+        let mut a = args(&["write", &t, "--input", &input.to_string_lossy(), "--json"]);
+        a.extend(["--option", "hoodie.parquet.small.file.limit=0"].map(String::from));
+        a.extend(extra.iter().map(|s| s.to_string()));
+        let r = run(&a);
+        assert_eq!(r.code, 0, "{}", r.err);
+        serde_json::from_str::<Value>(&r.out).unwrap()
+    };
+    for n in 0..3 {
+        write(n, &[]);
+    }
+    let before = jsonl(&run(&args(&["read", &t])).out);
+    let scheduled = run(&args(&["cluster", &t, "--schedule-only", "--json"]));
+    assert_eq!(scheduled.code, 0, "{}", scheduled.err);
+    let s: Value = serde_json::from_str(&scheduled.out).unwrap();
+    let instant = s["scheduled"].as_str().expect("a plan").to_string();
+    let executed = run(&args(&["cluster", &t, "--instant", &instant, "--json"]));
+    assert_eq!(executed.code, 0, "{}", executed.err);
+    let e: Value = serde_json::from_str(&executed.out).unwrap();
+    let done = &e["completed"][0];
+    assert_eq!(done["instant"], instant.as_str(), "{e}");
+    assert_eq!(done["groups"], 2, "{e}");
+    assert_eq!(done["file_groups_replaced"].as_array().unwrap().len(), 6);
+    let strip = |rows: Vec<Value>| -> Vec<Value> {
+        let mut rows: Vec<Value> = rows
+            .into_iter()
+            .map(|mut r| {
+                r.as_object_mut().unwrap().remove("_hoodie_file_name");
+                r
+            })
+            .collect();
+        rows.sort_by_key(|r| r.to_string());
+        rows
+    };
+    assert_eq!(
+        strip(jsonl(&run(&args(&["read", &t])).out)),
+        strip(before),
+        "the same rows after the clustering"
+    );
+    let text = run(&args(&["cluster", &t, "--instant", &instant]));
+    assert!(text.err.contains("INVALID_ARGUMENT"), "{}", text.err);
+    let inline = write(
+        3,
+        &[
+            "--option",
+            "hoodie.clustering.inline=true",
+            "--option",
+            "hoodie.clustering.inline.max.commits=1",
+        ],
+    );
+    assert!(
+        inline["services"]["clustering"]["completed"][0]["instant"].is_string(),
+        "{inline}"
+    );
+}

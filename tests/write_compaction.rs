@@ -72,36 +72,6 @@ fn row(i: usize, ts: i64, note: &str) -> Map<String, Value> {
         .clone()
 }
 
-/// What the table holds, by key, as the writes say.
-#[derive(Default, Clone)]
-struct Model(BTreeMap<String, Map<String, Value>>);
-
-impl Model {
-    fn apply(&mut self, rows: &[Map<String, Value>], op: Operation) {
-        for r in rows {
-            let key = r["id"].as_str().unwrap().to_string();
-            match op {
-                Operation::Delete => {
-                    self.0.remove(&key);
-                }
-                _ => {
-                    self.0.insert(key, r.clone());
-                }
-            }
-        }
-    }
-
-    fn rows(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .0
-            .values()
-            .map(|r| sorted_json(&Value::Object(r.clone())))
-            .collect();
-        out.sort();
-        out
-    }
-}
-
 /// The i-th batch of a run: updates spread over the keys written so far, new keys, and a
 /// delete of two keys every fourth write.
 fn batch(i: usize, model: &Model) -> (Vec<Map<String, Value>>, Operation) {
@@ -140,68 +110,11 @@ async fn compact(
         .unwrap_or_else(|e| panic!("compact {}: {e}", dir.display()))
 }
 
-/// Rows without `_hoodie_file_name`: a compaction moves rows to new base files, every
-/// other column (the commit time and sequence number too) stays.
-fn moved(rows: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            let mut m: Map<String, Value> = serde_json::from_str(r).unwrap();
-            m.remove("_hoodie_file_name");
-            sorted_json(&Value::Object(m))
-        })
-        .collect();
-    out.sort();
-    out
-}
-
 fn read_optimized() -> ReadOptions {
     ReadOptions {
         query: QueryType::ReadOptimized,
         ..ReadOptions::default()
     }
-}
-
-fn listed() -> ReadOptions {
-    ReadOptions {
-        use_metadata_table: false,
-        data_skipping: false,
-        ..ReadOptions::default()
-    }
-}
-
-/// Latest slices as (partition, file id, base file, log files), planned from the metadata
-/// table or from a listing.
-async fn slices(
-    dir: &Path,
-    options: &ReadOptions,
-) -> Vec<(String, String, Option<String>, Vec<String>)> {
-    let plan = open(dir).await.plan(options).await.expect("plan");
-    common::mdt::slices(&plan)
-}
-
-/// Every reader agrees with the model: this engine from the metadata table and from a
-/// listing (the same slices), hudi-rs.
-async fn readers_agree(dir: &Path, model: &Model, what: &str, hudi: &mut HudiRs) -> Vec<String> {
-    let ours = our_rows(dir, ReadOptions::default()).await;
-    same_rows(
-        &data_only(&ours),
-        &model.rows(),
-        &format!("{what}: snapshot vs model"),
-    );
-    let from_listing = our_rows(dir, listed()).await;
-    same_rows(
-        &from_listing,
-        &ours,
-        &format!("{what}: listing vs metadata table"),
-    );
-    assert_eq!(
-        slices(dir, &ReadOptions::default()).await,
-        slices(dir, &listed()).await,
-        "{what}: the metadata table's files vs storage"
-    );
-    same_rows(&hudi.rows(dir), &ours, &format!("{what}: hudi-rs"));
-    ours
 }
 
 /// Requests a fresh reader spends on a full scan, and the rows.
@@ -210,41 +123,6 @@ async fn full_scan(dir: &Path) -> (u64, u64, usize) {
     let result = table.read(&ReadOptions::default()).await.expect("read");
     let io = table.io();
     (io.requests, io.bytes, result.num_rows())
-}
-
-fn timeline_names(dir: &Path, mdt: bool) -> Vec<String> {
-    let tl = if mdt {
-        ".hoodie/metadata/.hoodie/timeline"
-    } else {
-        ".hoodie/timeline"
-    };
-    let mut names: Vec<String> = std::fs::read_dir(dir.join(tl))
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "history")
-        .collect();
-    names.sort();
-    names
-}
-
-/// Instants with no completed file, on both timelines.
-fn pending(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for mdt in [false, true] {
-        let names = timeline_names(dir, mdt);
-        for n in &names {
-            let t = n.split(['.', '_']).next().unwrap();
-            if (n.ends_with(".requested") || n.ends_with(".inflight"))
-                && !names.iter().any(|m| m.starts_with(&format!("{t}_")))
-            {
-                out.push(n.clone());
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
 }
 
 fn completed_compactions(dir: &Path) -> Vec<String> {

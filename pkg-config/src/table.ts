@@ -34,6 +34,8 @@ import type {
   IndexResult,
   ArchiveOptions,
   ArchiveResult,
+  ClusterOptions,
+  ClusterReport,
   CompactOptions,
   CompactReport,
   Instant,
@@ -631,6 +633,7 @@ export class HudiTable {
           cleans: r.clean,
           archival: r.archival,
           compaction: r.compaction,
+          clustering: r.clustering,
           serviceErrors: r.serviceErrors,
         };
       } catch (e) {
@@ -727,6 +730,18 @@ export class HudiTable {
     return this.#run(o?.signal, async (w) => {
       this.#writable(w, 'compact');
       const done = await w.compact(o.options ?? {}, Boolean(o.scheduleOnly), o.instant, o.signal);
+      this.#layout = undefined;
+      this.#history = undefined;
+      return done;
+    });
+  }
+
+  /** Clusters the table as Hudi's `run_clustering` does: schedules a plan over the small
+   *  file slices, then executes it and every pending plan (or `instant` alone; with
+   *  `scheduleOnly` the plan is written and left). Later calls see the new file groups. */
+  cluster(o: ClusterOptions = {}): Promise<ClusterReport> {
+    return this.#run(async (w) => {
+      const done = await w.cluster(o.options ?? {}, Boolean(o.scheduleOnly), o.instant, o.signal);
       this.#layout = undefined;
       this.#history = undefined;
       return done;

@@ -458,6 +458,8 @@ export interface WriteResult {
   archival: ArchiveResult | null;
   /** Merge-On-Read compaction run after the commit, when one was due or pending. */
   compaction: CompactReport | null;
+  /** Clustering run after the commit, when one was due or pending. */
+  clustering: ClusterReport | null;
   /** Requests after the commit: deciding whether a service is due, and running it. */
   servicesIo: IoStats;
 }
@@ -579,11 +581,13 @@ export interface CommitResult {
   rolledBack?: string[];
   /** The table services run after the commit — cleans (`hoodie.clean.automatic`), archival
    *  (`hoodie.archive.automatic`), Merge-On-Read compaction (`hoodie.compact.inline`), each
-   *  on by default and reported when it did something — and failures among them (the commit
-   *  stands); absent when the commit was found after an abort. */
+   *  on by default, and clustering (`hoodie.clustering.inline`, off by default), reported
+   *  when it did something — and failures among them (the commit stands); absent when the
+   *  commit was found after an abort. */
   cleans?: CleanResult[];
   archival?: ArchiveResult | null;
   compaction?: CompactReport | null;
+  clustering?: ClusterReport | null;
   serviceErrors?: ServiceError[];
   /** The signal fired after the commit point: the commit landed (counts from its metadata). */
   abortedAfterCommit?: boolean;
@@ -660,6 +664,46 @@ export interface CompactionResult {
 export interface CompactReport {
   /** Compactions committed, oldest first: pending plans before a new one. */
   completed: CompactionResult[];
+  /** A plan written and left for a later run (schedule only). */
+  scheduled: string | null;
+  /** Why no new plan was written. */
+  notScheduled: string | null;
+  io: IoStats;
+  elapsedMs: number;
+}
+
+/** Settings of {@link HudiTable.cluster}. */
+export interface ClusterOptions extends Cancellable {
+  /** Hudi write configs: `hoodie.clustering.*`, lock configs. */
+  options?: Record<string, string>;
+  /** Write the plan (`<t>.clustering.requested`) and leave it for a later run. */
+  scheduleOnly?: boolean;
+  /** Execute this pending clustering only. */
+  instant?: string;
+}
+
+/** One clustering executed and committed. */
+export interface ClusteringResult {
+  instant: string;
+  completionTime: string;
+  /** Scheduled by this run (else a plan found pending: ours, or another writer's). */
+  scheduledHere: boolean;
+  groups: number;
+  /** File groups replaced, as `partition/fileId`. */
+  fileGroupsReplaced: string[];
+  bytesReplaced: number;
+  /** New base files, relative to the base path. */
+  filesWritten: string[];
+  recordsWritten: number;
+  bytesWritten: number;
+  io: IoStats;
+  elapsedMs: number;
+}
+
+/** What {@link HudiTable.cluster} did. */
+export interface ClusterReport {
+  /** Clusterings committed, oldest first. */
+  completed: ClusteringResult[];
   /** A plan written and left for a later run (schedule only). */
   scheduled: string | null;
   /** Why no new plan was written. */

@@ -44,7 +44,9 @@ export type WireMatchesApi = [
   Same<Wire.TimelineArchived, Api.TimelineArchived>,
   Same<Wire.CompactReport, Api.CompactReport>,
   Same<Wire.CompactionResult, Api.CompactionResult>,
+  Same<Wire.ClusterReport, Api.ClusterReport>,
+  Same<Wire.ClusteringResult, Api.ClusteringResult>,
   Same<Wire.MdtCacheStats, Api.MetadataCacheStats>,
 ];
 
-export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

@@ -235,6 +235,36 @@ test('create: bad specs are typed errors before any request', async () => {
   await assert.rejects(HudiTable.create('https://example.com/tables/t', { columns: 'id STRING', recordKey: 'id' }), ReadOnlyError);
 });
 
+test('clustering: cluster() rewrites small file groups into one per partition; inline after a write', async () => {
+  const uri = `s3://${BUCKET}/tables/clustered`;
+  const t = await HudiTable.create(uri, ORDERS, { s3 });
+  // Every insert opens a new file group; logs stay uncompacted.
+  const small = { 'hoodie.parquet.small.file.limit': '0', 'hoodie.compact.inline': 'false' };
+  for (let i = 0; i < 4; i++) await t.upsert([order(10 + i, 1n, `w${i}`), order(i, BigInt(i + 1), `u${i}`)], { options: small });
+  const byKey = (rows) => rows.map((r) => `${r.order_id} ${r.note} ${r.ts} ${r._hoodie_commit_time}`).sort();
+  const before = byKey(await t.rows());
+  const planned = await t.cluster({ scheduleOnly: true });
+  assert.ok(planned.scheduled, JSON.stringify(planned));
+  assert.deepEqual(planned.completed, []);
+  const executed = await t.cluster({ instant: planned.scheduled });
+  assert.deepEqual(executed.completed.map((d) => d.instant), [planned.scheduled]);
+  const [done] = executed.completed;
+  assert.equal(done.groups, 2, 'one group per partition');
+  assert.equal(done.filesWritten.length, 2);
+  assert.ok(done.fileGroupsReplaced.length > 2, JSON.stringify(done));
+  assert.deepEqual(byKey(await t.rows()), before, 'the same rows, commit times kept');
+  // Inline: after a write, when due (here every commit).
+  const r = await t.upsert([order(30, 1n, 'inline')], {
+    options: { ...small, 'hoodie.clustering.inline': 'true', 'hoodie.clustering.inline.max.commits': '1' },
+  });
+  assert.deepEqual(r.serviceErrors, []);
+  assert.equal(r.clustering.completed.length, 1, JSON.stringify(r.clustering));
+  const rows = await t.rows();
+  t.close();
+  assert.equal(rows.find((x) => x.order_id === 'O-30').note, 'inline');
+  assertReadersAgree(moto.url, uri, rows, 'a clustered table');
+});
+
 test('Merge-On-Read compaction: inline after the fifth delta commit, compact() on request', async () => {
   const uri = `s3://${BUCKET}/tables/compacted`;
   const t = await HudiTable.create(uri, ORDERS, { s3 });

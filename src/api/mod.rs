@@ -14,6 +14,8 @@ pub mod output;
 pub mod storage;
 pub mod wire;
 
+/// What a `cluster` call asks for.
+pub use crate::write::ClusterRequest;
 /// What a `compact` call asks for (the faces name it here, not in `write`).
 pub use crate::write::CompactRequest;
 #[cfg(feature = "http")]

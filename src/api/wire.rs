@@ -119,6 +119,8 @@ pub struct WriteResult {
     pub archival: Option<ArchiveResult>,
     /// Merge-On-Read compaction run after the commit, when one was due or pending.
     pub compaction: Option<CompactReport>,
+    /// Clustering run after the commit, when one was due or pending.
+    pub clustering: Option<ClusterReport>,
     /// Requests after the commit: deciding whether a service is due, and running it.
     pub services_io: IoSnapshot,
 }
@@ -181,6 +183,67 @@ impl From<crate::write::CompactionReport> for CompactReport {
                     elapsed_ms: c.elapsed_ms,
                 })
                 .collect(),
+            scheduled: r.scheduled,
+            not_scheduled: r.not_scheduled,
+            io: r.io,
+            elapsed_ms: r.elapsed_ms,
+        }
+    }
+}
+
+/// One clustering executed and committed (`cluster()`, or after a write).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct ClusteringResult {
+    pub instant: String,
+    pub completion_time: String,
+    /// Scheduled by this run (else a plan found pending: ours, or another writer's).
+    pub scheduled_here: bool,
+    pub groups: usize,
+    /// File groups replaced, as `partition/fileId`.
+    pub file_groups_replaced: Vec<String>,
+    pub bytes_replaced: u64,
+    /// New base files, relative to the base path.
+    pub files_written: Vec<String>,
+    pub records_written: u64,
+    pub bytes_written: u64,
+    pub io: IoSnapshot,
+    pub elapsed_ms: i64,
+}
+
+/// What `cluster()` did.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct ClusterReport {
+    /// Clusterings committed, oldest first.
+    pub completed: Vec<ClusteringResult>,
+    /// A plan written and left for a later run (schedule only).
+    pub scheduled: Option<String>,
+    /// Why no new plan was written.
+    pub not_scheduled: Option<String>,
+    pub io: IoSnapshot,
+    pub elapsed_ms: i64,
+}
+
+impl From<crate::write::ClusteringReport> for ClusterReport {
+    fn from(r: crate::write::ClusteringReport) -> Self {
+        let completed = (r.completed.into_iter())
+            .map(|c| ClusteringResult {
+                instant: c.instant,
+                completion_time: c.completion_time,
+                scheduled_here: c.scheduled_here,
+                groups: c.groups,
+                file_groups_replaced: c.file_groups_replaced,
+                bytes_replaced: c.bytes_replaced,
+                files_written: c.files_written,
+                records_written: c.records_written,
+                bytes_written: c.bytes_written,
+                io: c.io,
+                elapsed_ms: c.elapsed_ms,
+            })
+            .collect();
+        ClusterReport {
+            completed,
             scheduled: r.scheduled,
             not_scheduled: r.not_scheduled,
             io: r.io,
@@ -333,6 +396,7 @@ impl From<crate::write::WriteResult> for WriteResult {
                 .collect(),
             archival: r.services.archival.map(ArchiveResult::from),
             compaction: r.services.compaction.map(CompactReport::from),
+            clustering: r.services.clustering.map(ClusterReport::from),
             services_io: r.services.io,
         }
     }

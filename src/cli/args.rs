@@ -186,6 +186,23 @@ pub(super) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Cluster the table: execute pending clustering plans, then schedule one over the small
+    /// file slices (`hoodie.clustering.plan.strategy.*`) and execute it
+    Cluster {
+        table: String,
+        /// Write the plan (`<t>.clustering.requested`) and leave it for a later run.
+        #[arg(long, conflicts_with = "instant")]
+        schedule_only: bool,
+        /// Execute this pending clustering only.
+        #[arg(long, value_name = "T")]
+        instant: Option<String>,
+        /// Write configs `KEY=VALUE` (repeatable): `hoodie.clustering.*`, the lock's.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Compact a Merge-On-Read table: execute pending compaction plans, then schedule one
     /// over every file slice with log files and execute it.
     Compact {

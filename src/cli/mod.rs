@@ -337,6 +337,32 @@ async fn run(cli: Cli) -> Result<()> {
             print::compaction(&report);
             Ok(())
         }
+        Command::Cluster {
+            table,
+            schedule_only,
+            instant,
+            options,
+            json,
+        } => {
+            let map = option_map(options)?;
+            let t = Table::open(storage_of(&table)?).await?;
+            let request = crate::write::ClusterRequest {
+                schedule_only,
+                instant,
+            };
+            let report = t.cluster(&request, &map).await?;
+            if json {
+                return print::json(&report);
+            }
+            if report.completed.is_empty() && report.scheduled.is_none() {
+                println!(
+                    "nothing to cluster: {}",
+                    report.not_scheduled.as_deref().unwrap_or("no plan")
+                );
+            }
+            print::clustering(&report);
+            Ok(())
+        }
         Command::Lock {
             table,
             options,

@@ -141,6 +141,9 @@ pub(super) fn write_result(result: &WriteResult, as_json: bool) -> Result<()> {
     if let Some(c) = &result.services.compaction {
         compaction(c);
     }
+    if let Some(c) = &result.services.clustering {
+        clustering(c);
+    }
     for e in &result.services.errors {
         eprintln!(
             "warning: {} {} committed, but the {} after it failed ({}): {}",
@@ -172,6 +175,29 @@ pub(super) fn cleans(done: &[crate::write::services::clean::Clean], as_json: boo
         );
     }
     Ok(())
+}
+
+/// What a clustering run did, one line each.
+pub(super) fn clustering(report: &crate::write::ClusteringReport) {
+    for c in &report.completed {
+        println!(
+            "clustering {} {}: {} groups, {} file groups ({} bytes) into {} base files ({} records, {} bytes){}; {} requests, {} ms",
+            c.instant,
+            c.completion_time,
+            c.groups,
+            c.file_groups_replaced.len(),
+            c.bytes_replaced,
+            c.files_written.len(),
+            c.records_written,
+            c.bytes_written,
+            if c.scheduled_here { "" } else { "; a pending plan" },
+            c.io.requests,
+            c.elapsed_ms
+        );
+    }
+    if let Some(t) = &report.scheduled {
+        println!("clustering {t} scheduled (hudi-edge cluster TABLE --instant {t} executes it)");
+    }
 }
 
 /// What a compaction run did, one line each.

@@ -94,26 +94,14 @@ pub fn plan_json(ops: &[Operation], max_file_size: u64) -> Json {
     let operations: Vec<Json> = ops
         .iter()
         .map(|op| {
-            let (read, write) = op.io_mb(max_file_size);
-            // The keys in the order Java's `HashMap` iterates them (compared byte for byte
-            // with Spark's plans in the tests).
-            let mut metrics = Map::new();
-            for (k, v) in [
-                ("TOTAL_LOG_FILES", op.log_files.len() as f64),
-                ("TOTAL_IO_MB", (read + write) as f64),
-                ("TOTAL_IO_READ_MB", read as f64),
-                ("TOTAL_LOG_FILES_SIZE", op.log_bytes() as f64),
-                ("TOTAL_IO_WRITE_MB", write as f64),
-            ] {
-                metrics.insert(k.to_string(), json!(v));
-            }
+            let metrics = metrics(std::slice::from_ref(op), max_file_size);
             json!({
                 "baseInstantTime": op.base_instant,
                 "deltaFilePaths": op.log_files.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
                 "dataFilePath": op.base_file.as_ref().map(|(n, _)| n.clone()),
                 "fileId": op.file_id,
                 "partitionPath": op.partition,
-                "metrics": Json::Object(metrics),
+                "metrics": metrics,
                 "bootstrapFilePath": null,
             })
         })
@@ -128,56 +116,107 @@ pub fn plan_json(ops: &[Operation], max_file_size: u64) -> Json {
     })
 }
 
+/// Java's file-slice metrics (`FileSliceMetricUtils`) of the slices `ops` name together:
+/// log files and their bytes, whole MiB read and written (per slice, summed).
+pub fn metrics(ops: &[Operation], max_file_size: u64) -> Json {
+    let (read, write) = ops.iter().fold((0, 0), |(r, w), op| {
+        let (read, write) = op.io_mb(max_file_size);
+        (r + read, w + write)
+    });
+    let logs: usize = ops.iter().map(|op| op.log_files.len()).sum();
+    let log_bytes: u64 = ops.iter().map(Operation::log_bytes).sum();
+    // The keys in the order Java's `HashMap` iterates them (compared byte for byte with
+    // Spark's plans in the tests).
+    let mut metrics = Map::new();
+    for (k, v) in [
+        ("TOTAL_LOG_FILES", logs as f64),
+        ("TOTAL_IO_MB", (read + write) as f64),
+        ("TOTAL_IO_READ_MB", read as f64),
+        ("TOTAL_LOG_FILES_SIZE", log_bytes as f64),
+        ("TOTAL_IO_WRITE_MB", write as f64),
+    ] {
+        metrics.insert(k.to_string(), json!(v));
+    }
+    Json::Object(metrics)
+}
+
 /// The operations of a decoded plan, with file names only (sizes 0: the caller adds them),
 /// and the names each one needs.
 pub fn plan_operations(plan: &Json, origin: &str) -> Result<Vec<(Operation, Vec<String>)>> {
-    let bad = |what: &str| HudiError::corrupt(origin, format!("compaction plan: {what}"));
-    let str_of = |v: &Json, k: &str| v.get(k).and_then(Json::as_str).map(str::to_string);
-    let name_of = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
     let ops = match plan.get("operations") {
         Some(Json::Array(a)) => a.as_slice(),
         Some(Json::Null) | None => &[],
-        Some(_) => return Err(bad("operations is not an array")),
-    };
-    let mut out = Vec::with_capacity(ops.len());
-    for op in ops {
-        let file_id = str_of(op, "fileId").ok_or_else(|| bad("operation without fileId"))?;
-        let partition =
-            str_of(op, "partitionPath").ok_or_else(|| bad("operation without partitionPath"))?;
-        if op.get("bootstrapFilePath").is_some_and(|b| !b.is_null()) {
-            return Err(HudiError::unsupported_in(
-                "compacting a bootstrapped file group",
+        Some(_) => {
+            return Err(HudiError::corrupt(
                 origin,
-            ));
+                "compaction plan: operations is not an array",
+            ))
         }
-        // Java writes bare names; older plans held paths.
-        let logs: Vec<String> = match op.get("deltaFilePaths") {
-            Some(Json::Array(a)) => a
-                .iter()
-                .map(|v| {
-                    v.as_str()
-                        .map(name_of)
-                        .ok_or_else(|| bad("a log path not a string"))
-                })
-                .collect::<Result<_>>()?,
-            Some(Json::Null) | None => Vec::new(),
-            Some(_) => return Err(bad("deltaFilePaths is not an array")),
-        };
-        let base = str_of(op, "dataFilePath").map(|p| name_of(&p));
-        let mut names = logs.clone();
-        names.extend(base.clone());
-        out.push((
-            Operation {
-                partition,
-                file_id,
-                base_instant: str_of(op, "baseInstantTime").unwrap_or_default(),
-                base_file: base.map(|n| (n, 0)),
-                log_files: logs.into_iter().map(|n| (n, 0)).collect(),
-            },
-            names,
+    };
+    ops.iter()
+        .map(|op| slice_info(op, origin, "compaction plan", "compacting"))
+        .collect()
+}
+
+/// One planned file slice as compaction operations and clustering slices (`HoodieSliceInfo`)
+/// name it, by file names (paths cut to names, sizes 0), and the names it needs. `doing`
+/// names the service in errors. Clustering slices say "no file" with an empty string and
+/// carry no base instant: it is taken from the file names.
+pub(crate) fn slice_info(
+    op: &Json,
+    origin: &str,
+    what: &str,
+    doing: &str,
+) -> Result<(Operation, Vec<String>)> {
+    let bad = |why: &str| HudiError::corrupt(origin, format!("{what}: {why}"));
+    let str_of = |k: &str| {
+        op.get(k)
+            .and_then(Json::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let name_of = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let file_id = str_of("fileId").ok_or_else(|| bad("a slice without fileId"))?;
+    let partition = match op.get("partitionPath") {
+        Some(Json::String(p)) => p.clone(),
+        _ => return Err(bad("a slice without partitionPath")),
+    };
+    if str_of("bootstrapFilePath").is_some() {
+        return Err(HudiError::unsupported_in(
+            format!("{doing} a bootstrapped file group"),
+            origin,
         ));
     }
-    Ok(out)
+    // Java writes compaction logs as bare names, clustering files as paths.
+    let logs: Vec<String> = match op.get("deltaFilePaths") {
+        Some(Json::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(name_of)
+                    .ok_or_else(|| bad("a log path not a string"))
+            })
+            .collect::<Result<_>>()?,
+        Some(Json::Null) | None => Vec::new(),
+        Some(_) => return Err(bad("deltaFilePaths is not an array")),
+    };
+    let base = str_of("dataFilePath").map(|p| name_of(&p));
+    let base_instant = str_of("baseInstantTime")
+        .or_else(|| (base.as_deref()).and_then(|n| BaseFile::parse(n, 0).map(|b| b.instant)))
+        .or_else(|| (logs.first()).and_then(|n| LogFile::parse(n, 0).map(|l| l.instant)))
+        .unwrap_or_default();
+    let mut names = logs.clone();
+    names.extend(base.clone());
+    Ok((
+        Operation {
+            partition,
+            file_id,
+            base_instant,
+            base_file: base.map(|n| (n, 0)),
+            log_files: logs.into_iter().map(|n| (n, 0)).collect(),
+        },
+        names,
+    ))
 }
 
 /// File groups (partition, file id) a pending table-service plan works on: compaction and

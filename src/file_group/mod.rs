@@ -2,6 +2,7 @@
 //! `HoodieLogFile`, `HoodieFileGroup`, `FileSlice`), and the view that builds them from a
 //! listing and the timeline ([`view`]).
 
+pub mod clustering;
 pub mod compaction;
 pub mod view;
 

@@ -266,6 +266,29 @@ impl Table {
         .await
     }
 
+    /// Clusters the table ([`crate::write::services::clustering`]): pending plans (or the
+    /// one `request` names) are executed, then a new plan over the small file slices is
+    /// scheduled and, unless `request` says schedule only, executed. `options` are write
+    /// configs (`hoodie.clustering.*`, the lock's). This handle still shows the table as it
+    /// was: reopen it.
+    pub async fn cluster(
+        &self,
+        request: &crate::write::ClusterRequest,
+        options: &BTreeMap<String, String>,
+    ) -> Result<crate::write::ClusteringReport> {
+        let mut given = WriteOptions::new(crate::write::Operation::Upsert);
+        given.options = options.clone();
+        let config = crate::write::WriteConfig::new(&given, self.config())?;
+        let context = crate::write::Ctx {
+            client: &self.client,
+            metadata: &self.metadata,
+        };
+        Box::pin(crate::write::services::clustering::cluster(
+            &context, &config, request,
+        ))
+        .await
+    }
+
     /// Cleans the table as Apache Hudi 1.1 does (`hoodie.clean.*` options; Java's defaults
     /// otherwise): finishes a clean left pending, or plans one when due, deletes the old file
     /// slices it names and commits it; then the metadata table's own clean when due. Under

@@ -143,6 +143,35 @@ impl WasmTable {
         js_value(&wire::CompactReport::from(done))
     }
 
+    /// Clusters the table (`options`: `hoodie.clustering.*`, lock configs): schedules a plan
+    /// over the small file slices, then executes it and every pending plan (or `instant`
+    /// alone; `scheduleOnly` writes the plan and stops). An abort leaves a started
+    /// clustering pending: the next clustering finishes it from its plan.
+    #[wasm_bindgen(unchecked_return_type = "ClusterReport")]
+    pub async fn cluster(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] options: JsValue,
+        schedule_only: bool,
+        instant: Option<String>,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        let options = hoodie_options(options, "cluster")?;
+        let table = abortable(signal.as_ref(), self.current()).await?;
+        let request = crate::api::ClusterRequest {
+            schedule_only,
+            instant,
+        };
+        let done = abortable(signal.as_ref(), async {
+            table.cluster(&request, &options).await.map_err(to_js)
+        })
+        .await?;
+        if !done.completed.is_empty() || done.scheduled.is_some() {
+            // The next call that reads reopens the table.
+            self.writes.set(self.writes.get() + 1);
+        }
+        js_value(&wire::ClusterReport::from(done))
+    }
+
     /// Moves old instants of both timelines to their LSM histories where due (Java's
     /// archiver; `options`: archival, cleaner and lock configs); later calls see the table
     /// as it is then.

@@ -42,6 +42,7 @@ pub const BLOOM_FPP: &str = "hoodie.index.bloom.fpp";
 pub const BLOOM_MAX_ENTRIES: &str = "hoodie.bloom.index.filter.dynamic.max.entries";
 pub const MDT_MAX_DELTA_COMMITS: &str = crate::metadata::compact::MAX_DELTA_COMMITS_KEY;
 pub const HFILE_BLOCK_SIZE: &str = "hoodie.hfile.block.size";
+use super::services::clustering as cluster;
 use super::services::compaction as compact;
 
 /// Every key this writer reads (the lock's and the key generator's included), for docs and
@@ -83,6 +84,18 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: super::limits::MAX_ROW_BYTES, default: "2097152", doc: "longest input row (a JSON or CSV line, or a row's values); longer rows are INVALID_INPUT naming the row" },
     Setting { key: super::limits::MAX_INPUT_BYTES, default: "16777216 in wasm, 4294967296 natively", doc: "largest input one write takes (as handed over, before decoding)" },
     Setting { key: compact::LOG_SIZE_THRESHOLD, default: "0", doc: "slices with fewer log bytes are not compacted" },
+    Setting { key: cluster::INLINE, default: "false", doc: "after each commit, finish pending clusterings and cluster when hoodie.clustering.inline.max.commits commits completed since the last one" },
+    Setting { key: cluster::SCHEDULE_INLINE, default: "false", doc: "after each commit, write a clustering plan when due without executing it (for a later run, or Spark's, to execute)" },
+    Setting { key: cluster::ASYNC, default: "false", doc: "as hoodie.clustering.schedule.inline here: plans are written for another job to execute" },
+    Setting { key: cluster::INLINE_MAX_COMMITS, default: "4", doc: "commits since the last clustering that trigger an inline one" },
+    Setting { key: cluster::ASYNC_MAX_COMMITS, default: "4", doc: "commits since the last clustering that trigger a scheduled-only one" },
+    Setting { key: cluster::SMALL_FILE_LIMIT, default: "314572800", doc: "file slices whose base file is smaller are clustered" },
+    Setting { key: cluster::TARGET_FILE_MAX_BYTES, default: "1073741824", doc: "a group is written as ceil(its bytes / this) new file groups" },
+    Setting { key: cluster::MAX_BYTES_PER_GROUP, default: "2147483648", doc: "bytes of the slices one clustering group rewrites at most" },
+    Setting { key: cluster::MAX_NUM_GROUPS, default: "30", doc: "clustering groups one plan holds at most" },
+    Setting { key: cluster::SORT_COLUMNS, default: "", doc: "comma-separated columns the clustered rows are sorted by" },
+    Setting { key: cluster::SINGLE_GROUP, default: "true", doc: "a partition's single small file slice is clustered alone" },
+    Setting { key: cluster::PRESERVE_METADATA, default: "true", doc: "clustered records keep their _hoodie_commit_time and _hoodie_commit_seqno" },
 ];
 
 /// Hudi's index types (Java's `HoodieIndex.IndexType`).
@@ -156,6 +169,8 @@ pub struct WriteConfig {
     pub compaction: compact::CompactionConfig,
     /// Cleaning after the commit (`hoodie.clean.*`).
     pub clean: crate::clean::CleanConfig,
+    /// Clustering after the commit, or on request (`hoodie.clustering.*`).
+    pub clustering: cluster::ClusteringConfig,
     /// Bounds on the input (row and input sizes).
     pub input: super::limits::InputLimits,
 }
@@ -249,6 +264,7 @@ impl WriteConfig {
             },
             compaction,
             clean,
+            clustering: cluster::ClusteringConfig::parse(given)?,
             input: super::limits::InputLimits::of(given)?,
             hfile_block_size: whole(
                 HFILE_BLOCK_SIZE,

@@ -49,6 +49,7 @@ pub use config::WriteConfig;
 pub use input::align_input;
 pub use key::KeyGen;
 use prepare::{commit_prepared, prepare};
+pub use services::clustering::{ClusterRequest, Clustered, ClusteringReport};
 pub use services::compaction::{CompactRequest, Compacted, CompactionReport};
 pub use services::mdt_compaction::MdtCompaction;
 pub use services::mdt_init::MdtInit;
@@ -543,4 +544,7 @@ pub(crate) struct Tagged {
     pub slices: BTreeMap<(String, String), crate::file_group::FileSlice>,
     /// The snapshot plan the slices came from (read schema, visibility).
     pub plan: Option<Arc<crate::read::Plan>>,
+    /// File groups pending clustering plans hold (partition, file id): new keys are not
+    /// packed into them (Java's partitioners leave them out of the small files too).
+    pub clustering: std::collections::HashSet<(String, String)>,
 }

@@ -158,8 +158,8 @@ pub(crate) async fn prepare(
         )
         .await;
         put?;
-        let (tagged, mdt_prefetch) = (tagged?, mdt_prefetch?);
-        tag::check_pending_clustering(table, &tagged).await?;
+        let (mut tagged, mdt_prefetch) = (tagged?, mdt_prefetch?);
+        tag::check_pending_clustering(table, &mut tagged).await?;
         Ok::<_, HudiError>((tagged, mdt_prefetch))
     };
     let (mut tagged, mdt_prefetch) = match reads.await {
@@ -249,7 +249,17 @@ pub(crate) async fn commit_prepared(
         None => {
             if let Some(mode) = small_files(client, options) {
                 let average = plan::average_record_bytes(client).await?;
-                plan::pack_small_files(&mut plan, slices, options, average, mode);
+                let free: Vec<crate::file_group::FileSlice>;
+                let candidates = if tagged.clustering.is_empty() {
+                    slices
+                } else {
+                    let busy = |s: &crate::file_group::FileSlice| {
+                        (tagged.clustering).contains(&(s.partition.clone(), s.file_id.clone()))
+                    };
+                    free = slices.iter().filter(|s| !busy(s)).cloned().collect();
+                    &free
+                };
+                plan::pack_small_files(&mut plan, candidates, options, average, mode);
             }
         }
     }

@@ -239,8 +239,9 @@ pub(crate) async fn slice_keys(
     Ok(keys)
 }
 
-/// File groups under a pending clustering plan are not written (`CONFLICT` naming the plan).
-pub(crate) async fn check_pending_clustering(table: &Ctx<'_>, tagged: &Tagged) -> Result<()> {
+/// File groups under a pending clustering plan are not written (`CONFLICT` naming the plan);
+/// they are noted in `tagged` for small-file packing to leave alone.
+pub(crate) async fn check_pending_clustering(table: &Ctx<'_>, tagged: &mut Tagged) -> Result<()> {
     let client = table.client;
     let timeline = client.timeline();
     for instant in timeline.pending() {
@@ -273,10 +274,8 @@ pub(crate) async fn check_pending_clustering(table: &Ctx<'_>, tagged: &Tagged) -
                     .get("partitionPath")
                     .and_then(serde_json::Value::as_str)
                     .unwrap_or("");
-                if tagged
-                    .slices
-                    .contains_key(&(partition.to_string(), file_id.to_string()))
-                {
+                let group = (partition.to_string(), file_id.to_string());
+                if tagged.slices.contains_key(&group) {
                     return Err(HudiError::Conflict {
                         path: instant.requested_file.clone().unwrap_or_else(|| instant.file.clone()),
                         detail: format!(
@@ -285,6 +284,7 @@ pub(crate) async fn check_pending_clustering(table: &Ctx<'_>, tagged: &Tagged) -
                         ),
                     });
                 }
+                tagged.clustering.insert(group);
             }
         }
     }

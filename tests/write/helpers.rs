@@ -336,3 +336,135 @@ pub async fn create_events(
         .await
         .expect("create");
 }
+
+/// Rows without `_hoodie_file_name`: a compaction or clustering moves rows to new base
+/// files, every other column (the commit time and sequence number too) stays.
+#[allow(dead_code)]
+pub fn moved(rows: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let mut m: Map<String, Value> = serde_json::from_str(r).unwrap();
+            m.remove("_hoodie_file_name");
+            sorted_json(&Value::Object(m))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[allow(dead_code)]
+pub fn listed() -> ReadOptions {
+    ReadOptions {
+        use_metadata_table: false,
+        data_skipping: false,
+        ..ReadOptions::default()
+    }
+}
+
+/// Latest slices as (partition, file id, base file, log files), planned from the metadata
+/// table or from a listing.
+#[allow(dead_code)]
+pub async fn slices(
+    dir: &Path,
+    options: &ReadOptions,
+) -> Vec<(String, String, Option<String>, Vec<String>)> {
+    let plan = open(dir).await.plan(options).await.expect("plan");
+    crate::common::mdt::slices(&plan)
+}
+
+#[allow(dead_code)]
+pub fn timeline_names(dir: &Path, mdt: bool) -> Vec<String> {
+    let tl = if mdt {
+        ".hoodie/metadata/.hoodie/timeline"
+    } else {
+        ".hoodie/timeline"
+    };
+    let mut names: Vec<String> = std::fs::read_dir(dir.join(tl))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "history")
+        .collect();
+    names.sort();
+    names
+}
+
+/// Instants with no completed file, on both timelines.
+#[allow(dead_code)]
+pub fn pending(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for mdt in [false, true] {
+        let names = timeline_names(dir, mdt);
+        for n in &names {
+            let t = n.split(['.', '_']).next().unwrap();
+            if (n.ends_with(".requested") || n.ends_with(".inflight"))
+                && !names.iter().any(|m| m.starts_with(&format!("{t}_")))
+            {
+                out.push(n.clone());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What a table of `id`-keyed rows holds, by key, as the writes say.
+#[derive(Default, Clone)]
+pub struct Model(pub std::collections::BTreeMap<String, Map<String, Value>>);
+
+impl Model {
+    pub fn apply(&mut self, rows: &[Map<String, Value>], op: Operation) {
+        for r in rows {
+            let key = r["id"].as_str().unwrap().to_string();
+            match op {
+                Operation::Delete => {
+                    self.0.remove(&key);
+                }
+                _ => {
+                    self.0.insert(key, r.clone());
+                }
+            }
+        }
+    }
+
+    pub fn rows(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .0
+            .values()
+            .map(|r| sorted_json(&Value::Object(r.clone())))
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// Every reader agrees with the model: this engine from the metadata table and from a
+/// listing (the same slices), hudi-rs.
+pub async fn readers_agree(
+    dir: &Path,
+    model: &Model,
+    what: &str,
+    hudi: &mut HudiRs,
+) -> Vec<String> {
+    let ours = our_rows(dir, ReadOptions::default()).await;
+    same_rows(
+        &data_only(&ours),
+        &model.rows(),
+        &format!("{what}: snapshot vs model"),
+    );
+    let from_listing = our_rows(dir, listed()).await;
+    same_rows(
+        &from_listing,
+        &ours,
+        &format!("{what}: listing vs metadata table"),
+    );
+    assert_eq!(
+        slices(dir, &ReadOptions::default()).await,
+        slices(dir, &listed()).await,
+        "{what}: the metadata table's files vs storage"
+    );
+    same_rows(&hudi.rows(dir), &ours, &format!("{what}: hudi-rs"));
+    ours
+}

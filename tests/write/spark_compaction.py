@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""Apache Hudi Spark 1.1.1's side of tests/write/spark_compaction.sh (dev-only); one JVM runs
-the actions in order:
+"""Apache Hudi Spark 1.1.1's side of tests/write/spark_compaction.sh and
+tests/write/spark_clustering.sh (dev-only); one JVM runs the actions in order:
 
     tests/spark/run.sh tests/write/spark_compaction.py TABLE PREFIX ACTION...
 
 ACTION:
   run=T            execute pending compaction T (`call run_compaction(op => 'run', ...)`, with
                    the table's metadata-table settings as its options)
+  cluster=T        execute pending clustering T (`call run_clustering(op => 'execute', ...)`,
+                   the table's metadata-table settings as its options)
+  schedule-cluster schedule a clustering (`call run_clustering(op => 'schedule', ...)`)
+  show-clustering  `call show_clustering(...)` into the report
+  upsert-cluster   the same upsert with Hudi's inline clustering after it
+                   (hoodie.clustering.inline, one commit enough)
   upsert           a Spark upsert (tests/write/spark_mdt.py's: 3 updates, new keys), inline
                    compaction off
   upsert-schedule  the same upsert, scheduling a compaction after it
@@ -55,16 +61,24 @@ def main():
     checker = Checker(spark, path, prefix, [])
     for a in actions:
         try:
+            # The table's metadata-table settings: a write client without them drops the
+            # partitions it is not told about (the record index).
+            mdt = {k: v for k, v in write_options(read_properties(path)).items() if k.startswith("hoodie.metadata.")}
+            opts = ",".join(f"{k}={v}" for k, v in mdt.items())
             if a.startswith("run="):
                 t = a.split("=", 1)[1]
-                # The table's metadata-table settings: a write client without them drops the
-                # partitions it is not told about (the record index).
-                mdt = {k: v for k, v in write_options(read_properties(path)).items() if k.startswith("hoodie.metadata.")}
-                opts = ",".join(f"{k}={v}" for k, v in mdt.items())
                 got = spark.sql(f"call run_compaction(op => 'run', path => '{path}', timestamp => {t}, "
                                 f"options => '{opts}')").collect()
                 report["run"] = [r.asDict() for r in got]
                 report["run_options"] = opts
+            elif a.startswith("cluster=") or a == "schedule-cluster":
+                op, extra = ("execute", f", instants => '{a.split('=', 1)[1]}'") if "=" in a else ("schedule", "")
+                got = spark.sql(f"call run_clustering(op => '{op}', path => '{path}'{extra}, "
+                                f"options => '{opts}')").collect()
+                report[op] = [{k: str(v) for k, v in r.asDict().items()} for r in got]
+            elif a == "show-clustering":
+                got = spark.sql(f"call show_clustering(path => '{path}')").collect()
+                report["show_clustering"] = [{k: str(v) for k, v in r.asDict().items()} for r in got]
             elif a == "upsert":
                 upsert(spark, path, report)
             elif a == "upsert-schedule":
@@ -72,6 +86,11 @@ def main():
                     "hoodie.compact.inline": "false",
                     "hoodie.compact.schedule.inline": "true",
                     "hoodie.compact.inline.max.delta.commits": "1",
+                })
+            elif a == "upsert-cluster":
+                upsert(spark, path, report, extra={
+                    "hoodie.clustering.inline": "true",
+                    "hoodie.clustering.inline.max.commits": "1",
                 })
             elif a == "rows":
                 for name, query in (("snapshot", "snapshot"), ("ro", "read_optimized")):

@@ -9,10 +9,12 @@
 //! - [`mdt_init`]: metadata-table partitions built on a table that lacks them;
 //! - [`archive`]: both timelines' old instants moved to their LSM histories;
 //! - [`clean`]: old file slices deleted, of the data table and of the metadata table;
-//! - [`compaction`]: Merge-On-Read compaction of the data table, after a write or on request.
+//! - [`compaction`]: Merge-On-Read compaction of the data table, after a write or on request;
+//! - [`clustering`]: small file groups rewritten into new ones, after a write or on request.
 
 pub mod archive;
 pub mod clean;
+pub mod clustering;
 pub mod compaction;
 pub mod mdt_compaction;
 pub mod mdt_init;
@@ -38,6 +40,10 @@ pub struct AfterCommit {
     /// when a plan was pending or due.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compaction: Option<compaction::CompactionReport>,
+    /// Clustering (`hoodie.clustering.inline`, `hoodie.clustering.schedule.inline`), when a
+    /// plan was pending or due.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clustering: Option<clustering::ClusteringReport>,
     /// Services that failed (the write itself is committed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ServiceError>,
@@ -65,7 +71,7 @@ impl ServiceError {
 }
 
 /// The table services a write runs once committed, in Java's post-commit order
-/// (`mayBeCleanAndArchive`, then inline compaction). A service that fails is reported, not
+/// (`mayBeCleanAndArchive`, then inline compaction, then inline clustering). A service that fails is reported, not
 /// raised: the write is committed, and the next run finishes what was cut short.
 pub(crate) async fn after_commit(table: &Ctx<'_>, options: &WriteConfig, result: &mut WriteResult) {
     if result.instant.is_empty() {
@@ -85,6 +91,10 @@ pub(crate) async fn after_commit(table: &Ctx<'_>, options: &WriteConfig, result:
     match compaction::inline(table, options).await {
         Ok(compacted) => done.compaction = compacted,
         Err(e) => done.errors.push(ServiceError::of("compaction", &e)),
+    }
+    match clustering::inline(table, options).await {
+        Ok(clustered) => done.clustering = clustered,
+        Err(e) => done.errors.push(ServiceError::of("clustering", &e)),
     }
     done.io = table.client.io().since(&before);
 }

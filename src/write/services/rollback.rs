@@ -160,14 +160,16 @@ fn is_service(pending_action: &str) -> bool {
     )
 }
 
-/// Java's `rollbackInflightCompaction` before a compaction `t` is executed again: the files
+/// Java's `rollbackInflightCompaction` (and its clustering twin) before a compaction or
+/// clustering `t` (requested as `pending_action`) is executed again: the files
 /// an earlier attempt wrote (by its markers, else by a listing of files carrying `t`) and
 /// its metadata-table delta commit are rolled back with a rollback instant, and the
 /// instant goes back to requested, its plan kept. A rollback of it left pending is finished
 /// with its own plan. `None` when `t` was not inflight.
-pub(crate) async fn rollback_inflight_compaction(
+pub(crate) async fn rollback_inflight_service(
     client: &MetaClient,
     t: &str,
+    pending_action: &str,
 ) -> Result<Option<RolledBack>> {
     let config = client.config();
     let storage: &dyn Storage = client.storage().as_ref();
@@ -192,7 +194,7 @@ pub(crate) async fn rollback_inflight_compaction(
     if !listing.is_inflight(t) {
         return Ok(None);
     }
-    start(client, t, action::COMPACTION, true).await.map(Some)
+    start(client, t, pending_action, true).await.map(Some)
 }
 
 async fn read_plan(storage: &dyn Storage, path: &str) -> Result<RollbackPlan> {

@@ -110,17 +110,47 @@ impl CompactRequest {
     }
 }
 
-/// How a run goes: which pending plans it executes and whether it schedules.
+/// How a compaction or clustering run goes: which pending plans it executes and whether it
+/// schedules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(super) enum Mode {
     /// After a write, as the settings say: pending plans first when executing (Java's
     /// `runAnyPendingCompactions`), a new plan when due.
     Inline { execute: bool },
-    /// On request: pending plans, then a new plan whatever the trigger (asking is the
+    /// On request: pending plans and a new plan whatever the trigger (asking is the
     /// trigger), executed unless `schedule_only`.
     Asked { schedule_only: bool },
     /// On request: this pending plan alone.
     Only,
+}
+
+impl CompactRequest {
+    /// The run asked for (`service` names it in errors), refused before any request when
+    /// the request contradicts itself.
+    pub(super) fn mode(&self, service: &str) -> Result<Mode> {
+        match (&self.instant, self.schedule_only) {
+            (Some(_), true) => Err(HudiError::invalid(format!(
+                "--instant executes a pending {service}; --schedule-only writes a new one"
+            ))),
+            (Some(_), false) => Ok(Mode::Only),
+            (None, schedule_only) => Ok(Mode::Asked { schedule_only }),
+        }
+    }
+}
+
+/// Refuses a run of pending `service` plan `only` when no such plan is pending.
+pub(super) fn check_pending(pending: &[String], only: Option<&str>, service: &str) -> Result<()> {
+    match only {
+        Some(t) if !pending.iter().any(|p| p == t) => Err(HudiError::invalid(format!(
+            "no pending {service} at instant {t} (pending: {})",
+            if pending.is_empty() {
+                "none".into()
+            } else {
+                pending.join(", ")
+            }
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Compacts on request ([`crate::table::Table::compact`]): pending plans are executed, then
@@ -132,15 +162,7 @@ pub async fn compact(
     request: &CompactRequest,
 ) -> Result<CompactionReport> {
     crate::write::check_storage_writable(table.client.storage().as_ref())?;
-    let mode = match (&request.instant, request.schedule_only) {
-        (Some(_), true) => {
-            return Err(HudiError::invalid(
-                "--instant executes a pending compaction; --schedule-only writes a new one",
-            ))
-        }
-        (Some(_), false) => Mode::Only,
-        (None, schedule_only) => Mode::Asked { schedule_only },
-    };
+    let mode = request.mode("compaction")?;
     locked(
         table,
         options,
@@ -183,7 +205,7 @@ fn worth_a_look(table: &Ctx<'_>, c: &CompactionConfig) -> bool {
 
 /// `work` under the table lock when several writers are configured (held throughout: the
 /// plan is made, executed and committed against one timeline).
-async fn locked<T>(
+pub(super) async fn locked<T>(
     table: &Ctx<'_>,
     options: &WriteConfig,
     work: impl std::future::Future<Output = Result<T>>,
@@ -236,20 +258,9 @@ async fn run(
         Mode::Asked { schedule_only } => !schedule_only,
         Mode::Only => true,
     };
+    check_pending(&pending, only, "compaction")?;
     let targets: Vec<&String> = match only {
-        Some(t) => {
-            if !pending.iter().any(|p| p == t) {
-                return Err(HudiError::invalid(format!(
-                    "no pending compaction at instant {t} (pending: {})",
-                    if pending.is_empty() {
-                        "none".into()
-                    } else {
-                        pending.join(", ")
-                    }
-                )));
-            }
-            pending.iter().filter(|p| *p == t).collect()
-        }
+        Some(t) => pending.iter().filter(|p| *p == t).collect(),
         None if run_pending => pending.iter().collect(),
         None => Vec::new(),
     };
@@ -283,7 +294,7 @@ async fn run(
 
 /// The handle's timeline as storage has it now (the metadata table's cache goes with a
 /// change).
-async fn refresh(table: &Ctx<'_>) -> Result<()> {
+pub(super) async fn refresh(table: &Ctx<'_>) -> Result<()> {
     let listed = list_timeline(table.client).await?;
     if table.client.refresh_timeline(&listed) {
         table.metadata.clear();
@@ -292,7 +303,7 @@ async fn refresh(table: &Ctx<'_>) -> Result<()> {
 }
 
 /// The latest slices as a snapshot reader sees them, read the way a writer reads them.
-async fn snapshot(table: &Ctx<'_>) -> Result<Plan> {
+pub(super) async fn snapshot(table: &Ctx<'_>) -> Result<Plan> {
     let mut plan = table
         .plan(&ReadOptions {
             data_skipping: false,
@@ -345,7 +356,7 @@ async fn plan_new(
 
 /// File groups a pending compaction, log compaction or clustering works on: a new plan
 /// leaves them out (Java allows one pending operation per file group).
-async fn busy_file_groups(table: &Ctx<'_>) -> Result<HashSet<(String, String)>> {
+pub(super) async fn busy_file_groups(table: &Ctx<'_>) -> Result<HashSet<(String, String)>> {
     let client = table.client;
     let timeline = client.timeline();
     let services = timeline.pending().filter(|i| {
@@ -366,14 +377,14 @@ async fn busy_file_groups(table: &Ctx<'_>) -> Result<HashSet<(String, String)>> 
 }
 
 /// One planned file group: its slice as the plan names it, sizes from the snapshot.
-struct Planned {
-    op: Operation,
-    slice: FileSlice,
+pub(super) struct Planned {
+    pub op: Operation,
+    pub slice: FileSlice,
 }
 
 /// The plan of pending compaction `instant`, each operation's files found among the latest
 /// slices (a plan naming a file the table no longer has is refused, naming it).
-fn planned_slices(
+pub(super) fn planned_slices(
     plan: &Plan,
     ops: Vec<(Operation, Vec<String>)>,
     origin: &str,
@@ -435,49 +446,14 @@ async fn execute(
 ) -> Result<Compacted> {
     let client = table.client;
     let started = (client.io(), files::now_ms());
-    let rolled_back = rollback::rollback_inflight_compaction(client, instant).await?;
-    if rolled_back.is_some() {
-        refresh(table).await?;
-    }
+    let (rolled_back, requested, plan) = resume(table, instant, action::COMPACTION).await?;
     let config = client.config();
-    let storage: &Arc<dyn Storage> = client.storage();
-    let requested = join(
-        &config.timeline_dir,
-        &format!("{instant}.compaction.requested"),
-    );
-    let bytes = storage
-        .get(&requested, crate::storage::Purpose::Timeline)
-        .await?;
-    let plan_ops = plan_operations(
-        &crate::timeline::metadata::decode_instant_file(&bytes, &requested)?,
-        &requested,
-    )?;
+    let plan_ops = plan_operations(&plan, &requested)?;
     let snapshot = Arc::new(snapshot(table).await?);
     let planned = planned_slices(&snapshot, plan_ops, &requested)?;
-    let (avro_schema, schema_origin) = client
-        .table_avro_schema(&snapshot.visibility)
-        .await?
-        .ok_or_else(|| HudiError::unsupported_in("compacting a table with no schema", ".hoodie"))?;
-    let schemas = FileSchemas::new(config, snapshot.read_schema.clone(), &avro_schema).map_err(
-        |e| match e {
-            HudiError::InvalidArgument(why) => HudiError::corrupt(schema_origin.clone(), why),
-            other => other,
-        },
-    )?;
-    // The metadata table's reads for its delta commit, before the first request that
-    // changes anything.
-    let mdt = if config.metadata_partitions.is_empty() {
-        None
-    } else {
-        let mdt = table.metadata_table(&[]).await?;
-        let touched: BTreeSet<String> = planned.iter().map(|p| p.op.partition.clone()).collect();
-        let columns: Vec<String> = (snapshot.read_schema.fields().iter())
-            .map(|f| f.name().clone())
-            .collect();
-        let prefetch =
-            mdt::prefetch(storage.as_ref(), &mdt, config, &touched, Some(&columns)).await?;
-        Some((mdt, prefetch))
-    };
+    let (avro_schema, schemas) = file_schemas(table, &snapshot).await?;
+    let touched: BTreeSet<String> = planned.iter().map(|p| p.op.partition.clone()).collect();
+    let mdt = mdt_prefetch(table, &snapshot, &touched).await?;
 
     // The inflight instant with the markers of every file it writes: a crash from here on
     // is rolled back by the next run from them.
@@ -489,14 +465,129 @@ async fn execute(
             )
         })
         .collect();
+    start_inflight(table, instant, action::COMPACTION, &names, "MERGE").await?;
+
+    let written = write_base_files(table, &snapshot, &schemas, options, &planned, instant).await?;
+
+    let entries: Vec<FileEntry<'_>> = (written.iter())
+        .map(|w| FileEntry {
+            partition: &w.partition,
+            file_name: &w.name,
+            size: w.file.bytes.len() as u64,
+            columns: &w.file.columns,
+        })
+        .collect();
+    let metadata = commit_metadata(&written, &avro_schema);
+    let encoded = encode_commit_metadata(&metadata, config.version)?;
+    let completion = complete(
+        table,
+        mdt.as_ref(),
+        instant,
+        (&entries, Vec::new()),
+        (action::COMMIT, encoded),
+    )
+    .await?;
+
+    Ok(Compacted {
+        instant: instant.to_string(),
+        completion_time: completion,
+        scheduled_here,
+        rolled_back,
+        file_groups: planned.len(),
+        log_files: planned.iter().map(|p| p.op.log_files.len()).sum(),
+        files_written: written
+            .iter()
+            .map(|w| join(&w.partition, &w.name))
+            .collect(),
+        records_written: written.iter().map(|w| w.file.num_rows).sum(),
+        bytes_written: written.iter().map(|w| w.file.bytes.len() as u64).sum(),
+        io: client.io().since(&started.0),
+        elapsed_ms: (files::now_ms() - started.1).max(0),
+    })
+}
+
+/// Pending `pending_action` `instant` made ready to execute: an earlier attempt left
+/// inflight rolled back (the handle's timeline refreshed after it), then its plan read.
+/// Returns the rollback, the plan's path and the plan.
+pub(super) async fn resume(
+    table: &Ctx<'_>,
+    instant: &str,
+    pending_action: &str,
+) -> Result<(Option<RolledBack>, String, serde_json::Value)> {
+    let client = table.client;
+    let rolled_back = rollback::rollback_inflight_service(client, instant, pending_action).await?;
+    if rolled_back.is_some() {
+        refresh(table).await?;
+    }
+    let requested = join(
+        &client.config().timeline_dir,
+        &format!("{instant}.{pending_action}.requested"),
+    );
+    let bytes = (client.storage())
+        .get(&requested, crate::storage::Purpose::Timeline)
+        .await?;
+    let plan = crate::timeline::metadata::decode_instant_file(&bytes, &requested)?;
+    Ok((rolled_back, requested, plan))
+}
+
+/// The table's Avro schema and the schemas its base files are written with.
+pub(super) async fn file_schemas(
+    table: &Ctx<'_>,
+    snapshot: &Plan,
+) -> Result<(String, FileSchemas)> {
+    let client = table.client;
+    let (avro_schema, schema_origin) = client
+        .table_avro_schema(&snapshot.visibility)
+        .await?
+        .ok_or_else(|| HudiError::unsupported_in("rewriting a table with no schema", ".hoodie"))?;
+    let schemas = FileSchemas::new(client.config(), snapshot.read_schema.clone(), &avro_schema)
+        .map_err(|e| match e {
+            HudiError::InvalidArgument(why) => HudiError::corrupt(schema_origin.clone(), why),
+            other => other,
+        })?;
+    Ok((avro_schema, schemas))
+}
+
+/// The metadata table's reads for a service's delta commit over `touched` partitions,
+/// before the first request that changes anything (`None` without a metadata table).
+pub(super) async fn mdt_prefetch(
+    table: &Ctx<'_>,
+    snapshot: &Plan,
+    touched: &BTreeSet<String>,
+) -> Result<Option<mdt::MdtPrefetch>> {
+    let config = table.client.config();
+    if config.metadata_partitions.is_empty() {
+        return Ok(None);
+    }
+    let mdt = table.metadata_table(&[]).await?;
+    let columns: Vec<String> = (snapshot.read_schema.fields().iter())
+        .map(|f| f.name().clone())
+        .collect();
+    let storage = table.client.storage().as_ref();
+    mdt::prefetch(storage, &mdt, config, touched, Some(&columns))
+        .await
+        .map(Some)
+}
+
+/// `<instant>.<action>.inflight` with the markers (of `kind`, `MERGE` or `CREATE`) of every
+/// file the service writes, `names` relative to the table.
+pub(super) async fn start_inflight(
+    table: &Ctx<'_>,
+    instant: &str,
+    pending_action: &str,
+    names: &[String],
+    kind: &str,
+) -> Result<()> {
+    let config = table.client.config();
+    let storage = table.client.storage();
     let marker_dir = format!("{}/{instant}", crate::config::layout::MARKERS_DIR);
     let marker_lines: String = names
         .iter()
-        .map(|n| format!("{n}.marker.MERGE\n"))
+        .map(|n| format!("{n}.marker.{kind}\n"))
         .collect();
     let inflight = join(
         &config.timeline_dir,
-        &format!("{instant}.compaction.inflight"),
+        &format!("{instant}.{pending_action}.inflight"),
     );
     settle_all([
         storage.put(&inflight, Bytes::new(), PutMode::Create),
@@ -515,26 +606,32 @@ async fn execute(
     .map_err(|e| match e {
         HudiError::Conflict { path, .. } => HudiError::Conflict {
             path,
-            detail: format!("compaction {instant} is being executed by another run"),
+            detail: format!("{pending_action} {instant} is being executed by another run"),
         },
         other => other,
     })?;
+    Ok(())
+}
 
-    let written = write_base_files(table, &snapshot, &schemas, options, &planned, instant).await?;
-
-    // The metadata table's delta commit at the compaction's instant, then the commit point.
+/// The metadata table's delta commit at the service's instant (its new files, their
+/// statistics, `record_index` changes), then the commit point: `<instant>_<t>.<action>`
+/// holding `encoded`, written create-if-absent. Returns the completion time.
+pub(super) async fn complete(
+    table: &Ctx<'_>,
+    prefetch: Option<&mdt::MdtPrefetch>,
+    instant: &str,
+    (entries, record_index): (
+        &[FileEntry<'_>],
+        Vec<crate::metadata::delta::RecordIndexChange>,
+    ),
+    (completed_action, encoded): (&str, Vec<u8>),
+) -> Result<String> {
+    let config = table.client.config();
+    let storage = table.client.storage();
     let mut floor = instant_floor(table).await?;
     floor.push(instant.to_string());
-    if let Some((_, prefetch)) = &mdt {
-        let entries: Vec<FileEntry<'_>> = (written.iter())
-            .map(|w| FileEntry {
-                partition: &w.partition,
-                file_name: &w.name,
-                size: w.file.bytes.len() as u64,
-                columns: &w.file.columns,
-            })
-            .collect();
-        let delta = mdt::build(prefetch, config, instant, &entries, Vec::new())?;
+    if let Some(prefetch) = prefetch {
+        let delta = mdt::build(prefetch, config, instant, entries, record_index)?;
         let prepared = mdt::prepare(config, &delta, instant)?;
         prepared.request(storage.as_ref()).await?;
         settle_all((prepared.pending_puts()).map(|(p, b)| storage.put(p, b, PutMode::Create)))
@@ -544,33 +641,15 @@ async fn execute(
         let (path, bytes) = prepared.completed(&t);
         storage.put(&path, bytes, PutMode::Create).await?;
     }
-    let metadata = commit_metadata(&written, &avro_schema);
-    let encoded = encode_commit_metadata(&metadata, config.version)?;
     let completion = time_after(table, &floor)?;
     let done = join(
         &config.timeline_dir,
-        &format!("{instant}_{completion}.commit"),
+        &format!("{instant}_{completion}.{completed_action}"),
     );
     storage
         .put(&done, Bytes::from(encoded), PutMode::Create)
         .await?;
-
-    Ok(Compacted {
-        instant: instant.to_string(),
-        completion_time: completion,
-        scheduled_here,
-        rolled_back,
-        file_groups: planned.len(),
-        log_files: planned.iter().map(|p| p.op.log_files.len()).sum(),
-        files_written: written
-            .iter()
-            .map(|w| join(&w.partition, &w.name))
-            .collect(),
-        records_written: written.iter().map(|w| w.file.num_rows).sum(),
-        bytes_written: written.iter().map(|w| w.file.bytes.len() as u64).sum(),
-        io: client.io().since(&started.0),
-        elapsed_ms: (files::now_ms() - started.1).max(0),
-    })
+    Ok(completion)
 }
 
 /// A new base file and its write stat.
