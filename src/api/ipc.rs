@@ -140,6 +140,20 @@ fn message_at(
     let Some(batch) = batch else {
         return Ok(Some(body_end as usize));
     };
+    // Rows cost at least a bit each in any column a table has (a key column, offsets, more):
+    // a count far past the bytes is a lie that would size allocations (null columns take
+    // their length on trust).
+    let most_rows = (bytes.len() as u64).saturating_mul(8).saturating_add(64);
+    let nodes = batch.nodes().into_iter().flatten().map(|n| n.length());
+    if let Some(rows) = std::iter::once(batch.length())
+        .chain(nodes)
+        .find(|&n| u64::try_from(n).map_or(true, |n| n > most_rows))
+    {
+        return Err(format!(
+            "Arrow IPC message at {at} claims {rows} rows in {} bytes",
+            bytes.len()
+        ));
+    }
     let compressed = batch.compression().is_some();
     for (i, buffer) in batch.buffers().into_iter().flatten().enumerate() {
         let (offset, length) = (buffer.offset(), buffer.length());
