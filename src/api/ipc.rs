@@ -80,7 +80,7 @@ fn check_file(bytes: &[u8], state: &mut State) -> Check {
         if end.is_none_or(|e| e > footer_start as u64) {
             return Err(format!("Arrow IPC block at {offset} runs past the data"));
         }
-        message_at(bytes, offset, Some(body), state)?;
+        message_at(bytes, offset, Some((meta, body)), state)?;
     }
     Ok(())
 }
@@ -90,7 +90,7 @@ fn check_file(bytes: &[u8], state: &mut State) -> Check {
 fn message_at(
     bytes: &[u8],
     at: usize,
-    block_body: Option<u64>,
+    block: Option<(usize, u64)>,
     state: &mut State,
 ) -> std::result::Result<Option<usize>, String> {
     let word = |i: usize| -> std::result::Result<u32, String> {
@@ -105,13 +105,15 @@ fn message_at(
         len = word(at + 4)?;
         start += 4;
     }
-    if len == 0 {
-        return Ok(None);
+    // A file's block says where its body starts (and the reader trusts it over the prefix).
+    let (meta_end, block_body) = match block {
+        Some((meta, body)) => (at.saturating_add(meta), Some(body)),
+        None if len == 0 => return Ok(None),
+        None => (start.saturating_add(len as usize), None),
+    };
+    if meta_end > bytes.len() || meta_end <= start {
+        return Err(format!("Arrow IPC message at {at} runs past the input"));
     }
-    let meta_end = start
-        .checked_add(len as usize)
-        .filter(|&e| e <= bytes.len())
-        .ok_or_else(|| format!("Arrow IPC message at {at} runs past the input"))?;
     let message = root_as_message(&bytes[start..meta_end])
         .map_err(|e| format!("bad Arrow IPC message at {at}: {e}"))?;
     let body = u64::try_from(message.bodyLength())
