@@ -740,7 +740,8 @@ export class HudiTable {
    *  file slices, then executes it and every pending plan (or `instant` alone; with
    *  `scheduleOnly` the plan is written and left). Later calls see the new file groups. */
   cluster(o: ClusterOptions = {}): Promise<ClusterReport> {
-    return this.#run(async (w) => {
+    return this.#run(o?.signal, async (w) => {
+      this.#writable(w, 'cluster');
       const done = await w.cluster(o.options ?? {}, Boolean(o.scheduleOnly), o.instant, o.signal);
       this.#layout = undefined;
       this.#history = undefined;

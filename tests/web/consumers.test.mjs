@@ -1,6 +1,6 @@
 // The package as users get it: `npm pack` in pkg-config/, the tarball installed into a clean
-// temporary project, then used from a Node 20 ESM script, a Vite app built and run in headless
-// Chromium, and a workerd worker — each reading a v6 and a v9 fixture table over a loopback
+// temporary project, then used from a Node 20 ESM script, a Vite app and a webpack 5 app built
+// and run in headless Chromium, and a workerd worker — each reading a v6 and a v9 fixture table over a loopback
 // nginx and matching the expected rows. The README's examples run here too.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -44,7 +44,8 @@ before(async () => {
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: project, stdio: 'inherit' });
   const root = unzippedFixtures();
   mkdirSync(join(project, 'app', 'dist'), { recursive: true });
-  nginx = await startNginx({ mounts: { '/tables/': join(root, 'tables'), '/app/': join(project, 'app', 'dist') } });
+  mkdirSync(join(project, 'webpack', 'dist'), { recursive: true });
+  nginx = await startNginx({ mounts: { '/tables/': join(root, 'tables'), '/app/': join(project, 'app', 'dist'), '/webpack/': join(project, 'webpack', 'dist') } });
 });
 
 after(async () => {
@@ -117,6 +118,73 @@ const out = document.querySelector('#out');
         const text = await page.textContent('#out');
         assert.ok(!text.startsWith('error'), text);
         await assertSnapshot(name, JSON.parse(text));
+        await page.close();
+        browser.assertNoPageErrors();
+      }
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+describe('a webpack 5 app (browser target, production mode), built and run in headless Chromium', () => {
+  test('the bundle builds with no configuration for the .wasm and reads v6 and v9 tables', async () => {
+    const dir = join(project, 'webpack');
+    writeFileSync(
+      join(dir, 'main.js'),
+      `import { HudiTable } from 'hudi-edge';
+const out = document.querySelector('#out');
+(async () => {
+  const params = new URL(location.href).searchParams;
+  const table = await HudiTable.open(params.get('table'));
+  const rows = await table.rows();
+  table.close();
+  // Error names are literals: minification leaves them readable.
+  const missing = params.has('missing') ? await HudiTable.open(params.get('missing')).then(() => 'opened', (e) => ({ name: e.name, code: e.code })) : undefined;
+  out.textContent = JSON.stringify({ rows, missing });
+  out.dataset.done = 'yes';
+})().catch((e) => { out.textContent = 'error ' + e.code + ' ' + e.message; out.dataset.done = 'error'; });
+`,
+    );
+    const { default: webpack } = await import('webpack');
+    const started = performance.now();
+    const stats = await new Promise((resolve, reject) =>
+      webpack(
+        {
+          mode: 'production',
+          target: 'web',
+          context: dir,
+          entry: './main.js',
+          output: { path: join(dir, 'dist'), filename: 'main.js', clean: true },
+          performance: { hints: false },
+          infrastructureLogging: { level: 'error' },
+        },
+        (err, st) => (err ? reject(err) : resolve(st)),
+      ),
+    );
+    const info = stats.toJson({ all: false, errors: true, warnings: true, assets: true });
+    assert.ok(!stats.hasErrors(), `webpack errors:\n${info.errors.map((e) => e.message).join('\n')}`);
+    assert.deepEqual(info.warnings.map((w) => w.message), [], 'webpack warnings');
+    const assets = readdirSync(join(dir, 'dist'));
+    const wasm = assets.filter((f) => f.endsWith('.wasm'));
+    assert.equal(wasm.length, 1, `one .wasm emitted as an asset: ${assets}`);
+    console.log(`webpack ${webpack.version}: built in ${Math.round(performance.now() - started)} ms: ${info.assets.map((a) => `${a.name} ${a.size} B`).join(', ')}`);
+    writeFileSync(join(dir, 'dist', 'index.html'), '<!doctype html><meta charset="utf-8"><title>webpack app</title><pre id="out">loading</pre><script src="./main.js"></script>\n');
+
+    const browser = await launchChromium();
+    try {
+      for (const [i, name] of TABLES.entries()) {
+        const page = await browser.newPage();
+        const q = new URLSearchParams({ table: `${nginx.url}/tables/${name}` });
+        // Once: a table that is not there (its 404s show in the console).
+        if (i === 0) q.set('missing', `${nginx.url}/tables/no_such_table`);
+        await page.goto(`${nginx.url}/webpack/?${q}`);
+        await page.waitForSelector('#out[data-done]', { timeout: 60000 });
+        const text = await page.textContent('#out');
+        assert.ok(!text.startsWith('error'), text);
+        const { rows, missing } = JSON.parse(text);
+        await assertSnapshot(name, rows);
+        if (i === 0) assert.deepEqual(missing, { name: 'NotFoundError', code: 'NOT_FOUND' });
         await page.close();
         browser.assertNoPageErrors();
       }
