@@ -14,6 +14,9 @@ pub mod output;
 pub mod storage;
 pub mod wire;
 
+/// Read by the wasm face, which reaches the engine through this module only.
+pub use crate::config::TimelineTimezone;
+pub use crate::write::limits::InputLimits;
 /// What a `cluster` call asks for.
 pub use crate::write::ClusterRequest;
 /// What a `compact` call asks for (the faces name it here, not in `write`).

@@ -32,7 +32,7 @@ impl WasmTable {
         let options: crate::api::options::WriteOptions = serde_wasm_bindgen::from_value(options)
             .map_err(|e| to_js(HudiError::invalid(format!("write options: {e}"))))?;
         let options = options.into_options().map_err(to_js)?;
-        let limits = crate::write::limits::InputLimits::of(&options.options).map_err(to_js)?;
+        let limits = crate::api::InputLimits::of(&options.options).map_err(to_js)?;
         // Measured before the copy into wasm memory.
         limits
             .check_input(rows.length() as u64, "rows")
@@ -205,7 +205,7 @@ impl WasmTable {
     /// `false`: the writer's local zone (`LOCAL`, Hudi's default), which the caller names.
     #[wasm_bindgen(getter, js_name = timelineUtc)]
     pub fn timeline_utc(&self) -> bool {
-        self.table().config().timezone == crate::config::TimelineTimezone::Utc
+        self.table().config().timezone == crate::api::TimelineTimezone::Utc
     }
 
     /// Reopens the table: later calls see the timeline as it is now.
