@@ -182,16 +182,31 @@ impl Table {
         crate::write::rollback::rollback_pending(&self.client, times).await
     }
 
+    /// The write path's view of this handle.
+    fn write_ctx(&self) -> crate::write::Ctx<'_> {
+        crate::write::Ctx {
+            client: &self.client,
+            metadata: &self.metadata,
+        }
+    }
+
+    /// A table service's settings: `options` read as a write's configs.
+    fn service_config(
+        &self,
+        options: &BTreeMap<String, String>,
+    ) -> Result<crate::write::WriteConfig> {
+        let mut given = WriteOptions::new(crate::write::Operation::Upsert);
+        given.options = options.clone();
+        crate::write::WriteConfig::new(&given, self.config())
+    }
+
     /// Commits `batches` as one upsert, insert or delete ([`crate::write`]).
     pub async fn write(
         &self,
         batches: &[RecordBatch],
         options: &WriteOptions,
     ) -> Result<WriteResult> {
-        let context = crate::write::Ctx {
-            client: &self.client,
-            metadata: &self.metadata,
-        };
+        let context = self.write_ctx();
         // Boxed: a write is a large future; callers need not carry it inline.
         Box::pin(crate::write::write(&context, batches, options)).await
     }
@@ -228,9 +243,7 @@ impl Table {
         options: &BTreeMap<String, String>,
     ) -> Result<crate::write::services::archive::Archival> {
         crate::write::check_storage_writable(self.storage().as_ref())?;
-        let mut given = crate::write::WriteOptions::new(crate::write::Operation::Upsert);
-        given.options = options.clone();
-        let config = crate::write::WriteConfig::new(&given, self.client.config())?;
+        let config = self.service_config(options)?;
         let run = crate::write::services::archive::archive(&self.client, &config.archival);
         match &config.concurrency {
             crate::write::lock::Concurrency::SingleWriter => run.await,
@@ -253,13 +266,8 @@ impl Table {
         request: &crate::write::CompactRequest,
         options: &BTreeMap<String, String>,
     ) -> Result<crate::write::CompactionReport> {
-        let mut given = WriteOptions::new(crate::write::Operation::Upsert);
-        given.options = options.clone();
-        let config = crate::write::WriteConfig::new(&given, self.config())?;
-        let context = crate::write::Ctx {
-            client: &self.client,
-            metadata: &self.metadata,
-        };
+        let config = self.service_config(options)?;
+        let context = self.write_ctx();
         Box::pin(crate::write::services::compaction::compact(
             &context, &config, request,
         ))
@@ -276,13 +284,8 @@ impl Table {
         request: &crate::write::ClusterRequest,
         options: &BTreeMap<String, String>,
     ) -> Result<crate::write::ClusteringReport> {
-        let mut given = WriteOptions::new(crate::write::Operation::Upsert);
-        given.options = options.clone();
-        let config = crate::write::WriteConfig::new(&given, self.config())?;
-        let context = crate::write::Ctx {
-            client: &self.client,
-            metadata: &self.metadata,
-        };
+        let config = self.service_config(options)?;
+        let context = self.write_ctx();
         Box::pin(crate::write::services::clustering::cluster(
             &context, &config, request,
         ))
@@ -297,10 +300,7 @@ impl Table {
         &self,
         options: &BTreeMap<String, String>,
     ) -> Result<Vec<crate::write::services::clean::Clean>> {
-        let context = crate::write::Ctx {
-            client: &self.client,
-            metadata: &self.metadata,
-        };
+        let context = self.write_ctx();
         crate::write::check_writable(&context)?;
         let config = crate::clean::CleanConfig::parse(options)?;
         let concurrency = crate::write::lock::concurrency(options)?;
