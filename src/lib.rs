@@ -38,11 +38,12 @@
 //!    the URL; [`Table::open`] reads `hoodie.properties` and lists the timeline in one
 //!    round trip ([`meta_client::MetaClient`]);
 //! 2. [`read::plan()`] resolves times against the [`timeline`], chooses once which
-//!    metadata-table indexes the filter can use, takes the data files from the MDT `files`
-//!    partition or a listing (`read::plan::source`), builds the file-system view
-//!    ([`file_group`]), and prunes (`read::plan::prune`): partition values, record index,
+//!    metadata-table indexes the filter can use, loads the [`snapshot::Snapshot`] at that
+//!    instant (the schema, the data files from the MDT `files` partition or a listing, the
+//!    file-system view of [`file_group`]; the index lookups ride in its round trips), and
+//!    prunes its latest slices (`read::plan::prune`): partition values, record index,
 //!    partition stats, column stats, Parquet footers — each stage counted in
-//!    [`read::PlanStats`];
+//!    [`read::PlanStats`]. Writes and table services start from the same snapshot;
 //! 3. [`read::Scan`] reads the selected file slices a few at a time: base files by the row
 //!    groups the filter may match ([`base_file`]), merged with their log blocks
 //!    ([`log_file`], [`merge`]) under Hudi's ordering rules, then aligned, filtered and
@@ -70,6 +71,7 @@ pub mod meta_client;
 pub mod metadata;
 pub mod read;
 pub mod schema;
+pub mod snapshot;
 pub mod storage;
 pub mod table;
 pub mod timeline;

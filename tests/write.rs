@@ -315,9 +315,7 @@ async fn hudi_rs_bytes_decimals_written_back() {
         let dir = common::table_copy(fixture, "write", test);
         let table = open(&dir).await;
         let visible = table.timeline().visibility_as_of(None);
-        let (avro, _) = table
-            .client()
-            .table_avro_schema(&visible)
+        let (avro, _) = hudi_edge::snapshot::schema::table_avro_schema(table.client(), &visible)
             .await
             .unwrap()
             .expect("a schema");

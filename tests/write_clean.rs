@@ -118,7 +118,7 @@ async fn mdt_files(dir: &Path) -> BTreeSet<String> {
 /// view by listing: base instant before `retain`, not the latest, not the last before.
 async fn expected_clean(dir: &Path, retain: &str) -> BTreeSet<String> {
     let table = open(dir).await;
-    let view = table.client().file_system_view(None).await.unwrap();
+    let view = table.file_system_view(None).await.unwrap();
     let mut out = BTreeSet::new();
     for g in &view.groups {
         let latest = g.slices.last().unwrap().base_instant.clone();

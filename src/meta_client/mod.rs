@@ -1,30 +1,25 @@
 //! Hudi's `HoodieTableMetaClient`: a table's storage, `hoodie.properties` and timeline,
-//! loaded once, with session caches of immutable things (commit metadata, Parquet footers).
-//! Everything above it (the metadata table, merging, planning, the writer) starts here.
+//! loaded once, with session caches of immutable things (commit metadata, Parquet footers,
+//! the schema history). Everything above it (the metadata table, merging, snapshots,
+//! planning, the writer) starts here; what it loads is put together in
+//! [`crate::snapshot`].
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arrow_schema::{Schema, SchemaRef};
-
 use crate::base_file::Footer;
 use crate::config::{TableConfig, PROPERTIES_BACKUP, PROPERTIES_FILE};
 use crate::error::{HudiError, Result};
-use crate::schema::align;
 use crate::storage::layers::mdt_prefetch::MdtOpenPrefetch;
 use crate::storage::mdt_cache::{MdtCached, MdtFileCache};
 use crate::storage::{Instrumented, IoSnapshot, IoStats, ObjectMeta, Purpose, Storage, StorageExt};
-use crate::timeline::{history, CommitMetadata, Instant, Timeline, Visibility};
+use crate::timeline::{history, CommitMetadata, Instant, Timeline};
 
 /// Where tables of timeline layout 2 (table versions 8+) keep their instants by default.
 const CURRENT_TIMELINE_DIR: &str = ".hoodie/timeline";
 
 /// An InternalSchema history file's bytes and its path.
-mod listing;
-mod schema;
-mod view;
-
 pub type SchemaHistory = (bytes::Bytes, String);
 
 pub struct MetaClient {
@@ -342,30 +337,6 @@ impl MetaClient {
         futures::future::try_join_all(instants.iter().map(|i| self.commit_metadata(i))).await
     }
 
-    /// File groups replaced (insert overwrite, clustering) by replace commits visible to a query.
-    pub async fn replaced_file_groups(
-        &self,
-        visibility: &Visibility,
-    ) -> Result<HashSet<(String, String)>> {
-        let timeline = self.timeline();
-        let replaces: Vec<&Instant> = timeline
-            .completed_writes()
-            .filter(|i| {
-                i.action == crate::timeline::action::REPLACE_COMMIT
-                    && visibility.is_committed(&i.requested_time)
-            })
-            .collect();
-        let metas = self.commit_metadata_of(&replaces).await?;
-        Ok(metas
-            .iter()
-            .flat_map(|m| {
-                m.replaced_file_ids()
-                    .map(|(p, f)| (p.to_string(), f.to_string()))
-                    .collect::<Vec<_>>()
-            })
-            .collect())
-    }
-
     /// Parquet footer of a base file (cached).
     pub async fn footer(&self, path: &str, size: Option<u64>) -> Result<Footer> {
         self.footer_and_data(path, size, 0).await
@@ -427,6 +398,54 @@ impl MetaClient {
         if let Ok(len) = crate::base_file::footer_len(end, size, true, &path) {
             lock(&self.footer_len_hint).get_or_insert(len);
         }
+    }
+
+    /// The newest InternalSchema history file of a completed write (it lists every version)
+    /// and its path; read again only when the timeline was listed anew (an `ALTER TABLE`
+    /// elsewhere adds a version).
+    pub async fn schema_history(&self) -> Result<Option<SchemaHistory>> {
+        let listing = self.listing.load(Ordering::SeqCst);
+        let mut held = self.schema_history.lock().await;
+        match &*held {
+            Some((at, history)) if *at == listing => Ok(history.clone()),
+            _ => {
+                let history = self.read_schema_history().await?;
+                *held = Some((listing, history.clone()));
+                Ok(history)
+            }
+        }
+    }
+
+    /// The newest completed file of the InternalSchema history; it lists every version.
+    async fn read_schema_history(&self) -> Result<Option<SchemaHistory>> {
+        let dir = crate::schema::evolution::HISTORY_DIR;
+        let listed = match self.storage.list(dir, false).await {
+            Ok(l) => l,
+            Err(HudiError::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        // A write that failed after its history file (Java writes it before completing the
+        // commit) leaves one no reader may take, as Java's storage manager skips it.
+        let timeline = self.timeline();
+        let completed: HashSet<&str> = timeline
+            .completed_writes()
+            .map(|i| i.requested_time.as_str())
+            .collect();
+        let newest = listed
+            .iter()
+            .filter(|o| {
+                let file = crate::schema::evolution::history_file_instant(&o.path);
+                !o.is_dir && file.is_some_and(|(t, done)| done && completed.contains(t))
+            })
+            .max_by(|a, b| a.path.cmp(&b.path));
+        let Some(file) = newest else {
+            return Ok(None);
+        };
+        let bytes = self
+            .storage
+            .get(&file.path, Purpose::CommitMetadata)
+            .await?;
+        Ok(Some((bytes, file.path.clone())))
     }
 }
 

@@ -95,8 +95,7 @@ async fn range_files_missing(
     if written.is_empty() {
         return Ok(false);
     }
-    let present: HashSet<String> = client
-        .list_data_files()
+    let present: HashSet<String> = crate::snapshot::listing::list_data_files(client)
         .await?
         .into_iter()
         .map(|(_, m)| m.path)

@@ -14,6 +14,7 @@ use crate::file_group::view::FileSystemView;
 use crate::meta_client::MetaClient;
 use crate::metadata::{MetadataCache, MetadataTable};
 use crate::read::{Plan, ReadOptions, ReadResult, Scan};
+use crate::snapshot::schema;
 use crate::storage::mdt_cache::MdtFileCache;
 use crate::storage::{IoSnapshot, Storage};
 use crate::timeline::{CommitMetadata, Instant, Timeline};
@@ -154,7 +155,7 @@ impl Table {
 
     /// File groups and slices as of an instant (latest when `None`), by listing.
     pub async fn file_system_view(&self, as_of: Option<&str>) -> Result<FileSystemView> {
-        self.client.file_system_view(as_of).await
+        crate::snapshot::listing::file_system_view(&self.client, as_of).await
     }
 
     /// The metadata table; the first open also lists the MDT partitions in `prefetch`.
@@ -317,7 +318,8 @@ impl Table {
     /// written), or `None` while the table has no schema yet.
     pub async fn data_schema(&self) -> Result<Option<Schema>> {
         let visibility = self.client.timeline().visibility_as_of(None);
-        let Some((avro, origin)) = self.client.table_avro_schema(&visibility).await? else {
+        let Some((avro, origin)) = schema::table_avro_schema(&self.client, &visibility).await?
+        else {
             return Ok(None);
         };
         crate::schema::arrow_schema_from_avro_text(&avro, &origin).map(Some)
@@ -357,8 +359,11 @@ impl Table {
             }
         };
         let visibility = self.client.timeline().visibility_as_of(None);
-        let (schema, ()) =
-            futures::future::try_join(self.client.table_schema(&visibility), open_metadata).await?;
+        let (schema, ()) = futures::future::try_join(
+            schema::table_schema(&self.client, &visibility),
+            open_metadata,
+        )
+        .await?;
         let batches = decode(&schema)?;
         self.write(&batches, options).await
     }

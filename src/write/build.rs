@@ -303,9 +303,10 @@ pub(crate) fn mdt_delta(
     super::mdt::build(prefetch, config, instant, &entries, record_index)
 }
 
-pub(crate) fn slices_of(slices: &[FileSlice]) -> HashMap<(String, String), &FileSlice> {
+pub(crate) fn slices_of<'a>(
+    slices: impl Iterator<Item = &'a FileSlice>,
+) -> HashMap<(String, String), &'a FileSlice> {
     slices
-        .iter()
         .map(|s| ((s.partition.clone(), s.file_id.clone()), s))
         .collect()
 }

@@ -17,7 +17,8 @@ use crate::config::TableType;
 use crate::error::{HudiError, Result};
 use crate::file_group::FileSlice;
 use crate::merge::MergeRule;
-use crate::read::{ReadOptions, Scan};
+use crate::read::{Plan, ReadOptions, Scan};
+use crate::snapshot::Snapshot;
 use crate::storage::Storage;
 
 pub(crate) struct Inputs<'a> {
@@ -29,8 +30,10 @@ pub(crate) struct Inputs<'a> {
     pub operation: Operation,
     pub rule: MergeRule,
     pub base_file: BaseFileSpec,
-    /// The snapshot the tagging read (latest slices, read schema).
-    pub snapshot: Arc<crate::read::Plan>,
+    /// The snapshot the tagging read (latest slices).
+    pub snapshot: Arc<Snapshot>,
+    /// The schema rows are read and written in: the snapshot's, or the input's wider one.
+    pub read_schema: arrow_schema::SchemaRef,
     /// The metadata table's reads, done beside tagging.
     pub mdt_prefetch: Option<super::mdt::MdtPrefetch>,
     pub instant: String,
@@ -80,8 +83,8 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     let instant = inputs.instant.clone();
     floor.push(instant.clone());
     let snapshot = inputs.snapshot.clone();
-    let schemas = FileSchemas::new(config, snapshot.read_schema.clone(), inputs.avro_schema)?;
-    let slices = build::slices_of(&snapshot.file_slices);
+    let schemas = FileSchemas::new(config, inputs.read_schema.clone(), inputs.avro_schema)?;
+    let slices = build::slices_of(snapshot.latest_slices());
 
     // The rows of every rewritten group (all of Copy-On-Write's), read concurrently (one round trip
     // for all of them, not one per group).
@@ -92,9 +95,9 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
             .collect();
         futures::stream::iter(wanted)
             .map(|slice| {
-                let plan = snapshot.clone();
+                let plan = Plan::of_slices(&snapshot, vec![slice.clone()], schemas.read.clone());
                 async move {
-                    let rows = slice_rows(table, &plan, slice).await?;
+                    let rows = slice_rows(table, plan).await?;
                     Ok::<_, HudiError>(((slice.partition.clone(), slice.file_id.clone()), rows))
                 }
             })
@@ -158,7 +161,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         .collect();
     let new_partitions: Vec<String> = touched_partitions
         .into_iter()
-        .filter(|p| !snapshot.file_slices.iter().any(|s| &s.partition == p))
+        .filter(|p| !snapshot.latest_slices().any(|s| &s.partition == p))
         .collect();
     let metadata = build::commit_metadata(&inputs, &built.files);
     let delta = mdt_prefetch
@@ -205,17 +208,12 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     Ok(outcome)
 }
 
-/// Every row of a slice as of the snapshot, with meta columns.
-async fn slice_rows(
-    table: &Ctx<'_>,
-    plan: &crate::read::Plan,
-    slice: &FileSlice,
-) -> Result<Vec<RecordBatch>> {
-    let mut one = plan.clone();
-    one.file_slices = vec![slice.clone()];
-    one.filter = None;
-    one.output_schema = one.read_schema.clone();
-    one.partition_values_from_path = false;
-    let mut scan = Scan::new(table.client.clone(), Arc::new(one), &ReadOptions::default());
+/// Every row of a slice as of the snapshot, with meta columns (`plan` reads the one slice).
+async fn slice_rows(table: &Ctx<'_>, plan: Plan) -> Result<Vec<RecordBatch>> {
+    let mut scan = Scan::new(
+        table.client.clone(),
+        Arc::new(plan),
+        &ReadOptions::default(),
+    );
     Scan::collect(&mut scan).await
 }

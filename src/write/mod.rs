@@ -43,6 +43,7 @@ use crate::error::{HudiError, Result};
 use crate::merge::MergeRule;
 use crate::meta_client::MetaClient;
 use crate::metadata::{MetadataCache, MetadataTable};
+use crate::snapshot::Snapshot;
 use crate::storage::IoSnapshot;
 
 pub use config::WriteConfig;
@@ -518,9 +519,11 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    async fn plan(&self, options: &crate::read::ReadOptions) -> Result<crate::read::Plan> {
-        // Boxed: a plan is a large future, and writes nest it deeply.
-        Box::pin(crate::read::plan(self.client, self.metadata, options)).await
+    /// The table's latest snapshot, as a write reads it.
+    async fn snapshot(&self) -> Result<Snapshot> {
+        let request = crate::snapshot::Request::latest(self.client);
+        // Boxed: a snapshot is a large future, and writes nest it deeply.
+        Box::pin(Snapshot::load(self.client, self.metadata, request)).await
     }
 
     async fn metadata_table(&self, prefetch: &[&str]) -> Result<Arc<MetadataTable>> {
@@ -542,8 +545,8 @@ pub(crate) struct Tagged {
     pub locations: HashMap<String, (String, String)>,
     /// The latest slice of each file group that holds an incoming key.
     pub slices: BTreeMap<(String, String), crate::file_group::FileSlice>,
-    /// The snapshot plan the slices came from (read schema, visibility).
-    pub plan: Option<Arc<crate::read::Plan>>,
+    /// The snapshot the slices came from (read schema, visibility).
+    pub snapshot: Option<Arc<Snapshot>>,
     /// File groups pending clustering plans hold (partition, file id): new keys are not
     /// packed into them (Java's partitioners leave them out of the small files too).
     pub clustering: std::collections::HashSet<(String, String)>,

@@ -3,8 +3,6 @@
 //! located (tagging), the metadata table's reads for the delta commit; then the change
 //! planned and handed to [`super::commit`].
 
-use std::sync::Arc;
-
 use arrow_array::RecordBatch;
 
 use super::{
@@ -15,6 +13,7 @@ use crate::config::TableType;
 use crate::error::{HudiError, Result};
 use crate::merge::MergeRule;
 use crate::meta_client::MetaClient;
+use crate::snapshot::schema;
 
 /// What a write works out before its first data file: the rows checked and keyed, the
 /// instant (requested beside tagging when that is safe), where each key is, and the
@@ -25,6 +24,8 @@ pub(crate) struct Prepared {
     pub(crate) input: RecordBatch,
     pub(crate) rows: KeyedRows,
     pub(crate) tagged: Tagged,
+    /// The schema rows are read and written in when the input widens the table's.
+    pub(crate) wider_schema: Option<arrow_schema::SchemaRef>,
     pub(crate) mdt_prefetch: Option<mdt::MdtPrefetch>,
     pub(crate) instant: String,
     pub(crate) requested: publish::Requested,
@@ -57,14 +58,14 @@ pub(crate) async fn prepare(
         }
     };
     let (schema, ()) =
-        futures::future::try_join(client.table_avro_schema(&visibility), open_mdt).await?;
+        futures::future::try_join(schema::table_avro_schema(client, &visibility), open_mdt).await?;
     let (avro_schema, schema_origin) = schema.ok_or_else(|| {
         HudiError::unsupported_in("writing a table with no schema yet", ".hoodie")
     })?;
     // Java's writer carries the column ids forward in every commit and in `.hoodie/.schema/`;
     // a commit without them would leave its readers and writers mapping columns wrongly.
     // (Cached: the commit the schema came from.)
-    let schema_on_read = match client.latest_internal_schema(&visibility).await? {
+    let schema_on_read = match schema::latest_internal_schema(client, &visibility).await? {
         None => None,
         Some((latest_schema, origin)) => {
             let Some((history, _)) = client.schema_history().await? else {
@@ -162,23 +163,20 @@ pub(crate) async fn prepare(
         tag::check_pending_clustering(table, &mut tagged).await?;
         Ok::<_, HudiError>((tagged, mdt_prefetch))
     };
-    let (mut tagged, mdt_prefetch) = match reads.await {
+    let (tagged, mdt_prefetch) = match reads.await {
         Ok(r) => r,
         Err(e) => {
             requested.withdraw(client.storage().as_ref()).await;
             return Err(e);
         }
     };
-    if let (Some(read_schema), Some(plan)) = (wider, tagged.plan.as_mut()) {
-        // The commit reads and writes rows through the snapshot plan's schema.
-        Arc::make_mut(plan).read_schema = read_schema;
-    }
     Ok(Prepared {
         avro_schema,
         schema_on_read,
         input,
         rows,
         tagged,
+        wider_schema: wider,
         mdt_prefetch,
         instant,
         requested,
@@ -211,7 +209,7 @@ fn add_columns(
         })?
         .to_string();
     *data_schema = crate::schema::arrow_schema_from_avro_text(&wider, origin)?;
-    let read_schema = client.read_schema_of(data_schema.clone());
+    let read_schema = crate::snapshot::schema::read_schema_of(client.config(), data_schema.clone());
     Ok((wider, Some(read_schema)))
 }
 
@@ -238,11 +236,10 @@ pub(crate) async fn commit_prepared(
         update_partition,
         &mut counts,
     );
-    let slices = tagged
-        .plan
-        .as_ref()
-        .map(|p| p.file_slices.as_slice())
-        .unwrap_or(&[]);
+    let snapshot = (tagged.snapshot.clone())
+        .ok_or_else(|| HudiError::invalid("tagging produced no snapshot"))?;
+    let slices: Vec<crate::file_group::FileSlice> = snapshot.latest_slices().cloned().collect();
+    let slices = slices.as_slice();
     match bucket::layout(config, &options.bucket, options.index_type, slices)? {
         Some(buckets) => bucket::route(&mut plan, slices, &buckets)?,
         None if plan.inserts.is_empty() => {}
@@ -273,10 +270,8 @@ pub(crate) async fn commit_prepared(
             operation: options.operation,
             rule: prepared.rule,
             base_file: options.base_file.clone(),
-            snapshot: tagged
-                .plan
-                .clone()
-                .ok_or_else(|| HudiError::invalid("tagging produced no snapshot"))?,
+            read_schema: (prepared.wider_schema.clone()).unwrap_or_else(|| snapshot.schema.clone()),
+            snapshot,
             mdt_prefetch: prepared.mdt_prefetch.take(),
             instant: prepared.instant.clone(),
             requested: &prepared.requested,

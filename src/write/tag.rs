@@ -18,6 +18,7 @@ use crate::metadata::table::RECORD_INDEX;
 use crate::metadata::Lookup;
 use crate::read::{Plan, ReadOptions, Scan};
 use crate::schema::RECORD_KEY;
+use crate::snapshot::Snapshot;
 
 /// Whether keys are unique across partitions: Hudi's record index is global; the simple
 /// and bloom indexes are not unless asked (`hoodie.index.type=GLOBAL_*`).
@@ -33,12 +34,7 @@ fn has_record_index(config: &TableConfig) -> bool {
 }
 
 pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Result<Tagged> {
-    let options = ReadOptions {
-        columns: Some(key_columns(table.client.config())),
-        data_skipping: false,
-        ..ReadOptions::default()
-    };
-    // With a record index, the index lookup and the snapshot's planning run together.
+    // With a record index, the index lookup and the snapshot's loading run together.
     let index_lookup = async {
         // Where the index cannot say, key columns are read (as Hudi's global simple index).
         let config = table.client.config();
@@ -51,12 +47,11 @@ pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Resu
             .await
             .map(Some)
     };
-    let (plan, indexed) = futures::future::try_join(table.plan(&options), index_lookup).await?;
-    let plan = Arc::new(plan);
+    let (snapshot, indexed) = futures::future::try_join(table.snapshot(), index_lookup).await?;
+    let snapshot = Arc::new(snapshot);
     let mut tagged = Tagged::default();
-    let slices: BTreeMap<(String, String), &FileSlice> = plan
-        .file_slices
-        .iter()
+    let slices: BTreeMap<(String, String), &FileSlice> = snapshot
+        .latest_slices()
         .map(|s| ((s.partition.clone(), s.file_id.clone()), s))
         .collect();
     let wanted_partitions: BTreeSet<&str> = rows.rows.iter().map(|(_, p, _)| p.as_str()).collect();
@@ -87,9 +82,8 @@ pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Resu
         }
     } else {
         let by_partition = keys_by_partition(rows);
-        let candidates: Vec<&FileSlice> = plan
-            .file_slices
-            .iter()
+        let candidates: Vec<&FileSlice> = snapshot
+            .latest_slices()
             .filter(|s| global || wanted_partitions.contains(s.partition.as_str()))
             .collect();
         let client = table.client.clone();
@@ -108,10 +102,10 @@ pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Resu
         let wanted: BTreeSet<&str> = rows.rows.iter().map(|(k, _, _)| k.as_str()).collect();
         let found: Vec<(FileSlice, Vec<String>)> = stream::iter(keep)
             .map(|slice| {
-                let plan = plan.clone();
+                let snapshot = snapshot.clone();
                 let client = client.clone();
                 async move {
-                    let keys = slice_keys(client, &plan, &slice).await?;
+                    let keys = slice_keys(client, &snapshot, &slice).await?;
                     Ok::<_, HudiError>((slice, keys))
                 }
             })
@@ -151,7 +145,7 @@ pub(crate) async fn tag(table: &Ctx<'_>, rows: &KeyedRows, global: bool) -> Resu
                 .retain(|k, (p, _)| partition_of.get(k.as_str()) == Some(&p.as_str()));
         }
     }
-    tagged.plan = Some(plan);
+    tagged.snapshot = Some(snapshot);
     Ok(tagged)
 }
 
@@ -220,16 +214,22 @@ async fn may_hold_keys(
 /// The record keys a slice holds as of the snapshot (merged with its log files).
 pub(crate) async fn slice_keys(
     client: Arc<crate::meta_client::MetaClient>,
-    plan: &Plan,
+    snapshot: &Snapshot,
     slice: &FileSlice,
 ) -> Result<Vec<String>> {
-    let mut one = plan.clone();
-    one.file_slices = vec![slice.clone()];
-    one.filter = None;
+    let columns = key_columns(client.config());
     let options = ReadOptions {
-        columns: Some(key_columns(client.config())),
+        columns: Some(columns.clone()),
         ..ReadOptions::default()
     };
+    let mut one = Plan::of_slices(snapshot, vec![slice.clone()], snapshot.schema.clone());
+    let keys_only = (columns.iter())
+        .map(|c| snapshot.schema.field_with_name(c).cloned())
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| HudiError::invalid(format!("the table's record key fields: {e}")))?;
+    one.output_schema = Arc::new(arrow_schema::Schema::new(keys_only));
+    // Keys read as every reader reads them (a partition column's value from the path).
+    one.partition_values_from_path = true;
     let mut scan = Scan::new(client.clone(), Arc::new(one), &options);
     let path = slice.base_path().unwrap_or_default();
     let mut keys = Vec::new();

@@ -170,9 +170,8 @@ pub async fn decode_input(
     table: &Table,
     rows: &[Map<String, Value>],
 ) -> Vec<arrow_array::RecordBatch> {
-    let schema = table
-        .client()
-        .table_schema(&table.timeline().visibility_as_of(None))
+    let visible = table.timeline().visibility_as_of(None);
+    let schema = hudi_edge::snapshot::schema::table_schema(table.client(), &visible)
         .await
         .unwrap();
     let text: String = rows
@@ -216,9 +215,8 @@ pub async fn write_on_with(
 /// What the test changes: a string column outside key, partition and ordering fields.
 pub async fn editable(table: &Table, row: &Map<String, Value>) -> Option<String> {
     let c = table.config();
-    let schema = table
-        .client()
-        .table_schema(&table.timeline().visibility_as_of(None))
+    let visible = table.timeline().visibility_as_of(None);
+    let schema = hudi_edge::snapshot::schema::table_schema(table.client(), &visible)
         .await
         .unwrap();
     row.iter()

@@ -2,12 +2,11 @@
 //! pruning stage and the I/O the plan itself cost.
 //!
 //! The stages, in order: resolve times and the visible instants ([`crate::timeline`]), the
-//! schema, the data files (`source`: the metadata table's `files` partition or a listing),
-//! the file-system view, then pruning (`prune`): partition values, the record index,
+//! snapshot ([`crate::snapshot`]: the schema, the data files from the metadata table's
+//! `files` partition or a listing, the file-system view), then pruning (`prune`): partition values, the record index,
 //! partition stats, column stats, and Parquet footers for what no index decided.
 
 mod prune;
-mod source;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -18,13 +17,14 @@ use serde::Serialize;
 use super::{QueryType, ReadOptions};
 use crate::error::{HudiError, Result};
 use crate::expr::Expr;
-use crate::file_group::view::{self, Skipped};
+use crate::file_group::view::Skipped;
 use crate::file_group::FileSlice;
 use crate::meta_client::MetaClient;
 use crate::metadata::MetadataCache;
+use crate::snapshot::{time_travel, Request, Snapshot};
 use crate::storage::IoSnapshot;
 use crate::timeline::time::resolve_time;
-use crate::timeline::{compare_instant_times, Visibility};
+use crate::timeline::Visibility;
 
 /// Files at each pruning stage. Crosses to JS as it is (camelCase on wasm).
 #[derive(Debug, Clone, Default, Serialize)]
@@ -105,6 +105,30 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// A writer's read of `slices` as `snapshot` has them: every column of `schema` (the
+    /// snapshot's, or one a write widened), no filter, and partition columns as the files
+    /// hold them (a rewrite carries them over as they are).
+    pub fn of_slices(snapshot: &Snapshot, slices: Vec<FileSlice>, schema: SchemaRef) -> Plan {
+        Plan {
+            query: QueryType::Snapshot,
+            as_of: snapshot.instant.clone(),
+            start: None,
+            end: None,
+            file_slices: slices,
+            expected_share: prune::SliceShares::new(),
+            stats: PlanStats::default(),
+            io: IoSnapshot::default(),
+            filter: None,
+            incremental_commits: None,
+            base_records_in_range: false,
+            output_schema: schema.clone(),
+            read_schema: schema,
+            visibility: snapshot.visibility.clone(),
+            partition_values_from_path: false,
+            evolution: snapshot.evolution.clone(),
+        }
+    }
+
     /// The share of `slice`'s rows column statistics expect to match, where less than all.
     pub fn expected_share_of(&self, slice: &FileSlice) -> Option<f64> {
         if self.expected_share.is_empty() {
@@ -197,40 +221,13 @@ pub async fn plan(
     let before = client.io();
     let config = client.config();
     let Times { as_of, start, end } = resolve_times(client, options)?;
-
-    let mut timeline = client.timeline();
-    let earliest_asked = match options.query {
-        QueryType::Incremental => start.as_deref(),
-        _ => as_of.as_deref(),
+    let timeline = match options.query {
+        QueryType::Incremental => time_travel::timeline_reaching(client, start.as_deref()).await?,
+        _ => {
+            let asked = options.as_of.as_deref();
+            time_travel::timeline_as_of(client, as_of.as_deref(), asked).await?
+        }
     };
-    let mut history = false;
-    if let (Some(t), Some(active)) = (earliest_asked, timeline.active_start()) {
-        if compare_instant_times(t, active).is_lt() {
-            timeline = client.load_history().await?;
-            history = true;
-        }
-    }
-    if let (Some(t), QueryType::Snapshot | QueryType::ReadOptimized) = (&as_of, options.query) {
-        // Before the first commit there is no table to read: saying so beats 0 rows, which
-        // look like a table whose rows were all deleted (a time zone mix-up, typically).
-        if timeline.completed_writes_as_of(Some(t)).next().is_none() {
-            if !history && timeline.completed_writes().next().is_some() {
-                timeline = client.load_history().await?;
-            }
-            if let Some(first) = timeline.completed_writes().next() {
-                if timeline.completed_writes_as_of(Some(t)).next().is_none() {
-                    return Err(HudiError::invalid(format!(
-                        "asOf {:?} (instant {t}) is before the table's first commit {}",
-                        options.as_of.as_deref().unwrap_or(t),
-                        first.requested_time
-                    )));
-                }
-            }
-        }
-    }
-    if let (Some(t), QueryType::Snapshot | QueryType::ReadOptimized) = (&as_of, options.query) {
-        client.validate_time_travel(t).await?;
-    }
 
     let mut notes = Vec::new();
     let mut incremental_commits = None;
@@ -250,13 +247,11 @@ pub async fn plan(
         }
         _ => timeline.visibility_as_of(as_of.as_deref()),
     };
-    let resolved_as_of = match options.query {
-        QueryType::Incremental => None,
-        _ => timeline
-            .completed_writes_as_of(as_of.as_deref())
-            .last()
-            .map(|i| i.requested_time.clone()),
-    };
+    // Incremental reads come in the latest schema, whatever the range's end (Spark's
+    // incremental relation): a column added since shows as null, and on a table whose
+    // schema evolved on read older files map by column id.
+    let schema_at = (options.query == QueryType::Incremental && end.is_some())
+        .then(|| timeline.visibility_as_of(None));
 
     let filter = crate::expr::conjunction(&options.filters);
     // Statistics describe files' values; partition columns read from the path (as Spark
@@ -264,11 +259,10 @@ pub async fn plan(
     let stats_filter = filter.as_ref().and_then(|f| stats_filter(f, config));
     let skipping_filter = stats_filter.as_ref().filter(|_| options.data_skipping);
     let latest = as_of.is_none() && options.query != QueryType::Incremental;
-    // The schema (a commit's metadata) and the metadata table's open are independent: one
-    // round trip for both, listing every index partition the filter might consult. The
-    // lookups that do not need the data files follow the open without waiting for the
-    // schema: they take the record key field for a string, and are redone in the rare
-    // case the schema reads the filter's keys otherwise (an integer key written `007`).
+    // The index partitions the filter might consult are listed with the metadata table's
+    // open. The lookups that do not need the data files follow the open without waiting
+    // for the schema: they take the record key field for a string, and are redone in the
+    // rare case the schema reads the filter's keys otherwise (an integer key written `007`).
     let prefetch = prune::Indexes::partitions_for(skipping_filter, config);
     let provisional = prune::Indexes::choose(
         skipping_filter,
@@ -277,51 +271,39 @@ pub async fn plan(
         config,
         &prune::key_fields_as_text(config),
     );
+    let request = Request {
+        timeline,
+        visibility,
+        use_metadata_table: options.use_metadata_table,
+        prefetch: &prefetch,
+        schema_at,
+    };
+    // A record-index lookup takes a round trip after the data files are known (its data
+    // block): the footer probe goes in it.
+    let early_lookups = |mdt: Option<Arc<crate::metadata::MetadataTable>>| {
+        let probe = provisional.looks_up_keys(mdt.as_deref());
+        let provisional = &provisional;
+        (probe, async move {
+            let located = provisional.look_up_early(mdt.as_deref()).await;
+            (mdt, located)
+        })
+    };
+    let (snapshot, (early_mdt, located)) =
+        Snapshot::load_with(client, metadata, request, early_lookups).await?;
+    let read_schema = snapshot.schema.clone();
+    let evolution = snapshot.evolution.clone();
     let mut stats = PlanStats {
+        planning_source: snapshot.source.kind.clone(),
         planning_notes: notes,
         ..Default::default()
     };
-    // Boxed: the nested joins would otherwise inline into one large state machine.
-    let lookups = Box::pin(async {
-        let mdt =
-            source::metadata_for_planning(client, metadata, options, &visibility, &prefetch).await;
-        let early_mdt = mdt.as_ref().ok().cloned();
-        // A record-index lookup takes a round trip after the data files are known (its data
-        // block): the footer probe goes in it.
-        let probe_now = provisional.looks_up_keys(early_mdt.as_deref());
-        let listing = async {
-            let listed = source::data_files(client, mdt, &visibility, &mut stats).await;
-            if let (true, Ok((files, Some(_)))) = (probe_now, &listed) {
-                let base_files = files
-                    .iter()
-                    .map(|f| (crate::storage::join(&f.partition, &f.name), f.size));
-                client.probe_footer_len(base_files).await;
-            }
-            listed
-        };
-        let (listed, replaced, located) = futures::join!(
-            listing,
-            client.replaced_file_groups(&visibility),
-            provisional.look_up_early(early_mdt.as_deref()),
-        );
-        (listed, replaced, (early_mdt, located))
-    });
-    let (read_schema, evolution, (listed, replaced, early)) = futures::join!(
-        client.table_schema(&visibility),
-        client.schema_evolution(&visibility),
-        lookups
-    );
-    let mut read_schema = read_schema?;
-    let mut evolution = evolution?;
-    // Incremental reads come in the latest schema, whatever the range's end (Spark's
-    // incremental relation): a column added since shows as null, and on a table whose
-    // schema evolved on read older files map by column id.
-    // (The latest commit says: its metadata, one request, is asked for only with an end.)
-    if options.query == QueryType::Incremental && end.is_some() {
-        let latest = timeline.visibility_as_of(None);
-        read_schema = client.table_schema(&latest).await?;
-        evolution = client.schema_evolution(&latest).await?;
-    }
+    stats
+        .planning_notes
+        .extend(snapshot.source.notes.iter().cloned());
+    let resolved_as_of = match options.query {
+        QueryType::Incremental => None,
+        _ => snapshot.instant.clone(),
+    };
     // Statistics recorded under a name that meant another column (schema evolution on
     // read: renamed, dropped and re-added) prune nothing.
     let unstable = evolution
@@ -347,19 +329,17 @@ pub async fn plan(
 
     let indexes =
         prune::Indexes::choose(skipping_filter, options.query, latest, config, &read_schema);
-    let (early_mdt, located) = early;
     let located = if indexes.same_key_lookup(&provisional) {
         located
     } else {
         indexes.look_up_early(early_mdt.as_deref()).await
     };
-    let (files, mdt) = listed?;
-    let replaced = replaced?;
-    let fs_view = view::build(files, &visibility, config, &replaced);
-    stats.files_ignored = fs_view.skipped.len();
-    stats.ignored = fs_view.skipped.clone();
+    let mdt = snapshot.metadata_table.clone();
+    stats.files_ignored = snapshot.view.skipped.len();
+    stats.ignored = snapshot.view.skipped.clone();
+    let mut visibility = snapshot.visibility.clone();
 
-    let mut slices: Vec<FileSlice> = fs_view.latest_slices().cloned().collect();
+    let mut slices: Vec<FileSlice> = snapshot.latest_slices().cloned().collect();
     if options.query == QueryType::ReadOptimized {
         slices.retain(|s| s.base_file.is_some());
         for s in &mut slices {
@@ -371,7 +351,6 @@ pub async fn plan(
             prune::may_hold_changes_after(s, start, &visibility, config.has_completion_times())
         });
     }
-    let mut visibility = visibility;
     let mut base_records_in_range = false;
     if let (true, Some(commits)) = (files_in_range, &incremental_commits) {
         // Spark's incremental relation builds its file slices from the files the range's

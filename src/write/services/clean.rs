@@ -409,7 +409,7 @@ async fn data_files(
             return mdt.files(&all).await;
         }
     }
-    let listed = target.client.list_data_files().await?;
+    let listed = crate::snapshot::listing::list_data_files(target.client).await?;
     Ok(listed
         .into_iter()
         .filter(|(p, _)| partitions.is_none_or(|want| want.contains(p)))
@@ -772,7 +772,7 @@ async fn metadata_table_update(
             Some(c) => c,
             None => {
                 let visibility = client.timeline().visibility_as_of(None);
-                let schema = client.table_schema(&visibility).await?;
+                let schema = crate::snapshot::schema::table_schema(client, &visibility).await?;
                 schema.fields().iter().map(|f| f.name().clone()).collect()
             }
         }

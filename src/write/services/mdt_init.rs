@@ -27,6 +27,7 @@ use crate::metadata::init::{self, Contents, DataFile, LiveKey};
 use crate::metadata::table::{COLUMN_STATS, METADATA_DIR, PARTITION_STATS, RECORD_INDEX};
 use crate::metadata::MetadataCache;
 use crate::read::{Plan, ReadOptions, Scan};
+use crate::snapshot::{Request, Snapshot};
 use crate::storage::{join, IoSnapshot, Purpose, PutMode, Storage, StorageExt};
 use crate::timeline::write::encode_commit_metadata;
 use crate::write::files;
@@ -205,7 +206,7 @@ async fn indexed_columns(client: &MetaClient, settings: &MetadataConfig) -> Resu
         return Ok(defined);
     }
     let visibility = client.timeline().visibility_as_of(None);
-    let schema = client.table_schema(&visibility).await?;
+    let schema = crate::snapshot::schema::table_schema(client, &visibility).await?;
     let data: Vec<String> = schema
         .fields()
         .iter()
@@ -264,7 +265,7 @@ async fn read_contents(
         .filter(|i| i.is_completed())
         .map(|i| i.requested_time.as_str())
         .collect();
-    let listed = client.list_data_files().await?;
+    let listed = crate::snapshot::listing::list_data_files(client).await?;
     let mut partitions = BTreeSet::new();
     let mut data_files = Vec::new();
     for (partition, meta) in &listed {
@@ -297,14 +298,11 @@ async fn read_contents(
         return Ok(contents);
     }
     let cache = MetadataCache::default();
-    let options = ReadOptions {
-        data_skipping: false,
-        ..ReadOptions::default()
-    };
-    let plan = Arc::new(Box::pin(crate::read::plan(client, &cache, &options)).await?);
+    let request = Request::latest(client);
+    let snapshot = Arc::new(Box::pin(Snapshot::load(client, &cache, request)).await?);
     if let Some(columns) = columns {
-        let ranges = stream::iter(plan.file_slices.iter())
-            .map(|slice| slice_ranges(client, &plan, slice, columns))
+        let ranges = stream::iter(snapshot.latest_slices())
+            .map(|slice| slice_ranges(client, &snapshot, slice, columns))
             .buffer_unordered(8)
             .try_collect::<Vec<_>>()
             .await?;
@@ -317,12 +315,12 @@ async fn read_contents(
         }
     }
     if with_keys {
-        let keys = stream::iter(plan.file_slices.iter())
+        let keys = stream::iter(snapshot.latest_slices())
             .map(|slice| {
                 let client = client.clone();
-                let plan = plan.clone();
+                let snapshot = snapshot.clone();
                 async move {
-                    let keys = crate::write::tag::slice_keys(client, &plan, slice).await?;
+                    let keys = crate::write::tag::slice_keys(client, &snapshot, slice).await?;
                     Ok::<_, HudiError>(
                         keys.into_iter()
                             .map(|key| LiveKey {
@@ -347,7 +345,7 @@ async fn read_contents(
 /// footer, each log file's from its rows.
 async fn slice_ranges(
     client: &Arc<MetaClient>,
-    plan: &Arc<Plan>,
+    snapshot: &Snapshot,
     slice: &FileSlice,
     columns: &[String],
 ) -> Result<Vec<((String, String), Vec<ColumnRange>)>> {
@@ -363,7 +361,7 @@ async fn slice_ranges(
     }
     let options = ReadOptions {
         columns: Some(
-            (plan.read_schema.fields().iter())
+            (snapshot.schema.fields().iter())
                 .map(|f| f.name().clone())
                 .filter(|n| columns.contains(n))
                 .collect(),
@@ -371,13 +369,14 @@ async fn slice_ranges(
         ..ReadOptions::default()
     };
     for log in &slice.log_files {
-        let mut one = (**plan).clone();
-        one.file_slices = vec![FileSlice {
+        let log_only = FileSlice {
             base_file: None,
             log_files: vec![log.clone()],
             ..slice.clone()
-        }];
-        one.filter = None;
+        };
+        let mut one = Plan::of_slices(snapshot, vec![log_only], snapshot.schema.clone());
+        // Statistics of the values every reader sees.
+        one.partition_values_from_path = true;
         let mut scan = Scan::new(client.clone(), Arc::new(one), &options);
         let mut acc: BTreeMap<String, ColumnRange> = BTreeMap::new();
         while let Some(batch) = scan.next().await {

@@ -511,7 +511,7 @@ async fn execute(
 async fn delete_schema_history_of(client: &MetaClient, t: &str) {
     let visibility = client.timeline().visibility_as_of(None);
     if !matches!(
-        client.latest_internal_schema(&visibility).await,
+        crate::snapshot::schema::latest_internal_schema(client, &visibility).await,
         Ok(Some(_))
     ) {
         return;

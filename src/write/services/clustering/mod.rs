@@ -37,8 +37,8 @@ use super::rollback::{self, RolledBack};
 use crate::error::{malformed_by, HudiError, Result};
 use crate::file_group::clustering::{self as plan_format, ClusteringPlan};
 use crate::metadata::delta::RecordIndexChange;
-use crate::read::Plan;
 use crate::schema::{COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY};
+use crate::snapshot::Snapshot;
 use crate::storage::{join, IoSnapshot, PutMode};
 use crate::timeline::instant::action;
 use crate::timeline::write::{encode_avro_instant, encode_replace_metadata, InstantSchema};
@@ -153,7 +153,9 @@ async fn run(
         ));
     }
     let visibility = client.timeline().visibility_as_of(None);
-    if let Some((_, origin)) = client.latest_internal_schema(&visibility).await? {
+    if let Some((_, origin)) =
+        crate::snapshot::schema::latest_internal_schema(client, &visibility).await?
+    {
         return Err(HudiError::unsupported_in(
             "clustering a table whose schema evolved on read (its columns have ids)",
             &origin,
@@ -223,9 +225,10 @@ async fn plan_new(
 ) -> Result<std::result::Result<String, String>> {
     let client = table.client;
     let instant = crate::write::publish::new_instant(table).await?;
-    let (plan, busy) = futures::future::try_join(snapshot(table), busy_file_groups(table)).await?;
+    let (snapshot, busy) =
+        futures::future::try_join(snapshot(table), busy_file_groups(table)).await?;
     let c = &options.clustering;
-    let groups = schedule::groups(&plan.file_slices, &busy, c, options.max_file_size);
+    let groups = schedule::groups(snapshot.latest_slices(), &busy, c, options.max_file_size);
     if groups.is_empty() {
         return Ok(Err(format!(
             "no file slice under {} bytes to cluster",
@@ -233,7 +236,7 @@ async fn plan_new(
         )));
     }
     let missing: Vec<&String> = (c.sort_columns.iter())
-        .filter(|col| plan.read_schema.field_with_name(col).is_err())
+        .filter(|col| snapshot.schema.field_with_name(col).is_err())
         .collect();
     if !missing.is_empty() {
         return Err(HudiError::invalid(format!(
@@ -301,7 +304,7 @@ async fn execute(
         });
     }
     for col in &plan.sort_columns {
-        if snapshot.read_schema.field_with_name(col).is_err() {
+        if snapshot.schema.field_with_name(col).is_err() {
             return Err(HudiError::corrupt(
                 &requested,
                 format!("the plan sorts by {col:?}, not a column of the table"),
@@ -407,7 +410,7 @@ const BATCH_ROWS: usize = 8192;
 /// sorts the rows by the plan's columns and splits them evenly over the group's new files.
 async fn rewrite_group(
     table: &Ctx<'_>,
-    snapshot: &Plan,
+    snapshot: &Snapshot,
     schemas: &FileSchemas,
     options: &WriteConfig,
     plan: &ClusteringPlan,
@@ -419,7 +422,7 @@ async fn rewrite_group(
     let reads = w.slices.iter().map(|p| {
         crate::merge::merged_slice_counted(
             client,
-            &snapshot.read_schema,
+            &snapshot.schema,
             &snapshot.visibility,
             &p.slice,
             BATCH_ROWS,
@@ -431,8 +434,8 @@ async fn rewrite_group(
         .into_iter()
         .flat_map(|(rows, _)| rows)
         .collect();
-    let rows = arrow_select::concat::concat_batches(&snapshot.read_schema, &batches)
-        .map_err(malformed_by)?;
+    let rows =
+        arrow_select::concat::concat_batches(&snapshot.schema, &batches).map_err(malformed_by)?;
     let rows = sorted(&rows, &plan.sort_columns)?;
     let n = rows.num_rows();
     let per_file = n.div_ceil(w.outputs.len()).max(1);

@@ -31,7 +31,7 @@ use crate::file_group::compaction::{
     plan_json, plan_operations, planned_file_groups, Operation, StatCounts,
 };
 use crate::file_group::FileSlice;
-use crate::read::{Plan, ReadOptions};
+use crate::snapshot::Snapshot;
 use crate::storage::{join, IoSnapshot, PutMode, Storage, StorageExt};
 use crate::timeline::instant::action;
 use crate::timeline::write::{encode_avro_instant, encode_commit_metadata, InstantSchema};
@@ -240,7 +240,9 @@ async fn run(
     crate::write::check_writable(table)?;
     // Refused before any request: a plan written here could not be executed here.
     let visibility = client.timeline().visibility_as_of(None);
-    if let Some((_, origin)) = client.latest_internal_schema(&visibility).await? {
+    if let Some((_, origin)) =
+        crate::snapshot::schema::latest_internal_schema(client, &visibility).await?
+    {
         return Err(HudiError::unsupported_in(
             "compacting a table whose schema evolved on read (its columns have ids)",
             &origin,
@@ -302,17 +304,9 @@ pub(super) async fn refresh(table: &Ctx<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The latest slices as a snapshot reader sees them, read the way a writer reads them.
-pub(super) async fn snapshot(table: &Ctx<'_>) -> Result<Plan> {
-    let mut plan = table
-        .plan(&ReadOptions {
-            data_skipping: false,
-            ..ReadOptions::default()
-        })
-        .await?;
-    plan.partition_values_from_path = false;
-    plan.output_schema = plan.read_schema.clone();
-    Ok(plan)
+/// The table's latest snapshot: the slices a service plans from and reads.
+pub(super) async fn snapshot(table: &Ctx<'_>) -> Result<Snapshot> {
+    table.snapshot().await
 }
 
 /// Writes a new plan when due (or `forced`): `Ok(instant)`, or `Err(why not)`.
@@ -328,9 +322,10 @@ async fn plan_new(
             return Ok(Err(why));
         }
     }
-    let (plan, busy) = futures::future::try_join(snapshot(table), busy_file_groups(table)).await?;
+    let (snapshot, busy) =
+        futures::future::try_join(snapshot(table), busy_file_groups(table)).await?;
     let ops = schedule::operations(
-        &plan.file_slices,
+        snapshot.latest_slices(),
         &busy,
         &instant,
         &options.compaction,
@@ -385,11 +380,11 @@ pub(super) struct Planned {
 /// The plan of pending compaction `instant`, each operation's files found among the latest
 /// slices (a plan naming a file the table no longer has is refused, naming it).
 pub(super) fn planned_slices(
-    plan: &Plan,
+    snapshot: &Snapshot,
     ops: Vec<(Operation, Vec<String>)>,
     origin: &str,
 ) -> Result<Vec<Planned>> {
-    let latest: HashMap<(&str, &str), &FileSlice> = (plan.file_slices.iter())
+    let latest: HashMap<(&str, &str), &FileSlice> = (snapshot.latest_slices())
         .map(|s| ((s.partition.as_str(), s.file_id.as_str()), s))
         .collect();
     let mut out = Vec::with_capacity(ops.len());
@@ -533,14 +528,16 @@ pub(super) async fn resume(
 /// The table's Avro schema and the schemas its base files are written with.
 pub(super) async fn file_schemas(
     table: &Ctx<'_>,
-    snapshot: &Plan,
+    snapshot: &Snapshot,
 ) -> Result<(String, FileSchemas)> {
     let client = table.client;
-    let (avro_schema, schema_origin) = client
-        .table_avro_schema(&snapshot.visibility)
-        .await?
-        .ok_or_else(|| HudiError::unsupported_in("rewriting a table with no schema", ".hoodie"))?;
-    let schemas = FileSchemas::new(client.config(), snapshot.read_schema.clone(), &avro_schema)
+    let (avro_schema, schema_origin) =
+        crate::snapshot::schema::table_avro_schema(client, &snapshot.visibility)
+            .await?
+            .ok_or_else(|| {
+                HudiError::unsupported_in("rewriting a table with no schema", ".hoodie")
+            })?;
+    let schemas = FileSchemas::new(client.config(), snapshot.schema.clone(), &avro_schema)
         .map_err(|e| match e {
             HudiError::InvalidArgument(why) => HudiError::corrupt(schema_origin.clone(), why),
             other => other,
@@ -552,7 +549,7 @@ pub(super) async fn file_schemas(
 /// before the first request that changes anything (`None` without a metadata table).
 pub(super) async fn mdt_prefetch(
     table: &Ctx<'_>,
-    snapshot: &Plan,
+    snapshot: &Snapshot,
     touched: &BTreeSet<String>,
 ) -> Result<Option<mdt::MdtPrefetch>> {
     let config = table.client.config();
@@ -560,7 +557,7 @@ pub(super) async fn mdt_prefetch(
         return Ok(None);
     }
     let mdt = table.metadata_table(&[]).await?;
-    let columns: Vec<String> = (snapshot.read_schema.fields().iter())
+    let columns: Vec<String> = (snapshot.schema.fields().iter())
         .map(|f| f.name().clone())
         .collect();
     let storage = table.client.storage().as_ref();
@@ -668,7 +665,7 @@ const BATCH_ROWS: usize = 8192;
 /// previous one's PUT).
 async fn write_base_files(
     table: &Ctx<'_>,
-    snapshot: &Plan,
+    snapshot: &Snapshot,
     schemas: &FileSchemas,
     options: &WriteConfig,
     planned: &[Planned],
@@ -692,7 +689,7 @@ async fn write_base_files(
             let started = files::now_ms();
             let (rows, stats) = crate::merge::merged_slice_counted(
                 client,
-                &snapshot.read_schema,
+                &snapshot.schema,
                 &snapshot.visibility,
                 &p.slice,
                 BATCH_ROWS,
@@ -701,7 +698,7 @@ async fn write_base_files(
             .await?;
             let read_ms = (files::now_ms() - started).max(0);
             let name = files::base_file_name(&p.op.file_id, instant);
-            let rows = arrow_select::concat::concat_batches(&snapshot.read_schema, &rows)
+            let rows = arrow_select::concat::concat_batches(&snapshot.schema, &rows)
                 .map_err(malformed_by)?;
             let batch = crate::write::build::in_base_file(
                 &rows,

@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
-use super::PlanStats;
+use super::listing::{check_latest_commit_files, list_data_files};
+use super::Source;
 use crate::error::{HudiError, Result};
 use crate::file_group::view::DataFile;
 use crate::meta_client::MetaClient;
 use crate::metadata::{MetadataCache, MetadataTable};
-use crate::read::ReadOptions;
 use crate::timeline::Visibility;
 
 /// The data files to plan from and, when it planned, the metadata table (its indexes
@@ -19,25 +19,25 @@ pub(super) async fn data_files(
     client: &MetaClient,
     opened: std::result::Result<Arc<MetadataTable>, String>,
     visibility: &Visibility,
-    stats: &mut PlanStats,
+    source: &mut Source,
 ) -> Result<(Vec<DataFile>, Option<Arc<MetadataTable>>)> {
     if visibility.instants().next().is_none() {
-        stats.planning_source = "timeline".into();
-        stats
-            .planning_notes
+        source.kind = "timeline".into();
+        source
+            .notes
             .push("no completed commit is visible: nothing to read".into());
         return Ok((Vec::new(), None));
     }
     let reason = match opened {
         Ok(mdt) => match files_from_metadata(client, &mdt, visibility).await {
             Ok(Ok(files)) => {
-                stats.planning_source = "metadata_table".into();
-                stats.planning_notes.push(format!(
+                source.kind = "metadata_table".into();
+                source.notes.push(format!(
                     "data files from the metadata table's files partition (latest valid metadata instant {}): no listing of data partitions",
                     mdt.latest_instant().unwrap_or_default()
                 ));
                 if !mdt.orphan_instants().is_empty() {
-                    stats.planning_notes.push(format!(
+                    source.notes.push(format!(
                         "metadata delta commit(s) {} have no completed data instant: their files are not committed data",
                         mdt.orphan_instants().join(", ")
                     ));
@@ -49,12 +49,9 @@ pub(super) async fn data_files(
         },
         Err(reason) => reason,
     };
-    stats.planning_source = "listing".into();
-    stats
-        .planning_notes
-        .push(format!("listing storage: {reason}"));
-    let files: Vec<DataFile> = client
-        .list_data_files()
+    source.kind = "listing".into();
+    source.notes.push(format!("listing storage: {reason}"));
+    let files: Vec<DataFile> = list_data_files(client)
         .await?
         .into_iter()
         .map(|(partition, m)| DataFile {
@@ -63,7 +60,7 @@ pub(super) async fn data_files(
             size: m.size,
         })
         .collect();
-    client.check_latest_commit_files(visibility, &files).await?;
+    check_latest_commit_files(client, visibility, &files).await?;
     Ok((files, None))
 }
 
@@ -76,7 +73,7 @@ async fn files_from_metadata(
 ) -> Result<std::result::Result<Vec<DataFile>, String>> {
     let partitions = mdt.all_partitions().await?;
     let files = mdt.files(&partitions).await?;
-    match client.check_latest_commit_files(visibility, &files).await {
+    match check_latest_commit_files(client, visibility, &files).await {
         Ok(()) => Ok(Ok(files)),
         Err(HudiError::NotFound { path }) => Ok(Err(format!(
             "the metadata table's files partition misses {path}"
@@ -91,7 +88,7 @@ async fn files_from_metadata(
 pub(super) async fn metadata_for_planning(
     client: &MetaClient,
     metadata: &MetadataCache,
-    options: &ReadOptions,
+    use_metadata_table: bool,
     visibility: &Visibility,
     prefetch: &[&str],
 ) -> std::result::Result<Arc<MetadataTable>, String> {
@@ -99,7 +96,7 @@ pub(super) async fn metadata_for_planning(
     if visibility.instants().next().is_none() {
         return Err("no completed commit is visible".into());
     }
-    if !options.use_metadata_table {
+    if !use_metadata_table {
         return Err("the metadata table is turned off by the read options".into());
     }
     if !config.metadata_files_available() {
