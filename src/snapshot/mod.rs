@@ -125,7 +125,11 @@ impl Snapshot {
                 }
                 listed
             };
-            futures::join!(listing, listing::replaced_file_groups(client, visibility), extra)
+            futures::join!(
+                listing,
+                listing::replaced_file_groups(client, visibility),
+                extra
+            )
         });
         let schema_at = request.schema_at.as_ref().unwrap_or(visibility);
         let (schema, evolution, (listed, replaced, extra)) = futures::join!(

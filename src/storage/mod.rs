@@ -229,6 +229,10 @@ pub struct Capabilities {
     /// Requests the store sends at once, the rest waiting their turn; `None`: no limit here.
     /// A read starts no more file slices early than can be fetched at once.
     pub requests_at_once: Option<usize>,
+    /// A listing may not show yet what was written a moment ago (remote object stores, some
+    /// of which list lazily): a writer confirms a failed write with a second listing before
+    /// rolling it back.
+    pub listing_lags: bool,
 }
 
 impl Capabilities {
@@ -241,6 +245,7 @@ impl Capabilities {
             writable: true,
             lists_after: false,
             requests_at_once: None,
+            listing_lags: false,
         }
     }
 }
@@ -425,36 +430,82 @@ pub fn md5_hex(data: &[u8]) -> String {
         .collect()
 }
 
-/// A conditional put was refused (412 / "already exists"). The store's client retries, so an
-/// earlier attempt of this same put may have landed and the refusal be about our own object:
-/// when the object now holds exactly `data`, the put succeeded (its ETag, when it is the MD5
-/// of our bytes, saves the read). Empty payloads are never claimed this way: two writers'
-/// empty files (`.requested` instants) cannot be told apart, and a false success there would
-/// hand one instant time to two writers, where a false conflict only costs a new one.
+/// A conditional put (`Create`, `UpdateIfMatch`) by `attempt`, judged when it is refused
+/// (412 / "already exists"), since the store's client retries and a store may refuse wrongly:
+/// - the object holds exactly `data`: an earlier attempt of this same put landed, and the put
+///   succeeded (its ETag, when it is the MD5 of our bytes, saves the read). Empty payloads are
+///   never claimed this way: two writers' empty files (`.requested` instants) cannot be told
+///   apart, and a false success would hand one instant time to two writers, where a false
+///   conflict only costs a new one;
+/// - the precondition holds after all (nothing there for a create, the expected ETag for an
+///   update): the refusal was spurious, and the put is attempted once more;
+/// - otherwise the refusal stands.
 #[cfg(feature = "http")]
-pub(crate) async fn confirm_own_write<S: Storage + ?Sized>(
+pub(crate) async fn conditional_put<S, F, Fut>(
     store: &S,
     path: &str,
     data: &Bytes,
-    refusal: HudiError,
-) -> Result<ObjectMeta> {
-    if !matches!(refusal, HudiError::Conflict { .. }) || data.is_empty() {
-        return Err(refusal);
+    mode: &PutMode,
+    attempt: F,
+) -> Result<ObjectMeta>
+where
+    S: Storage + ?Sized,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<ObjectMeta>>,
+{
+    let mut retried = false;
+    loop {
+        let refusal = match attempt().await {
+            Ok(meta) => return Ok(meta),
+            Err(e @ HudiError::Conflict { .. }) => e,
+            Err(e) => return Err(e),
+        };
+        let held = match store.head(path).await {
+            Ok(meta) => Some(meta),
+            Err(HudiError::NotFound { .. }) => None,
+            Err(_) => return Err(refusal),
+        };
+        let unquoted = |e: &str| e.trim_matches('"').to_string();
+        let precondition_holds = match (mode, &held) {
+            (PutMode::Create, None) => true,
+            (PutMode::UpdateIfMatch(expected), Some(meta)) => {
+                meta.etag.as_deref().map(unquoted) == Some(unquoted(expected))
+            }
+            _ => false,
+        };
+        if precondition_holds {
+            if retried {
+                return Err(refusal);
+            }
+            retried = true;
+            continue;
+        }
+        return match held {
+            Some(meta) if is_own_object(store, path, data, &meta).await => Ok(meta),
+            _ => Err(refusal),
+        };
     }
-    let Ok(meta) = store.head(path).await else {
-        return Err(refusal);
-    };
-    if meta.size != data.len() as u64 {
-        return Err(refusal);
+}
+
+/// Whether the object `meta` describes holds exactly `data` (never claimed for empty data).
+#[cfg(feature = "http")]
+async fn is_own_object<S: Storage + ?Sized>(
+    store: &S,
+    path: &str,
+    data: &Bytes,
+    meta: &ObjectMeta,
+) -> bool {
+    if data.is_empty() || meta.size != data.len() as u64 {
+        return false;
     }
     let etag = meta.etag.as_deref().map(|e| e.trim_matches('"'));
     if etag == Some(md5_hex(data).as_str()) {
-        return Ok(meta);
+        return true;
     }
-    match store.read(path, &[ByteRange::Whole], Purpose::Other).await {
-        Ok(f) if f.parts.first() == Some(data) => Ok(meta),
-        _ => Err(refusal),
-    }
+    matches!(
+        store.read(path, &[ByteRange::Whole], Purpose::Other).await,
+        Ok(f) if f.parts.first() == Some(data)
+    )
 }
 
 /// Joins a directory and a name into a storage path.
@@ -497,8 +548,9 @@ mod tests {
 
     #[cfg(feature = "http")]
     #[test]
-    fn a_refused_put_of_our_own_bytes_is_a_success() {
+    fn refused_conditional_puts_are_judged() {
         use super::*;
+        use std::sync::atomic::{AtomicUsize, Ordering};
         let s = memory::MemoryStorage::new();
         s.insert("t/x.commit", &b"ours"[..], None);
         s.insert("t/x.requested", &b""[..], None);
@@ -506,30 +558,64 @@ mod tests {
             path: "x".into(),
             detail: "HTTP 412".into(),
         };
+        // Answers `answers` in turn (then success) and counts the attempts.
+        let put =
+            |path: &'static str, data: &'static [u8], mode: PutMode, answers: Vec<HudiError>| {
+                let s = &s;
+                async move {
+                    let tries = AtomicUsize::new(0);
+                    let answers = std::sync::Mutex::new(answers.into_iter());
+                    let attempt = || {
+                        tries.fetch_add(1, Ordering::SeqCst);
+                        let next = answers.lock().unwrap().next();
+                        async move {
+                            match next {
+                                Some(e) => Err(e),
+                                None => Ok(ObjectMeta::file(path, data.len() as u64)),
+                            }
+                        }
+                    };
+                    let data = Bytes::from_static(data);
+                    let r = conditional_put(s, path, &data, &mode, attempt).await;
+                    (r.map_err(|e| e.code()), tries.load(Ordering::SeqCst))
+                }
+            };
         futures::executor::block_on(async {
-            let ours = Bytes::from_static(b"ours");
-            let m = confirm_own_write(&s, "t/x.commit", &ours, conflict())
-                .await
-                .unwrap();
-            assert_eq!(m.size, 4);
+            // An earlier attempt of ours landed.
+            let (r, tries) = put("t/x.commit", b"ours", PutMode::Create, vec![conflict()]).await;
+            assert_eq!((r.map(|m| m.size), tries), (Ok(4), 1));
+            // Someone else's object, or an empty one: the refusal stands.
             for (path, data) in [
                 ("t/x.commit", &b"them"[..]),
                 ("t/x.commit", &b"ours!"[..]),
                 ("t/x.requested", &b""[..]),
-                ("t/absent", &b"ours"[..]),
             ] {
-                let e = confirm_own_write(&s, path, &Bytes::from(data), conflict()).await;
-                assert_eq!(e.unwrap_err().code(), "CONFLICT", "{path}");
+                let (r, tries) = put(path, data, PutMode::Create, vec![conflict()]).await;
+                assert_eq!((r.err(), tries), (Some("CONFLICT"), 1), "{path}");
             }
+            // Nothing there, yet refused: tried once more.
+            let (r, tries) = put("t/absent", b"", PutMode::Create, vec![conflict()]).await;
+            assert_eq!((r.is_ok(), tries), (true, 2));
+            let twice = vec![conflict(), conflict()];
+            let (r, tries) = put("t/absent", b"", PutMode::Create, twice).await;
+            assert_eq!((r.err(), tries), (Some("CONFLICT"), 2));
+            // The expected ETag is there: the update is tried once more.
+            let etag = s.head("t/x.commit").await.unwrap().etag.unwrap();
+            let update = PutMode::UpdateIfMatch(etag);
+            let (r, tries) = put("t/x.commit", b"next", update, vec![conflict()]).await;
+            assert_eq!((r.is_ok(), tries), (true, 2));
+            let stale = PutMode::UpdateIfMatch("\"stale\"".into());
+            let (r, tries) = put("t/x.commit", b"next", stale, vec![conflict()]).await;
+            assert_eq!((r.err(), tries), (Some("CONFLICT"), 1));
             // Other errors pass through untouched.
-            let io = HudiError::io("x", "boom");
-            assert_eq!(
-                confirm_own_write(&s, "t/x.commit", &ours, io)
-                    .await
-                    .unwrap_err()
-                    .code(),
-                "IO"
-            );
+            let (r, tries) = put(
+                "t/x.commit",
+                b"ours",
+                PutMode::Create,
+                vec![HudiError::io("x", "boom")],
+            )
+            .await;
+            assert_eq!((r.err(), tries), (Some("IO"), 1));
         });
     }
 

@@ -244,6 +244,8 @@ pub struct TableLock<'a> {
     pub config: LockConfig,
     owner: String,
     held: Mutex<Option<(LockData, String)>>,
+    /// One renewal at a time: two conditional PUTs with the same ETag would fail one.
+    renewing: futures::lock::Mutex<()>,
     now: fn() -> i64,
 }
 
@@ -257,6 +259,7 @@ impl<'a> TableLock<'a> {
             config,
             owner,
             held: Mutex::new(None),
+            renewing: futures::lock::Mutex::new(()),
             now: files::now_ms,
         })
     }
@@ -367,6 +370,7 @@ impl<'a> TableLock<'a> {
 
     /// Extends the lease (one conditional PUT). `Ok(false)`: the lock is no longer ours.
     pub async fn renew(&self) -> Result<bool> {
+        let _one = self.renewing.lock().await;
         let Some((_, etag)) = self.held() else {
             return Ok(false);
         };

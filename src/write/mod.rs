@@ -420,9 +420,23 @@ async fn write_single(
         }
     };
     // The listing may already show this write's own requested instant.
-    if let Ok(p) = &first {
-        let own = format!("{}.", p.instant);
-        objects.retain(|o| !o.name().starts_with(&own));
+    let own = first.as_ref().ok().map(|p| format!("{}.", p.instant));
+    let not_own =
+        |o: &crate::storage::ObjectMeta| own.as_ref().is_none_or(|own| !o.name().starts_with(own));
+    objects.retain(not_own);
+    if !options.lazy_rollback
+        && pending::Listing::of_timeline(client.config(), &objects).has_failed_writes()
+    {
+        objects = match pending::confirm_failed(client, objects).await {
+            Ok(o) => o,
+            Err(e) => {
+                if let Ok(p) = &first {
+                    p.requested.withdraw(storage).await;
+                }
+                return Err(e);
+            }
+        };
+        objects.retain(not_own);
     }
     let listing = pending::Listing::of_timeline(client.config(), &objects);
     let stale = client.refresh_timeline(&objects);

@@ -105,16 +105,16 @@ async fn test_pause_in_commit() {
     }
 }
 
-/// What a write's snapshot held: instants completed and instants known at all.
-struct Snapshot {
+/// The instants a write started from: completed ones and any known at all.
+struct StartedFrom {
     completed: HashSet<String>,
     known: HashSet<String>,
 }
 
-impl Snapshot {
-    fn of(table: &Ctx<'_>) -> Snapshot {
+impl StartedFrom {
+    fn of(table: &Ctx<'_>) -> StartedFrom {
         let timeline = table.client.timeline();
-        Snapshot {
+        StartedFrom {
             completed: timeline
                 .instants
                 .iter()
@@ -145,7 +145,7 @@ fn conflict(path: impl Into<String>, detail: String) -> HudiError {
 async fn check_conflicts(
     storage: &dyn Storage,
     listing: &Listing,
-    snapshot: &Snapshot,
+    started: &StartedFrom,
     touched: &BTreeSet<(String, String)>,
     (instant, schema): (&str, &str),
 ) -> Result<()> {
@@ -157,7 +157,7 @@ async fn check_conflicts(
             action::REPLACE_COMMIT,
         ]
         .contains(&a.as_str());
-        if service && t != instant && !snapshot.known.contains(&t) {
+        if service && t != instant && !started.known.contains(&t) {
             return Err(conflict(
                 t.clone(),
                 format!(
@@ -172,7 +172,7 @@ async fn check_conflicts(
         .into_iter()
         .filter(|(t, a, _)| {
             t != instant
-                && !snapshot.completed.contains(t)
+                && !started.completed.contains(t)
                 && [action::COMMIT, action::DELTA_COMMIT, action::REPLACE_COMMIT]
                     .contains(&a.as_str())
         })
@@ -261,14 +261,21 @@ pub(crate) async fn write(
     // requested file, so no other writer ever sees the instant without a live heartbeat).
     let (instant, rolled_back, compaction) = lock
         .run(async {
-            let (objects, beats) =
+            let (mut objects, beats) =
                 futures::future::try_join(pending::list_timeline(client), heartbeats(storage))
                     .await?;
+            let now = files::now_ms();
+            let dead = |listing: &Listing| {
+                (listing.pending_instants().into_iter())
+                    .any(|(t, _)| heartbeat_expired(&beats, &t, now, config))
+            };
+            if dead(&Listing::of_timeline(client.config(), &objects)) {
+                objects = pending::confirm_failed(client, objects).await?;
+            }
             if client.refresh_timeline(&objects) {
                 table.metadata.clear();
             }
             let mut listing = Listing::of_timeline(client.config(), &objects);
-            let now = files::now_ms();
             let pending: HashSet<String> = listing
                 .pending_instants()
                 .into_iter()
@@ -302,7 +309,7 @@ pub(crate) async fn write(
         .await?;
 
     let outcome = with_heartbeat(storage, &instant, config, async {
-        let snapshot = Snapshot::of(table);
+        let started = StartedFrom::of(table);
         let mut prepared = prepare(table, batches, options, Some(instant.clone())).await?;
         let staged = match commit_prepared(
             table,
@@ -353,7 +360,7 @@ pub(crate) async fn write(
                 if let Err(e) = check_conflicts(
                     storage,
                     &listing,
-                    &snapshot,
+                    &started,
                     &staged.touched,
                     (&instant, &prepared.avro_schema),
                 )
@@ -379,7 +386,21 @@ pub(crate) async fn write(
                     Listing::of_timeline_dir(&join(METADATA_DIR, ".hoodie/timeline"), &mdt_objects)
                         .all_times(),
                 );
-                publish::complete(table, &staged, &seen).await
+                // The lease is renewed (a conditional PUT) as late as it can be: a lock file
+                // another writer rewrote meanwhile, breaking the protocol, fails it, and the
+                // commit point is not reached.
+                let still_held = async {
+                    match lock.renew().await? {
+                        true => Ok(()),
+                        false => Err(conflict(
+                            super::lock::LOCK_FILE,
+                            "the table lock file was rewritten by another writer while this \
+                             one held it; nothing was committed"
+                                .into(),
+                        )),
+                    }
+                };
+                publish::complete_checked(table, &staged, &seen, still_held).await
             })
             .await?;
         outcome.completion_time = completion;

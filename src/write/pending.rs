@@ -154,6 +154,24 @@ impl Listing {
 
 /// The timeline folder as it is now (a read only: it can go beside the write's other first
 /// reads); [`Listing::of_timeline`] parses it for rollbacks.
+/// How long a writer waits before listing again a timeline that shows failed writes, on a
+/// store whose listings may lag ([`crate::storage::Capabilities::listing_lags`]).
+pub(crate) const CONFIRM_FAILED_MS: u64 = 2000;
+
+/// The timeline listed again a moment later, where the store's listings may lag: a write
+/// that completed an instant ago may not show as completed in `objects` yet, and rolling it
+/// back as failed would delete an acknowledged commit. (`objects` as they are elsewhere.)
+pub(crate) async fn confirm_failed(
+    client: &MetaClient,
+    objects: Vec<ObjectMeta>,
+) -> Result<Vec<ObjectMeta>> {
+    if !client.storage().capabilities().listing_lags {
+        return Ok(objects);
+    }
+    crate::storage::timer::sleep(std::time::Duration::from_millis(CONFIRM_FAILED_MS)).await;
+    list_timeline(client).await
+}
+
 pub(crate) async fn list_timeline(client: &MetaClient) -> Result<Vec<ObjectMeta>> {
     client
         .storage()

@@ -227,6 +227,18 @@ pub(crate) async fn stage(
 /// commit, each at a time later than `seen` (under the lock: every time on both timelines as
 /// listed there) and everything the commit saw before. Returns the completion time.
 pub(crate) async fn complete(table: &Ctx<'_>, staged: &Staged, seen: &[String]) -> Result<String> {
+    complete_checked(table, staged, seen, async { Ok(()) }).await
+}
+
+/// [`complete`], with `check` run beside the metadata table's completion (no round trip of
+/// its own where the table has one): when it fails, the data commit is not completed, and
+/// the write is left as a crash there would leave it, for a rollback.
+pub(crate) async fn complete_checked(
+    table: &Ctx<'_>,
+    staged: &Staged,
+    seen: &[String],
+    check: impl std::future::Future<Output = Result<()>>,
+) -> Result<String> {
     let storage = table.client.storage().as_ref();
     let mut floor = staged.floor.clone();
     floor.extend(seen.iter().cloned());
@@ -237,7 +249,11 @@ pub(crate) async fn complete(table: &Ctx<'_>, staged: &Staged, seen: &[String]) 
         let t = time_after(table, &floor)?;
         floor.push(t.clone());
         let (path, bytes) = m.completed(&t);
-        storage.put(&path, bytes, PutMode::Create).await?;
+        let (put, checked) = futures::join!(storage.put(&path, bytes, PutMode::Create), check);
+        put?;
+        checked?;
+    } else {
+        check.await?;
     }
     let completion = time_after(table, &floor)?;
     let completed = format!("{}_{completion}.{}", staged.completed_prefix, staged.action);
@@ -354,7 +370,17 @@ pub(crate) fn time_after(table: &Ctx<'_>, times: &[String]) -> Result<String> {
 /// commit point: this instant's inflight gone, or a rollback newer than it, is a CONFLICT.
 /// (It narrows the race to this one request; several writers take the lock instead.)
 async fn still_ours(table: &Ctx<'_>, instant: &str) -> Result<()> {
-    let listed = super::pending::list_timeline(table.client).await?;
+    let mut listed = super::pending::list_timeline(table.client).await?;
+    // A rollback leaves its own instant. An inflight missing without one is more likely a
+    // store whose listings lag its writes: asked again a few times before it counts.
+    for wait_ms in [250, 500, 1000] {
+        let listing = super::pending::Listing::of_timeline(table.client.config(), &listed);
+        if listing.is_inflight(instant) || listing.rollback_after(instant).is_some() {
+            break;
+        }
+        super::timer::sleep(std::time::Duration::from_millis(wait_ms)).await;
+        listed = super::pending::list_timeline(table.client).await?;
+    }
     let listing = super::pending::Listing::of_timeline(table.client.config(), &listed);
     let rollback = listing.rollback_after(instant);
     let why = match (listing.is_inflight(instant), rollback) {

@@ -133,3 +133,33 @@ test('inflight, rolled back, lock and heartbeat, commit detail, Reload', async (
   assert.match(await page.textContent('[data-testid=schema-change] h4'), new RegExp(commit.instant));
   t.close();
 });
+
+test('a clustering shows the file groups it rewrote', async () => {
+  const root = join(work, 'clustered');
+  cpSync(join(unzippedFixtures(), 'tables', WRITE_TABLES.cow), root, { recursive: true });
+  const t = await HudiTable.openStorage(fsStorage(root));
+  // Every insert opens a new file group (no small-file packing), for clustering to merge.
+  const small = { 'hoodie.parquet.small.file.limit': '0' };
+  for (let i = 0; i < 3; i++) await t.upsert(txnRows('cow', 3, { prefix: `SMALL${i}` }), { options: small });
+  const clustering = { 'hoodie.clustering.plan.strategy.small.file.limit': String(64 << 20) };
+  const report = await t.cluster({ options: clustering });
+  const [done] = report.completed;
+  assert.ok(done && done.fileGroupsReplaced.length > 1, JSON.stringify(report));
+  t.close();
+  writeManifests(root);
+  const server = await startNginx({ mounts: { '/clustered/': root, '/': dist } });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/?table=${encodeURIComponent(`${server.url}/clustered`)}`);
+    await page.waitForSelector('body[data-timeline-drawn=yes]', { timeout: 60000 });
+    await page.click(`[data-testid=instant-row][data-requested-time="${done.instant}"]`);
+    const detail = page.locator(`[data-testid=commit-detail][data-requested-time="${done.instant}"] [data-testid=service-detail]`);
+    await detail.waitFor({ timeout: 30000 });
+    const value = async (label) => Number((await detail.locator('.stat', { hasText: label }).locator('.stat-value').textContent()).replace(/,/g, ''));
+    assert.equal(await value('file groups clustered'), done.fileGroupsReplaced.length);
+    assert.equal(await value('new file groups'), done.filesWritten.length);
+    assert.equal(await value('records rewritten'), done.recordsWritten);
+  } finally {
+    await server.stop();
+  }
+});

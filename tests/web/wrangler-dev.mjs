@@ -257,7 +257,7 @@ check(r.status === 200 && r.json?.length === 2, `GET /?limit=5 after the refused
     done = JSON.parse(logged);
   } catch {}
   const summary = done
-    ? `cleans ${done.cleans?.length ?? 0}, compactions ${done.compaction?.completed?.length ?? 0} (${(done.compaction?.completed ?? []).map((c) => `${c.fileGroups} file group(s), ${c.logFiles} log file(s) → ${c.recordsWritten} record(s)`).join('; ')}), archival ${JSON.stringify(done.archival)?.slice(0, 80)}`
+    ? `cleans ${done.cleans?.length ?? 0}, compactions ${done.compaction?.completed?.length ?? 0} (${(done.compaction?.completed ?? []).map((c) => `${c.fileGroups} file group(s), ${c.logFiles} log file(s) → ${c.recordsWritten} record(s)`).join('; ')}), clusterings ${done.clustering?.completed?.length ?? 0} (${done.clustering?.notScheduled ?? 'planned'}), archival ${JSON.stringify(done.archival)?.slice(0, 80)}`
     : (logged ?? '(nothing in 60 s)');
   check(r.status === 200 && done?.cron === '*/15 * * * *', `GET /cdn-cgi/handler/scheduled?cron=*/15 * * * * → ${r.status} ${r.text.trim()}; the scheduled handler (table services) logged: ${summary}`);
 }

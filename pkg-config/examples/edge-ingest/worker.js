@@ -6,7 +6,8 @@
 //                   updated, deleted, filesWritten, io, ...}
 //   GET /         → 200 with the latest commits, newest first (?limit=N, default 10)
 //   HEAD /        → 204 once the engine's wasm module is instantiated (a warm-up / health check)
-//   scheduled     (a Cron Trigger) the table services: clean, compact (Merge-On-Read), archive
+//   scheduled     (a Cron Trigger) the table services: clean, compact (Merge-On-Read),
+//                 cluster (small file groups rewritten into large ones), archive
 //
 // Errors answer {code, message, row?, column?, instant?} with a status by code (below); a body
 // over MAX_BODY_BYTES (default 4 MiB) is refused with 413 before it is read whole.
@@ -215,7 +216,7 @@ async function latestCommits(table, limit) {
 }
 
 /** The table services Hudi's writers run after their commits — cleaning, Merge-On-Read
- *  compaction, archival — run on a schedule: a worker whose writes leave them off
+ *  compaction, clustering of small file groups, archival — run on a schedule: a worker whose writes leave them off
  *  (HUDI_WRITE_OPTIONS with hoodie.clean.automatic, hoodie.compact.inline and
  *  hoodie.archive.automatic false) keeps each POST short and the table healthy all the same.
  *  Each service is safe to cut at any request: the next run finishes it. */
@@ -227,6 +228,8 @@ async function tableServices(env, signal) {
     if (typeof table.compact === 'function' && (await table.info()).type === 'MERGE_ON_READ') {
       done.compaction = await table.compact({ options, signal });
     }
+    // Small file groups the ingest's many small commits leave (a plan only when there are).
+    done.clustering = await table.cluster({ options, signal });
     done.archival = await table.archive({ options, signal });
     return done;
   } finally {

@@ -17,7 +17,8 @@ const obj = (v: unknown): Json => (v && typeof v === 'object' ? (v as Json) : {}
 const num = (v: unknown) => (typeof v === 'number' ? v : Number(v) || 0);
 
 /** What a table service did, from the instant's metadata: a clean's deleted files, a
- *  rollback's, a compaction's merged log files. Null for writes. */
+ *  rollback's, a compaction's merged log files, a clustering's rewritten file groups. Null
+ *  for writes. */
 function serviceView(d: CommitDetail): HTMLElement | null {
   const raw = obj(d.raw);
   if (d.instant.action === 'clean' || d.instant.action === 'rollback') {
@@ -49,6 +50,15 @@ function serviceView(d: CommitDetail): HTMLElement | null {
         stat('file groups compacted', count(stats.length)),
         stat('log files merged', count(logs)),
         stat('log records merged', count(records))));
+  }
+  if (d.operation === 'CLUSTER') {
+    const stats = Object.values(obj(raw.partitionToWriteStats)).flatMap((v) => (Array.isArray(v) ? v : []));
+    const records = stats.reduce((n, st) => n + num(obj(st).numWrites), 0);
+    return h('div', { class: 'service', 'data-testid': 'service-detail' },
+      h('div', { class: 'stats' },
+        stat('file groups clustered', count(d.replacedFileGroups.length)),
+        stat('new file groups', count(stats.length)),
+        stat('records rewritten', count(records))));
   }
   return null;
 }

@@ -31,7 +31,7 @@ use bytes::Bytes;
 use crate::error::{HudiError, Result};
 use crate::storage::listing::{self, ListingMode, Manifest, MANIFEST_PATH};
 use crate::storage::{
-    confirm_own_write, join, read_each, ByteRange, Capabilities, Fetched, ListedAfter, ObjectMeta,
+    conditional_put, join, read_each, ByteRange, Capabilities, Fetched, ListedAfter, ObjectMeta,
     Purpose, PutMode, Storage,
 };
 
@@ -394,6 +394,7 @@ impl Storage for HttpStorage {
             writable: self.is_bucket(),
             lists_after: self.skips_ahead(),
             requests_at_once: Some(self.client.requests_at_once()),
+            listing_lags: self.is_bucket(),
         }
     }
 
@@ -466,32 +467,35 @@ impl Storage for HttpStorage {
 
     async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
         let size = data.len() as u64;
-        let r = self
-            .send("PUT", path, |r| {
-                let mut r = match &mode {
-                    PutMode::Overwrite => r,
-                    PutMode::Create => r.header("If-None-Match", "*"),
-                    PutMode::UpdateIfMatch(etag) => r.header("If-Match", etag.clone()),
-                };
-                r.body = Some(data.clone());
-                r
-            })
-            .await?;
-        if !(200..300).contains(&r.status) {
-            let refusal = status_error(&self.object(path), &r);
-            if mode == PutMode::Overwrite {
-                return Err(refusal);
+        let attempt = || async {
+            let r = self
+                .send("PUT", path, |r| {
+                    let mut r = match &mode {
+                        PutMode::Overwrite => r,
+                        PutMode::Create => r.header("If-None-Match", "*"),
+                        PutMode::UpdateIfMatch(etag) => r.header("If-Match", etag.clone()),
+                    };
+                    r.body = Some(data.clone());
+                    r
+                })
+                .await?;
+            if !(200..300).contains(&r.status) {
+                return Err(status_error(&self.object(path), &r));
             }
-            // The client retries 5xx and network errors: the 412 may be about our own object.
-            return confirm_own_write(self, path, &data, refusal).await;
+            Ok(ObjectMeta {
+                path: path.to_string(),
+                size,
+                last_modified_ms: None,
+                etag: r.header("etag").map(str::to_string),
+                is_dir: false,
+            })
+        };
+        match &mode {
+            PutMode::Overwrite => attempt().await,
+            // The client retries 5xx and network errors: a 412 may be about our own object,
+            // or wrong.
+            conditional => conditional_put(self, path, &data, conditional, attempt).await,
         }
-        Ok(ObjectMeta {
-            path: path.to_string(),
-            size,
-            last_modified_ms: None,
-            etag: r.header("etag").map(str::to_string),
-            is_dir: false,
-        })
     }
 
     async fn delete(&self, path: &str) -> Result<()> {

@@ -17,7 +17,7 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload
 
 use crate::error::{HudiError, Result};
 use crate::storage::{
-    confirm_own_write, join, read_each, ByteRange, Capabilities, Fetched, ListedAfter, ObjectMeta,
+    conditional_put, join, read_each, ByteRange, Capabilities, Fetched, ListedAfter, ObjectMeta,
     Purpose, PutMode, Storage,
 };
 
@@ -239,6 +239,7 @@ impl Storage for ObjectStoreStorage {
         Capabilities {
             lists_after: true,
             requests_at_once: self.requests_at_once,
+            listing_lags: true,
             ..Capabilities::full()
         }
     }
@@ -323,10 +324,10 @@ impl Storage for ObjectStoreStorage {
         Ok(Some(ListedAfter::new(files, start_after, complete)))
     }
 
-    async fn put(&self, path: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
+    async fn put(&self, path: &str, data: Bytes, asked: PutMode) -> Result<ObjectMeta> {
         let object = self.object(path);
         let size = data.len() as u64;
-        let mode = match mode {
+        let mode = match asked.clone() {
             PutMode::Overwrite => object_store::PutMode::Overwrite,
             PutMode::Create => object_store::PutMode::Create,
             PutMode::UpdateIfMatch(e_tag) => object_store::PutMode::Update(UpdateVersion {
@@ -334,31 +335,27 @@ impl Storage for ObjectStoreStorage {
                 version: None,
             }),
         };
-        let conditional = !matches!(mode, object_store::PutMode::Overwrite);
-        let r = match self
-            .store
-            .put_opts(
-                &self.key(path)?,
-                PutPayload::from(data.clone()),
-                mode.into(),
-            )
-            .await
-        {
-            Ok(r) => r,
-            // object_store retries 5xx (and 409 for If-Match) inside: a refusal may be about
-            // our own earlier attempt.
-            Err(e) if conditional => {
-                return confirm_own_write(self, path, &data, map_err(&object, e)).await
-            }
-            Err(e) => return Err(map_err(&object, e)),
+        let key = self.key(path)?;
+        let attempt = || async {
+            let r = self
+                .store
+                .put_opts(&key, PutPayload::from(data.clone()), mode.clone().into())
+                .await
+                .map_err(|e| map_err(&object, e))?;
+            Ok(ObjectMeta {
+                path: path.to_string(),
+                size,
+                last_modified_ms: None,
+                etag: r.e_tag,
+                is_dir: false,
+            })
         };
-        Ok(ObjectMeta {
-            path: path.to_string(),
-            size,
-            last_modified_ms: None,
-            etag: r.e_tag,
-            is_dir: false,
-        })
+        match &asked {
+            PutMode::Overwrite => attempt().await,
+            // object_store retries 5xx (and 409 for If-Match) inside: a refusal may be about
+            // our own earlier attempt, or wrong.
+            conditional => conditional_put(self, path, &data, conditional, attempt).await,
+        }
     }
 
     async fn delete(&self, path: &str) -> Result<()> {
