@@ -179,6 +179,16 @@ impl MetadataTable {
         self.data_listing
     }
 
+    /// The MDT partitions the data table declares complete.
+    pub fn available_partitions(&self) -> &[String] {
+        &self.available
+    }
+
+    /// The data table's storage (the metadata table lives under it).
+    pub fn data_storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
     /// Whether the data table declares an MDT partition complete.
     pub fn has_partition(&self, partition: &str) -> bool {
         self.available.iter().any(|p| p == partition)
@@ -276,6 +286,31 @@ impl MetadataTable {
             };
             Some(self.slice_records(slice, l))
         });
+        let mut out = Records::default();
+        for r in try_join_all(jobs).await? {
+            out.values.extend(r.values);
+            out.problems.extend(r.problems);
+        }
+        Ok(out)
+    }
+
+    /// Merged records whose key starts with one of `prefixes`, each prefix asked only of the
+    /// shard its `(prefix, shard key)` pair hashes to (a V2 secondary index puts every key
+    /// of one value in the shard of `<value>$`).
+    pub async fn lookup_prefixes_routed(
+        &self,
+        partition: &str,
+        prefixes: &[(String, String)],
+    ) -> Result<Records> {
+        let shards = self.shards(partition).await?;
+        let n = shards.len();
+        let mut by_shard = vec![Vec::new(); n];
+        for (prefix, shard_key) in prefixes {
+            by_shard[file_group_index(shard_key, n)].push(prefix.clone());
+        }
+        let jobs = (shards.iter().zip(&by_shard))
+            .filter(|(_, p)| !p.is_empty())
+            .map(|(slice, p)| self.slice_records(slice, Lookup::Prefixes(p)));
         let mut out = Records::default();
         for r in try_join_all(jobs).await? {
             out.values.extend(r.values);
