@@ -74,14 +74,16 @@ pub fn secondary_index_defs(
             {
                 c.to_string()
             }
-            _ => return Err(HudiError::unsupported_in(
-                format!(
+            _ => {
+                return Err(HudiError::unsupported_in(
+                    format!(
                     "secondary index {p} (type {:?}, function {function:?}, fields {fields:?}): \
                          only identity indexes of one column are kept",
                     text("indexType")
                 ),
-                path,
-            )),
+                    path,
+                ))
+            }
         };
         out.push(SecondaryIndexDef {
             partition: p.clone(),

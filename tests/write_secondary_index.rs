@@ -1,0 +1,285 @@
+//! Secondary indexes kept in step: Spark-written tables with `CREATE INDEX` indexes take
+//! upserts (changed, unchanged, older and new values, null) and deletes, and after each
+//! write every index holds exactly the entries `<value>$<record key>` the table's rows call
+//! for — computed here from the rows read back, not from the writer's bookkeeping — each in
+//! the file group a routed lookup asks. Reads pruned by the indexes return the rows an
+//! unpruned read returns.
+
+mod common;
+#[path = "write/helpers.rs"]
+mod helpers;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use helpers::*;
+use hudi_edge::expr::parse_filter;
+use hudi_edge::metadata::keys::secondary_index_key;
+use hudi_edge::metadata::{Lookup, MetadataPayload};
+use hudi_edge::read::ReadOptions;
+use hudi_edge::write::Operation;
+use serde_json::{Map, Value};
+
+/// (index partition, column) of the fixtures' two indexes.
+const INDEXES: &[(&str, &str)] = &[
+    ("secondary_index_merchant_idx", "merchant_name"),
+    ("secondary_index_txn_date_idx", "txn_date"),
+];
+
+/// The text Hudi keys a value by, from the row as read: dates as days since the epoch.
+fn index_text(column: &str, v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s) if column == "txn_date" => {
+            let day = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").expect("date");
+            let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap();
+            Some((day - epoch).num_days().to_string())
+        }
+        Value::String(s) => Some(s.clone()),
+        other => panic!("{column}: unexpected {other}"),
+    }
+}
+
+/// The entries the rows of the table at `dir` call for, per index.
+async fn expected_entries(dir: &Path) -> Vec<BTreeSet<String>> {
+    let table = open(dir).await;
+    let rows = table.read(&ReadOptions::default()).await.expect("read");
+    let rows: Vec<Map<String, Value>> = rows
+        .batches
+        .iter()
+        .flat_map(hudi_edge::api::output::rows_as_json)
+        .collect();
+    INDEXES
+        .iter()
+        .map(|(_, column)| {
+            rows.iter()
+                .map(|r| {
+                    let key = r["_hoodie_record_key"].as_str().expect("record key");
+                    secondary_index_key(index_text(column, &r[*column]).as_deref(), Some(key))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The live entries of each index, by a scan of every file group.
+async fn index_entries(dir: &Path) -> Vec<BTreeSet<String>> {
+    let table = open(dir).await;
+    let mdt = table.metadata_table(&[]).await.expect("metadata table");
+    let mut out = Vec::new();
+    for (partition, _) in INDEXES {
+        let records = mdt.lookup(partition, Lookup::All).await.expect("scan");
+        assert!(records.problems.is_empty(), "{:?}", records.problems);
+        let live = records.values.into_iter().filter_map(|(k, p)| match p {
+            MetadataPayload::SecondaryIndex(e) if !e.is_deleted => Some(k),
+            MetadataPayload::SecondaryIndex(_) => None,
+            other => panic!("{partition}: {k} holds {other:?}"),
+        });
+        out.push(live.collect());
+    }
+    out
+}
+
+/// Every index holds what the rows call for, and a lookup routed to each value's file
+/// group finds that value's keys.
+async fn index_matches_rows(dir: &Path, what: &str) {
+    let want = expected_entries(dir).await;
+    let got = index_entries(dir).await;
+    for (i, (partition, _)) in INDEXES.iter().enumerate() {
+        let missing: Vec<_> = want[i].difference(&got[i]).collect();
+        let extra: Vec<_> = got[i].difference(&want[i]).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{what}: {partition}: missing {missing:?}, stale {extra:?}"
+        );
+        assert!(want[i].len() >= 10, "{what}: {partition} {:?}", want[i]);
+    }
+    let table = open(dir).await;
+    let mdt = table.metadata_table(&[]).await.unwrap();
+    let defs = mdt
+        .secondary_indexes(".hoodie/.index_defs/index.json")
+        .await
+        .expect("index definitions");
+    assert_eq!(defs.len(), INDEXES.len(), "{what}");
+    for (i, (partition, _)) in INDEXES.iter().enumerate() {
+        let def = defs.iter().find(|d| d.partition == *partition).unwrap();
+        for entry in &want[i] {
+            let (value, key) = hudi_edge::metadata::keys::split_secondary_index_key(entry).unwrap();
+            let keys = mdt.secondary_keys(def, &[value.clone()]).await.unwrap();
+            assert!(
+                keys.contains(&key.clone().unwrap()),
+                "{what}: {partition}: {value:?} → {keys:?} lacks {key:?}"
+            );
+        }
+    }
+}
+
+/// Reads filtered on the indexed columns: the plan prunes by the index where a value is
+/// pinned, and returns what a read without the metadata table returns.
+async fn pruned_reads_agree(dir: &Path, filters: &[&str], what: &str) {
+    let table = open(dir).await;
+    for f in filters {
+        let filters = vec![parse_filter(f).unwrap()];
+        let pruned = ReadOptions {
+            filters: filters.clone(),
+            ..ReadOptions::default()
+        };
+        let plan = table.plan(&pruned).await.expect("plan");
+        assert!(
+            plan.stats.files_after_secondary_index.is_some(),
+            "{what}: {f}: {:?}",
+            plan.stats
+        );
+        assert!(
+            plan.stats.files_after_secondary_index.unwrap()
+                <= plan.stats.files_after_partition_pruning,
+            "{what}: {f}"
+        );
+        let plain = ReadOptions {
+            filters,
+            use_metadata_table: false,
+            data_skipping: false,
+            ..ReadOptions::default()
+        };
+        let (a, b) = (our_rows(dir, pruned).await, our_rows(dir, plain).await);
+        assert_eq!(a, b, "{what}: {f}");
+    }
+}
+
+fn row(rows: &[Map<String, Value>], id: &str) -> Map<String, Value> {
+    rows.iter()
+        .find(|r| r["txn_id"] == id)
+        .unwrap_or_else(|| panic!("no {id}"))
+        .clone()
+}
+
+fn ts_plus(r: &mut Map<String, Value>, by: i64) {
+    let ts = r["txn_ts"].as_i64().unwrap();
+    r.insert("txn_ts".into(), Value::from(ts + by));
+}
+
+async fn upserts_and_deletes(fixture: &str, test: &str) {
+    let dir = common::table_copy(fixture, "secondary_index", test);
+    index_matches_rows(&dir, "as Spark wrote it").await;
+    let rows = input_rows(&dir).await;
+    let mut ids: Vec<String> = (rows.iter())
+        .map(|r| r["txn_id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    let id = |i: usize| ids[i].as_str();
+
+    // A changed merchant and date, an unchanged merchant (other column changed), an update
+    // older by the ordering field (loses: its entries stay), new keys with a new and a
+    // null merchant.
+    let mut changed = row(&rows, id(0));
+    changed.insert("merchant_name".into(), "Amazon Fresh".into());
+    changed.insert("txn_date".into(), "2024-02-01".into());
+    ts_plus(&mut changed, 1_000_000);
+    let mut same = row(&rows, id(1));
+    same.insert("currency".into(), "CAD".into());
+    ts_plus(&mut same, 1_000_000);
+    let mut older = row(&rows, id(2));
+    older.insert("merchant_name".into(), "Never Seen".into());
+    ts_plus(&mut older, -1_000_000_000);
+    let mut new_key = row(&rows, id(3));
+    new_key.insert("txn_id".into(), "TXN-900".into());
+    new_key.insert("merchant_name".into(), "Uber".into());
+    let mut null_merchant = row(&rows, id(3));
+    null_merchant.insert("txn_id".into(), "TXN-901".into());
+    null_merchant.insert("merchant_name".into(), Value::Null);
+    null_merchant.insert("txn_date".into(), "2024-02-02".into());
+    let upsert = [changed, same, older, new_key, null_merchant];
+    write(&dir, &upsert, Operation::Upsert).await;
+    index_matches_rows(&dir, "after an upsert").await;
+    let entries = index_entries(&dir).await;
+    assert!(
+        entries[0].contains(&format!("Amazon Fresh${}", id(0))),
+        "{entries:?}"
+    );
+    assert!(!entries[0].iter().any(|e| e.starts_with("Never Seen$")));
+    assert!(entries[0].contains("\0$TXN-901"), "{entries:?}");
+
+    // Deletes: one key with its two entries, and the new key.
+    let deletes = [row(&rows, id(4)), row(&input_rows(&dir).await, "TXN-900")];
+    write(&dir, &deletes, Operation::Delete).await;
+    index_matches_rows(&dir, "after a delete").await;
+    let entries = index_entries(&dir).await;
+    let gone = format!("${}", id(4));
+    assert!(
+        !entries[0].iter().any(|e| e.ends_with(&gone)),
+        "{entries:?}"
+    );
+
+    // Spark SQL's quoted literals and `in` lists.
+    pruned_reads_agree(
+        &dir,
+        &[
+            "merchant_name = 'Amazon Fresh'",
+            "merchant_name = Amazon",
+            "merchant_name in ('Uber', 'Spotify', 'Apple Store')",
+            "txn_date = '2024-01-15'",
+            "txn_date in ('2024-02-01', '2024-01-21') and currency = USD",
+        ],
+        fixture,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn cow_partitioned() {
+    upserts_and_deletes("sample_table/cow/v9_txns_simple_meta", "cow_partitioned").await;
+}
+
+#[tokio::test]
+async fn cow_not_partitioned() {
+    upserts_and_deletes(
+        "sample_table/cow/v9_txns_nonpart_meta",
+        "cow_not_partitioned",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn mor_partitioned() {
+    upserts_and_deletes(
+        "sample_table/mor/avro/v9_txns_simple_meta",
+        "mor_partitioned",
+    )
+    .await;
+}
+
+/// Compaction and clustering move rows, not values: the indexes stay as they were.
+#[tokio::test]
+async fn services_leave_entries() {
+    let dir = common::table_copy(
+        "sample_table/mor/avro/v9_txns_simple_meta",
+        "secondary_index",
+        "services",
+    );
+    let rows = input_rows(&dir).await;
+    let first = rows
+        .iter()
+        .map(|r| r["txn_id"].as_str().unwrap())
+        .min()
+        .unwrap();
+    let mut changed = row(&rows, first);
+    changed.insert("merchant_name".into(), "Netflix Plus".into());
+    ts_plus(&mut changed, 1_000_000);
+    write_with(&dir, &[changed], Operation::Upsert, NO_INLINE_COMPACTION).await;
+    let before = index_entries(&dir).await;
+    let table = open(&dir).await;
+    let report = table
+        .compact(&Default::default(), &Default::default())
+        .await
+        .expect("compact");
+    assert_eq!(report.completed.len(), 1, "{report:?}");
+    index_matches_rows(&dir, "after compaction").await;
+    assert_eq!(index_entries(&dir).await, before);
+    let table = open(&dir).await;
+    table
+        .cluster(&Default::default(), &Default::default())
+        .await
+        .expect("cluster");
+    index_matches_rows(&dir, "after clustering").await;
+    assert_eq!(index_entries(&dir).await, before);
+}
