@@ -397,3 +397,59 @@ async fn live_entries(dir: &Path, partition: &str) -> BTreeSet<String> {
         .map(|(k, _)| k)
         .collect()
 }
+
+/// Indexes this writer cannot keep exactly are refused by name (`UNSUPPORTED`), and the
+/// table reads as before: an expression index partition, and a secondary index over a
+/// function of its column.
+#[tokio::test]
+async fn expression_indexes_are_refused_by_name() {
+    let fixture = "sample_table/cow/v9_txns_simple_meta";
+    let edit = |dir: &Path, file: &str, from: &str, to: &str| {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file}");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+    };
+    for (case, name) in [
+        ("expr", "expr_index_amount_bucket"),
+        ("function", "secondary_index_merchant_idx"),
+    ] {
+        let dir = common::table_copy(fixture, "secondary_index", &format!("refused_{case}"));
+        if case == "expr" {
+            edit(
+                &dir,
+                ".hoodie/hoodie.properties",
+                "secondary_index_txn_date_idx\n",
+                "secondary_index_txn_date_idx,expr_index_amount_bucket\n",
+            );
+        } else {
+            edit(
+                &dir,
+                ".hoodie/.index_defs/index.json",
+                "\"indexFunction\" : \"identity\",\n      \"sourceFields\" : [ \"merchant_name\" ]",
+                "\"indexFunction\" : \"upper\",\n      \"sourceFields\" : [ \"merchant_name\" ]",
+            );
+        }
+        let before = our_rows(&dir, ReadOptions::default()).await;
+        let instants = timeline_names(&dir, false);
+        let rows = input_rows(&dir).await;
+        let table = open(&dir).await;
+        let err = write_on(&table, &rows[..1], Operation::Upsert)
+            .await
+            .expect_err("refused");
+        assert_eq!(err.code(), "UNSUPPORTED", "{case}: {err}");
+        assert!(err.to_string().contains(name), "{case}: {err}");
+        assert_eq!(
+            our_rows(&dir, ReadOptions::default()).await,
+            before,
+            "{case}"
+        );
+        let completed: Vec<String> = (timeline_names(&dir, false).into_iter())
+            .filter(|n| !instants.contains(n) && n.ends_with("commit"))
+            .collect();
+        assert!(
+            completed.is_empty(),
+            "{case}: {completed:?} after a refusal"
+        );
+    }
+}
