@@ -105,7 +105,7 @@ async fn index_matches_rows(dir: &Path, what: &str) {
         let def = defs.iter().find(|d| d.partition == *partition).unwrap();
         for entry in &want[i] {
             let (value, key) = hudi_edge::metadata::keys::split_secondary_index_key(entry).unwrap();
-            let keys = mdt.secondary_keys(def, &[value.clone()]).await.unwrap();
+            let keys = (mdt.secondary_keys(def, std::slice::from_ref(&value)).await).unwrap();
             assert!(
                 keys.contains(&key.clone().unwrap()),
                 "{what}: {partition}: {value:?} → {keys:?} lacks {key:?}"
