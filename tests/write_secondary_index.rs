@@ -453,3 +453,53 @@ async fn expression_indexes_are_refused_by_name() {
         );
     }
 }
+
+/// The CLI: `index --secondary COLUMN [--index-name NAME]`, then a plan through it; a column
+/// the table lacks and a table without a record index are refused.
+#[test]
+fn cli_index_secondary() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hudi-edge"))
+            .args(args)
+            .output()
+            .expect("run hudi-edge");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.success(), text(&out.stdout), text(&out.stderr))
+    };
+    let dir = common::table_copy(
+        "sample_table/cow/v9_txns_simple_meta",
+        "secondary_index",
+        "cli",
+    );
+    let d = dir.to_str().unwrap();
+    let (ok, out, err) = run(&["index", d, "--secondary", "currency", "--json"]);
+    assert!(ok, "{err}");
+    let built: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        built["partitions"][0]["partition"],
+        "secondary_index_currency_idx"
+    );
+    assert_eq!(built["partitions"][0]["file_groups"], 10);
+    let (ok, out, err) = run(&["plan", d, "--filter", "currency = EUR", "--json"]);
+    assert!(ok, "{err}");
+    let plan: Value = serde_json::from_str(&out).unwrap();
+    let stats = &plan["stats"];
+    assert!(
+        stats["files_after_secondary_index"].as_u64().unwrap() >= 1,
+        "{stats}"
+    );
+    assert!(
+        stats["files_after_secondary_index"].as_u64()
+            < stats["files_after_partition_pruning"].as_u64(),
+        "{stats}"
+    );
+    let (ok, _, err) = run(&["index", d, "--secondary", "nope", "--index-name", "n"]);
+    assert!(!ok && err.contains("nope"), "{err}");
+    let plain = common::table_copy(
+        "sample_table/cow/v9_txns_simple_nometa",
+        "secondary_index",
+        "cli_no_ri",
+    );
+    let (ok, _, err) = run(&["index", plain.to_str().unwrap(), "--secondary", "currency"]);
+    assert!(!ok && err.contains("record index"), "{err}");
+}
