@@ -10,6 +10,7 @@ ACTION:
           off, and the snapshot, to PREFIX.queryN.report.json / PREFIX.queryN.rows.jsonl
   entries the live secondary-index entries as Spark reads the metadata table (a Hudi table
           of its own) to PREFIX.entriesN.json: {partition: [key, ...]}
+  show-indexes  SHOW INDEXES of the table (registered for the run) to PREFIX.indexes.txt
   upsert  a Spark datasource upsert (metadata on, its indexes as write configs): the first two
           keys (sorted) get a new merchant_name, a new key comes in with an existing one
 """
@@ -67,18 +68,22 @@ def query(spark, path, prefix, n, filters):
 
 
 def entries(spark, path, prefix, n):
-    """The MDT read as a table has no partition column: the two indexes' entries are told
-    apart by their value (txn_date's are day numbers, no merchant name is all digits, and
-    only merchant_name holds nulls here)."""
+    """The MDT read as a table has no partition column: the indexes' entries are told apart
+    by their value (txn_date's are day numbers, account_id's start `ACC-`, no merchant name
+    does either, and only merchant_name holds nulls here)."""
     mdt = spark.read.format("hudi").load(os.path.join(path, ".hoodie", "metadata"))
     rows = mdt.where("type = 7").select("key", "SecondaryIndexMetadata").collect()
-    out = {"secondary_index_merchant_idx": [], "secondary_index_txn_date_idx": []}
+    parts = [p for p in read_properties(path)["hoodie.table.metadata.partitions"].split(",")
+             if p.startswith("secondary_index_")]
+    out = {p: [] for p in parts}
     for r in rows:
         if r["SecondaryIndexMetadata"] and r["SecondaryIndexMetadata"]["isDeleted"]:
             continue
         value = r["key"].split("$", 1)[0]
-        part = "secondary_index_txn_date_idx" if value.isdigit() else "secondary_index_merchant_idx"
-        out[part].append(r["key"])
+        part = ("secondary_index_txn_date_idx" if value.isdigit()
+                else "secondary_index_account_id_idx" if value.startswith("ACC-")
+                else "secondary_index_merchant_idx")
+        out.setdefault(part, []).append(r["key"])
     json.dump({k: sorted(v) for k, v in out.items()}, open(f"{prefix}.entries{n}.json", "w"), indent=1)
 
 
@@ -121,6 +126,12 @@ def main():
                 query(spark, path, prefix, counts[a], filters)
             elif a == "entries":
                 entries(spark, path, prefix, counts[a])
+            elif a == "show-indexes":
+                # The session's in-memory catalog: the name lives as long as this JVM.
+                spark.sql(f"CREATE TABLE si_check USING hudi LOCATION '{path}'")
+                rows = spark.sql("SHOW INDEXES FROM si_check").collect()
+                open(f"{prefix}.indexes.txt", "w").write(
+                    "; ".join(" ".join(str(v) for v in r) for r in rows))
             elif a == "upsert":
                 upsert(spark, path, prefix)
             else:

@@ -10,6 +10,8 @@
 #      plans those filters through the secondary index.
 #   2. Spark upserts after us (its writer keeps the indexes); all agree again.
 #   3. hudi-edge upserts after Spark; all agree again.
+#   4. `hudi-edge index --secondary account_id` on a fresh copy: Spark's SHOW INDEXES lists it,
+#      its filtered reads and its reading of the entries agree with ours, it upserts after us.
 # Usage: HUDI_EDGE_BIN=path/to/hudi-edge tests/write/spark_secondary_index.sh [OUT_DIR]
 #        (results: tests/bench/results/write_spark_secondary_index.txt; one JVM at a time)
 set -uo pipefail
@@ -81,7 +83,9 @@ def text(col, v):
         return v
     return str((datetime.date.fromisoformat(v) - datetime.date(1970, 1, 1)).days)
 ok = True
-for part, col in [("secondary_index_merchant_idx", "merchant_name"), ("secondary_index_txn_date_idx", "txn_date")]:
+for part in sorted(got):
+    col = {"secondary_index_merchant_idx": "merchant_name", "secondary_index_txn_date_idx": "txn_date",
+           "secondary_index_account_id_idx": "account_id"}[part]
     want = {esc(text(col, r.get(col))) + "$" + esc(r["_hoodie_record_key"]) for r in rows}
     have = set(got.get(part, []))
     same = want == have
@@ -176,6 +180,43 @@ for fx in cow/v9_txns_simple_meta mor/avro/v9_txns_simple_meta cow/v9_txns_nonpa
   entries_check "$t.s3" 1 "$t.e3"
   plan_checks "$t"
 done
+
+echo
+fx=cow/v9_txns_simple_meta
+t="$out/index_secondary"
+echo "### 4. hudi-edge index --secondary account_id on a fresh copy of $fx"
+mkdir -p "$out/unzip.index" && unzip -q -o "$fixtures/$fx.zip" -d "$out/unzip.index" && mv "$out/unzip.index/$(basename "$fx")" "$t"
+if "$bin" index "$t" --secondary account_id --json > "$t.index.json" 2> "$t.index.err"; then
+  echo "  hudi-edge index --secondary account_id: $("$py" -c 'import json,sys; print(", ".join("%s (instant %s, %d file groups, %d records)" % (p["partition"], p["instant"], p["file_groups"], p["records"]) for p in json.load(open(sys.argv[1]))["partitions"]))' "$t.index.json")"
+else
+  echo "  hudi-edge index FAILED: $(tail -2 "$t.index.err")"; status=1
+fi
+echo "  hoodie.table.metadata.partitions=$(grep '^hoodie.table.metadata.partitions=' "$t/.hoodie/hoodie.properties" | cut -d= -f2)"
+filters=("account_id = 'ACC-A'" "account_id in ('ACC-B', 'ACC-O')" "account_id = 'ACC-NEW'")
+spark_filters=()
+for f in "${filters[@]}"; do spark_filters+=(--filter "$f"); done
+edge_reads "$t" "$t.e1"
+spark "$t" "$t.s1" show-indexes query entries upsert query entries
+echo "  Spark SHOW INDEXES: $(cat "$t.s1.indexes.txt" 2>/dev/null || echo FAILED)"
+compare "$t.s1" 1 "$t.e1"
+entries_check "$t.s1" 1 "$t.e1"
+plan_checks "$t"
+echo "  after Spark's upsert:"
+edge_reads "$t" "$t.e2"
+compare "$t.s1" 2 "$t.e2"
+entries_check "$t.s1" 2 "$t.e2"
+make_inputs "$t" after_spark
+"$py" - "$out/upsert2.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+open(sys.argv[1], "w").write("".join(json.dumps({**r, "account_id": "ACC-NEW"}) + "\n" for r in rows))
+PY
+edge_write "$t" upsert2
+edge_reads "$t" "$t.e3"
+spark "$t" "$t.s3" query entries
+compare "$t.s3" 1 "$t.e3"
+entries_check "$t.s3" 1 "$t.e3"
+plan_checks "$t"
 
 echo
 echo "# $(( (SECONDS - start) / 60 )) min; overall: $([ $status = 0 ] && echo PASS || echo 'FAIL (see DIFFERENT / FAIL lines)')"
