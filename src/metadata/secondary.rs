@@ -2,6 +2,8 @@
 //! definition file, the text a column value is keyed by, and the record keys an index
 //! holds for a set of values.
 
+use std::sync::Arc;
+
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::Array;
@@ -145,15 +147,24 @@ pub fn literal_value(literal: &str, ty: &DataType) -> Option<String> {
 }
 
 impl MetadataTable {
+    /// Whether the data table lists a secondary index as complete.
+    pub fn has_secondary_indexes(&self) -> bool {
+        (self.available_partitions().iter()).any(|p| p.starts_with(SECONDARY_INDEX_PREFIX))
+    }
+
     /// The secondary indexes the data table's MDT holds complete, from the index definition
-    /// file at `defs_path` (no request when there are none).
-    pub async fn secondary_indexes(&self, defs_path: &str) -> Result<Vec<SecondaryIndexDef>> {
+    /// file at `defs_path` (no request when there are none; read once per handle).
+    pub async fn secondary_indexes(&self, defs_path: &str) -> Result<Arc<Vec<SecondaryIndexDef>>> {
+        let cached = self.secondary_defs.lock().ok().and_then(|c| c.clone());
+        if let Some(defs) = cached {
+            return Ok(defs);
+        }
         let partitions: Vec<String> = (self.available_partitions().iter())
             .filter(|p| p.starts_with(SECONDARY_INDEX_PREFIX))
             .cloned()
             .collect();
         if partitions.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Arc::default());
         }
         let bytes = self
             .data_storage()
@@ -161,7 +172,11 @@ impl MetadataTable {
             .await?;
         let json: serde_json::Value = serde_json::from_slice(&bytes)
             .map_err(|e| HudiError::corrupt_by(defs_path, "bad JSON", e))?;
-        secondary_index_defs(Some(&json), &partitions, defs_path)
+        let defs = Arc::new(secondary_index_defs(Some(&json), &partitions, defs_path)?);
+        if let Ok(mut c) = self.secondary_defs.lock() {
+            *c = Some(defs.clone());
+        }
+        Ok(defs)
     }
 
     /// The record keys `def` holds for any of `values` (`None` = null), sorted. Entries

@@ -76,6 +76,8 @@ pub struct MetadataTable {
     /// a delta commit takes them for its log-file choice ([`MetadataTable::listed_shards`]).
     listings: Mutex<HashMap<String, Vec<ObjectMeta>>>,
     shards: Mutex<HashMap<String, Arc<Vec<FileSlice>>>>,
+    /// The secondary indexes' definitions, once read.
+    pub(super) secondary_defs: Mutex<Option<Arc<Vec<super::secondary::SecondaryIndexDef>>>>,
     bases: Mutex<HashMap<String, BaseFile>>,
     logs: Mutex<HashMap<String, Arc<Vec<Block>>>>,
     decoders: Mutex<HashMap<String, Arc<RecordDecoder>>>,
@@ -168,6 +170,7 @@ impl MetadataTable {
             mdt,
             listings: Mutex::new(listings),
             shards: Mutex::default(),
+            secondary_defs: Mutex::default(),
             bases: Mutex::default(),
             logs: Mutex::default(),
             decoders: Mutex::default(),

@@ -119,6 +119,12 @@ impl Indexes {
         }
     }
 
+    /// Whether a secondary index may narrow the plan: `=` / `in` conjuncts, and no record
+    /// keys pinned (the record index answers those more exactly).
+    fn asks_secondary(&self) -> bool {
+        !self.value_lookups.is_empty() && self.key_lookup.is_none()
+    }
+
     /// Whether `other` pins the same record keys (its record-index answer holds here).
     pub(super) fn same_key_lookup(&self, other: &Indexes) -> bool {
         self.key_lookup == other.key_lookup
@@ -167,14 +173,20 @@ impl Indexes {
     /// the lookups to report.
     pub(super) async fn look_up_early(&self, mdt: Option<&MetadataTable>) -> Located {
         let mdt = mdt.filter(|_| self.active)?;
-        let located = match self
-            .key_lookup
-            .as_ref()
-            .filter(|_| mdt.has_partition(RECORD_INDEX))
-        {
-            Some(lookup) => Some(mdt.locate_keys(&lookup.keys).await),
-            None => None,
+        let lookup = async {
+            match (self.key_lookup.as_ref()).filter(|_| mdt.has_partition(RECORD_INDEX)) {
+                Some(lookup) => Some(mdt.locate_keys(&lookup.keys).await),
+                None => None,
+            }
         };
+        // The index definitions a secondary-index stage needs, read beside (errors are left
+        // for the stage to report).
+        let definitions = async {
+            if self.asks_secondary() && mdt.has_secondary_indexes() {
+                let _ = mdt.secondary_indexes(&self.defs_path).await;
+            }
+        };
+        let (located, ()) = futures::join!(lookup, definitions);
         let stats_filter = match &located {
             Some(Ok(groups)) if groups.is_empty() => None,
             Some(Ok(_)) => self.stats_after_keys.as_ref(),
@@ -295,7 +307,7 @@ pub(super) async fn by_metadata_indexes(
                 .push(format!("record_index not used: {e}")),
         }
     }
-    if !indexes.value_lookups.is_empty() && !slices.is_empty() {
+    if indexes.asks_secondary() && !slices.is_empty() {
         slices = by_secondary_indexes(mdt, slices, indexes, schema, query, stats).await;
     }
     // Exact answers (the record index, partition paths) leave nothing for statistics.
