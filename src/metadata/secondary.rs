@@ -43,13 +43,15 @@ impl SecondaryIndexDef {
     }
 }
 
-/// The secondary indexes among `partitions` (the table's complete MDT partitions), from the
-/// parsed index definition file at `path`. An index this engine cannot keep exactly (not a
-/// plain column, or undeclared) is refused by name.
+/// The secondary indexes among `partitions` (the complete MDT partitions of a table at
+/// `table_version`), from the parsed index definition file at `path`. An index this engine
+/// cannot keep exactly (not a plain column, or undeclared) is refused by name. A definition
+/// without a version has its table version's: V1 before version 9.
 pub fn secondary_index_defs(
     defs: Option<&serde_json::Value>,
     partitions: &[String],
     path: &str,
+    table_version: u32,
 ) -> Result<Vec<SecondaryIndexDef>> {
     let mut out = Vec::new();
     for p in partitions
@@ -90,7 +92,10 @@ pub fn secondary_index_defs(
         out.push(SecondaryIndexDef {
             partition: p.clone(),
             column,
-            v1: text("version").eq_ignore_ascii_case("V1"),
+            v1: match text("version") {
+                "" => table_version < 9,
+                v => v.eq_ignore_ascii_case("V1"),
+            },
         });
     }
     Ok(out)
@@ -172,7 +177,8 @@ impl MetadataTable {
             .await?;
         let json: serde_json::Value = serde_json::from_slice(&bytes)
             .map_err(|e| HudiError::corrupt_by(defs_path, "bad JSON", e))?;
-        let defs = Arc::new(secondary_index_defs(Some(&json), &partitions, defs_path)?);
+        let version = self.table_version();
+        let defs = Arc::new(secondary_index_defs(Some(&json), &partitions, defs_path, version)?);
         if let Ok(mut c) = self.secondary_defs.lock() {
             *c = Some(defs.clone());
         }
@@ -251,13 +257,14 @@ mod tests {
             Some(&defs),
             &["files".into(), "secondary_index_a".into()],
             "i",
+            9,
         )
         .unwrap();
         assert_eq!(got[0].column, "a");
         assert!(!got[0].v1);
         let err =
-            secondary_index_defs(Some(&defs), &["secondary_index_b".into()], "i").unwrap_err();
+            secondary_index_defs(Some(&defs), &["secondary_index_b".into()], "i", 9).unwrap_err();
         assert!(err.to_string().contains("secondary_index_b"), "{err}");
-        assert!(secondary_index_defs(None, &["secondary_index_c".into()], "i").is_err());
+        assert!(secondary_index_defs(None, &["secondary_index_c".into()], "i", 9).is_err());
     }
 }

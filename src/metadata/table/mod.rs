@@ -187,6 +187,11 @@ impl MetadataTable {
         &self.available
     }
 
+    /// The metadata table's table version (the data table's).
+    pub fn table_version(&self) -> u32 {
+        self.mdt.config().version
+    }
+
     /// The data table's storage (the metadata table lives under it).
     pub fn data_storage(&self) -> &Arc<dyn Storage> {
         &self.storage
