@@ -178,7 +178,12 @@ impl MetadataTable {
         let json: serde_json::Value = serde_json::from_slice(&bytes)
             .map_err(|e| HudiError::corrupt_by(defs_path, "bad JSON", e))?;
         let version = self.table_version();
-        let defs = Arc::new(secondary_index_defs(Some(&json), &partitions, defs_path, version)?);
+        let defs = Arc::new(secondary_index_defs(
+            Some(&json),
+            &partitions,
+            defs_path,
+            version,
+        )?);
         if let Ok(mut c) = self.secondary_defs.lock() {
             *c = Some(defs.clone());
         }

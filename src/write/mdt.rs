@@ -75,7 +75,12 @@ pub(crate) async fn secondary_indexes(
         return Ok(Vec::new());
     }
     let defs = read_index_defs(storage, config).await?;
-    secondary_index_defs(defs.as_ref(), partitions, index_defs_path(config), config.version)
+    secondary_index_defs(
+        defs.as_ref(),
+        partitions,
+        index_defs_path(config),
+        config.version,
+    )
 }
 
 /// Columns the table's column-stats index covers (`.hoodie/.index_defs/index.json`), or
