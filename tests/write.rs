@@ -1012,10 +1012,7 @@ async fn refuses_tables_it_cannot_keep_consistent() {
             Arc::new(StringArray::from(vec!["X"])) as arrow_array::ArrayRef,
         )])]
     };
-    for (fixture, why) in [
-        ("sample_table/cow/v6_nonpartitioned", "table version 6"),
-        ("sample_table/cow/v9_txns_simple_meta", "secondary index"),
-    ] {
+    for (fixture, why) in [("sample_table/cow/v6_nonpartitioned", "table version 6")] {
         let dir = common::table_copy(
             fixture,
             "write-refused",

@@ -166,6 +166,14 @@ pub(super) enum Command {
         /// files, column_stats (with partition_stats when partitioned), record_index.
         #[arg(long, value_delimiter = ',')]
         partitions: Vec<String>,
+        /// Build a secondary index on this column (as Spark's `CREATE INDEX`; needs the
+        /// record index), after the partitions asked for.
+        #[arg(long, value_name = "COLUMN")]
+        secondary: Option<String>,
+        /// The secondary index's name (its partition is `secondary_index_<NAME>`); default
+        /// `<COLUMN>_idx`.
+        #[arg(long, value_name = "NAME", requires = "secondary")]
+        index_name: Option<String>,
         /// `hoodie.metadata.*` settings and lock configs `KEY=VALUE` (repeatable).
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,

@@ -230,12 +230,32 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Index {
             table,
             partitions,
+            secondary,
+            index_name,
             options,
             json,
         } => {
             let map = option_map(options)?;
             let t = Table::open(storage_of(&table)?).await?;
-            let built = t.index(&partitions, &map).await?;
+            // Only a secondary index asked for: nothing else is built.
+            let mut built = match secondary.is_some() && partitions.is_empty() {
+                true => None,
+                false => t.index(&partitions, &map).await?,
+            };
+            if let Some(column) = &secondary {
+                let t = Table::open(storage_of(&table)?).await?;
+                let name = index_name.unwrap_or_else(|| format!("{column}_idx"));
+                if let Some(s) = t.index_secondary(column, &name, &map).await? {
+                    built = Some(match built {
+                        Some(mut b) => {
+                            b.partitions.extend(s.partitions);
+                            b.elapsed_ms += s.elapsed_ms;
+                            b
+                        }
+                        None => s,
+                    });
+                }
+            }
             if json {
                 println!(
                     "{}",

@@ -14,7 +14,9 @@ use super::keys::{
     column_stats_key, file_group_index, partition_id, partition_stats_key, ALL_PARTITIONS_KEY,
 };
 use super::records::encode::RecordEncoder;
-use super::records::{ColumnStats, FilesEntry, MetadataPayload, RecordIndexEntry};
+use super::records::{
+    ColumnStats, FilesEntry, MetadataPayload, RecordIndexEntry, SecondaryIndexEntry,
+};
 use super::table::{MetadataTable, COLUMN_STATS, FILES, PARTITION_STATS, RECORD_INDEX};
 use crate::config::TimelineTimezone;
 use crate::error::{HudiError, Result};
@@ -46,6 +48,18 @@ pub struct DataFileChange {
     pub columns: Vec<ColumnRangeInput>,
 }
 
+/// A secondary-index entry `<value>$<record key>` added or (with `deleted`) removed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SecondaryIndexChange {
+    /// MDT partition, `secondary_index_<name>`.
+    pub partition: String,
+    /// The key hashed to pick the entry's file group (V1: the entry's key; V2: `<value>$`).
+    pub shard_key: String,
+    /// `<esc(value)>$<esc(record key)>`.
+    pub key: String,
+    pub deleted: bool,
+}
+
 /// A record key's new location (or, with `deleted`, its removal from the record index).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordIndexChange {
@@ -65,6 +79,8 @@ pub struct MdtDeltaInput {
     pub record_index: Vec<RecordIndexChange>,
     /// Recomputed statistics of each touched partition.
     pub partition_stats: Vec<(String, Vec<ColumnRangeInput>)>,
+    /// Entries of the secondary indexes.
+    pub secondary_index: Vec<SecondaryIndexChange>,
 }
 
 /// One MDT log file to write.
@@ -153,7 +169,7 @@ struct Group {
 
 /// The MDT log files for `input` on the file groups of `layout` (partitions absent from
 /// `layout.file_groups` are not maintained and get nothing).
-pub fn build_delta(layout: &MdtLayout, input: &MdtDeltaInput) -> Result<Vec<MdtLogFile>> {
+pub fn build_delta<'a>(layout: &'a MdtLayout, input: &MdtDeltaInput) -> Result<Vec<MdtLogFile>> {
     check_instant(&input.instant)?;
     if !layout.file_groups.contains_key(FILES) {
         return Err(HudiError::invalid(
@@ -162,7 +178,7 @@ pub fn build_delta(layout: &MdtLayout, input: &MdtDeltaInput) -> Result<Vec<MdtL
     }
     let enc = RecordEncoder::new(&layout.schema)?;
     // (MDT partition, shard) → records.
-    let mut groups: BTreeMap<(&'static str, usize), Group> = BTreeMap::new();
+    let mut groups: BTreeMap<(&'a str, usize), Group> = BTreeMap::new();
     let mut put = |partition: &'static str, key: String, value: Vec<u8>| -> Result<()> {
         let Some(ids) = layout.file_groups.get(partition) else {
             return Ok(());
@@ -276,6 +292,28 @@ pub fn build_delta(layout: &MdtLayout, input: &MdtDeltaInput) -> Result<Vec<MdtL
             .deletes
             .push(key);
     }
+
+    // Secondary indexes: new entries as records, removed ones in the DELETE block (as
+    // Spark's writer leaves them).
+    for c in &input.secondary_index {
+        let Some((partition, ids)) = layout.file_groups.get_key_value(&c.partition) else {
+            continue;
+        };
+        let g = groups
+            .entry((
+                partition.as_str(),
+                file_group_index(&c.shard_key, ids.len()),
+            ))
+            .or_default();
+        if c.deleted {
+            g.deletes.push(c.key.clone());
+        } else {
+            let value = enc.encode(&MetadataPayload::SecondaryIndex(SecondaryIndexEntry {
+                is_deleted: false,
+            }))?;
+            g.cells.insert(c.key.clone(), value);
+        }
+    }
     log_files(layout, &input.instant, groups)
 }
 
@@ -338,7 +376,7 @@ pub fn build_clean_delta(
 fn log_files(
     layout: &MdtLayout,
     instant: &str,
-    groups: BTreeMap<(&'static str, usize), Group>,
+    groups: BTreeMap<(&str, usize), Group>,
 ) -> Result<Vec<MdtLogFile>> {
     let mut out = Vec::new();
     for ((partition, shard), g) in groups {

@@ -95,6 +95,7 @@ fn input(file_name: &str) -> MdtDeltaInput {
                 Value::String("TXN-901".into()),
             )],
         )],
+        secondary_index: Vec::new(),
     }
 }
 

@@ -264,12 +264,28 @@ pub fn build_partition(
     create_time_ms: i64,
     block_size: usize,
 ) -> Result<PartitionCommit> {
+    let by_key = |key: &str| key.to_string();
+    let (at, ms) = (instant, create_time_ms);
+    build_partition_sharded(partition, records, file_groups, at, ms, block_size, &by_key)
+}
+
+/// [`build_partition`] with each record's file group picked by the hash of `shard_key(key)`
+/// (a V2 secondary index hashes `<value>$`).
+pub fn build_partition_sharded(
+    partition: &str,
+    records: &BTreeMap<String, MetadataPayload>,
+    file_groups: usize,
+    instant: &str,
+    create_time_ms: i64,
+    block_size: usize,
+    shard_key: &dyn Fn(&str) -> String,
+) -> Result<PartitionCommit> {
     let base_schema = base_file_schema();
     let enc = RecordEncoder::new(&base_schema)?;
     let ids = file_group_ids(partition, file_groups);
     let mut shards: Vec<Vec<(&str, &MetadataPayload)>> = vec![Vec::new(); ids.len()];
     for (key, payload) in records {
-        shards[file_group_index(key, ids.len())].push((key, payload));
+        shards[file_group_index(&shard_key(key), ids.len())].push((key, payload));
     }
     let mut files = Vec::new();
     let mut stats = Vec::new();

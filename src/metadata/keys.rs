@@ -73,7 +73,8 @@ pub fn file_group_index(key: &str, n: usize) -> usize {
     (h % n).unsigned_abs() as usize
 }
 
-const SECONDARY_SEPARATOR: char = '$';
+/// Separates the secondary value from the record key in a secondary-index key.
+pub const SECONDARY_SEPARATOR: char = '$';
 const ESCAPE: char = '\\';
 const NULL_CHAR: char = '\0';
 

@@ -18,6 +18,7 @@ mod log_blocks;
 pub mod lookup;
 pub mod merge;
 pub mod records;
+pub mod secondary;
 pub mod skipping;
 pub mod stats;
 mod sync;

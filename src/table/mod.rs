@@ -236,6 +236,33 @@ impl Table {
         }
     }
 
+    /// Builds the secondary index `secondary_index_<name>` on `column` (as Spark's `CREATE
+    /// INDEX name ON t (column)`; the table needs a record index); under the table lock when
+    /// `options` configure several writers. `None` when the table already has it.
+    pub async fn index_secondary(
+        &self,
+        column: &str,
+        name: &str,
+        options: &BTreeMap<String, String>,
+    ) -> Result<Option<MdtInit>> {
+        crate::write::check_storage_writable(self.storage().as_ref())?;
+        let init = crate::write::services::mdt_init::initialize_secondary(
+            &self.client,
+            column,
+            name,
+            None,
+        );
+        match crate::write::lock::concurrency(options)? {
+            crate::write::lock::Concurrency::SingleWriter => init.await,
+            crate::write::lock::Concurrency::Optimistic(config) => {
+                let storage = self.storage().as_ref();
+                crate::write::lock::TableLock::new(storage, config)?
+                    .run(init)
+                    .await
+            }
+        }
+    }
+
     /// Moves old instants of the timeline and the metadata table's timeline to their LSM
     /// histories where due, as Java's archiver (`hoodie.keep.min.commits` and the other
     /// settings in `options`; under the table lock when they configure several writers).

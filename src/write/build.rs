@@ -20,7 +20,7 @@ use crate::file_group::FileSlice;
 use crate::log_file::delete::DeleteRecord;
 use crate::merge::ordering::{compare_keys, key_of};
 use crate::merge::MergeRule;
-use crate::metadata::delta::RecordIndexChange;
+use crate::metadata::delta::{RecordIndexChange, SecondaryIndexChange};
 use crate::schema::FILE_NAME;
 use crate::storage::join;
 use crate::timeline::metadata::OrderedMap;
@@ -275,13 +275,13 @@ pub(crate) fn commit_metadata(inputs: &Inputs<'_>, files: &[NewFile]) -> CommitM
     metadata
 }
 
-/// The metadata table's delta for `files` and the record index's changes.
+/// The metadata table's delta for `files` and the record and secondary indexes' changes.
 pub(crate) fn mdt_delta(
     prefetch: &MdtPrefetch,
     config: &TableConfig,
     instant: &str,
     files: &[NewFile],
-    record_index: Vec<RecordIndexChange>,
+    (record_index, secondary): (Vec<RecordIndexChange>, Vec<SecondaryIndexChange>),
 ) -> Result<MdtDelta> {
     let names: Vec<(String, String)> = files
         .iter()
@@ -300,7 +300,7 @@ pub(crate) fn mdt_delta(
             columns: &f.columns,
         })
         .collect();
-    super::mdt::build(prefetch, config, instant, &entries, record_index)
+    super::mdt::build(prefetch, config, instant, &entries, record_index, secondary)
 }
 
 pub(crate) fn slices_of<'a>(

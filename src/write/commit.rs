@@ -89,8 +89,11 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     // The rows of every rewritten group (all of Copy-On-Write's), read concurrently (one round trip
     // for all of them, not one per group).
     let reads = async {
+        // Secondary indexes need every changed group's values before the commit.
+        let with_secondary = (config.metadata_partitions.iter())
+            .any(|p| p.starts_with(crate::metadata::secondary::SECONDARY_INDEX_PREFIX));
         let wanted: Vec<&FileSlice> = (inputs.plan.groups.iter())
-            .filter(|(_, change)| !mor || change.rewrite)
+            .filter(|(_, change)| !mor || change.rewrite || with_secondary)
             .filter_map(|(k, _)| slices.get(k).copied())
             .collect();
         futures::stream::iter(wanted)
@@ -135,6 +138,12 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     };
     let (existing, mdt_prefetch) = futures::future::try_join(reads, mdt_reads).await?;
 
+    let secondary = match &mdt_prefetch {
+        Some(p) => {
+            super::secondary::changes(&inputs, &existing, &schemas.read, config, &p.secondary)?
+        }
+        None => Vec::new(),
+    };
     // Every file's bytes are built before the first request that changes storage.
     let built = build::build(&inputs, &schemas, &slices, existing, config)?;
     let mut outcome = Outcome {
@@ -165,7 +174,10 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         .collect();
     let metadata = build::commit_metadata(&inputs, &built.files);
     let delta = mdt_prefetch
-        .map(|p| build::mdt_delta(&p, config, &instant, &built.files, built.record_index))
+        .map(|p| {
+            let indexes = (built.record_index, secondary);
+            build::mdt_delta(&p, config, &instant, &built.files, indexes)
+        })
         .transpose()?;
     outcome.mdt_partitions = delta
         .as_ref()

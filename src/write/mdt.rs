@@ -13,10 +13,11 @@ use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
 use crate::metadata::delta::{
     build_delta, widen_range, ColumnRangeInput, DataFileChange, MdtDeltaInput, MdtLayout,
-    MdtLogFile, RecordIndexChange,
+    MdtLogFile, RecordIndexChange, SecondaryIndexChange,
 };
 use crate::metadata::keys::partition_stats_key;
 use crate::metadata::records::MetadataPayload;
+use crate::metadata::secondary::{secondary_index_defs, SecondaryIndexDef, SECONDARY_INDEX_PREFIX};
 use crate::metadata::table::{METADATA_DIR, PARTITION_STATS};
 use crate::metadata::{Lookup, MetadataTable};
 use crate::storage::{join, Purpose, PutMode, Storage, StorageExt};
@@ -38,22 +39,59 @@ pub(crate) struct MdtDelta {
     pub partitions: Vec<String>,
 }
 
+/// Where the table's index definitions live.
+pub(crate) fn index_defs_path(config: &TableConfig) -> &str {
+    config
+        .property("hoodie.table.index.defs.path")
+        .unwrap_or(crate::config::layout::INDEX_DEFS_FILE)
+}
+
+/// The parsed index definition file, `None` when the table has none.
+pub(crate) async fn read_index_defs(
+    storage: &dyn Storage,
+    config: &TableConfig,
+) -> Result<Option<serde_json::Value>> {
+    let path = index_defs_path(config);
+    let bytes = match storage.get(path, Purpose::Other).await {
+        Ok(b) => b,
+        Err(HudiError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| HudiError::corrupt_by(path, "bad JSON", e))
+}
+
+/// The secondary indexes among the table's complete MDT partitions (none: no request).
+pub(crate) async fn secondary_indexes(
+    storage: &dyn Storage,
+    config: &TableConfig,
+) -> Result<Vec<SecondaryIndexDef>> {
+    let partitions = &config.metadata_partitions;
+    if !partitions
+        .iter()
+        .any(|p| p.starts_with(SECONDARY_INDEX_PREFIX))
+    {
+        return Ok(Vec::new());
+    }
+    let defs = read_index_defs(storage, config).await?;
+    secondary_index_defs(
+        defs.as_ref(),
+        partitions,
+        index_defs_path(config),
+        config.version,
+    )
+}
+
 /// Columns the table's column-stats index covers (`.hoodie/.index_defs/index.json`), or
 /// `None` for every column.
 pub(crate) async fn indexed_columns(
     storage: &dyn Storage,
     config: &TableConfig,
 ) -> Result<Option<Vec<String>>> {
-    let path = config
-        .property("hoodie.table.index.defs.path")
-        .unwrap_or(crate::config::layout::INDEX_DEFS_FILE);
-    let bytes = match storage.get(path, Purpose::Other).await {
-        Ok(b) => b,
-        Err(HudiError::NotFound { .. }) => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(json) = read_index_defs(storage, config).await? else {
+        return Ok(None);
     };
-    let json: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| HudiError::corrupt_by(path, "bad JSON", e))?;
     Ok(json
         .pointer("/indexDefinitions/column_stats/sourceFields")
         .and_then(serde_json::Value::as_array)
@@ -74,6 +112,8 @@ pub(crate) struct MdtPrefetch {
     with_stats: bool,
     /// Partitions whose stats were looked up.
     covered: BTreeSet<String>,
+    /// The secondary indexes the delta keeps in step.
+    pub(crate) secondary: Vec<SecondaryIndexDef>,
 }
 
 /// Reads what [`build`] needs. Run beside tagging, `touched` are the input rows'
@@ -110,11 +150,12 @@ pub(crate) async fn prefetch(
             indexed_columns(storage, config).await
         }
     };
-    let ((indexed_stats, partition_stats, covered), indexed_plain, layout) =
-        futures::future::try_join3(
+    let ((indexed_stats, partition_stats, covered), indexed_plain, layout, secondary) =
+        futures::future::try_join4(
             stats,
             indexed_only,
             MdtLayout::load(mdt, &partitions, config.timezone),
+            secondary_indexes(storage, config),
         )
         .await?;
     Ok(MdtPrefetch {
@@ -123,6 +164,7 @@ pub(crate) async fn prefetch(
         partition_stats,
         with_stats,
         covered,
+        secondary,
     })
 }
 
@@ -168,6 +210,7 @@ pub(crate) fn build(
     instant: &str,
     files: &[FileEntry<'_>],
     record_index: Vec<RecordIndexChange>,
+    secondary_index: Vec<SecondaryIndexChange>,
 ) -> Result<MdtDelta> {
     let partitions: Vec<&str> = config
         .metadata_partitions
@@ -201,6 +244,7 @@ pub(crate) fn build(
         files: changes,
         record_index,
         partition_stats,
+        secondary_index,
     };
     let logs = build_delta(&prefetch.layout, &input)?;
     let mut touched: Vec<String> = logs.iter().map(|l| l.partition.clone()).collect();

@@ -28,6 +28,7 @@ mod pending;
 mod plan;
 mod prepare;
 mod publish;
+mod secondary;
 pub mod services;
 pub(crate) mod tag;
 mod timer;
@@ -176,6 +177,13 @@ pub const MAINTAINED_MDT_PARTITIONS: &[&str] = &[
     crate::metadata::table::RECORD_INDEX,
 ];
 
+/// Whether this writer keeps MDT partition `p` in step: the four above, and secondary
+/// indexes (their definitions are checked when the commit reads them).
+pub fn maintained_mdt_partition(p: &str) -> bool {
+    MAINTAINED_MDT_PARTITIONS.contains(&p)
+        || p.starts_with(crate::metadata::secondary::SECONDARY_INDEX_PREFIX)
+}
+
 /// Refuses, before any request that changes storage, tables this writer cannot write
 /// exactly as Hudi would (docs/hudi-format.md §10.1).
 pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
@@ -228,12 +236,12 @@ pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
     if let Some(unknown) = config
         .metadata_partitions
         .iter()
-        .find(|p| !MAINTAINED_MDT_PARTITIONS.contains(&p.as_str()))
+        .find(|p| !maintained_mdt_partition(p))
     {
         return refuse(format!(
             "writing a table whose metadata table has the {unknown} partition \
-             (this writer keeps files, column_stats, partition_stats and record_index in step; \
-             any other index would go stale)"
+             (this writer keeps files, column_stats, partition_stats, record_index and \
+             secondary indexes in step; any other index would go stale)"
         ));
     }
     KeyGen::of(config)?;

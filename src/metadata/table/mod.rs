@@ -76,6 +76,8 @@ pub struct MetadataTable {
     /// a delta commit takes them for its log-file choice ([`MetadataTable::listed_shards`]).
     listings: Mutex<HashMap<String, Vec<ObjectMeta>>>,
     shards: Mutex<HashMap<String, Arc<Vec<FileSlice>>>>,
+    /// The secondary indexes' definitions, once read.
+    pub(super) secondary_defs: Mutex<Option<Arc<Vec<super::secondary::SecondaryIndexDef>>>>,
     bases: Mutex<HashMap<String, BaseFile>>,
     logs: Mutex<HashMap<String, Arc<Vec<Block>>>>,
     decoders: Mutex<HashMap<String, Arc<RecordDecoder>>>,
@@ -168,6 +170,7 @@ impl MetadataTable {
             mdt,
             listings: Mutex::new(listings),
             shards: Mutex::default(),
+            secondary_defs: Mutex::default(),
             bases: Mutex::default(),
             logs: Mutex::default(),
             decoders: Mutex::default(),
@@ -177,6 +180,21 @@ impl MetadataTable {
     /// The listing of the data timeline it answers for.
     pub fn data_listing(&self) -> u64 {
         self.data_listing
+    }
+
+    /// The MDT partitions the data table declares complete.
+    pub fn available_partitions(&self) -> &[String] {
+        &self.available
+    }
+
+    /// The metadata table's table version (the data table's).
+    pub fn table_version(&self) -> u32 {
+        self.mdt.config().version
+    }
+
+    /// The data table's storage (the metadata table lives under it).
+    pub fn data_storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
     }
 
     /// Whether the data table declares an MDT partition complete.
@@ -276,6 +294,31 @@ impl MetadataTable {
             };
             Some(self.slice_records(slice, l))
         });
+        let mut out = Records::default();
+        for r in try_join_all(jobs).await? {
+            out.values.extend(r.values);
+            out.problems.extend(r.problems);
+        }
+        Ok(out)
+    }
+
+    /// Merged records whose key starts with one of `prefixes`, each prefix asked only of the
+    /// shard its `(prefix, shard key)` pair hashes to (a V2 secondary index puts every key
+    /// of one value in the shard of `<value>$`).
+    pub async fn lookup_prefixes_routed(
+        &self,
+        partition: &str,
+        prefixes: &[(String, String)],
+    ) -> Result<Records> {
+        let shards = self.shards(partition).await?;
+        let n = shards.len();
+        let mut by_shard = vec![Vec::new(); n];
+        for (prefix, shard_key) in prefixes {
+            by_shard[file_group_index(shard_key, n)].push(prefix.clone());
+        }
+        let jobs = (shards.iter().zip(&by_shard))
+            .filter(|(_, p)| !p.is_empty())
+            .map(|(slice, p)| self.slice_records(slice, Lookup::Prefixes(p)));
         let mut out = Records::default();
         for r in try_join_all(jobs).await? {
             out.values.extend(r.values);

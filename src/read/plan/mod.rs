@@ -47,6 +47,9 @@ pub struct PlanStats {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub files_after_record_index: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub files_after_secondary_index: Option<usize>,
     pub files_after_file_stats: usize,
     pub files_selected: usize,
     pub slices_total: usize,

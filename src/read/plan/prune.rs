@@ -1,6 +1,6 @@
 //! Pruning stages, each keeping the file slices that may hold a matching row: partition
-//! values, then the metadata table's indexes (record index, partition stats, column stats),
-//! then Parquet footers for the slices no index decided.
+//! values, then the metadata table's indexes (record index, secondary indexes, partition
+//! stats, column stats), then Parquet footers for the slices no index decided.
 
 use std::collections::HashSet;
 
@@ -10,9 +10,10 @@ use arrow_schema::Schema;
 use super::{count_files, PlanStats};
 use crate::config::TableConfig;
 use crate::error::{HudiError, Result};
-use crate::expr::Expr;
+use crate::expr::{Expr, Op};
 use crate::file_group::FileSlice;
 use crate::meta_client::MetaClient;
+use crate::metadata::secondary::literal_value;
 use crate::metadata::skipping::{record_keys, without_partition_conjuncts, KeyLookup};
 use crate::metadata::table::{COLUMN_STATS, FILES, PARTITION_STATS, RECORD_INDEX};
 use crate::metadata::MetadataTable;
@@ -34,6 +35,11 @@ pub(super) struct Indexes {
     /// The filter pins record keys, but the table's record index cannot say where keys are
     /// ([`TableConfig::record_index_locates_keys`]).
     keys_not_indexed: bool,
+    /// `=` / `in` conjuncts a secondary index may answer (latest snapshot only): column and
+    /// the literals.
+    value_lookups: Vec<(String, Vec<String>)>,
+    /// Where the table's index definitions are.
+    defs_path: String,
 }
 
 impl Indexes {
@@ -52,6 +58,8 @@ impl Indexes {
                 stats_alone: None,
                 partition_stats: false,
                 keys_not_indexed: false,
+                value_lookups: Vec::new(),
+                defs_path: String::new(),
             };
         };
         let pinned =
@@ -74,6 +82,14 @@ impl Indexes {
             stats_alone,
             partition_stats: latest && config.is_partitioned(),
             keys_not_indexed,
+            value_lookups: match latest && query == QueryType::Snapshot {
+                true => value_lookups(filter),
+                false => Vec::new(),
+            },
+            defs_path: config
+                .property("hoodie.table.index.defs.path")
+                .unwrap_or(crate::config::layout::INDEX_DEFS_FILE)
+                .to_string(),
         }
     }
 
@@ -101,6 +117,12 @@ impl Indexes {
         } else {
             self.stats_alone.as_ref()
         }
+    }
+
+    /// Whether a secondary index may narrow the plan: `=` / `in` conjuncts, and no record
+    /// keys pinned (the record index answers those more exactly).
+    fn asks_secondary(&self) -> bool {
+        !self.value_lookups.is_empty() && self.key_lookup.is_none()
     }
 
     /// Whether `other` pins the same record keys (its record-index answer holds here).
@@ -151,14 +173,20 @@ impl Indexes {
     /// the lookups to report.
     pub(super) async fn look_up_early(&self, mdt: Option<&MetadataTable>) -> Located {
         let mdt = mdt.filter(|_| self.active)?;
-        let located = match self
-            .key_lookup
-            .as_ref()
-            .filter(|_| mdt.has_partition(RECORD_INDEX))
-        {
-            Some(lookup) => Some(mdt.locate_keys(&lookup.keys).await),
-            None => None,
+        let lookup = async {
+            match (self.key_lookup.as_ref()).filter(|_| mdt.has_partition(RECORD_INDEX)) {
+                Some(lookup) => Some(mdt.locate_keys(&lookup.keys).await),
+                None => None,
+            }
         };
+        // The index definitions a secondary-index stage needs, read beside (errors are left
+        // for the stage to report).
+        let definitions = async {
+            if self.asks_secondary() && mdt.has_secondary_indexes() {
+                let _ = mdt.secondary_indexes(&self.defs_path).await;
+            }
+        };
+        let (located, ()) = futures::join!(lookup, definitions);
         let stats_filter = match &located {
             Some(Ok(groups)) if groups.is_empty() => None,
             Some(Ok(_)) => self.stats_after_keys.as_ref(),
@@ -279,6 +307,9 @@ pub(super) async fn by_metadata_indexes(
                 .push(format!("record_index not used: {e}")),
         }
     }
+    if indexes.asks_secondary() && !slices.is_empty() {
+        slices = by_secondary_indexes(mdt, slices, indexes, schema, query, stats).await;
+    }
     // Exact answers (the record index, partition paths) leave nothing for statistics.
     let Some(filter) = rest else {
         let decided = vec![true; slices.len()];
@@ -325,6 +356,85 @@ pub(super) async fn by_metadata_indexes(
             Pruned::new(slices, undecided)
         }
     }
+}
+
+/// `=` / `in` conjuncts of `filter`: (column, literals).
+fn value_lookups(filter: &Expr) -> Vec<(String, Vec<String>)> {
+    match filter {
+        Expr::Pred(p) if matches!(p.op, Op::Eq | Op::In) => {
+            vec![(p.column.clone(), p.values.clone())]
+        }
+        Expr::And(parts) => parts.iter().flat_map(value_lookups).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Secondary indexes: the record keys indexed under the filter's values, located by the
+/// record index, keep their file groups. Each indexed conjunct narrows further; an index
+/// that cannot be read is skipped with a note.
+async fn by_secondary_indexes(
+    mdt: &MetadataTable,
+    mut slices: Vec<FileSlice>,
+    indexes: &Indexes,
+    schema: &Schema,
+    query: QueryType,
+    stats: &mut PlanStats,
+) -> Vec<FileSlice> {
+    let defs = match mdt.secondary_indexes(&indexes.defs_path).await {
+        Ok(d) if d.is_empty() => return slices,
+        Ok(d) => d,
+        Err(e) => {
+            let note = format!("secondary indexes not used: {e}");
+            stats.planning_notes.push(note);
+            return slices;
+        }
+    };
+    if !mdt.has_partition(RECORD_INDEX) {
+        stats.planning_notes.push(
+            "secondary indexes not used: they name record keys, and the table has no \
+             record_index to locate them"
+                .to_string(),
+        );
+        return slices;
+    }
+    for (column, literals) in &indexes.value_lookups {
+        let Some(def) = defs.iter().find(|d| &d.column == column) else {
+            continue;
+        };
+        let Ok(field) = schema.field_with_name(column) else {
+            continue;
+        };
+        let values: Option<Vec<Option<String>>> = (literals.iter())
+            .map(|l| literal_value(l, field.data_type()).map(Some))
+            .collect();
+        let Some(values) = values else {
+            continue;
+        };
+        let located = async {
+            let keys = mdt.secondary_keys(def, &values).await?;
+            let groups = match keys.is_empty() {
+                true => Default::default(),
+                false => mdt.locate_keys(&keys).await?,
+            };
+            Ok::<_, HudiError>((keys.len(), groups))
+        };
+        match located.await {
+            Ok((keys, groups)) => {
+                slices.retain(|s| groups.contains(&(s.partition.clone(), s.file_id.clone())));
+                stats.files_after_secondary_index = Some(count_files(&slices, query));
+                stats.planning_notes.push(format!(
+                    "{}: {} value(s) of {column} name {keys} key(s) in {} file group(s)",
+                    def.partition,
+                    values.len(),
+                    groups.len()
+                ));
+            }
+            Err(e) => stats
+                .planning_notes
+                .push(format!("{} not used: {e}", def.partition)),
+        }
+    }
+    slices
 }
 
 impl Pruned {

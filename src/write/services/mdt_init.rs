@@ -479,3 +479,140 @@ async fn complete_partition(
         Err(e) => Err(e),
     }
 }
+
+/// Builds the secondary index `secondary_index_<name>` on `column` the way Spark's
+/// `CREATE INDEX name ON t (column)` leaves it: its definition in the index definitions
+/// file, one MDT delta commit of `<value>$<record key>` entries over file groups sized as
+/// the record index's (sharded by `<value>$`, index version V2), then the partition listed
+/// complete in `hoodie.table.metadata.partitions` — last, so that a crash before leaves a
+/// table every reader reads as before and the next attempt builds it again. `None` when the
+/// table already has it.
+pub async fn initialize_secondary(
+    client: &MetaClient,
+    column: &str,
+    name: &str,
+    block_size: Option<usize>,
+) -> Result<Option<MdtInit>> {
+    use crate::metadata::secondary::{secondary_value, SECONDARY_INDEX_PREFIX};
+    let block_size = block_size.unwrap_or(crate::hfile::writer::DEFAULT_BLOCK_SIZE);
+    let client = Arc::new(client.reopen().await?);
+    let config = client.config();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(HudiError::invalid(format!(
+            "secondary index name {name:?}: letters, digits and _ only"
+        )));
+    }
+    let partition = format!("{SECONDARY_INDEX_PREFIX}{name}");
+    if config.metadata_partitions.contains(&partition) {
+        return Ok(None);
+    }
+    let refuse = |what: String| Err(HudiError::unsupported_in(what, PROPERTIES_FILE));
+    if !matches!(config.version, 8 | 9) || config.timeline_layout_version != 2 {
+        return refuse(format!(
+            "building a secondary index on table version {}",
+            config.version
+        ));
+    }
+    // Entries name record keys; readers find their file groups through the record index.
+    if !config.metadata_partitions.iter().any(|p| p == RECORD_INDEX) || !config.populate_meta_fields
+    {
+        return refuse(
+            "a secondary index on a table without a record index (build it first: \
+             --partitions record_index)"
+                .into(),
+        );
+    }
+    let visibility = client.timeline().visibility_as_of(None);
+    let schema = client.table_schema(&visibility).await?;
+    if schema.field_with_name(column).is_err() || crate::schema::is_meta_column(column) {
+        return Err(HudiError::invalid(format!(
+            "no column {column:?} to index (table columns: {})",
+            (schema.fields().iter())
+                .map(|f| f.name().as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let storage = client.storage().clone();
+    let (io, started) = (client.io(), files::now_ms());
+    delete_tree(storage.as_ref(), &join(METADATA_DIR, &partition)).await?;
+
+    // Every live row's record key and value, from the latest snapshot.
+    let cache = MetadataCache::default();
+    let options = ReadOptions {
+        columns: Some(vec![
+            crate::schema::RECORD_KEY.to_string(),
+            column.to_string(),
+        ]),
+        data_skipping: false,
+        ..ReadOptions::default()
+    };
+    let plan = Arc::new(Box::pin(crate::read::plan(&client, &cache, &options)).await?);
+    let mut scan = Scan::new(client.clone(), plan, &options);
+    let mut records = BTreeMap::new();
+    let mut shard_keys = BTreeMap::new();
+    while let Some(batch) = scan.next().await {
+        let batch = batch?;
+        let (Some(keys), Some(values)) = (
+            batch.column_by_name(crate::schema::RECORD_KEY),
+            batch.column_by_name(column),
+        ) else {
+            return Err(HudiError::invalid(
+                "the snapshot read lacks the key or the column",
+            ));
+        };
+        let keys = keys
+            .as_any()
+            .downcast_ref::<arrow_array::StringArray>()
+            .ok_or_else(|| HudiError::invalid("_hoodie_record_key is not a string column"))?;
+        for row in 0..batch.num_rows() {
+            let value = secondary_value(values.as_ref(), row, column)?;
+            let key =
+                crate::metadata::keys::secondary_index_key(value.as_deref(), Some(keys.value(row)));
+            let shard = crate::metadata::keys::secondary_index_shard_key(value.as_deref());
+            shard_keys.insert(key.clone(), shard);
+            let entry = crate::metadata::SecondaryIndexEntry { is_deleted: false };
+            records.insert(key, crate::metadata::MetadataPayload::SecondaryIndex(entry));
+        }
+    }
+    let sizing = crate::metadata::init::Sizing::default();
+    let groups = sizing.file_groups(RECORD_INDEX, records.len() as u64);
+    let mut taken = mdt_instants(storage.as_ref()).await?;
+    let instant = init::init_instant(&taken);
+    taken.insert(instant.clone());
+    let commit = init::build_partition_sharded(
+        &partition,
+        &records,
+        groups,
+        &instant,
+        files::now_ms(),
+        block_size,
+        &|key| {
+            shard_keys
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| key.to_string())
+        },
+    )?;
+    publish(&client, &commit).await?;
+    let definition = serde_json::json!({
+        "indexName": partition,
+        "indexType": "secondary_index",
+        "indexFunction": "identity",
+        "sourceFields": [column],
+        "indexOptions": {},
+        "version": "V2",
+    });
+    let defs = write_index_definition(&client, &partition, definition).await?;
+    complete_partition(storage.as_ref(), &partition, Some(&defs)).await?;
+    Ok(Some(MdtInit {
+        partitions: vec![BuiltPartition {
+            partition,
+            instant,
+            file_groups: groups,
+            records: records.len() as u64,
+        }],
+        io: client.io().since(&io),
+        elapsed_ms: (files::now_ms() - started).max(0),
+    }))
+}

@@ -628,7 +628,8 @@ pub(super) async fn complete(
     let mut floor = instant_floor(table).await?;
     floor.push(instant.to_string());
     if let Some(prefetch) = prefetch {
-        let delta = mdt::build(prefetch, config, instant, entries, record_index)?;
+        // Compaction and clustering keep every key's values: no secondary-index entries (as Java).
+        let delta = mdt::build(prefetch, config, instant, entries, record_index, Vec::new())?;
         let prepared = mdt::prepare(config, &delta, instant)?;
         prepared.request(storage.as_ref()).await?;
         settle_all((prepared.pending_puts()).map(|(p, b)| storage.put(p, b, PutMode::Create)))
