@@ -523,7 +523,7 @@ pub async fn initialize_secondary(
         );
     }
     let visibility = client.timeline().visibility_as_of(None);
-    let schema = client.table_schema(&visibility).await?;
+    let schema = crate::snapshot::schema::table_schema(&client, &visibility).await?;
     if schema.field_with_name(column).is_err() || crate::schema::is_meta_column(column) {
         return Err(HudiError::invalid(format!(
             "no column {column:?} to index (table columns: {})",
