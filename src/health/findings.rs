@@ -293,6 +293,6 @@ pub(super) fn of(h: &Health, config: &TableConfig) -> Vec<Finding> {
             None,
         ));
     }
-    out.sort_by(|a, b| b.severity.cmp(&a.severity));
+    out.sort_by_key(|f| std::cmp::Reverse(f.severity));
     out
 }

@@ -12,6 +12,7 @@
 mod js_storage;
 mod read;
 mod session;
+mod health;
 mod write;
 
 use std::cell::RefCell;
