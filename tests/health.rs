@@ -735,3 +735,83 @@ async fn discovery_under_many_objects_stays_within_its_limits() {
         found.limits
     );
 }
+
+fn cli(args: &[&str]) -> Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hudi-edge"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hudi-edge {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The fields scripts may rely on, with the numbers the Table API gives.
+#[tokio::test]
+async fn the_cli_prints_the_report_and_fixes_the_table() {
+    let dir = fresh_dir("health", "cli");
+    create_events(&dir, TableType::MergeOnRead, &[]).await;
+    for round in 0..6 {
+        let rows: Vec<_> = (0..6).map(|i| row(i, round)).collect();
+        write_with(&dir, &rows, Operation::Upsert, NO_SERVICES).await;
+    }
+    let path = dir.to_str().unwrap();
+    let printed = cli(&["health", path, "--json"]);
+    let api = serde_json::to_value(report(&dir, &[]).await).unwrap();
+    for field in [
+        "file_groups",
+        "base_files",
+        "small_base_files",
+        "log_files",
+        "max_log_files_per_slice",
+        "pending_instants",
+        "failed_writes",
+        "active_timeline_instants",
+    ] {
+        assert_eq!(printed[field], api[field], "{field}");
+    }
+    for field in ["partitions", "lag_instants"] {
+        assert_eq!(
+            printed["metadata_table"][field], api["metadata_table"][field],
+            "metadata_table.{field}"
+        );
+    }
+    let found: Vec<&str> = printed["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            for key in ["code", "severity", "message", "evidence", "fix"] {
+                assert!(!f[key].is_null(), "finding without {key}: {f}");
+            }
+            f["code"].as_str().unwrap()
+        })
+        .collect();
+    assert!(found.contains(&"COMPACTION_BACKLOG"), "{found:?}");
+
+    let fixed = cli(&["health", path, "--fix", "--json"]);
+    assert!(fixed["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["service"] == "compact" && f["ok"] == true));
+    let after: Vec<&Value> = fixed["after"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert!(
+        after.iter().all(|f| f["code"] != "COMPACTION_BACKLOG"),
+        "{after:?}"
+    );
+    assert_eq!(fixed["after"]["log_files"], 0);
+
+    let listed = cli(&["tables", dir.parent().unwrap().to_str().unwrap(), "--json"]);
+    let rows = listed["tables"].as_array().unwrap();
+    let ours = rows.iter().find(|t| t["path"] == "cli").expect("the table");
+    assert_eq!(ours["name"], "events");
+    assert_eq!(ours["table_type"], "MERGE_ON_READ");
+}

@@ -323,8 +323,8 @@ impl Table {
         crate::health::health(&self.client, options, now_ms).await
     }
 
-    /// Runs the table service that fixes each finding of `report` that names one, in
-    /// [`crate::health::FIX_ORDER`], each on the table as the one before left it. A
+    /// Runs the table service that fixes each warning or critical finding of `report` that
+    /// names one, in [`crate::health::FIX_ORDER`], each on the table as the one before left it. A
     /// read-only storage is refused before any request; a service that fails is reported
     /// and the others still run. This handle still shows the table as it was: reopen it.
     pub async fn fix(
@@ -338,7 +338,11 @@ impl Table {
             let Some(finding) = report
                 .findings
                 .iter()
-                .find(|f| f.service.as_deref() == Some(*service))
+                // Info findings describe; only warnings and worse call for a service.
+                .find(|f| {
+                    f.service.as_deref() == Some(*service)
+                        && f.severity >= crate::health::Severity::Warning
+                })
             else {
                 continue;
             };

@@ -38,7 +38,9 @@ impl WasmTable {
 
     /// Runs the table service that fixes each finding of a fresh report that names one,
     /// then reports again: `{ before, fixes, after }`. A read-only store is refused.
-    #[wasm_bindgen(unchecked_return_type = "{ before: Health; fixes: FixOutcome[]; after: Health }")]
+    #[wasm_bindgen(
+        unchecked_return_type = "{ before: Health; fixes: FixOutcome[]; after: Health }"
+    )]
     pub async fn fix(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Record<string, string> | undefined")]
@@ -97,29 +99,7 @@ pub async fn discover_tables(
         serde_wasm_bindgen::from_value(options)
             .map_err(|e| to_js(HudiError::invalid(format!("discover options: {e}"))))?
     };
-    let mut limits = crate::health::discover::DiscoverOptions {
-        now_ms: now_ms(),
-        ..Default::default()
-    };
-    if search.is_object() {
-        let get = |k: &str| js_sys::Reflect::get(&search, &k.into()).ok();
-        let count = |k: &str| get(k).and_then(|v| v.as_f64()).map(|n| n.max(0.0) as usize);
-        if let Some(n) = count("maxDepth") {
-            limits.max_depth = n;
-        }
-        if let Some(n) = count("maxListings") {
-            limits.max_listings = n;
-        }
-        if let Some(n) = count("maxObjects") {
-            limits.max_objects = n;
-        }
-        if let Some(h) = get("health").and_then(|v| v.as_bool()) {
-            limits.health = h;
-        }
-        if let Some(o) = get("options").filter(|v| v.is_object()) {
-            limits.options = hoodie_options(o, "discover")?;
-        }
-    }
+    let limits = search_limits(&search)?;
     let host = Host {
         transport: Some(Arc::new(FetchTransport::new(fetch).map_err(to_js)?)),
         presigner: presign.map(|p| Arc::new(JsPresigner::new(p)) as _),
@@ -132,4 +112,55 @@ pub async fn discover_tables(
     })
     .await?;
     js_value::<wire::Discovery>(&found)
+}
+
+/// [`discover_tables`] over a JS storage object (as `WasmTable.openJs` takes one; its root
+/// is the prefix searched).
+#[wasm_bindgen(js_name = discoverJs, unchecked_return_type = "Discovery")]
+pub async fn discover_js(
+    storage: JsValue,
+    #[wasm_bindgen(
+        unchecked_param_type = "{ maxDepth?: number; maxListings?: number; maxObjects?: number; health?: boolean; options?: Record<string, string> } | undefined"
+    )]
+    search: JsValue,
+    signal: Option<AbortSignal>,
+) -> Result<JsValue, JsValue> {
+    let storage = Arc::new(super::js_storage::JsStorage::new(storage));
+    let limits = search_limits(&search)?;
+    let found = abortable(signal.as_ref(), async {
+        crate::health::discover::discover(storage, &limits)
+            .await
+            .map_err(to_js)
+    })
+    .await?;
+    js_value::<wire::Discovery>(&found)
+}
+
+/// The search's limits from the JS options (the defaults where absent).
+fn search_limits(search: &JsValue) -> Result<crate::health::discover::DiscoverOptions, JsValue> {
+    let mut limits = crate::health::discover::DiscoverOptions {
+        now_ms: now_ms(),
+        ..Default::default()
+    };
+    if !search.is_object() {
+        return Ok(limits);
+    }
+    let get = |k: &str| js_sys::Reflect::get(search, &k.into()).ok();
+    let count = |k: &str| get(k).and_then(|v| v.as_f64()).map(|n| n.max(0.0) as usize);
+    if let Some(n) = count("maxDepth") {
+        limits.max_depth = n;
+    }
+    if let Some(n) = count("maxListings") {
+        limits.max_listings = n;
+    }
+    if let Some(n) = count("maxObjects") {
+        limits.max_objects = n;
+    }
+    if let Some(h) = get("health").and_then(|v| v.as_bool()) {
+        limits.health = h;
+    }
+    if let Some(o) = get("options").filter(|v| v.is_object()) {
+        limits.options = hoodie_options(o, "discover")?;
+    }
+    Ok(limits)
 }
