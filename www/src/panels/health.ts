@@ -29,7 +29,7 @@ export function findingsView(findings: Health['findings']): HTMLElement {
 export function healthView(hr: Health, fix: (() => Promise<{ fixes: FixOutcome[]; after: Health }>) | null, readOnly: string): HTMLElement {
   const el = h('div', { class: 'health', 'data-testid': 'health' });
   const draw = (r: Health, done: FixOutcome[] | null) => {
-    el.replaceChildren(
+    const parts: (Node | null)[] = [
       h('div', { class: 'stats' },
         stat('file groups', count(r.fileGroups), 'health-file-groups'),
         stat('base files', count(r.baseFiles), 'health-base-files'),
@@ -48,7 +48,8 @@ export function healthView(hr: Health, fix: (() => Promise<{ fixes: FixOutcome[]
       h('p', { class: 'muted' }, `${r.activity.commitsLastWeek} commits in the last week: ${count(r.activity.rowsInserted)} rows inserted, ${count(r.activity.rowsUpdated)} updated, ${count(r.activity.rowsDeleted)} deleted, ${bytes(r.activity.bytesWritten)} written`),
       done ? h('ul', { class: 'fixes', 'data-testid': 'fixes' }, done.map((f) =>
         h('li', { 'data-testid': 'fix-outcome', 'data-service': f.service, 'data-ok': String(f.ok) }, `${f.service} (${f.code}): ${f.ok ? 'done' : `failed: ${f.error}`}`))) : null,
-      fixButton(r));
+      fixButton(r)];
+    el.replaceChildren(...parts.filter((p): p is Node => p !== null));
   };
   const fixButton = (r: Health) => {
     const fixable = r.findings.filter((f) => f.service);
