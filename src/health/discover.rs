@@ -11,7 +11,7 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use super::{Finding, Severity};
-use crate::config::layout::HOODIE_DIR;
+use crate::config::layout::{HOODIE_DIR, PROPERTIES_FILE};
 use crate::error::{HudiError, Result};
 use crate::meta_client::MetaClient;
 use crate::storage::{Prefixed, Storage};
@@ -122,12 +122,18 @@ pub async fn discover(storage: Arc<dyn Storage>, options: &DiscoverOptions) -> R
             ));
             level.truncate(room);
         }
-        let listed: Vec<(String, Result<Vec<crate::storage::ObjectMeta>>)> =
+        // A listing that hides dot-files (a JSON directory index) never shows `.hoodie`:
+        // each folder is asked for its properties beside its listing instead.
+        let probe = !storage.capabilities().lists_dot_files;
+        let listed: Vec<(String, Result<Vec<crate::storage::ObjectMeta>>, bool)> =
             futures::stream::iter(level.drain(..).map(|dir| {
                 let storage = storage.clone();
                 async move {
-                    let listed = storage.list(&dir, false).await;
-                    (dir, listed)
+                    let properties = crate::storage::join(&dir, PROPERTIES_FILE);
+                    let (listed, found) = futures::join!(storage.list(&dir, false), async {
+                        probe && storage.head(&properties).await.is_ok()
+                    });
+                    (dir, listed, found)
                 }
             }))
             .buffer_unordered(options.concurrency)
@@ -135,7 +141,11 @@ pub async fn discover(storage: Arc<dyn Storage>, options: &DiscoverOptions) -> R
             .await;
         out.listings += listed.len();
         let mut next = Vec::new();
-        for (dir, listed) in listed {
+        for (dir, listed, probed) in listed {
+            if probed {
+                found.push(dir);
+                continue;
+            }
             let entries = match listed {
                 Ok(e) => e,
                 // A folder gone between its parent's listing and its own.
