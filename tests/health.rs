@@ -287,16 +287,9 @@ fn count(table: &Path) -> Counted {
             c.mdt_lag_instants = timeline
                 .completed
                 .iter()
+                // A rollback is mirrored only when the metadata table had the failed write.
                 .filter(|(_, (a, _))| {
-                    [
-                        "commit",
-                        "deltacommit",
-                        "replacecommit",
-                        "clean",
-                        "rollback",
-                        "restore",
-                    ]
-                    .contains(&a.as_str())
+                    ["commit", "deltacommit", "replacecommit", "clean"].contains(&a.as_str())
                 })
                 .filter(|(_, (_, done))| done.as_str() > init.as_str())
                 .filter(|(t, _)| mdt_start.is_none_or(|s| t.as_str() >= s.as_str()))

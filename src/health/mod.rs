@@ -797,8 +797,9 @@ fn metadata_health(
     out
 }
 
-/// Completed data-table instants the metadata table should hold a delta commit of (every
-/// action it records, after its first initialisation completed) and does not.
+/// Completed data-table instants the metadata table should hold a delta commit of (writes,
+/// compactions and cleans after its first initialisation completed) and does not. A
+/// rollback is left out: the metadata table records one only when it had the failed write.
 pub fn lag(data: &Timeline, mdt: &Timeline) -> usize {
     const INIT: &str = "00000000000000";
     let Some(init) = mdt
@@ -820,12 +821,7 @@ pub fn lag(data: &Timeline, mdt: &Timeline) -> usize {
         .filter(|i| {
             matches!(
                 i.action.as_str(),
-                action::COMMIT
-                    | action::DELTA_COMMIT
-                    | action::REPLACE_COMMIT
-                    | action::CLEAN
-                    | action::ROLLBACK
-                    | action::RESTORE
+                action::COMMIT | action::DELTA_COMMIT | action::REPLACE_COMMIT | action::CLEAN
             )
         })
         .filter(|i| {
