@@ -63,7 +63,8 @@ test('the Health card shows the numbers of health(), and a read-only store canno
 });
 
 test('the bucket view lists every table under a folder, with its findings, and opens one', async () => {
-  const folder = 'sample_table/mor/avro';
+  // Copy-On-Write tables: a directory index that hides dot-files lists them (not log files).
+  const folder = 'sample_table/cow';
   const onDisk = readdirSync(join(unzippedFixtures(), 'tables', folder), { withFileTypes: true })
     .filter((e) => e.isDirectory() && existsSync(join(unzippedFixtures(), 'tables', folder, e.name, '.hoodie', 'hoodie.properties')))
     .map((e) => e.name)
@@ -121,9 +122,9 @@ test('on S3 the Fix button compacts a Merge-On-Read backlog and the finding clea
     const card = document.querySelector('[data-testid=health]');
     return card && !card.querySelector('[data-code=COMPACTION_BACKLOG]') && card.querySelector('[data-testid=health-log-files] b')?.textContent === '0';
   }, null, { timeout: 120000 });
-  const after = await HudiTable.open(url, { s3: s3Options(moto.url) });
-  const report = await after.health();
-  after.close();
+  const reopened = await HudiTable.open(url, { s3: s3Options(moto.url) });
+  const report = await reopened.health();
+  reopened.close();
   assert.ok(!report.findings.some((f) => f.code === 'COMPACTION_BACKLOG'), JSON.stringify(report.findings));
   assert.equal(report.logFiles, 0);
 });
