@@ -62,6 +62,7 @@ pub mod config;
 pub mod error;
 pub mod expr;
 pub mod file_group;
+pub mod health;
 pub mod hfile;
 pub mod index;
 pub mod keygen;

@@ -8,7 +8,7 @@
 // The package's entry points (browser.js, node.js, workerd.js) differ only in how they load the
 // wasm module; they all export this.
 
-export { HudiTable, readOptionsJson, writeManifest, MANIFEST_PATH } from './table.js';
+export { HudiTable, discover, readOptionsJson, writeManifest, MANIFEST_PATH } from './table.js';
 export { MetadataCache, DEFAULT_METADATA_CACHE_BYTES } from './metadata-cache.js';
 export { initWasm, wasmMemoryBytes, type WasmInput } from './wasm-loader.js';
 export {

@@ -5,7 +5,7 @@
 // errors to classes, caches, and defers `close()` until the calls in flight finish.
 
 import { RecordBatchReader, Table as ArrowTable, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch } from 'apache-arrow';
-import { WasmTable, type ReadOptions as EngineReadOptions, type TableSpec as EngineTableSpec } from './wasm/hudi_edge.js';
+import { WasmTable, discoverJs, discoverTables, type ReadOptions as EngineReadOptions, type TableSpec as EngineTableSpec } from './wasm/hudi_edge.js';
 import { initWasm } from './wasm-loader.js';
 import { rowsToArrow } from './rows-arrow.js';
 import { arrowSchemaOf, arrowTableOf } from './arrow-input.js';
@@ -38,6 +38,11 @@ import type {
   ClusterReport,
   CompactOptions,
   CompactReport,
+  DiscoverOptions,
+  Discovery,
+  FixReport,
+  Health,
+  HealthOptions,
   Instant,
   IoStats,
   ManifestOptions,
@@ -166,6 +171,28 @@ export async function writeManifest(where: string | URL | StorageObject, options
   } finally {
     t.close();
   }
+}
+
+/**
+ * Every Hudi table under `where` (`s3://bucket/prefix`, an http(s) store that lists, a local
+ * folder in Node, or a storage object whose root is the folder searched), each with its
+ * findings. Listing is breadth first and bounded; nothing inside a table is searched. When a
+ * limit (`maxDepth`, `maxListings`, `maxObjects`) stops the search, `truncated` is true and
+ * `limits` says which.
+ */
+export async function discover(where: string | URL | StorageObject, options: DiscoverOptions = {}): Promise<Discovery> {
+  await initWasm();
+  const o = options;
+  const search = { maxDepth: o.maxDepth, maxListings: o.maxListings, maxObjects: o.maxObjects, health: o.health, options: o.options };
+  if (typeof where === 'object' && !(where instanceof URL)) {
+    return engine(discoverJs(where, search, o.signal), o.signal);
+  }
+  if (isLocal(where)) return engine(discoverJs(localTableStorage(where), search, o.signal), o.signal);
+  const u = parseUrl(where);
+  if (!['http:', 'https:', 's3:'].includes(u.protocol)) {
+    throw new InvalidArgumentError(`unsupported URL scheme ${u.protocol} (expected http(s)://… or s3://bucket/prefix)`);
+  }
+  return engine(discoverTables(u.toString(), o, search, o.fetch, o.presign, o.signal), o.signal);
 }
 
 const WRITE_ACTIONS = new Set(['commit', 'deltacommit', 'replacecommit']);
@@ -441,6 +468,12 @@ export class HudiTable {
     await initWasm();
     const bytes = zip instanceof Uint8Array ? zip : new Uint8Array(zip instanceof Blob ? await zip.arrayBuffer() : zip);
     return new HudiTable(await engine(WasmTable.openZip(bytes, name)), `zip://${name}`, options.timeZone);
+  }
+
+  /** Whether the storage takes writes (and so table services and `fix()`): false for plain
+   *  HTTP(S), a zip, or local files given as Blobs. */
+  get writable(): boolean {
+    return this.#alive().writable;
   }
 
   /** Writes, cleans and table services on a storage that cannot write: one code, before any
@@ -781,6 +814,28 @@ export class HudiTable {
       } finally {
         progress.stop();
       }
+    });
+  }
+
+  /** The table's health from its timeline, listings and instant files (no data block
+   *  read): file sizes, the Merge-On-Read log backlog, pending and failed writes, cleaning
+   *  and archival lag, the storage lock, the metadata table, write activity, and findings
+   *  naming the service or setting that fixes each. */
+  health(o: HealthOptions = {}): Promise<Health> {
+    return this.#run(o.signal, (w) => w.health(o.options ?? {}, o.signal));
+  }
+
+  /** Runs the table service that fixes each finding naming one (rollback of failed
+   *  writes, the stale lock taken and released, compaction, clustering, cleaning,
+   *  archival, the metadata table's missing partitions), then reports again. A read-only
+   *  store is refused. Later calls see the table as the services left it. */
+  fix(o: HealthOptions = {}): Promise<FixReport> {
+    return this.#run(o.signal, async (w) => {
+      this.#writable(w, 'fix its findings');
+      const done = await w.fix(o.options ?? {}, o.signal);
+      this.#layout = undefined;
+      this.#history = undefined;
+      return done;
     });
   }
 

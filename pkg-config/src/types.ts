@@ -771,3 +771,225 @@ export interface ManifestResult {
   /** The manifest's JSON, as stored. */
   json: Uint8Array;
 }
+
+/** Settings of {@link HudiTable.health} and {@link HudiTable.fix}. */
+export interface HealthOptions extends Cancellable {
+  /** The write configs the table's writers use (`hoodie.*`): the thresholds and services the
+   *  report judges by (Hudi's defaults otherwise). */
+  options?: Record<string, string>;
+}
+
+/** One finding of a health report, naming what fixes it. */
+export interface Finding {
+  /** `COMPACTION_BACKLOG`, `SMALL_FILES`, `CLEAN_LAG`, `ARCHIVAL_LAG`, `FAILED_WRITES`,
+   *  `STALE_LOCK`, `LOCK_HELD`, `MDT_LAG`, `MDT_MISSING`, `MDT_BUILDING`,
+   *  `MDT_COMPACTION_BACKLOG`, `PARTITION_SKEW`. */
+  code: string;
+  severity: Severity;
+  message: string;
+  /** The numbers behind it (snake_case keys, as the CLI prints them). */
+  evidence: Record<string, unknown>;
+  /** The service or setting that fixes it, in words. */
+  fix: string;
+  /** The table service {@link HudiTable.fix} runs for it (`compact`, `clean`, `archive`,
+   *  `rollback`, `index`, `cluster`, `lock`), or null when none does. */
+  service: string | null;
+}
+
+export type Severity = 'info' | 'warning' | 'critical';
+
+/** Bytes and files of one partition's latest file slices. */
+export interface PartitionSize {
+  partition: string;
+  fileGroups: number;
+  baseFiles: number;
+  bytes: number;
+  smallBaseFiles: number;
+  logFiles: number;
+}
+
+/** An instant that has not completed. */
+export interface PendingInstant {
+  requestedTime: string;
+  /** What it was requested as (`deltacommit`, `compaction`, `clustering` …). */
+  action: string;
+  state: string;
+  ageSecs: number | null;
+  /** Seconds since its writer's last heartbeat; null without a heartbeat file. */
+  heartbeatAgeSecs: number | null;
+  /** A write whose writer is gone (the next write rolls it back). */
+  failed: boolean;
+}
+
+export interface CompactionHealth {
+  deltaCommitsSinceCompaction: number;
+  maxDeltaCommits: number;
+  /** The compaction trigger's answer now. */
+  due: boolean;
+  reason: string | null;
+  pending: PendingInstant[];
+}
+
+export interface CleanHealth {
+  policy: string;
+  lastClean: string | null;
+  lastCleanAgeSecs: number | null;
+  due: boolean;
+  earliestCommitToRetain: string | null;
+  filesBeyondRetention: number;
+  slicesBeyondRetention: number;
+  bytesBeyondRetention: number;
+  pending: boolean;
+}
+
+export interface ArchivalHealth {
+  keepMinCommits: number;
+  keepMaxCommits: number;
+  activeCommits: number;
+  instantsToArchive: number;
+  metadataTableInstantsToArchive: number;
+  lastArchivalMs: number | null;
+}
+
+export interface LockHealth {
+  owner: string;
+  validUntilMs: number;
+  expired: boolean;
+  live: boolean;
+  /** Never released and past its validity: its owner died holding it. */
+  stale: boolean;
+}
+
+export interface MetadataTableHealth {
+  present: boolean;
+  partitions: string[];
+  configured: string[];
+  missing: string[];
+  building: string[];
+  /** Completed data-table instants the metadata table lacks. */
+  lagInstants: number;
+  latestInstant: string | null;
+  logFiles: number;
+  maxLogFilesPerSlice: number;
+  deltaCommitsSinceCompaction: number;
+  maxDeltaCommits: number;
+}
+
+export interface HourActivity {
+  hourMs: number;
+  commits: number;
+  rows: number;
+  bytes: number;
+}
+
+export interface Activity {
+  commitsLastDay: number;
+  commitsLastWeek: number;
+  commitsRead: number;
+  rowsInserted: number;
+  rowsUpdated: number;
+  rowsDeleted: number;
+  bytesWritten: number;
+  /** The last 24 hours, oldest first. */
+  hourly: HourActivity[];
+}
+
+/** {@link HudiTable.health}: the table's health from its timeline, listings and instant
+ *  files (no data block read). The CLI's `health --json` has the same fields in snake_case. */
+export interface Health {
+  table: string;
+  location: string;
+  tableType: string;
+  version: number;
+  nowMs: number;
+  partitions: number;
+  fileGroups: number;
+  replacedFileGroups: number;
+  baseFiles: number;
+  baseBytes: number;
+  smallFileLimit: number;
+  smallBaseFiles: number;
+  smallBaseShare: number;
+  partitionSkew: number | null;
+  partitionSizes: PartitionSize[];
+  logFiles: number;
+  logBytes: number;
+  slicesWithLogs: number;
+  maxLogFilesPerSlice: number;
+  p50LogFilesPerSlice: number;
+  maxLogBytesPerSlice: number;
+  p50LogBytesPerSlice: number;
+  /** Merge-On-Read tables only. */
+  compaction: CompactionHealth | null;
+  pendingInstants: PendingInstant[];
+  failedWrites: number;
+  rollbacks: number;
+  activeTimelineInstants: number;
+  clean: CleanHealth;
+  archival: ArchivalHealth;
+  lock: LockHealth | null;
+  metadataTable: MetadataTableHealth;
+  activity: Activity;
+  findings: Finding[];
+  notes: string[];
+  io: IoStats;
+}
+
+/** One table service {@link HudiTable.fix} ran. */
+export interface FixOutcome {
+  code: string;
+  service: string;
+  ok: boolean;
+  /** The service's own report. */
+  result: unknown;
+  error: string | null;
+}
+
+/** What {@link HudiTable.fix} did: the report before, the services run, the report after. */
+export interface FixReport {
+  before: Health;
+  fixes: FixOutcome[];
+  after: Health;
+}
+
+/** Settings of `discover()`: the search's limits, and the health reports' settings. */
+export interface DiscoverOptions extends OpenOptions {
+  /** Folders below the location searched at most (6). */
+  maxDepth?: number;
+  /** Folder listings at most (2000). */
+  maxListings?: number;
+  /** Objects and folders seen at most (100000). */
+  maxObjects?: number;
+  /** Compute each table's findings (true); false reads only its properties. */
+  health?: boolean;
+  /** Write configs the health reports judge by. */
+  options?: Record<string, string>;
+}
+
+/** One table `discover()` found. */
+export interface DiscoveredTable {
+  /** The table's root: the location searched plus `path`. */
+  location: string;
+  path: string;
+  name: string;
+  tableType: string;
+  version: number;
+  bytes: number | null;
+  fileGroups: number | null;
+  lastCommit: string | null;
+  /** Findings by severity. */
+  severities: Record<string, number>;
+  findings: Finding[];
+  error: string | null;
+}
+
+/** What `discover()` found, and whether a limit stopped it. */
+export interface Discovery {
+  root: string;
+  tables: DiscoveredTable[];
+  listings: number;
+  objectsSeen: number;
+  truncated: boolean;
+  /** Which limits were met, in words. */
+  limits: string[];
+}

@@ -47,6 +47,11 @@ export type WireMatchesApi = [
   Same<Wire.ClusterReport, Api.ClusterReport>,
   Same<Wire.ClusteringResult, Api.ClusteringResult>,
   Same<Wire.MdtCacheStats, Api.MetadataCacheStats>,
+  Same<Wire.Health, Api.Health>,
+  Same<Wire.Finding, Api.Finding>,
+  Same<Wire.FixOutcome, Api.FixOutcome>,
+  Same<Wire.Discovery, Api.Discovery>,
+  Same<Wire.DiscoveredTable, Api.DiscoveredTable>,
 ];
 
-export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

@@ -647,3 +647,7 @@ fn slice_layout(s: &crate::file_group::FileSlice) -> FileSlice {
         size: s.total_size(),
     }
 }
+
+/// `health --json`, `t.health()`; `health --fix`, `t.fix()`; `tables --json`, `discover()`.
+pub use crate::health::discover::{DiscoveredTable, Discovery};
+pub use crate::health::{Finding, FixOutcome, Health, Severity};

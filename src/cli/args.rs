@@ -251,6 +251,43 @@ pub(super) enum Command {
         #[arg(long, default_value_t = 0)]
         hold_ms: u64,
     },
+    /// The table's health from its timeline, listings and instant files (no data read):
+    /// small files, log backlog, pending and failed writes, cleaning and archival lag, the
+    /// storage lock, the metadata table, write activity, and findings naming their fix.
+    Health {
+        table: String,
+        /// Write configs `KEY=VALUE` (repeatable) the table's writers use: the thresholds
+        /// and services the report judges by (Java's defaults otherwise).
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// Run the table service that fixes each finding that names one, then report again.
+        #[arg(long)]
+        fix: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every Hudi table under a folder or prefix (`s3://bucket/prefix`, a local folder),
+    /// with its findings; nothing inside a table is searched.
+    Tables {
+        location: String,
+        /// Folders below the location searched at most.
+        #[arg(long, default_value_t = crate::health::discover::DiscoverOptions::default().max_depth)]
+        max_depth: usize,
+        /// Folder listings at most.
+        #[arg(long, default_value_t = crate::health::discover::DiscoverOptions::default().max_listings)]
+        max_listings: usize,
+        /// Objects and folders seen at most.
+        #[arg(long, default_value_t = crate::health::discover::DiscoverOptions::default().max_objects)]
+        max_objects: usize,
+        /// Only find the tables: no health report of each.
+        #[arg(long)]
+        no_health: bool,
+        /// Write configs `KEY=VALUE` (repeatable) the health reports judge by.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Write `.hoodie/hudi-edge-manifest.json`: every file of the table with its size, so
     /// hosts without a list API (static sites, CDNs, nginx) can serve it. Rewrite it after
     /// each commit.

@@ -433,6 +433,51 @@ async fn run(cli: Cli) -> Result<()> {
                 "release": release,
             }))
         }
+        Command::Health {
+            table,
+            options,
+            fix,
+            json,
+        } => {
+            let map = option_map(options)?;
+            let t = open(&table).await?;
+            let report = t.health(&map, now_ms()).await?;
+            if !fix {
+                return print::health(&report, json);
+            }
+            let fixes = t.fix(&report, &map).await?;
+            let after = t.reopen().await?.health(&map, now_ms()).await?;
+            if json {
+                return print::json(&serde_json::json!({
+                    "before": report,
+                    "fixes": fixes,
+                    "after": after,
+                }));
+            }
+            print::fixes(&fixes)?;
+            print::health(&after, false)
+        }
+        Command::Tables {
+            location,
+            max_depth,
+            max_listings,
+            max_objects,
+            no_health,
+            options,
+            json,
+        } => {
+            let opts = crate::health::discover::DiscoverOptions {
+                max_depth,
+                max_listings,
+                max_objects,
+                health: !no_health,
+                options: option_map(options)?,
+                now_ms: now_ms(),
+                ..Default::default()
+            };
+            let found = crate::health::discover::discover(storage_of(&location)?, &opts).await?;
+            print::discovery(&found, json)
+        }
         Command::Manifest { table, output } => {
             let storage = storage_at(&table)?;
             let manifest = write_manifest(storage, output.as_deref()).await?;
@@ -474,4 +519,11 @@ pub async fn write_manifest(
         }
     }
     Ok(manifest)
+}
+
+/// The wall clock (epoch ms) reports count ages from.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }

@@ -221,3 +221,181 @@ pub(super) fn compaction(report: &crate::write::CompactionReport) {
         println!("compaction {t} scheduled (hudi-edge compact TABLE --instant {t} executes it)");
     }
 }
+
+/// A health report: JSON, or the numbers and findings in lines.
+pub(super) fn health(h: &wire::Health, as_json: bool) -> Result<()> {
+    if as_json {
+        return json(h);
+    }
+    let mut out = std::io::stdout().lock();
+    let mut line = |s: String| writeln!(out, "{s}").map_err(stdout_error);
+    line(format!(
+        "{} ({}, table version {}) at {}",
+        h.table, h.table_type, h.version, h.location
+    ))?;
+    line(format!(
+        "files: {} partitions, {} file groups, {} base files ({} bytes), {} small (< {} bytes, {:.0}%)",
+        h.partitions,
+        h.file_groups,
+        h.base_files,
+        h.base_bytes,
+        h.small_base_files,
+        h.small_file_limit,
+        h.small_base_share * 100.0
+    ))?;
+    line(format!(
+        "logs: {} log files ({} bytes) in {} slices, at most {} per slice (p50 {})",
+        h.log_files,
+        h.log_bytes,
+        h.slices_with_logs,
+        h.max_log_files_per_slice,
+        h.p50_log_files_per_slice
+    ))?;
+    if let Some(c) = &h.compaction {
+        line(format!(
+            "compaction: {} delta commits since the last (trigger {}), {}, {} pending",
+            c.delta_commits_since_compaction,
+            c.max_delta_commits,
+            if c.due {
+                "due".to_string()
+            } else {
+                format!("not due: {}", c.reason.as_deref().unwrap_or(""))
+            },
+            c.pending.len()
+        ))?;
+    }
+    line(format!(
+        "timeline: {} active instants, {} pending, {} failed writes, {} rollbacks",
+        h.active_timeline_instants,
+        h.pending_instants.len(),
+        h.failed_writes,
+        h.rollbacks
+    ))?;
+    line(format!(
+        "clean: {} (last {}), {} files / {} bytes beyond retention{}",
+        h.clean.policy,
+        h.clean.last_clean.as_deref().unwrap_or("never"),
+        h.clean.files_beyond_retention,
+        h.clean.bytes_beyond_retention,
+        if h.clean.due { ", due" } else { "" }
+    ))?;
+    line(format!(
+        "archival: {} active commits (keep {}..{}), {} to archive",
+        h.archival.active_commits,
+        h.archival.keep_min_commits,
+        h.archival.keep_max_commits,
+        h.archival.instants_to_archive
+    ))?;
+    if let Some(l) = &h.lock {
+        line(format!(
+            "lock: owner {}, {}",
+            l.owner,
+            if l.live {
+                "held"
+            } else if l.stale {
+                "stale (never released)"
+            } else {
+                "released"
+            }
+        ))?;
+    }
+    let m = &h.metadata_table;
+    line(format!(
+        "metadata table: [{}] of [{}] configured, {} instants behind, {} log files",
+        m.partitions.join(", "),
+        m.configured.join(", "),
+        m.lag_instants,
+        m.log_files
+    ))?;
+    line(format!(
+        "activity: {} commits last day, {} last week; {} inserted, {} updated, {} deleted, {} bytes",
+        h.activity.commits_last_day,
+        h.activity.commits_last_week,
+        h.activity.rows_inserted,
+        h.activity.rows_updated,
+        h.activity.rows_deleted,
+        h.activity.bytes_written
+    ))?;
+    if h.findings.is_empty() {
+        line("findings: none".into())?;
+    }
+    for f in &h.findings {
+        let severity = serde_json::to_value(f.severity).ok();
+        line(format!(
+            "{:<8} {}: {}\n         fix: {}",
+            severity.as_ref().and_then(|v| v.as_str()).unwrap_or(""),
+            f.code,
+            f.message,
+            f.fix
+        ))?;
+    }
+    for n in &h.notes {
+        line(format!("note: {n}"))?;
+    }
+    line(format!("{} requests", h.io.requests))
+}
+
+/// What `health --fix` ran.
+pub(super) fn fixes(fixes: &[wire::FixOutcome]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    if fixes.is_empty() {
+        writeln!(out, "nothing to fix by a table service").map_err(stdout_error)?;
+    }
+    for f in fixes {
+        let what = match &f.error {
+            None => "done".to_string(),
+            Some(e) => format!("failed: {e}"),
+        };
+        writeln!(out, "fix {} ({}): {what}", f.code, f.service).map_err(stdout_error)?;
+    }
+    Ok(())
+}
+
+/// The tables found under a location.
+pub(super) fn discovery(d: &wire::Discovery, as_json: bool) -> Result<()> {
+    if as_json {
+        return json(d);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{:<40}  {:<24}  {:<15}  {:>3}  {:>12}  {:<17}  findings",
+        "path", "name", "type", "ver", "bytes", "last commit"
+    )
+    .map_err(stdout_error)?;
+    for t in &d.tables {
+        let findings = match &t.error {
+            Some(e) => format!("error: {e}"),
+            None => t
+                .severities
+                .iter()
+                .map(|(s, n)| format!("{n} {s}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        writeln!(
+            out,
+            "{:<40}  {:<24}  {:<15}  {:>3}  {:>12}  {:<17}  {}",
+            if t.path.is_empty() { "." } else { &t.path },
+            t.name,
+            t.table_type,
+            t.version,
+            t.bytes.map_or("-".to_string(), |b| b.to_string()),
+            t.last_commit.as_deref().unwrap_or("-"),
+            findings
+        )
+        .map_err(stdout_error)?;
+    }
+    writeln!(
+        out,
+        "{} tables; {} listings, {} objects seen",
+        d.tables.len(),
+        d.listings,
+        d.objects_seen
+    )
+    .map_err(stdout_error)?;
+    for l in &d.limits {
+        writeln!(out, "limit: {l}").map_err(stdout_error)?;
+    }
+    Ok(())
+}

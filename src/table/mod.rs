@@ -341,6 +341,96 @@ impl Table {
         .await
     }
 
+    /// The table's health as of `now_ms` (the caller's clock) under the write settings
+    /// `options` ([`crate::health`]): no data block is read.
+    pub async fn health(
+        &self,
+        options: &BTreeMap<String, String>,
+        now_ms: i64,
+    ) -> Result<crate::health::Health> {
+        crate::health::health(&self.client, options, now_ms).await
+    }
+
+    /// Runs the table service that fixes each warning or critical finding of `report` that
+    /// names one, in [`crate::health::FIX_ORDER`], each on the table as the one before left it. A
+    /// read-only storage is refused before any request; a service that fails is reported
+    /// and the others still run. This handle still shows the table as it was: reopen it.
+    pub async fn fix(
+        &self,
+        report: &crate::health::Health,
+        options: &BTreeMap<String, String>,
+    ) -> Result<Vec<crate::health::FixOutcome>> {
+        crate::write::check_storage_writable(self.storage().as_ref())?;
+        let mut out = Vec::new();
+        for service in crate::health::FIX_ORDER {
+            let Some(finding) = report
+                .findings
+                .iter()
+                // Info findings describe; only warnings and worse call for a service.
+                .find(|f| {
+                    f.service.as_deref() == Some(*service)
+                        && f.severity >= crate::health::Severity::Warning
+                })
+            else {
+                continue;
+            };
+            let table = self.reopen().await?;
+            let done = Box::pin(table.run_fix(service, report, options)).await;
+            out.push(crate::health::FixOutcome {
+                code: finding.code.clone(),
+                service: service.to_string(),
+                ok: done.is_ok(),
+                error: done.as_ref().err().map(|e| e.to_string()),
+                result: done.unwrap_or(serde_json::Value::Null),
+            });
+        }
+        Ok(out)
+    }
+
+    /// One service of [`Table::fix`], its report as JSON.
+    async fn run_fix(
+        &self,
+        service: &str,
+        report: &crate::health::Health,
+        options: &BTreeMap<String, String>,
+    ) -> Result<serde_json::Value> {
+        let json = |v: &dyn erased::Json| v.json();
+        match service {
+            "rollback" => {
+                let times: Vec<String> = (report.pending_instants.iter())
+                    .filter(|p| p.failed)
+                    .map(|p| p.requested_time.clone())
+                    .collect();
+                Ok(json(&self.rollback_pending(&times).await?))
+            }
+            "lock" => {
+                // Taking the lock over (its validity passed) and releasing it leaves it free.
+                let config = match crate::write::lock::concurrency(options)? {
+                    crate::write::lock::Concurrency::Optimistic(c) => c,
+                    crate::write::lock::Concurrency::SingleWriter => Default::default(),
+                };
+                let lock = crate::write::lock::TableLock::new(self.storage().as_ref(), config)?;
+                lock.acquire().await?;
+                lock.release().await?;
+                Ok(serde_json::json!({ "owner": lock.owner(), "released": true }))
+            }
+            "compact" => Ok(json(
+                &self
+                    .compact(&crate::write::CompactRequest::default(), options)
+                    .await?,
+            )),
+            "cluster" => Ok(json(
+                &self
+                    .cluster(&crate::write::ClusterRequest::default(), options)
+                    .await?,
+            )),
+            "clean" => Ok(json(&self.clean(options).await?)),
+            "archive" => Ok(json(&self.archive(options).await?)),
+            "index" => Ok(json(&self.index(&[], options).await?)),
+            other => Err(HudiError::invalid(format!("no table service {other:?}"))),
+        }
+    }
+
     /// The latest writer schema's data columns as Arrow (no meta columns, nullability as
     /// written), or `None` while the table has no schema yet.
     pub async fn data_schema(&self) -> Result<Option<Schema>> {
@@ -429,5 +519,18 @@ impl Table {
             io,
             plan: Arc::unwrap_or_clone(plan),
         })
+    }
+}
+
+/// Service reports as JSON, whatever their type.
+mod erased {
+    pub trait Json {
+        fn json(&self) -> serde_json::Value;
+    }
+
+    impl<T: serde::Serialize> Json for T {
+        fn json(&self) -> serde_json::Value {
+            serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+        }
     }
 }

@@ -9,6 +9,7 @@
 //! table handle's opens; its reads are in `read`, its writes in `write`. Each call turns JS
 //! values into the core's options, makes one call into the core, and hands the answer back.
 
+mod health;
 mod js_storage;
 mod read;
 mod session;

@@ -377,7 +377,7 @@ struct BuiltPartitionJs {
 }
 
 /// A call's `Record<string, string>` of Hudi configs (none when undefined).
-fn hoodie_options(
+pub(super) fn hoodie_options(
     options: JsValue,
     call: &str,
 ) -> Result<std::collections::BTreeMap<String, String>, JsValue> {

@@ -3,13 +3,14 @@
 // page; tables are read straight from their storage.
 
 import './style.css';
-import { HudiTable, type CommitDetail, type Instant, type TableInfo } from 'hudi-edge';
+import { HudiTable, discover, type CommitDetail, type DiscoverOptions, type Instant, type TableInfo } from 'hudi-edge';
 import { $, h, replace } from './dom';
 import { bytes, count, ms, plural } from './format';
 import { commitView, errorView, metadataTableView, schemaChangeView } from './panels/commit';
 import { DataPanel } from './panels/data';
 import { layoutView, type Pending } from './panels/layout';
 import { overviewView } from './panels/overview';
+import { bucketView, healthView } from './panels/health';
 import { TimelineView, type RolledBack } from './panels/timeline';
 
 interface Sample {
@@ -201,14 +202,16 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
   signal.addEventListener('abort', () => clearTimeout(pollTimer));
   const layoutSlot = h('div', null, h('p', { class: 'muted' }, 'reading the file layout…'));
   const dataSlot = h('div', null, h('p', { class: 'muted' }, 'waiting for the table…'));
+  const healthSlot = h('div', null, h('p', { class: 'muted' }, 'waiting for the file layout…'));
   const ioLine = h('div', { class: 'io-line muted', 'data-testid': 'io' });
 
   replace(
     main,
-    h('nav', { class: 'jump' }, ...[['overview', 'Overview'], ['timeline', 'Timeline'], ['files', 'File layout'], ['data', 'Data']].map(([id, t]) => h('a', { href: `#${id}` }, t)), ioLine),
+    h('nav', { class: 'jump' }, ...[['overview', 'Overview'], ['timeline', 'Timeline'], ['files', 'File layout'], ['health', 'Health'], ['data', 'Data']].map(([id, t]) => h('a', { href: `#${id}` }, t)), ioLine),
     h('div', { id: 'overview' }, overview),
     card('timeline', h('span', null, 'Timeline ', timelineCount), timeline.el, detail),
     card('files', 'File layout', layoutSlot),
+    card('health', 'Health', healthSlot),
     card('data', 'Data', dataSlot),
   );
   document.title = `${label} · hudi-edge viewer`;
@@ -333,8 +336,29 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
     replace(layoutSlot, layoutView(layout, info.properties, pending));
     timings.layoutDrawn = performance.now() - t0;
     refreshIo();
+    void showHealth();
     return info;
   })();
+
+  // After the layout: the report lists the partitions again, and should not delay it.
+  async function showHealth() {
+    try {
+      const report = await table.health({ signal });
+      const readOnly = 'this table was opened read-only (plain HTTP(S), a .zip or files picked from this computer); open it over S3 with credentials, or in Node by path, to run table services';
+      const fix = table.writable
+        ? async () => {
+            const done = await table.fix({ signal });
+            void reopen();
+            return done;
+          }
+        : null;
+      replace(healthSlot, healthView(report, fix, readOnly));
+      timings.healthDrawn = performance.now() - t0;
+      refreshIo();
+    } catch (e) {
+      if (!signal.aborted) replace(healthSlot, errorView(e, 'Could not compute the health report'));
+    }
+  }
 
   async function pendingWork(list: Instant[]): Promise<Pending[]> {
     const out: Pending[] = [];
@@ -394,6 +418,7 @@ function s3Dialog() {
     h('fieldset', null, h('legend', null, 'or presigned URLs'),
       field('presignUrl', 'Presign service', { placeholder: 'https://your.server/presign  (GET ?method=&key=[&delimiter=&continuationToken=] → URL)' })),
     h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'forcePathStyle' }), ' path-style URLs (MinIO, moto, …)'),
+    h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'discover', 'data-testid': 's3-discover' }), ' find every table under this prefix'),
     h('div', { class: 'dialog-actions' }, h('button', { value: 'cancel', formnovalidate: true }, 'Cancel'), h('button', { value: 'open', class: 'primary' }, 'Open')));
   const dialog = h('dialog', { class: 'dialog' }, form);
   document.body.append(dialog);
@@ -418,6 +443,10 @@ function s3Dialog() {
         }
       : undefined;
     urlInput.value = v.url!;
+    if (v.discover === 'on') {
+      const opts = { s3, ...(presign ? { presign } : {}) };
+      return void showBucket(v.url!, opts, (where) => openTable(where, (signal, onProgress) => HudiTable.open(where, { ...opts, signal, onProgress })));
+    }
     setQueryParam(null);
     void openTable(v.url!, (signal, onProgress) => HudiTable.open(v.url!, { s3, ...(presign ? { presign } : {}), signal, onProgress }));
   });
@@ -496,12 +525,36 @@ function wireOpeners() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Routing: ?table=URL opens a table, ?sample=ID a sample, nothing the start page.
+// Every table under a prefix
+
+async function showBucket(where: string, options: DiscoverOptions, open: (location: string) => void) {
+  current?.controller.abort();
+  current?.table.close();
+  current = null;
+  document.title = `${where} · hudi-edge viewer`;
+  replace(main, h('p', { class: 'muted', 'data-testid': 'bucket-loading' }, `looking for tables under ${where}…`));
+  try {
+    const found = await discover(where, options);
+    replace(main, bucketView(found, (t) => open(t.location)));
+    document.body.dataset.ready = 'yes';
+  } catch (e) {
+    replace(main, errorView(e, `Could not list ${where}`));
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Routing: ?table=URL opens a table, ?bucket=URL lists the tables under it, ?sample=ID a
+// sample, nothing the start page.
 
 async function route() {
   const params = new URL(location.href).searchParams;
   const table = params.get('table');
   const sample = params.get('sample');
+  const bucket = params.get('bucket');
+  if (bucket && !table) {
+    urlInput.value = bucket;
+    return showBucket(bucket, {}, (where) => openUrl(where));
+  }
   if (table) {
     urlInput.value = table;
     return openTable(table, (signal, onProgress) => HudiTable.open(table, { signal, onProgress }));

@@ -71,6 +71,55 @@ pub async fn archive(client: &MetaClient, settings: &ArchivalSettings) -> Result
     let (io, started) = (client.io(), files::now_ms());
     let storage = client.storage().as_ref();
     let config = client.config();
+    let selected = select_both(client, settings).await?;
+    let mut out = Archival::default();
+    if !selected.data.is_empty() {
+        out.data_table = Some(
+            archive_timeline(
+                storage,
+                &config.timeline_dir,
+                &config.history_dir,
+                &selected.data_objects,
+                &selected.data,
+                settings.config.lsm_batch,
+            )
+            .await?,
+        );
+    }
+    if !selected.metadata_table.is_empty() {
+        let mdt_timeline_dir = join(METADATA_DIR, ".hoodie/timeline");
+        out.metadata_table = Some(
+            archive_timeline(
+                storage,
+                &mdt_timeline_dir,
+                &join(&mdt_timeline_dir, "history"),
+                &selected.mdt_objects,
+                &selected.metadata_table,
+                settings.config.lsm_batch,
+            )
+            .await?,
+        );
+    }
+    out.io = client.io().since(&io);
+    out.elapsed_ms = (files::now_ms() - started).max(0);
+    Ok(out)
+}
+
+/// What an archival would move now, on each timeline (requested times, oldest first):
+/// the archiver's own choice, with nothing written.
+#[derive(Debug, Clone, Default)]
+pub struct ArchivalDue {
+    pub data: Vec<String>,
+    pub metadata_table: Vec<String>,
+    data_objects: Vec<ObjectMeta>,
+    mdt_objects: Vec<ObjectMeta>,
+}
+
+/// Lists both timelines and chooses what archival moves ([`archive::select`]), writing
+/// nothing: `archive` runs it, a health report asks it whether archival is behind.
+pub async fn select_both(client: &MetaClient, settings: &ArchivalSettings) -> Result<ArchivalDue> {
+    let storage = client.storage().as_ref();
+    let config = client.config();
     if config.timeline_layout_version < 2 {
         return Err(HudiError::unsupported_in(
             "archiving a table version 6 timeline (this engine writes the LSM history of \
@@ -108,20 +157,7 @@ pub async fn archive(client: &MetaClient, settings: &ArchivalSettings) -> Result
         last_clean_retain: last_clean_retain(storage, &data).await?,
     };
     let chosen = archive::select(&data, &inputs);
-    let mut out = Archival::default();
-    if !chosen.is_empty() {
-        out.data_table = Some(
-            archive_timeline(
-                storage,
-                &config.timeline_dir,
-                &config.history_dir,
-                &data_objects,
-                &chosen,
-                settings.config.lsm_batch,
-            )
-            .await?,
-        );
-    }
+    let mut mdt_chosen = Vec::new();
     if has_mdt {
         let remaining = without(&data, &chosen);
         let mdt_inputs = ArchivalInputs {
@@ -133,24 +169,14 @@ pub async fn archive(client: &MetaClient, settings: &ArchivalSettings) -> Result
             data_table_bound: archive::data_table_bound(&remaining),
             last_clean_retain: None,
         };
-        let chosen = archive::select(&mdt, &mdt_inputs);
-        if !chosen.is_empty() {
-            out.metadata_table = Some(
-                archive_timeline(
-                    storage,
-                    &mdt_timeline_dir,
-                    &join(&mdt_timeline_dir, "history"),
-                    &mdt_objects,
-                    &chosen,
-                    settings.config.lsm_batch,
-                )
-                .await?,
-            );
-        }
+        mdt_chosen = archive::select(&mdt, &mdt_inputs);
     }
-    out.io = client.io().since(&io);
-    out.elapsed_ms = (files::now_ms() - started).max(0);
-    Ok(out)
+    Ok(ArchivalDue {
+        data: chosen,
+        metadata_table: mdt_chosen,
+        data_objects,
+        mdt_objects,
+    })
 }
 
 /// The cleaner's earliest commit to retain, its hours counted back from the latest commit

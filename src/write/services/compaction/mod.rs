@@ -21,7 +21,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde::Serialize;
 
-pub use schedule::{CompactionConfig, Strategy, Trigger};
+pub use schedule::{due, CompactionConfig, Strategy, Trigger};
 
 use super::rollback::{self, RolledBack};
 use crate::base_file::writer::WrittenBaseFile;
