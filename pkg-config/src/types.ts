@@ -300,6 +300,8 @@ export interface PlanStats {
   filesAfterPartitionStats?: number;
   filesAfterColumnStats?: number;
   filesAfterRecordIndex?: number;
+  /** After the secondary indexes (`=` / `in` on an indexed column), when one was used. */
+  filesAfterSecondaryIndex?: number;
   filesAfterFileStats: number;
   filesSelected: number;
   slicesTotal: number;
