@@ -17,10 +17,11 @@ pub const MAX_INPUT_BYTES: &str = "hudi-edge.write.max.input.bytes";
 /// into a file, then as column statistics in the metadata table), so that is what a 128 MB
 /// isolate can take as one row.
 const DEFAULT_MAX_ROW_BYTES: u64 = 2 << 20;
-/// In wasm, what leaves a 128 MB isolate room for the write around it (a write peaks near
-/// 4 times its input); natively far more.
+/// In wasm, what keeps a write within 64 MB + 3 times its input, inside a 128 MB isolate (its
+/// linear memory peaks near 8.5 times an Arrow input: 66–74 MB for 8 MB,
+/// tests/bench/results/write_memory_wasm.md); natively far more.
 #[cfg(target_arch = "wasm32")]
-const DEFAULT_MAX_INPUT_BYTES: u64 = 16 << 20;
+const DEFAULT_MAX_INPUT_BYTES: u64 = 8 << 20;
 #[cfg(not(target_arch = "wasm32"))]
 const DEFAULT_MAX_INPUT_BYTES: u64 = 4 << 30;
 
