@@ -225,12 +225,21 @@ impl Table {
         let options = crate::metadata::config::asking_for(partitions, options)?;
         let settings = crate::metadata::config::MetadataConfig::parse(&options)?;
         let init = crate::write::services::mdt_init::initialize(&self.client, &settings, None);
-        match crate::write::lock::concurrency(&options)? {
-            crate::write::lock::Concurrency::SingleWriter => init.await,
+        self.under_lock_if_several_writers(&options, init).await
+    }
+
+    /// Runs `work` under the table lock when `options` configure several writers.
+    async fn under_lock_if_several_writers<T>(
+        &self,
+        options: &BTreeMap<String, String>,
+        work: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
+        match crate::write::lock::concurrency(options)? {
+            crate::write::lock::Concurrency::SingleWriter => work.await,
             crate::write::lock::Concurrency::Optimistic(config) => {
                 let storage = self.storage().as_ref();
                 crate::write::lock::TableLock::new(storage, config)?
-                    .run(init)
+                    .run(work)
                     .await
             }
         }
@@ -252,15 +261,7 @@ impl Table {
             name,
             None,
         );
-        match crate::write::lock::concurrency(options)? {
-            crate::write::lock::Concurrency::SingleWriter => init.await,
-            crate::write::lock::Concurrency::Optimistic(config) => {
-                let storage = self.storage().as_ref();
-                crate::write::lock::TableLock::new(storage, config)?
-                    .run(init)
-                    .await
-            }
-        }
+        self.under_lock_if_several_writers(options, init).await
     }
 
     /// Moves old instants of the timeline and the metadata table's timeline to their LSM
