@@ -342,6 +342,67 @@ export interface Plan {
   timeMs: number;
 }
 
+/** Options of a change-feed query: the commits requested in `(start, end]`. */
+export interface ChangeOptions extends Cancellable {
+  /** Changes after this instant (`yyyyMMddHHmmssSSS`, ISO-8601 time or `Date`); all when absent. */
+  start?: string | Date;
+  /** ... up to and including this one; the latest when absent. */
+  end?: string | Date;
+}
+
+/** One changed record, as Apache Hudi's Spark CDC query returns it. */
+export interface Change {
+  /** `i` insert, `u` update, `d` delete. */
+  op: 'i' | 'u' | 'd';
+  /** The requested time of the commit that made the change (Spark's `ts_ms`). */
+  tsMs: string;
+  /** The commit (its requested time). */
+  instant: string;
+  /** The record before the change (`null` for inserts), parsed from Spark's JSON image: null
+   *  fields left out, dates as days, timestamps as microseconds, and decimals as Spark shows
+   *  them (`{ zero: boolean }`; read the table for their values). */
+  before: Record<string, unknown> | null;
+  /** The record after the change (`null` for deletes), as `before`. */
+  after: Record<string, unknown> | null;
+}
+
+/** One commit's changes to one file group, and the files they are read from. */
+export interface ChangeSplit {
+  instant: string;
+  /** `AS_IS` (CDC log files), `BASE_FILE_INSERT`, `BASE_FILE_DELETE`, `LOG_FILE` (merged with
+   *  the slice before) or `REPLACE_COMMIT`. */
+  case: string;
+  partition: string;
+  fileId: string;
+  files: string[];
+  /** The slice before the commit (base file, then log files), where read. */
+  before: string[];
+  /** The slice after the commit, where read. */
+  after: string[];
+}
+
+/** Which commits of a range changed which file groups (`changePlan()`). */
+export interface ChangePlan {
+  /** `hoodie.table.cdc.supplemental.logging.mode`. */
+  mode: string;
+  /** Requested times of the range's commits that changed data, oldest first. */
+  instants: string[];
+  splits: ChangeSplit[];
+  io: IoStats;
+}
+
+/** What a change-feed read returned and cost. */
+export interface ChangeStats {
+  rows: number;
+  /** Rows by operation (`i`, `u`, `d`). */
+  operations: Record<string, number>;
+  instants: number;
+  /** File-group changes read, by where they came from. */
+  splits: Record<string, number>;
+  planIo: IoStats;
+  readIo: IoStats;
+}
+
 export type Row = Record<string, unknown>;
 
 export type WriteOperation = 'upsert' | 'insert' | 'delete';

@@ -52,6 +52,9 @@ export type WireMatchesApi = [
   Same<Wire.FixOutcome, Api.FixOutcome>,
   Same<Wire.Discovery, Api.Discovery>,
   Same<Wire.DiscoveredTable, Api.DiscoveredTable>,
+  Same<Wire.ChangePlan, Api.ChangePlan>,
+  Same<Wire.ChangeSplit, Api.ChangeSplit>,
+  Same<Wire.ChangeStats, Api.ChangeStats>,
 ];
 
-export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+export const wireMatchesApi: WireMatchesApi = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

@@ -12,6 +12,7 @@ use tsify_next::Tsify;
 use crate::config::TableConfig;
 use crate::error::HudiError;
 use crate::file_group::view::FileSystemView;
+use crate::read::cdc::{ChangeFeed, FeedPlan};
 
 /// A serde value enum's name (`COPY_ON_WRITE`, `EVENT_TIME_ORDERING` ...).
 fn name_of<T: Serialize>(v: &T) -> String {
@@ -651,3 +652,99 @@ fn slice_layout(s: &crate::file_group::FileSlice) -> FileSlice {
 /// `health --json`, `t.health()`; `health --fix`, `t.fix()`; `tables --json`, `discover()`.
 pub use crate::health::discover::{DiscoveredTable, Discovery};
 pub use crate::health::{Finding, FixOutcome, Health, Severity};
+
+/// `read --query cdc --stats`: what a change-feed read returned and cost.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct ChangeStats {
+    pub rows: usize,
+    /// Rows by operation (`i`, `u`, `d`).
+    pub operations: BTreeMap<String, usize>,
+    pub instants: usize,
+    /// File-group changes read, by where they came from (`AS_IS`, `LOG_FILE`, …).
+    pub splits: BTreeMap<String, usize>,
+    pub plan_io: IoSnapshot,
+    pub read_io: IoSnapshot,
+}
+
+impl From<&ChangeFeed> for ChangeStats {
+    fn from(feed: &ChangeFeed) -> Self {
+        let mut splits = BTreeMap::new();
+        for s in &feed.plan.splits {
+            *splits.entry(case_name(s.case)).or_default() += 1;
+        }
+        ChangeStats {
+            rows: feed.num_rows(),
+            operations: crate::read::cdc::counts(feed),
+            instants: feed.plan.instants.len(),
+            splits,
+            plan_io: feed.plan.io.clone(),
+            read_io: feed.io.clone(),
+        }
+    }
+}
+
+fn case_name(case: crate::read::cdc::InferenceCase) -> String {
+    serde_json::to_value(case)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// `plan --query cdc`: which files serve which commit of a change feed.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct ChangePlan {
+    /// `hoodie.table.cdc.supplemental.logging.mode`.
+    pub mode: String,
+    /// Requested times of the range's commits that changed data, oldest first.
+    pub instants: Vec<String>,
+    pub splits: Vec<ChangeSplit>,
+    pub io: IoSnapshot,
+}
+
+/// One commit's changes to one file group, and the files they are read from.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct ChangeSplit {
+    pub instant: String,
+    /// `AS_IS` (CDC log files), `BASE_FILE_INSERT`, `BASE_FILE_DELETE`, `LOG_FILE`
+    /// (merged with the slice before) or `REPLACE_COMMIT`.
+    pub case: String,
+    pub partition: String,
+    pub file_id: String,
+    pub files: Vec<String>,
+    /// The slice before the commit (base file, then log files), where read.
+    pub before: Vec<String>,
+    /// The slice after the commit, where read.
+    pub after: Vec<String>,
+}
+
+impl From<&FeedPlan> for ChangePlan {
+    fn from(feed: &FeedPlan) -> Self {
+        let files = |s: &Option<crate::file_group::FileSlice>| {
+            s.as_ref()
+                .map(|s| s.base_path().into_iter().chain(s.log_paths()).collect())
+                .unwrap_or_default()
+        };
+        ChangePlan {
+            mode: serde_json::to_value(feed.mode)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            instants: feed.instants.clone(),
+            splits: (feed.splits.iter())
+                .map(|s| ChangeSplit {
+                    instant: s.instant.clone(),
+                    case: case_name(s.case),
+                    partition: s.partition.clone(),
+                    file_id: s.file_id.clone(),
+                    files: s.files.clone(),
+                    before: files(&s.before),
+                    after: files(&s.after),
+                })
+                .collect(),
+            io: feed.io.clone(),
+        }
+    }
+}

@@ -340,6 +340,13 @@ pub(super) enum Format {
 }
 
 impl QueryArgs {
+    /// `--query cdc`: the change feed, not a read of records.
+    pub(super) fn change_feed(&self) -> Option<(Option<&str>, Option<&str>)> {
+        self.query
+            .eq_ignore_ascii_case("cdc")
+            .then_some((self.start.as_deref(), self.end.as_deref()))
+    }
+
     pub(super) fn options(&self) -> Result<ReadOptions> {
         Ok(ReadOptions {
             query: QueryType::parse(&self.query)?,

@@ -96,6 +96,16 @@ async fn run(cli: Cli) -> Result<()> {
             format,
             stats,
         } => {
+            if let Some((start, end)) = query.change_feed() {
+                let t = open(&table).await?;
+                let feed = t.changes(start, end).await?;
+                print::batches_as(&feed.schema, &feed.batches, format)?;
+                if stats {
+                    let report = wire::ChangeStats::from(&feed);
+                    eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
+                }
+                return Ok(());
+            }
             let options = query.options()?;
             let t = Arc::new(open_to_query(&table, &options).await?);
             let plan = Arc::new(t.plan(&options).await?);
@@ -119,6 +129,11 @@ async fn run(cli: Cli) -> Result<()> {
             query,
             json: _,
         } => {
+            if let Some((start, end)) = query.change_feed() {
+                let t = open(&table).await?;
+                let plan = t.plan_changes(start, end).await?;
+                return print::json(&wire::ChangePlan::from(&plan));
+            }
             let options = query.options()?;
             let t = open_to_query(&table, &options).await?;
             let plan = t.plan(&options).await?;

@@ -102,23 +102,40 @@ pub(super) async fn rows(scan: &mut Scan, format: Format) -> Result<usize> {
     while let Some(b) = scan.next().await {
         batches.push(b?);
     }
-    rows = batches.iter().map(|b| b.num_rows()).sum();
+    batches_as(&schema, &batches, format)?;
+    Ok(batches.iter().map(|b| b.num_rows()).sum())
+}
+
+/// Rows already read, in `format`.
+pub(super) fn batches_as(
+    schema: &arrow_schema::SchemaRef,
+    batches: &[arrow_array::RecordBatch],
+    format: Format,
+) -> Result<()> {
+    if format == Format::Arrow {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, raw_stdout()?);
+        let mut ipc = output::ArrowIpcWriter::new(schema, &mut out)?;
+        for b in batches {
+            ipc.write(b)?;
+        }
+        ipc.finish()?;
+        return out.flush().map_err(stdout_error);
+    }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match format {
-        Format::Jsonl => output::write_jsonl(&batches, &mut out)?,
+        Format::Jsonl => output::write_jsonl(batches, &mut out)?,
         Format::OracleJsonl => {
-            for b in &batches {
+            for b in batches {
                 for row in output::rows_as_json_with(b, output::JsonStyle::ORACLE) {
                     serde_json::to_writer(&mut out, &row).map_err(stdout_error)?;
                     writeln!(out).map_err(stdout_error)?;
                 }
             }
         }
-        Format::Csv => output::write_csv(&schema, &batches, &mut out)?,
+        Format::Csv => output::write_csv(schema, batches, &mut out)?,
         Format::Arrow => unreachable!("written above"),
     }
-    out.flush().map_err(stdout_error)?;
-    Ok(rows)
+    out.flush().map_err(stdout_error)
 }
 
 /// What a write committed: as JSON, or one line.

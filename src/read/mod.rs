@@ -6,6 +6,7 @@
 //! `(start, end]`; bounds are completion times for table versions 8+ and requested times
 //! for version 6, as in Hudi 1.x).
 
+pub mod cdc;
 pub mod incremental;
 pub mod plan;
 pub mod scan;

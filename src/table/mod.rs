@@ -13,6 +13,7 @@ use crate::error::{HudiError, Result};
 use crate::file_group::view::FileSystemView;
 use crate::meta_client::MetaClient;
 use crate::metadata::{MetadataCache, MetadataTable};
+use crate::read::cdc::{ChangeFeed, FeedPlan};
 use crate::read::{Plan, ReadOptions, ReadResult, Scan};
 use crate::snapshot::schema;
 use crate::storage::mdt_cache::MdtFileCache;
@@ -505,6 +506,34 @@ impl Table {
     fn check_write(&self, options: &WriteOptions) -> Result<()> {
         crate::write::WriteConfig::new(options, self.client.config())?;
         crate::write::check_storage_writable(self.storage().as_ref())
+    }
+
+    /// Which commits requested in `(start, end]` (instants or ISO-8601 times; all when
+    /// absent) changed which file groups, and where each change is read
+    /// ([`crate::read::cdc`]).
+    pub async fn plan_changes(&self, start: Option<&str>, end: Option<&str>) -> Result<FeedPlan> {
+        let tz = self.config().timezone;
+        // Digits compare as instant times however short (`0` starts at the beginning).
+        let resolve = |t: Option<&str>| {
+            t.map(|t| match t.bytes().all(|b| b.is_ascii_digit()) {
+                true => Ok(t.to_string()),
+                false => crate::timeline::time::resolve_time(t, tz),
+            })
+            .transpose()
+        };
+        let (start, end) = (resolve(start)?, resolve(end)?);
+        Box::pin(crate::read::cdc::plan(
+            &self.client,
+            start.as_deref(),
+            end.as_deref(),
+        ))
+        .await
+    }
+
+    /// The change feed of `(start, end]` as Spark's CDC query returns it.
+    pub async fn changes(&self, start: Option<&str>, end: Option<&str>) -> Result<ChangeFeed> {
+        let plan = self.plan_changes(start, end).await?;
+        Box::pin(crate::read::cdc::read(&self.client, plan)).await
     }
 
     /// Plans and reads every row.

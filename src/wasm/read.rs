@@ -213,6 +213,43 @@ impl WasmTable {
         Ok(rows.into())
     }
 
+    /// Which commits of `(start, end]` changed which file groups, and where each change is
+    /// read (a change-feed plan).
+    #[wasm_bindgen(js_name = changePlan, unchecked_return_type = "ChangePlan")]
+    pub async fn change_plan(
+        &self,
+        start: Option<String>,
+        end: Option<String>,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        let table = abortable(signal.as_ref(), self.current()).await?;
+        let work =
+            async { (table.plan_changes(start.as_deref(), end.as_deref()).await).map_err(to_js) };
+        let plan = abortable(signal.as_ref(), work).await?;
+        js_value(&wire::ChangePlan::from(&plan))
+    }
+
+    /// The change feed of `(start, end]` as an Arrow IPC stream (`op`, `ts_ms`, `before`,
+    /// `after`, as Spark's CDC query returns them), then its cost (`ChangeStats`).
+    #[wasm_bindgen(js_name = changesArrow, unchecked_return_type = "[Uint8Array, ChangeStats]")]
+    pub async fn changes_arrow(
+        &self,
+        start: Option<String>,
+        end: Option<String>,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        let table = abortable(signal.as_ref(), self.current()).await?;
+        let work = async { (table.changes(start.as_deref(), end.as_deref()).await).map_err(to_js) };
+        let feed = abortable(signal.as_ref(), work).await?;
+        let mut bytes = Vec::new();
+        crate::api::output::write_arrow_ipc(&feed.schema, &feed.batches, &mut bytes)
+            .map_err(to_js)?;
+        let out = Array::new();
+        out.push(&Uint8Array::from(bytes.as_slice()));
+        out.push(&js_value(&wire::ChangeStats::from(&feed))?);
+        Ok(out.into())
+    }
+
     /// Rows batch by batch: `next()` resolves to one Arrow IPC stream (schema + one record
     /// batch) per batch, then to `undefined`. Planning happens on the first `next()`.
     pub fn stream(

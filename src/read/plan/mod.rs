@@ -21,6 +21,7 @@ use crate::file_group::view::Skipped;
 use crate::file_group::FileSlice;
 use crate::meta_client::MetaClient;
 use crate::metadata::MetadataCache;
+use crate::schema::evolution::SchemaEvolution;
 use crate::snapshot::{time_travel, Request, Snapshot};
 use crate::storage::IoSnapshot;
 use crate::timeline::time::resolve_time;
@@ -104,7 +105,7 @@ pub struct Plan {
     pub partition_values_from_path: bool,
     /// Column ids of a table with schema evolution on read: files map their columns by id.
     #[serde(skip)]
-    pub evolution: Option<Arc<crate::schema::evolution::SchemaEvolution>>,
+    pub evolution: Option<Arc<SchemaEvolution>>,
 }
 
 impl Plan {
@@ -112,9 +113,27 @@ impl Plan {
     /// snapshot's, or one a write widened), no filter, and partition columns as the files
     /// hold them (a rewrite carries them over as they are).
     pub fn of_slices(snapshot: &Snapshot, slices: Vec<FileSlice>, schema: SchemaRef) -> Plan {
+        Plan::of_slices_at(
+            snapshot.visibility.clone(),
+            snapshot.instant.clone(),
+            snapshot.evolution.clone(),
+            slices,
+            schema,
+        )
+    }
+
+    /// A plan of `slices` read with the instants of `visibility` (the change feed reads
+    /// each commit's slices as of that commit).
+    pub fn of_slices_at(
+        visibility: Visibility,
+        as_of: Option<String>,
+        evolution: Option<Arc<SchemaEvolution>>,
+        slices: Vec<FileSlice>,
+        schema: SchemaRef,
+    ) -> Plan {
         Plan {
             query: QueryType::Snapshot,
-            as_of: snapshot.instant.clone(),
+            as_of,
             start: None,
             end: None,
             file_slices: slices,
@@ -126,9 +145,9 @@ impl Plan {
             base_records_in_range: false,
             output_schema: schema.clone(),
             read_schema: schema,
-            visibility: snapshot.visibility.clone(),
+            visibility,
             partition_values_from_path: false,
-            evolution: snapshot.evolution.clone(),
+            evolution,
         }
     }
 
