@@ -729,7 +729,8 @@ async fn discovery_under_many_objects_stays_within_its_limits() {
     );
 }
 
-fn cli(args: &[&str]) -> Value {
+/// A CLI run that succeeded: its stdout and stderr.
+fn cli_run(args: &[&str]) -> std::process::Output {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_hudi-edge"))
         .args(args)
         .output()
@@ -739,7 +740,11 @@ fn cli(args: &[&str]) -> Value {
         "hudi-edge {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    out
+}
+
+fn cli(args: &[&str]) -> Value {
+    serde_json::from_slice(&cli_run(args).stdout).unwrap()
 }
 
 /// The fields scripts may rely on, with the numbers the Table API gives.
@@ -807,4 +812,67 @@ async fn the_cli_prints_the_report_and_fixes_the_table() {
     let ours = rows.iter().find(|t| t["path"] == "cli").expect("the table");
     assert_eq!(ours["name"], "events");
     assert_eq!(ours["table_type"], "MERGE_ON_READ");
+}
+
+/// What a report costs, by purpose, on a v9 Merge-On-Read fixture with a metadata table
+/// (3 partitions; 6 metadata-table partitions; 2 replace commits), its clock an hour after
+/// the last write so that write activity reads the week's commit metadata: each timeline is
+/// listed once, and no data block, footer or metadata-table block is read.
+#[tokio::test]
+async fn the_report_lists_each_timeline_once_and_reads_no_data_block() {
+    let dir = common::table_path("sample_table/mor/avro/v9_txns_simple_meta");
+    let table = open(&dir).await;
+    let timeline = table.timeline();
+    let latest = timeline.instants.last().expect("instants");
+    let at =
+        hudi_edge::timeline::time::instant_millis(&latest.requested_time, table.config().timezone)
+            .expect("an instant time")
+            + 3_600_000;
+    let h = table.health(&BTreeMap::new(), at).await.unwrap();
+    let by_purpose: BTreeMap<&str, u64> =
+        h.io.by_purpose
+            .iter()
+            .map(|(p, io)| (p.as_str(), io.requests))
+            .collect();
+    let writes = timeline
+        .instants
+        .iter()
+        .filter(|i| i.is_completed() && i.is_write())
+        .count() as u64;
+    assert_eq!(h.activity.commits_read as u64, writes);
+    // Listings: the data files (everything past `.hoodie/` at once: hive-style partitions),
+    // heartbeats, the LSM history, the metadata table's timeline, its root and its 6
+    // partitions. The data timeline was listed by the open; the archiver plans on both
+    // timelines as listed.
+    // Commit metadata: each completed write once (the replace commits' shared with activity);
+    // the metadata table's properties; the lock object (other).
+    let expected = BTreeMap::from([
+        ("listing", 1 + 1 + 1 + 1 + 1 + 6),
+        ("commit_metadata", writes),
+        ("properties", 1),
+        ("other", 1),
+    ]);
+    assert_eq!(by_purpose, expected, "{:?}", h.io.by_purpose);
+    assert_eq!(h.io.requests, expected.values().sum::<u64>());
+
+    // The CLI's `--stats`: the report's requests, and with the open's (properties, timeline).
+    let out = cli_run(&["health", dir.to_str().unwrap(), "--json", "--stats"]);
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stats: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(stats["health_io"], printed["io"]);
+    let (report, total) = (&stats["health_io"], &stats["total_io"]);
+    assert_eq!(
+        total["requests"],
+        report["requests"].as_u64().unwrap() + 2,
+        "{stats}"
+    );
+    for purpose in [
+        "footer",
+        "column_chunk",
+        "log_block",
+        "mdt_data_block",
+        "mdt_index_block",
+    ] {
+        assert!(total["by_purpose"][purpose].is_null(), "{purpose}: {stats}");
+    }
 }

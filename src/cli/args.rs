@@ -265,6 +265,10 @@ pub(super) enum Command {
         fix: bool,
         #[arg(long)]
         json: bool,
+        /// Print what the report cost as JSON on stderr: `health_io` (the report), `total_io`
+        /// (everything since the open, fixes included).
+        #[arg(long)]
+        stats: bool,
     },
     /// Every Hudi table under a folder or prefix (`s3://bucket/prefix`, a local folder),
     /// with its findings; nothing inside a table is searched.

@@ -453,24 +453,32 @@ async fn run(cli: Cli) -> Result<()> {
             options,
             fix,
             json,
+            stats,
         } => {
             let map = option_map(options)?;
             let t = open(&table).await?;
             let report = t.health(&map, now_ms()).await?;
-            if !fix {
-                return print::health(&report, json);
+            let printed = if !fix {
+                print::health(&report, json)
+            } else {
+                let fixes = t.fix(&report, &map).await?;
+                let after = t.reopen().await?.health(&map, now_ms()).await?;
+                if json {
+                    print::json(&serde_json::json!({
+                        "before": report,
+                        "fixes": fixes,
+                        "after": after,
+                    }))
+                } else {
+                    print::fixes(&fixes)?;
+                    print::health(&after, false)
+                }
+            };
+            if stats {
+                let cost = serde_json::json!({ "health_io": report.io, "total_io": t.io() });
+                eprintln!("{cost}");
             }
-            let fixes = t.fix(&report, &map).await?;
-            let after = t.reopen().await?.health(&map, now_ms()).await?;
-            if json {
-                return print::json(&serde_json::json!({
-                    "before": report,
-                    "fixes": fixes,
-                    "after": after,
-                }));
-            }
-            print::fixes(&fixes)?;
-            print::health(&after, false)
+            printed
         }
         Command::Tables {
             location,

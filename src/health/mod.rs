@@ -726,13 +726,36 @@ async fn archival_health(
         .count();
     let a = &settings.archival.config;
     let (mut data, mut mdt) = (0, 0);
-    if client.config().timeline_layout_version >= 2 {
-        match crate::write::services::archive::select_both(client, &settings.archival).await {
-            Ok(due) => (data, mdt) = (due.data.len(), due.metadata_table.len()),
+    let has_mdt = !client.config().metadata_partitions.is_empty();
+    let mdt_timeline = gathered.mdt.as_ref().map(|(t, _)| t);
+    if client.config().timeline_layout_version < 2 {
+        notes.push("archival not planned: a table version 6 timeline".into());
+    } else if has_mdt && mdt_timeline.is_none() {
+        notes.push("archival not planned: the metadata table's timeline is not listed".into());
+    } else {
+        // The timelines this report already holds, not listed again (archived instants a
+        // handle may have loaded are none of the archiver's input).
+        let active = Timeline {
+            instants: timeline
+                .instants
+                .iter()
+                .filter(|i| !i.archived)
+                .cloned()
+                .collect(),
+            ..Timeline::default()
+        };
+        let archival = &settings.archival;
+        match crate::write::services::archive::select_listed(
+            client,
+            archival,
+            &active,
+            mdt_timeline,
+        )
+        .await
+        {
+            Ok((d, m)) => (data, mdt) = (d.len(), m.len()),
             Err(e) => notes.push(format!("archival not planned: {e}")),
         }
-    } else {
-        notes.push("archival not planned: a table version 6 timeline".into());
     }
     ArchivalHealth {
         keep_min_commits: a.min_commits,

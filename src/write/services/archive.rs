@@ -108,25 +108,19 @@ pub async fn archive(client: &MetaClient, settings: &ArchivalSettings) -> Result
 /// What an archival would move now, on each timeline (requested times, oldest first):
 /// the archiver's own choice, with nothing written.
 #[derive(Debug, Clone, Default)]
-pub struct ArchivalDue {
+struct ArchivalDue {
     pub data: Vec<String>,
     pub metadata_table: Vec<String>,
     data_objects: Vec<ObjectMeta>,
     mdt_objects: Vec<ObjectMeta>,
 }
 
-/// Lists both timelines and chooses what archival moves ([`archive::select`]), writing
-/// nothing: `archive` runs it, a health report asks it whether archival is behind.
-pub async fn select_both(client: &MetaClient, settings: &ArchivalSettings) -> Result<ArchivalDue> {
+/// Lists both timelines and chooses what archival moves ([`select_listed`]), writing
+/// nothing: `archive` runs it on the listings it then deletes from.
+async fn select_both(client: &MetaClient, settings: &ArchivalSettings) -> Result<ArchivalDue> {
     let storage = client.storage().as_ref();
     let config = client.config();
-    if config.timeline_layout_version < 2 {
-        return Err(HudiError::unsupported_in(
-            "archiving a table version 6 timeline (this engine writes the LSM history of \
-             versions 8 and 9)",
-            ".hoodie/hoodie.properties",
-        ));
-    }
+    refuse_version_6(config)?;
     let has_mdt = !config.metadata_partitions.is_empty();
     let mdt_timeline_dir = join(METADATA_DIR, ".hoodie/timeline");
     let (data_objects, mdt_objects) =
@@ -139,10 +133,32 @@ pub async fn select_both(client: &MetaClient, settings: &ArchivalSettings) -> Re
         })
         .await?;
     let data = Timeline::from_listing(&data_objects, config);
-    let mdt = Timeline::from_listing(&mdt_objects, &mdt_config(config, &mdt_timeline_dir));
-    let barrier = match has_mdt {
-        false => MetadataBarrier::None,
-        true => match latest_compaction(&mdt) {
+    let mdt = has_mdt
+        .then(|| Timeline::from_listing(&mdt_objects, &mdt_config(config, &mdt_timeline_dir)));
+    let (data, metadata_table) = select_listed(client, settings, &data, mdt.as_ref()).await?;
+    Ok(ArchivalDue {
+        data,
+        metadata_table,
+        data_objects,
+        mdt_objects,
+    })
+}
+
+/// What archival would move now from timelines already listed — the data table's, and the
+/// metadata table's when it has one — as requested times, oldest first (data table, metadata
+/// table): the archiver's own choice ([`archive::select`]), with nothing listed again. A
+/// health report asks it of the timelines it holds; only the last clean's plan may be read.
+pub async fn select_listed(
+    client: &MetaClient,
+    settings: &ArchivalSettings,
+    data: &Timeline,
+    mdt: Option<&Timeline>,
+) -> Result<(Vec<String>, Vec<String>)> {
+    let config = client.config();
+    refuse_version_6(config)?;
+    let barrier = match mdt {
+        None => MetadataBarrier::None,
+        Some(mdt) => match latest_compaction(mdt) {
             Some(t) => MetadataBarrier::CompactedAt(t),
             None => MetadataBarrier::NeverCompacted,
         },
@@ -151,32 +167,38 @@ pub async fn select_both(client: &MetaClient, settings: &ArchivalSettings) -> Re
         config: settings.config.clone(),
         merge_on_read: config.table_type == crate::config::TableType::MergeOnRead,
         compaction_delta_commits: settings.compaction_delta_commits,
-        clean_retain: clean_retain(&data, &settings.clean, config.timezone),
+        clean_retain: clean_retain(data, &settings.clean, config.timezone),
         metadata: barrier,
         data_table_bound: None,
-        last_clean_retain: last_clean_retain(storage, &data).await?,
+        last_clean_retain: last_clean_retain(client.storage().as_ref(), data).await?,
     };
-    let chosen = archive::select(&data, &inputs);
+    let chosen = archive::select(data, &inputs);
     let mut mdt_chosen = Vec::new();
-    if has_mdt {
-        let remaining = without(&data, &chosen);
+    if let Some(mdt) = mdt {
+        let remaining = without(data, &chosen);
         let mdt_inputs = ArchivalInputs {
             config: settings.config.for_metadata_table(),
             merge_on_read: true,
             compaction_delta_commits: Some(settings.mdt_compaction_delta_commits),
-            clean_retain: clean_retain(&mdt, &settings.clean.for_metadata_table(), config.timezone),
+            clean_retain: clean_retain(mdt, &settings.clean.for_metadata_table(), config.timezone),
             metadata: MetadataBarrier::None,
             data_table_bound: archive::data_table_bound(&remaining),
             last_clean_retain: None,
         };
-        mdt_chosen = archive::select(&mdt, &mdt_inputs);
+        mdt_chosen = archive::select(mdt, &mdt_inputs);
     }
-    Ok(ArchivalDue {
-        data: chosen,
-        metadata_table: mdt_chosen,
-        data_objects,
-        mdt_objects,
-    })
+    Ok((chosen, mdt_chosen))
+}
+
+fn refuse_version_6(config: &TableConfig) -> Result<()> {
+    if config.timeline_layout_version < 2 {
+        return Err(HudiError::unsupported_in(
+            "archiving a table version 6 timeline (this engine writes the LSM history of \
+             versions 8 and 9)",
+            ".hoodie/hoodie.properties",
+        ));
+    }
+    Ok(())
 }
 
 /// The cleaner's earliest commit to retain, its hours counted back from the latest commit
