@@ -51,16 +51,30 @@ pub fn avro_data_block<'a>(
     schema: &str,
     records: impl ExactSizeIterator<Item = &'a [u8]>,
 ) -> Result<Vec<u8>> {
+    avro_block(BlockType::AvroData, instant, schema, records)
+}
+
+/// A CDC data block: change records (Avro binary datums of the CDC schema `schema`), laid
+/// out as an Avro data block.
+pub fn cdc_data_block<'a>(
+    instant: &str,
+    schema: &str,
+    records: impl ExactSizeIterator<Item = &'a [u8]>,
+) -> Result<Vec<u8>> {
+    avro_block(BlockType::CdcData, instant, schema, records)
+}
+
+fn avro_block<'a>(
+    block_type: BlockType,
+    instant: &str,
+    schema: &str,
+    records: impl ExactSizeIterator<Item = &'a [u8]>,
+) -> Result<Vec<u8>> {
     let header = BlockMetadata::new()
         .with(HeaderKey::InstantTime, instant)
         .with(HeaderKey::Schema, schema);
     let content = encode_avro_block(records);
-    encode_block(
-        BlockType::AvroData,
-        &header,
-        &content,
-        &BlockMetadata::new(),
-    )
+    encode_block(block_type, &header, &content, &BlockMetadata::new())
 }
 
 /// A delete block; data-table delete blocks carry the table schema, MDT ones none.

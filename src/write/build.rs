@@ -9,6 +9,7 @@ use arrow_array::{RecordBatch, StringArray};
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
 
+use super::cdc::Change;
 use super::commit::Inputs;
 use super::files::{self, MetaFields};
 use super::mdt::{FileEntry, MdtDelta, MdtPrefetch};
@@ -35,6 +36,8 @@ pub(crate) struct NewFile {
     pub marker: &'static str,
     /// Column ranges of the rows written (the metadata table's column stats).
     pub columns: Vec<ColumnRange>,
+    /// The CDC log file written beside a rewritten base file (tables with a change feed).
+    pub cdc: Option<super::cdc::CdcFile>,
 }
 
 /// The schemas a commit's files are written in.
@@ -51,6 +54,8 @@ pub(crate) struct FileSchemas {
     pub writer: apache_avro::Schema,
     /// The base files' Avro schema (`parquet.avro.schema`).
     pub base_avro: String,
+    /// Change records of rewrites, when the table keeps a change feed.
+    pub cdc: Option<super::cdc::CdcWriter>,
 }
 
 impl FileSchemas {
@@ -98,6 +103,7 @@ impl FileSchemas {
             avro_with_meta,
             writer,
             base_avro,
+            cdc: super::cdc::CdcWriter::of(config, avro_schema)?,
         })
     }
 }
@@ -147,6 +153,7 @@ pub(crate) fn build(
                 change,
                 (&schemas.log, config.populate_meta_fields),
                 (&schemas.avro_with_meta, &schemas.writer),
+                schemas.cdc.is_some(),
             )?
         } else {
             let rows = existing
@@ -160,7 +167,7 @@ pub(crate) fn build(
                 change,
                 (&schemas.read, &schemas.base),
                 rows,
-                (config, &schemas.base_avro),
+                (config, &schemas.base_avro, schemas.cdc.as_ref()),
             )?
         };
         built.updated += file.stat.num_update_writes.unwrap_or(0) as u64;
@@ -238,6 +245,7 @@ pub(crate) fn build(
             bytes,
             marker: "CREATE",
             columns: written.columns,
+            cdc: None,
         });
         file_index += 1;
     }
@@ -283,21 +291,29 @@ pub(crate) fn mdt_delta(
     files: &[NewFile],
     (record_index, secondary): (Vec<RecordIndexChange>, Vec<SecondaryIndexChange>),
 ) -> Result<MdtDelta> {
-    let names: Vec<(String, String)> = files
+    // Each file with the CDC log file beside it (its size only: no column statistics).
+    let written: Vec<(&str, u64, &[ColumnRange])> = files
         .iter()
-        .map(|f| {
-            let (p, n) = f.path.rsplit_once('/').unwrap_or(("", &f.path));
+        .flat_map(|f| {
+            std::iter::once((f.path.as_str(), f.bytes.len() as u64, f.columns.as_slice()))
+                .chain((f.cdc.iter()).map(|c| (c.path.as_str(), c.bytes.len() as u64, &[][..])))
+        })
+        .collect();
+    let names: Vec<(String, String)> = written
+        .iter()
+        .map(|(path, _, _)| {
+            let (p, n) = path.rsplit_once('/').unwrap_or(("", path));
             (p.to_string(), n.to_string())
         })
         .collect();
-    let entries: Vec<FileEntry<'_>> = files
+    let entries: Vec<FileEntry<'_>> = written
         .iter()
         .zip(&names)
-        .map(|(f, (p, n))| FileEntry {
+        .map(|((_, size, columns), (p, n))| FileEntry {
             partition: p,
             file_name: n,
-            size: f.bytes.len() as u64,
-            columns: &f.columns,
+            size: *size,
+            columns,
         })
         .collect();
     super::mdt::build(prefetch, config, instant, &entries, record_index, secondary)
@@ -320,6 +336,7 @@ pub(crate) fn log_file(
     change: &GroupChange,
     (file_schema, populated): (&SchemaRef, bool),
     (avro_with_meta, schema): (&str, &apache_avro::Schema),
+    keeps_change_feed: bool,
 ) -> Result<NewFile> {
     let name = files::log_file_name(&slice.file_id, instant, 1);
     let path = join(&slice.partition, &name);
@@ -373,16 +390,29 @@ pub(crate) fn log_file(
     let updates = change.updates.len() as i64;
     let inserts = change.inserts.len() as i64;
     let deletes = change.deletes.len() as i64;
+    // A table with a change feed names the slice the log file joins (its base file and
+    // earlier log files, its base instant), as Spark's writer does there: change-feed readers
+    // merge the new log file with that slice to find what changed.
+    let (prev_commit, base_file, log_files) = match keeps_change_feed {
+        true => (
+            slice.base_instant.clone(),
+            (slice.base_file.as_ref()).map_or_else(String::new, |b| b.name.clone()),
+            (slice.log_files.iter().map(|l| l.name.clone()))
+                .chain(std::iter::once(name.clone()))
+                .collect(),
+        ),
+        false => (instant.to_string(), String::new(), vec![name.clone()]),
+    };
     Ok(NewFile {
         path: path.clone(),
         bytes: Bytes::from(bytes),
-        // As Spark 1.1 writes a log append: `prevCommit` is the delta commit itself and
-        // `baseFile` empty. The file joins whichever slice its completion time falls in
+        // As Spark 1.1 writes a log append (without a change feed: `prevCommit` the delta
+        // commit itself, `baseFile` empty). The file joins whichever slice its completion time falls in
         // (after a pending compaction's instant: the slice that compaction starts).
         stat: WriteStat {
             file_id: Some(slice.file_id.clone()),
             path: Some(path),
-            prev_commit: Some(instant.to_string()),
+            prev_commit: Some(prev_commit),
             num_writes: Some(updates + inserts + deletes),
             num_deletes: Some(deletes),
             num_update_writes: Some(updates),
@@ -395,12 +425,13 @@ pub(crate) fn log_file(
             file_size_in_bytes: Some(size),
             log_version: Some(1),
             log_offset: Some(0),
-            base_file: Some(String::new()),
-            log_files: Some(vec![name]),
+            base_file: Some(base_file),
+            log_files: Some(log_files),
             ..WriteStat::default()
         },
         marker: "APPEND",
         columns,
+        cdc: None,
     })
 }
 
@@ -414,7 +445,11 @@ pub(crate) fn rewrite_base_file(
     change: &GroupChange,
     (read_schema, file_schema): (&SchemaRef, &SchemaRef),
     existing: Vec<RecordBatch>,
-    (config, avro_with_meta): (&crate::config::TableConfig, &str),
+    (config, avro_with_meta, cdc): (
+        &crate::config::TableConfig,
+        &str,
+        Option<&super::cdc::CdcWriter>,
+    ),
 ) -> Result<NewFile> {
     let name = files::base_file_name(&slice.file_id, instant);
     let path = join(&slice.partition, &name);
@@ -440,11 +475,19 @@ pub(crate) fn rewrite_base_file(
 
     let mut kept: Vec<u32> = Vec::new();
     let mut replaced: Vec<(String, String, usize)> = Vec::new();
+    // Change records: `after` indexes `replaced` (the new rows, in order).
+    let mut changes: Vec<Change<'_>> = Vec::new();
     let (mut num_deletes, mut num_updates) = (0i64, 0i64);
     for (row, key) in keys.iter().enumerate() {
         let key = key.as_str();
         if deletes.contains(key) {
             num_deletes += 1;
+            changes.push(Change {
+                op: "d",
+                key,
+                before: Some(row),
+                after: None,
+            });
             continue;
         }
         if let Some(update) = updates.remove(key) {
@@ -456,6 +499,12 @@ pub(crate) fn rewrite_base_file(
                 )
                 .is_some_and(|o| o.is_lt());
             if !incoming_loses {
+                changes.push(Change {
+                    op: "u",
+                    key,
+                    before: Some(row),
+                    after: Some(replaced.len()),
+                });
                 replaced.push(update.clone());
                 continue;
             }
@@ -463,10 +512,15 @@ pub(crate) fn rewrite_base_file(
         kept.push(row as u32);
     }
     // Keys tagged here but not in the rows (a stale index): written as updates all the same.
-    for update in updates.into_values() {
+    for update in updates.into_values().chain(change.inserts.iter()) {
+        changes.push(Change {
+            op: "i",
+            key: update.0.as_str(),
+            before: None,
+            after: Some(replaced.len()),
+        });
         replaced.push(update.clone());
     }
-    replaced.extend(change.inserts.iter().cloned());
     let kept_rows =
         arrow_select::take::take_record_batch(&old, &arrow_array::UInt32Array::from(kept))
             .map_err(malformed_by)?;
@@ -482,11 +536,23 @@ pub(crate) fn rewrite_base_file(
         },
         file_schema,
     )?;
+    let cdc = match cdc {
+        Some(w) => w.file(
+            (instant, &slice.partition, &slice.file_id),
+            &changes,
+            &old,
+            &new_rows,
+        )?,
+        None => None,
+    };
     let batch = arrow_select::concat::concat_batches(file_schema, &[kept_rows, new_rows])
         .map_err(malformed_by)?;
     let written = base_file_bytes(&batch, avro_with_meta, &inputs.base_file)?;
     let bytes = written.bytes;
     let size = bytes.len() as i64;
+    let cdc_stats = cdc.as_ref().map(|f| {
+        std::iter::once((f.path.clone(), f.bytes.len() as i64)).collect::<OrderedMap<i64>>()
+    });
     Ok(NewFile {
         path: path.clone(),
         stat: WriteStat {
@@ -501,11 +567,13 @@ pub(crate) fn rewrite_base_file(
             total_write_errors: Some(0),
             partition_path: Some(slice.partition.clone()),
             file_size_in_bytes: Some(size),
+            cdc_stats,
             ..WriteStat::default()
         },
         bytes,
         marker: "MERGE",
         columns: written.columns,
+        cdc,
     })
 }
 

@@ -14,6 +14,7 @@
 pub mod avro_rows;
 pub mod bucket;
 mod build;
+mod cdc;
 mod commit;
 pub mod config;
 pub mod create;
@@ -208,11 +209,6 @@ pub fn check_writable(table: &Ctx<'_>) -> Result<()> {
             .is_some_and(|f| !f.eq_ignore_ascii_case("parquet"))
     {
         return refuse("writing base files other than Parquet".into());
-    }
-    if config.cdc_enabled {
-        return refuse(
-            "writing a table with change data capture on (hoodie.table.cdc.enabled)".into(),
-        );
     }
     match MergeRule::of(config)? {
         MergeRule::EventTime | MergeRule::CommitTime => {}

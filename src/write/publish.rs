@@ -101,7 +101,10 @@ pub(crate) async fn stage(
     // number of files, not one of each per file.
     let marker_dir = format!("{}/{instant}", crate::config::layout::MARKERS_DIR);
     let marker_lines: String = (commit.files.iter())
-        .map(|f| format!("{}.marker.{}\n", f.path, f.marker))
+        .flat_map(|f| {
+            std::iter::once(format!("{}.marker.{}\n", f.path, f.marker))
+                .chain((f.cdc.iter()).map(|c| format!("{}.marker.APPEND\n", c.path)))
+        })
         .collect();
     let markers: Vec<(String, Bytes)> = vec![
         (
@@ -202,7 +205,10 @@ pub(crate) async fn stage(
         None => Vec::new(),
     };
     let data_puts = (commit.files.iter())
-        .map(|f| (f.path.as_str(), f.bytes.clone()))
+        .flat_map(|f| {
+            std::iter::once((f.path.as_str(), f.bytes.clone()))
+                .chain((f.cdc.iter()).map(|c| (c.path.as_str(), c.bytes.clone())))
+        })
         .chain(history_files.iter().map(|(p, b)| (p.as_str(), b.clone())))
         .chain(commit.mdt.iter().flat_map(|m| m.pending_puts()))
         .chain(mdt_completed.iter().map(|(p, b)| (p.as_str(), b.clone())));

@@ -73,6 +73,20 @@ def get_spark(hudi_version: str = HUDI_1X, app: str = "hudi-edge", driver_memory
     return spark
 
 
+def read_cdc_feed(spark, path, start, end=None):
+    """The change feed of `(start, end]` as Spark's CDC query returns it: [op, ts_ms, before,
+    after] rows, sorted (nulls as empty strings)."""
+    reader = spark.read.format("hudi") \
+        .option("hoodie.datasource.query.type", "incremental") \
+        .option("hoodie.datasource.query.incremental.format", "cdc") \
+        .option("hoodie.datasource.read.begin.instanttime", start)
+    if end is not None:
+        reader = reader.option("hoodie.datasource.read.end.instanttime", end)
+    cols = ["op", "ts_ms", "before", "after"]
+    got = [[r[c] for c in cols] for r in reader.load(path).select(*cols).collect()]
+    return sorted(got, key=lambda r: [x if x is not None else "" for x in r])
+
+
 # ---------------------------------------------------------------------------
 # JSON value encoding (same as shared/fixtures/expected):
 #   decimals -> string with the column's scale, timestamps -> ISO-8601 with 6 fraction digits + Z,

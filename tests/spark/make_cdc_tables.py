@@ -3,7 +3,7 @@
 
     tests/spark/run.sh tests/spark/make_cdc_tables.py WORK [NAME...]
     tests/spark/run.sh tests/spark/make_cdc_tables.py --hudi 0.15.0 WORK     (table version 6: write only)
-    tests/spark/run.sh tests/spark/make_cdc_tables.py --read-only WORK NAME... (feeds of tables in WORK)
+    tests/spark/run.sh tests/spark/make_cdc_tables.py --read-only [--hudi V] WORK NAME... (feeds of tables in WORK)
 
 For each supplemental logging mode (op_key_only, data_before, data_before_after) and table type
 (COPY_ON_WRITE, MERGE_ON_READ), table version 9 (plus one version-8 table), writes WORK/tables/NAME
@@ -14,8 +14,9 @@ with `hoodie.table.cdc.enabled=true` and these commits:
   clustering (a clustering replace commit follows), insert_overwrite of one partition,
   upsert (1 update + 1 new key)
 
-Hudi 0.15.0 writes the version-6 tables (COW and MOR, data_before_after); Hudi 1.1.1 reads
-every feed. The script then reads the feed with `hoodie.datasource.query.incremental.format=cdc` for every completed
+Hudi 0.15.0 writes the version-6 tables (COW and MOR, data_before_after) and reads their feeds
+(Hudi 1.1.1 reads the COW one alike, and fails on the MOR one: it parses version-6 delta
+commits as Avro); Hudi 1.1.1 reads every other feed. The script then reads the feed with `hoodie.datasource.query.incremental.format=cdc` for every completed
 instant alone (begin = the previous instant's requested time, end = its own) and for the whole
 range, and writes WORK/NAME.json: the instants and each feed's rows ([op, ts_ms, before, after],
 sorted). tests/write/make_cdc_tables.sh zips the tables next to their JSON in tests/data/cdc.
@@ -26,7 +27,7 @@ import json
 import os
 import sys
 
-from hudi_spark import HUDI_0X, HUDI_1X, get_spark
+from hudi_spark import HUDI_0X, HUDI_1X, get_spark, read_cdc_feed as read_feed
 
 PARTS = ["p0", "p1", "p2"]
 MODES = ["op_key_only", "data_before", "data_before_after"]
@@ -70,6 +71,8 @@ def main():
         version, args = args[1], args[2:]
     if args[0] == "--read-only":
         read_only, args = True, args[1:]
+    if args[0] == "--hudi":
+        version, args = args[1], args[2:]
     work, only = args[0], args[1:]
     from pyspark.sql.types import (BooleanType, DateType, DecimalType, DoubleType, IntegerType,
                                    LongType, StringType, StructField, StructType, TimestampType)
@@ -125,7 +128,7 @@ def main():
                 .option("hoodie.datasource.write.operation", op).mode("append").save(path)
             done.append({"op": op, "keys": [f"id-{i:03d}" for i in ids],
                          "options": sorted(more)})
-        if version == HUDI_0X:
+        if version == HUDI_0X and not read_only:
             with open(os.path.join(work, f"{name}.steps.json"), "w") as f:
                 json.dump({"steps": done, "opts": opts}, f)
             continue
@@ -146,7 +149,7 @@ def main():
             json.dump({
                 "table": name, "table_type": kind, "supplemental_logging_mode": mode,
                 "written_by": f"Apache Hudi {HUDI_0X if read_only else HUDI_1X} Spark bundle, DataFrame writer",
-                "read_by": f"Apache Hudi {HUDI_1X} Spark bundle, "
+                "read_by": f"Apache Hudi {version} Spark bundle, "
                            "hoodie.datasource.query.incremental.format=cdc",
                 "writer_options": opts, "steps": done, "completed_instants": instants,
                 "rows": "[op, ts_ms, before, after] as Spark returns them, sorted",
@@ -173,18 +176,6 @@ def completed_instants(spark, path):
                     "action": parts[1]})
     out.sort(key=lambda i: i["requested_time"])
     return out
-
-
-def read_feed(spark, path, start, end):
-    df = spark.read.format("hudi") \
-        .option("hoodie.datasource.query.type", "incremental") \
-        .option("hoodie.datasource.query.incremental.format", "cdc") \
-        .option("hoodie.datasource.read.begin.instanttime", start) \
-        .option("hoodie.datasource.read.end.instanttime", end) \
-        .load(path)
-    cols = ["op", "ts_ms", "before", "after"]
-    got = [[r[c] for c in cols] for r in df.select(*cols).collect()]
-    return sorted(got, key=lambda r: [x if x is not None else "" for x in r])
 
 
 main()

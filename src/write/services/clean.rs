@@ -525,6 +525,17 @@ async fn plan(target: &Target<'_>, config: &CleanConfig) -> Result<Option<(Clean
             by_partition.entry(name.clone()).or_default();
         }
     }
+    // CDC log files go with the base file written beside them (same file group and instant):
+    // the view leaves them out of slices, the clean deletes them with their slice.
+    let mut cdc_files: HashMap<(String, String, String), Vec<String>> = HashMap::new();
+    for f in &files {
+        if let Some(l) = LogFile::parse(&f.name, f.size).filter(|l| l.cdc) {
+            cdc_files
+                .entry((f.partition.clone(), l.file_id, l.instant))
+                .or_default()
+                .push(f.name.clone());
+        }
+    }
     let visibility = timeline.visibility_as_of(None);
     let fs_view = view::build(files, &visibility, client.config(), &Default::default());
     for g in fs_view.groups {
@@ -550,9 +561,15 @@ async fn plan(target: &Target<'_>, config: &CleanConfig) -> Result<Option<(Clean
         if found.files.is_empty() {
             continue;
         }
-        let infos = found
-            .files
-            .iter()
+        let with_cdc: Vec<&String> = (found.files.iter())
+            .flat_map(|name| {
+                let cdc = BaseFile::parse(name, 0)
+                    .and_then(|b| cdc_files.get(&(partition.clone(), b.file_id, b.instant)));
+                std::iter::once(name).chain(cdc.into_iter().flatten())
+            })
+            .collect();
+        let infos = with_cdc
+            .into_iter()
             .map(|name| CleanFileInfo {
                 file_path: Some(absolute(&location, &join(partition, name))),
                 is_bootstrap_base_file: Some(false),
