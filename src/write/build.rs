@@ -152,8 +152,11 @@ pub(crate) fn build(
                 slice,
                 change,
                 (&schemas.log, config.populate_meta_fields),
-                (&schemas.avro_with_meta, &schemas.writer),
-                schemas.cdc.is_some(),
+                (
+                    &schemas.avro_with_meta,
+                    &schemas.writer,
+                    schemas.cdc.is_some(),
+                ),
             )?
         } else {
             let rows = existing
@@ -335,8 +338,7 @@ pub(crate) fn log_file(
     slice: &FileSlice,
     change: &GroupChange,
     (file_schema, populated): (&SchemaRef, bool),
-    (avro_with_meta, schema): (&str, &apache_avro::Schema),
-    keeps_change_feed: bool,
+    (avro_with_meta, schema, keeps_change_feed): (&str, &apache_avro::Schema, bool),
 ) -> Result<NewFile> {
     let name = files::log_file_name(&slice.file_id, instant, 1);
     let path = join(&slice.partition, &name);
