@@ -380,3 +380,56 @@ async fn cdc_v6_mor_data_before_after() {
     }
     assert!(compared > 40, "{compared} rows compared");
 }
+
+/// A compaction of a table with a change feed writes a CDC log file beside each new base file
+/// with the changes its logs brought (as Java's compaction does: `cdcStats` in its write stats,
+/// the files in the metadata table), and the feed — which leaves compaction out, as Spark's
+/// does — is unchanged by it.
+#[tokio::test]
+async fn compaction_keeps_cdc_files_as_java_does() {
+    use hudi_edge::write::{CompactRequest, Operation};
+    let dir = unzipped("cdc_v9_mor_data_before_after", "cdc-compaction");
+    let table = helpers::open(&dir).await;
+    let first = (table.timeline().completed_writes().next())
+        .map(|i| i.requested_time.clone())
+        .unwrap();
+    let up = [row("id-003", "edge-3", 99_003, "p0")];
+    helpers::write_on_with(
+        &table,
+        &up,
+        Operation::Upsert,
+        &[("hoodie.compact.inline", "false")],
+    )
+    .await
+    .unwrap();
+    let table = table.reopen().await.unwrap();
+    let feed_before = feed_rows(&table.changes(Some(&first), None).await.unwrap());
+    let before = cdc_files(&dir);
+    let report = table
+        .compact(&CompactRequest::default(), &Default::default())
+        .await
+        .unwrap();
+    let instant = report.completed[0].instant.clone();
+    let table = table.reopen().await.unwrap();
+    let written: Vec<String> = cdc_files(&dir).difference(&before).cloned().collect();
+    assert!(
+        !written.is_empty() && written.iter().all(|n| n.contains(&instant)),
+        "{written:?}"
+    );
+    let meta = table
+        .commit_metadata(table.timeline().get(&instant).unwrap())
+        .await
+        .unwrap();
+    let stats: Vec<String> = meta
+        .write_stats()
+        .flat_map(|(_, s)| s.cdc_stats.iter().flat_map(|m| m.keys().cloned()))
+        .collect();
+    assert_eq!(stats.len(), written.len(), "{stats:?}");
+    // The compacted group's CDC file holds the update our log brought.
+    let ours = written
+        .iter()
+        .find(|n| stats.iter().any(|s| s.ends_with(n.as_str())));
+    assert!(ours.is_some());
+    let feed_after = feed_rows(&table.changes(Some(&first), None).await.unwrap());
+    assert_eq!(feed_before, feed_after, "compaction changes no feed");
+}

@@ -6,12 +6,14 @@
 //! infer their changes.
 
 use apache_avro::schema::Schema as AvroSchema;
-use arrow_array::{RecordBatch, UInt32Array};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch, UInt32Array};
 use bytes::Bytes;
 
 use crate::config::TableConfig;
 use crate::error::{malformed_by, HudiError, Result};
 use crate::read::cdc::SupplementalMode;
+use crate::schema::{COMMIT_TIME, RECORD_KEY};
 use crate::storage::join;
 
 /// The CDC schema of `OP_KEY_ONLY` (Java's `CDC_SCHEMA_OP_AND_RECORDKEY_STRING`).
@@ -136,6 +138,67 @@ impl CdcWriter {
             path: join(partition, &name),
             bytes: Bytes::from(bytes),
         }))
+    }
+}
+
+/// The CDC log file of file group `file_id` written at `instant`.
+pub(crate) fn file_name(file_id: &str, instant: &str) -> String {
+    format!("{}.cdc", super::files::log_file_name(file_id, instant, 1))
+}
+
+/// The changes of a compaction: rows of `merged` whose commit time differs from the base
+/// file's row of the same key came from log files (`u`, or `i` for keys the base file lacks);
+/// keys of the base file the merge dropped were deleted (`d`).
+pub(crate) fn compacted(base: &RecordBatch, merged: &RecordBatch) -> Result<OwnedChanges> {
+    let column = |b: &RecordBatch, name: &str| -> Result<arrow_array::StringArray> {
+        let c = b.column_by_name(name).ok_or_else(|| {
+            HudiError::unsupported(format!("a change feed of rows without `{name}`"))
+        })?;
+        let utf8 = arrow_cast::cast(c, &arrow_schema::DataType::Utf8).map_err(malformed_by)?;
+        Ok(utf8.as_string::<i32>().clone())
+    };
+    let (base_keys, base_times) = (column(base, RECORD_KEY)?, column(base, COMMIT_TIME)?);
+    let (keys, times) = (column(merged, RECORD_KEY)?, column(merged, COMMIT_TIME)?);
+    let in_base: std::collections::HashMap<&str, usize> = (0..base_keys.len())
+        .map(|i| (base_keys.value(i), i))
+        .collect();
+    let mut out = OwnedChanges::default();
+    let mut kept = std::collections::HashSet::new();
+    for i in 0..keys.len() {
+        let key = keys.value(i);
+        match in_base.get(key) {
+            Some(&b) => {
+                kept.insert(key);
+                if base_times.value(b) != times.value(i) {
+                    out.0.push(("u", key.to_string(), Some(b), Some(i)));
+                }
+            }
+            None => out.0.push(("i", key.to_string(), None, Some(i))),
+        }
+    }
+    for b in 0..base_keys.len() {
+        if !kept.contains(base_keys.value(b)) {
+            out.0
+                .push(("d", base_keys.value(b).to_string(), Some(b), None));
+        }
+    }
+    Ok(out)
+}
+
+/// Changes that own their keys.
+#[derive(Default)]
+pub(crate) struct OwnedChanges(Vec<(&'static str, String, Option<usize>, Option<usize>)>);
+
+impl OwnedChanges {
+    pub(crate) fn as_changes(&self) -> Vec<Change<'_>> {
+        (self.0.iter())
+            .map(|(op, key, before, after)| Change {
+                op,
+                key,
+                before: *before,
+                after: *after,
+            })
+            .collect()
     }
 }
 

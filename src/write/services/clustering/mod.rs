@@ -320,7 +320,7 @@ async fn execute(
     let names: Vec<String> = (work.iter())
         .flat_map(|w| w.outputs.iter().map(|(_, n)| join(&w.partition, n)))
         .collect();
-    start_inflight(table, instant, action::CLUSTERING, &names, "CREATE").await?;
+    start_inflight(table, instant, action::CLUSTERING, (&names, "CREATE"), &[]).await?;
 
     let with_index =
         (config.metadata_partitions.iter()).any(|p| p == crate::metadata::table::RECORD_INDEX);

@@ -460,10 +460,37 @@ async fn execute(
             )
         })
         .collect();
-    start_inflight(table, instant, action::COMPACTION, &names, "MERGE").await?;
+    // A table with a change feed gets a CDC log file beside each new base file, as Java's
+    // compaction writes one (marked up front: a crash leaves nothing unmarked).
+    let cdc_names: Vec<String> = match schemas.cdc {
+        Some(_) => (planned.iter())
+            .map(|p| {
+                join(
+                    &p.op.partition,
+                    &crate::write::cdc::file_name(&p.op.file_id, instant),
+                )
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    start_inflight(
+        table,
+        instant,
+        action::COMPACTION,
+        (&names, "MERGE"),
+        &cdc_names,
+    )
+    .await?;
 
     let written = write_base_files(table, &snapshot, &schemas, options, &planned, instant).await?;
 
+    let cdc_names: Vec<(String, String)> = (written.iter())
+        .flat_map(|w| w.cdc.iter())
+        .map(|c| {
+            let (p, n) = c.path.rsplit_once('/').unwrap_or(("", &c.path));
+            (p.to_string(), n.to_string())
+        })
+        .collect();
     let entries: Vec<FileEntry<'_>> = (written.iter())
         .map(|w| FileEntry {
             partition: &w.partition,
@@ -471,6 +498,16 @@ async fn execute(
             size: w.file.bytes.len() as u64,
             columns: &w.file.columns,
         })
+        .chain(
+            (written.iter().flat_map(|w| w.cdc.iter()))
+                .zip(&cdc_names)
+                .map(|(c, (p, n))| FileEntry {
+                    partition: p,
+                    file_name: n,
+                    size: c.bytes.len() as u64,
+                    columns: &[],
+                }),
+        )
         .collect();
     let metadata = commit_metadata(&written, &avro_schema);
     let encoded = encode_commit_metadata(&metadata, config.version)?;
@@ -572,15 +609,15 @@ pub(super) async fn start_inflight(
     table: &Ctx<'_>,
     instant: &str,
     pending_action: &str,
-    names: &[String],
-    kind: &str,
+    (names, kind): (&[String], &str),
+    appended: &[String],
 ) -> Result<()> {
     let config = table.client.config();
     let storage = table.client.storage();
     let marker_dir = format!("{}/{instant}", crate::config::layout::MARKERS_DIR);
-    let marker_lines: String = names
-        .iter()
+    let marker_lines: String = (names.iter())
         .map(|n| format!("{n}.marker.{kind}\n"))
+        .chain(appended.iter().map(|n| format!("{n}.marker.APPEND\n")))
         .collect();
     let inflight = join(
         &config.timeline_dir,
@@ -656,6 +693,8 @@ struct Written {
     name: String,
     file: WrittenBaseFile,
     stat: WriteStat,
+    /// The CDC log file beside it (tables with a change feed).
+    cdc: Option<crate::write::cdc::CdcFile>,
 }
 
 /// Rows a slice's merge held at once are at most about this many per batch.
@@ -713,18 +752,47 @@ async fn write_base_files(
                 &schemas.base_avro,
                 &options.base_file,
             )?;
+            let cdc = match &schemas.cdc {
+                Some(w) => {
+                    let base_only = FileSlice {
+                        log_files: Vec::new(),
+                        ..p.slice.clone()
+                    };
+                    let (old, _) = crate::merge::merged_slice_counted(
+                        client,
+                        &snapshot.schema,
+                        &snapshot.visibility,
+                        &base_only,
+                        BATCH_ROWS,
+                        None,
+                    )
+                    .await?;
+                    let old = arrow_select::concat::concat_batches(&snapshot.schema, &old)
+                        .map_err(malformed_by)?;
+                    let changes = crate::write::cdc::compacted(&old, &rows)?;
+                    let at = (instant, p.op.partition.as_str(), p.op.file_id.as_str());
+                    w.file(at, &changes.as_changes(), &old, &rows)?
+                }
+                None => None,
+            };
             let total_ms = (files::now_ms() - started).max(0);
-            let stat = write_stat(&p.op, &name, &file, &stats, (read_ms, total_ms));
+            let mut stat = write_stat(&p.op, &name, &file, &stats, (read_ms, total_ms));
+            stat.cdc_stats = (cdc.as_ref())
+                .map(|c| std::iter::once((c.path.clone(), c.bytes.len() as i64)).collect());
             Ok::<_, HudiError>(Written {
                 partition: p.op.partition.clone(),
                 name,
                 file,
                 stat,
+                cdc,
             })
         };
         let (previous, built) = futures::join!(put(unwritten.take()), build);
         previous?;
         let w = built?;
+        if let Some(c) = &w.cdc {
+            put(Some((c.path.clone(), c.bytes.clone()))).await?;
+        }
         unwritten = Some((join(&w.partition, &w.name), w.file.bytes.clone()));
         out.push(w);
     }
