@@ -215,6 +215,15 @@ struct GroupFiles {
 impl GroupFiles {
     async fn list(client: &MetaClient, partitions: &BTreeSet<String>) -> Result<GroupFiles> {
         let storage = client.storage();
+        if !storage.capabilities().lists_dot_files
+            && client.config().table_type == crate::config::TableType::MergeOnRead
+        {
+            // Log files are dot-files: a listing without them would drop every change they hold.
+            return Err(HudiError::unsupported_in(
+                "the change feed of a Merge-On-Read table through a directory index that hides dot-files (log files); write a listing manifest (.hoodie/hudi-edge-manifest.json) or use an S3 listing",
+                storage.location(),
+            ));
+        }
         let listed = futures::future::try_join_all(
             partitions
                 .iter()
