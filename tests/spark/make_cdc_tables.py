@@ -30,6 +30,12 @@ import sys
 from hudi_spark import HUDI_0X, HUDI_1X, get_spark, read_cdc_feed as read_feed
 
 PARTS = ["p0", "p1", "p2"]
+V6_MOR_NOTE = ("Apache Hudi 1.1.1 fails on this table's change feed (it parses version-6 delta commits "
+               "as Avro: 'Fail to parse the base file and log files from DeltaCommit'); Hudi 0.15.0 "
+               "read it. 0.15.0 renders images its own way (field order, CDC-log images with meta "
+               "fields) and gets the deletes of the file groups an insert overwrite dropped wrong "
+               "(none in that commit's own feed, one record repeated for each in a wider range), "
+               "which 1.1.1 reports as the groups' records.")
 MODES = ["op_key_only", "data_before", "data_before_after"]
 
 
@@ -151,6 +157,7 @@ def main():
                 "written_by": f"Apache Hudi {HUDI_0X if read_only else HUDI_1X} Spark bundle, DataFrame writer",
                 "read_by": f"Apache Hudi {version} Spark bundle, "
                            "hoodie.datasource.query.incremental.format=cdc",
+                **({"read_by_note": V6_MOR_NOTE} if version == HUDI_0X else {}),
                 "writer_options": opts, "steps": done, "completed_instants": instants,
                 "rows": "[op, ts_ms, before, after] as Spark returns them, sorted",
                 "feeds": feeds}, f, indent=1)
