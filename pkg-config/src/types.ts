@@ -360,7 +360,8 @@ export interface Change {
   instant: string;
   /** The record before the change (`null` for inserts), parsed from Spark's JSON image: null
    *  fields left out, dates as days, timestamps as microseconds, and decimals as Spark shows
-   *  them (`{ zero: boolean }`; read the table for their values). */
+   *  them (`{ zero: boolean }`; read the table for their values). Images read from the CDC log
+   *  files as written are Avro's rendering instead: null fields present, decimals as bytes. */
   before: Record<string, unknown> | null;
   /** The record after the change (`null` for deletes), as `before`. */
   after: Record<string, unknown> | null;
@@ -383,7 +384,8 @@ export interface ChangeSplit {
 
 /** Which commits of a range changed which file groups (`changePlan()`). */
 export interface ChangePlan {
-  /** `hoodie.table.cdc.supplemental.logging.mode`. */
+  /** `hoodie.table.cdc.supplemental.logging.mode` as `hoodie.properties` holds it
+   *  (`OP_KEY_ONLY`, `DATA_BEFORE`, `DATA_BEFORE_AFTER`). */
   mode: string;
   /** Requested times of the range's commits that changed data, oldest first. */
   instants: string[];

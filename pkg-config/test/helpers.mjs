@@ -16,7 +16,7 @@ export function useNginx(extraMounts = () => ({})) {
   const state = {};
   before(async () => {
     state.root = unzippedFixtures();
-    state.nginx = await startNginx({ mounts: { '/tables/': `${state.root}/tables`, '/generated/': `${state.root}/generated`, ...extraMounts(state.root) } });
+    state.nginx = await startNginx({ mounts: { '/tables/': `${state.root}/tables`, '/generated/': `${state.root}/generated`, '/cdc/': `${state.root}/cdc`, ...extraMounts(state.root) } });
     state.url = state.nginx.url;
   });
   after(async () => state.nginx?.stop());

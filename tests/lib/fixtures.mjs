@@ -9,6 +9,8 @@ import { cliBin, repo, requireBinary, tempDir } from './harness.mjs';
 
 export const fixtures = process.env.HUDI_EDGE_FIXTURES ?? join(repo, 'tests', 'data', 'fixtures');
 export const generated = join(repo, 'tests', 'data', 'generated');
+/** Spark-written change-feed tables (tests/data/cdc, with Spark's feeds beside them). */
+export const cdc = join(repo, 'tests', 'data', 'cdc');
 
 function zipsUnder(dir) {
   if (!existsSync(dir)) return [];
@@ -53,13 +55,15 @@ export function tableCopy(name, what = 'table') {
 /**
  * Every fixture table unzipped once into a shared directory (keyed by the zips' contents;
  * made atomically, kept for the next test process), each with a manifest the native CLI wrote:
- * `<root>/tables/sample_table/cow/v9_txns_simple_meta/`, `<root>/generated/v9_archive_mor/`.
+ * `<root>/tables/sample_table/cow/v9_txns_simple_meta/`, `<root>/generated/v9_archive_mor/`,
+ * `<root>/cdc/cdc_v9_cow_data_before_after/`.
  * Read-only for tests: one that changes a table takes a `tableCopy`.
  */
 export function unzippedFixtures() {
   const zips = [
     ...fixtureNames({ lance: true }).map((n) => [join(fixtures, 'tables', `${n}.zip`), join('tables', dirname(n))]),
     ...zipsUnder(generated).map((z) => [z, 'generated']),
+    ...zipsUnder(cdc).map((z) => [z, 'cdc']),
   ].sort();
   // Keyed by the zips' bytes and the manifest format (version 1) the CLI writes.
   const key = createHash('sha1').update('manifests by the CLI, version 1\n');
