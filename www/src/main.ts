@@ -1,11 +1,12 @@
 // The viewer: open a table (URL, S3 bucket, local folder, .zip, a sample), then show it —
-// overview, timeline, instant detail, file layout, data with its plan. Everything runs in the
+// overview, timeline, instant detail, file layout, data with its plan, the changes of a commit. Everything runs in the
 // page; tables are read straight from their storage.
 
 import './style.css';
 import { HudiTable, discover, type CommitDetail, type DiscoverOptions, type Instant, type TableInfo } from 'hudi-edge';
 import { $, h, replace } from './dom';
 import { bytes, count, ms, plural } from './format';
+import { ChangesPanel } from './panels/changes';
 import { commitView, errorView, metadataTableView, schemaChangeView } from './panels/commit';
 import { DataPanel } from './panels/data';
 import { layoutView, type Pending } from './panels/layout';
@@ -202,16 +203,21 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
   signal.addEventListener('abort', () => clearTimeout(pollTimer));
   const layoutSlot = h('div', null, h('p', { class: 'muted' }, 'reading the file layout…'));
   const dataSlot = h('div', null, h('p', { class: 'muted' }, 'waiting for the table…'));
+  const changesSlot = h('div', null, h('p', { class: 'muted' }, 'waiting for the table…'));
+  /** The Changes card, once the table's properties are known (CDC or not). */
+  let resolveChanges: (p: ChangesPanel) => void = () => {};
+  const changesPanel = new Promise<ChangesPanel>((r) => (resolveChanges = r));
   const healthSlot = h('div', null, h('p', { class: 'muted' }, 'waiting for the file layout…'));
   const ioLine = h('div', { class: 'io-line muted', 'data-testid': 'io' });
 
   replace(
     main,
-    h('nav', { class: 'jump' }, ...[['overview', 'Overview'], ['timeline', 'Timeline'], ['files', 'File layout'], ['health', 'Health'], ['data', 'Data']].map(([id, t]) => h('a', { href: `#${id}` }, t)), ioLine),
+    h('nav', { class: 'jump' }, ...[['overview', 'Overview'], ['timeline', 'Timeline'], ['files', 'File layout'], ['health', 'Health'], ['changes', 'Changes'], ['data', 'Data']].map(([id, t]) => h('a', { href: `#${id}` }, t)), ioLine),
     h('div', { id: 'overview' }, overview),
     card('timeline', h('span', null, 'Timeline ', timelineCount), timeline.el, detail),
     card('files', 'File layout', layoutSlot),
     card('health', 'Health', healthSlot),
+    card('changes', 'Changes', changesSlot),
     card('data', 'Data', dataSlot),
   );
   document.title = `${label} · hudi-edge viewer`;
@@ -257,6 +263,15 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
         replace(detail);
       });
       replace(detail, view);
+      if (WRITES.includes(i.action) && i.state === 'completed') {
+        const show = async () => {
+          const panel = await changesPanel;
+          $('#changes')?.scrollIntoView({ block: 'start', behavior: 'smooth' });
+          await panel.showCommit(i);
+          refreshIo();
+        };
+        view.querySelector('.card-head > h3')?.after(h('button', { type: 'button', class: 'small-btn', 'data-testid': 'show-changes', onclick: () => void show() }, 'Changes of this commit'));
+      }
       if (WRITES.includes(i.action)) {
         const files = await table.metadataTableFiles(i.requestedTime, { signal }).catch(() => null);
         if (files && detail.contains(view)) view.append(metadataTableView(files));
@@ -383,6 +398,10 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
     replace(dataSlot, h('p', { class: 'muted' }, 'The data cannot be read.'));
     return;
   }
+
+  const changes = new ChangesPanel(table, info, instants);
+  replace(changesSlot, changes.el);
+  resolveChanges(changes);
 
   const data = new DataPanel(table, info, instants);
   replace(dataSlot, data.el);

@@ -2,6 +2,7 @@
 // persistent context in a fresh profile, with the flags that keep it quiet on a closed network.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { after, afterEach, before } from 'node:test';
 import { chromium } from 'playwright-core';
 import { CHROMIUM, requireBinary, tempDir } from '../../lib/harness.mjs';
 
@@ -59,4 +60,26 @@ export async function launchChromium({ viewport = { width: 1440, height: 960 } }
       assertNoPageErrors();
     },
   };
+}
+
+/** For a viewer test file: before its tests, nginx serving the built viewer (www/dist) at `/`
+ *  beside `mounts` ({ '/cdc/': dir, … }), Chromium and one page; after each test, no uncaught
+ *  page error; at the end, both stopped. Returns { nginx, browser, page }, filled in `before`. */
+export function useViewer(mounts) {
+  const state = {};
+  before(async () => {
+    const { existsSync } = await import('node:fs');
+    const { repo, startNginx } = await import('./servers.mjs');
+    const dist = join(repo, 'www', 'dist');
+    if (!existsSync(join(dist, 'index.html'))) throw new Error('www/dist is not built (cd www && npm ci && npm run build)');
+    state.nginx = await startNginx({ mounts: { ...mounts(), '/': dist } });
+    state.browser = await launchChromium();
+    state.page = await state.browser.newPage();
+  });
+  afterEach(() => state.browser?.assertNoPageErrors());
+  after(async () => {
+    await state.nginx?.stop();
+    await state.browser?.close();
+  });
+  return state;
 }
