@@ -114,8 +114,12 @@ export function installTarball() {
 
 /** Bundles `entry` (in `dir`, resolving packages from `dir`) as wrangler would, and serves it in
  *  workerd with `bindings` as text bindings (and V8 flags, for measurements only: a deployed
- *  worker cannot set them). Returns { url, pid, stop() }. */
-export async function startWorker(dir, entry, bindings = {}, { v8Flags = [] } = {}) {
+ *  worker cannot set them). `kv: { NAME: 'http://127.0.0.1:PORT' }` binds KV namespaces served
+ *  by a local HTTP server (workerd's KV protocol: `GET`/`PUT /<url-encoded key>?urlencoded=true`,
+ *  404 for a missing key). Returns { url, pid, scheduled(cron), stop() }: `scheduled` runs the
+ *  worker's `scheduled` handler for real (a second worker calls it through a service binding,
+ *  as the Cron Trigger would) and resolves to its `{ outcome, noRetry }`. */
+export async function startWorker(dir, entry, bindings = {}, { v8Flags = [], kv = {} } = {}) {
   const name = entry.replace(/\.[mc]?js$/, '');
   execFileSync(
     bin('esbuild'),
@@ -123,24 +127,30 @@ export async function startWorker(dir, entry, bindings = {}, { v8Flags = [] } = 
     { cwd: dir, stdio: 'inherit' },
   );
   const port = await freePort();
-  const texts = Object.entries(bindings)
-    .map(([k, v]) => `(name = ${JSON.stringify(k)}, text = ${JSON.stringify(String(v))})`)
-    .join(', ');
+  const texts = [
+    ...Object.entries(bindings).map(([k, v]) => `(name = ${JSON.stringify(k)}, text = ${JSON.stringify(String(v))})`),
+    ...Object.keys(kv).map((k) => `(name = ${JSON.stringify(k)}, kvNamespace = "kv-${k}")`),
+  ].join(', ');
+  const kvServices = Object.entries(kv).map(([k, url]) => `\n    (name = "kv-${k}", external = (address = "${new URL(url).host}", http = ())),`).join('');
+  const triggerPort = await freePort();
+  // Calls the main worker's `scheduled` handler: Fetcher.scheduled() (experimental in workerd).
   mkdirSync(join(dir, 'out'), { recursive: true });
+  writeFileSync(join(dir, 'out', 'trigger.js'), `export default { async fetch(request, env) { const cron = new URL(request.url).searchParams.get('cron') ?? '* * * * *'; return Response.json(await env.MAIN.scheduled({ cron })); } };\n`);
   writeFileSync(
     join(dir, 'out', `${name}.capnp`),
     `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [
     (name = "main", worker = (modules = [(name = "${name}.js", esModule = embed "${name}/${name}.js"), (name = "hudi_edge_bg.wasm", wasm = embed "${name}/hudi_edge_bg.wasm")], compatibilityDate = "2025-06-01", bindings = [${texts}])),
+    (name = "trigger", worker = (modules = [(name = "trigger.js", esModule = embed "trigger.js")], compatibilityDate = "2025-06-01", compatibilityFlags = ["service_binding_extra_handlers"], bindings = [(name = "MAIN", service = "main")])),${kvServices}
     # Loopback is refused unless the "internet" service allows it.
     (name = "internet", network = (allow = ["public", "private", "local"])),
   ],
-  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],${v8Flags.length ? `\n  v8Flags = [${v8Flags.map((f) => JSON.stringify(f)).join(', ')}],` : ''}
+  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main"), (name = "trigger", address = "127.0.0.1:${triggerPort}", http = (), service = "trigger")],${v8Flags.length ? `\n  v8Flags = [${v8Flags.map((f) => JSON.stringify(f)).join(', ')}],` : ''}
 );
 `,
   );
-  const proc = spawn(bin('workerd'), ['serve', `${name}.capnp`], { cwd: join(dir, 'out'), stdio: ['ignore', 'inherit', 'inherit'] });
+  const proc = spawn(bin('workerd'), ['serve', '--experimental', `${name}.capnp`], { cwd: join(dir, 'out'), stdio: ['ignore', 'inherit', 'inherit'] });
   let exited = false;
   const exit = new Promise((r) => proc.on('exit', () => ((exited = true), r())));
   const url = `http://127.0.0.1:${port}`;
@@ -159,6 +169,7 @@ const config :Workerd.Config = (
     url,
     pid: proc.pid,
     listeningMs: performance.now() - startedAt,
+    scheduled: (cron = '*/5 * * * *') => fetch(`http://127.0.0.1:${triggerPort}/?cron=${encodeURIComponent(cron)}`).then((r) => r.json()),
     async stop() {
       if (!exited) {
         proc.kill('SIGTERM');
