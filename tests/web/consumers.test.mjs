@@ -1,7 +1,9 @@
 // The package as users get it: `npm pack` in pkg-config/, the tarball installed into a clean
 // temporary project, then used from a Node 20 ESM script, a Vite app and a webpack 5 app built
 // and run in headless Chromium, and a workerd worker — each reading a v6 and a v9 fixture table over a loopback
-// nginx and matching the expected rows. The README's examples run here too.
+// nginx and matching the expected rows, and (Node, Vite + Chromium, workerd) the change feed of
+// a Copy-On-Write and a Merge-On-Read CDC table, whole and commit by commit, matching the rows
+// Apache Hudi Spark returned. The README's examples run here too.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -9,6 +11,7 @@ import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } f
 import { join } from 'node:path';
 import { expected, freePort, repo, startNginx, unzippedFixtures } from './lib/servers.mjs';
 import { canonical, oracleEncoding } from '../js/fixture_checks.mjs';
+import { expectedFeeds, feedsOf, sortedFeed } from '../lib/cdc.mjs';
 import { launchChromium } from './lib/browser.mjs';
 import { tempDir } from '../lib/harness.mjs';
 
@@ -16,6 +19,34 @@ const here = import.meta.dirname;
 const bin = (name) => join(here, 'node_modules', '.bin', name);
 const TABLES = ['sample_table/cow/v6_complexkeygen_hivestyle', 'sample_table/cow/v9_txns_simple_meta', 'sample_table/mor/avro/v9_txns_simple_meta'];
 const README_URL = 'https://data.example.com/tables/txns';
+/** CDC tables: changes read AS_IS from CDC log files (COW), and from log files merged with the
+ *  slice before them (MOR); each runtime reads every feed of the expected file. */
+const CDC_TABLES = ['cdc_v9_cow_data_before_after', 'cdc_v9_mor_data_before_after'];
+/** The `changes` parameter of each runtime's script: the ranges to read, `[[start, end], …]`. */
+const cdcRanges = (name) => JSON.stringify(feedsOf(expectedFeeds(name)).map((f) => [f.start, f.end]));
+/** A runtime's answer for `cdcRanges(name)` (one `[[op, ts_ms, before, after], …]` per range)
+ *  against Spark's feeds; the number of rows compared. */
+function assertFeeds(name, got, where) {
+  const feeds = feedsOf(expectedFeeds(name));
+  assert.equal(got.length, feeds.length, `${where} ${name}: one answer per range`);
+  let rows = 0;
+  for (const [i, f] of feeds.entries()) {
+    assert.deepEqual(sortedFeed(got[i]), f.rows, `${where} ${name} (${f.start}, ${f.end}]`);
+    rows += f.rows.length;
+  }
+  console.log(`${where}: ${name}: ${feeds.length} feeds, ${rows} rows equal Spark's`);
+  return rows;
+}
+/** What each runtime runs for `changes`: every range's feed as `[op, ts_ms, before, after]` rows. */
+const FEEDS_JS = `async function feeds(table, ranges) {
+  const out = [];
+  for (const [start, end] of ranges) {
+    const { table: feed } = await table.changesArrow({ start, end });
+    out.push([...feed].map((r) => [r.op, r.ts_ms, r.before, r.after]));
+  }
+  return out;
+}
+`;
 
 async function assertSnapshot(name, rows) {
   const exp = await expected(name);
@@ -45,7 +76,7 @@ before(async () => {
   const root = unzippedFixtures();
   mkdirSync(join(project, 'app', 'dist'), { recursive: true });
   mkdirSync(join(project, 'webpack', 'dist'), { recursive: true });
-  nginx = await startNginx({ mounts: { '/tables/': join(root, 'tables'), '/app/': join(project, 'app', 'dist'), '/webpack/': join(project, 'webpack', 'dist') } });
+  nginx = await startNginx({ mounts: { '/tables/': join(root, 'tables'), '/cdc/': join(root, 'cdc'), '/app/': join(project, 'app', 'dist'), '/webpack/': join(project, 'webpack', 'dist') } });
 });
 
 after(async () => {
@@ -66,14 +97,24 @@ describe('Node 20, an ESM script', () => {
     writeFileSync(
       join(project, 'read.mjs'),
       `import { HudiTable } from 'hudi-edge';
+${FEEDS_JS}
+// read.mjs TABLE [--changes RANGES]: the rows, or the change feed of each range.
 const table = await HudiTable.open(process.argv[2]);
-process.stdout.write(JSON.stringify(await table.rows()));
+const answer = process.argv[3] === '--changes' ? await feeds(table, JSON.parse(process.argv[4])) : await table.rows();
+process.stdout.write(JSON.stringify(answer));
 table.close();
 `,
     );
     for (const name of TABLES) {
       const out = execFileSync(process.execPath, ['read.mjs', `${nginx.url}/tables/${name}`], { cwd: project, encoding: 'utf8' });
       await assertSnapshot(name, JSON.parse(out));
+    }
+  });
+
+  test('reads the change feed of a COW and a MOR CDC table as Spark returns it', () => {
+    for (const name of CDC_TABLES) {
+      const out = execFileSync(process.execPath, ['read.mjs', `${nginx.url}/cdc/${name}`, '--changes', cdcRanges(name)], { cwd: project, encoding: 'utf8' });
+      assert.ok(assertFeeds(name, JSON.parse(out), 'Node') >= 100);
     }
   });
 
@@ -95,10 +136,13 @@ describe('a Vite app, built and run in headless Chromium', () => {
     writeFileSync(
       join(app, 'main.js'),
       `import { HudiTable } from 'hudi-edge';
+${FEEDS_JS}
 const out = document.querySelector('#out');
 (async () => {
-  const table = await HudiTable.open(new URL(location.href).searchParams.get('table'));
-  const rows = await table.rows();
+  // ?table=URL: its rows; &changes=RANGES: the change feed of each range instead.
+  const params = new URL(location.href).searchParams;
+  const table = await HudiTable.open(params.get('table'));
+  const rows = params.has('changes') ? await feeds(table, JSON.parse(params.get('changes'))) : await table.rows();
   out.textContent = JSON.stringify(rows);
   out.dataset.done = 'yes';
 })().catch((e) => { out.textContent = 'error ' + e.code + ' ' + e.message; out.dataset.done = 'error'; });
@@ -118,6 +162,17 @@ const out = document.querySelector('#out');
         const text = await page.textContent('#out');
         assert.ok(!text.startsWith('error'), text);
         await assertSnapshot(name, JSON.parse(text));
+        await page.close();
+        browser.assertNoPageErrors();
+      }
+      for (const name of CDC_TABLES) {
+        const page = await browser.newPage();
+        const q = new URLSearchParams({ table: `${nginx.url}/cdc/${name}`, changes: cdcRanges(name) });
+        await page.goto(`${nginx.url}/app/?${q}`);
+        await page.waitForSelector('#out[data-done]', { timeout: 60000 });
+        const text = await page.textContent('#out');
+        assert.ok(!text.startsWith('error'), text);
+        assert.ok(assertFeeds(name, JSON.parse(text), 'Chromium (Vite)') >= 100);
         await page.close();
         browser.assertNoPageErrors();
       }
@@ -204,11 +259,15 @@ describe('a workerd worker', () => {
     writeFileSync(
       join(dir, 'rows.js'),
       `import { HudiTable } from 'hudi-edge';
+${FEEDS_JS}
 export default {
+  // ?table=URL: its rows; &changes=RANGES: the change feed of each range instead.
   async fetch(request) {
     let table;
     try {
-      table = await HudiTable.open(new URL(request.url).searchParams.get('table') ?? '');
+      const params = new URL(request.url).searchParams;
+      table = await HudiTable.open(params.get('table') ?? '');
+      if (params.has('changes')) return Response.json(await feeds(table, JSON.parse(params.get('changes'))));
       return Response.json(await table.rows());
     } catch (e) {
       return Response.json({ code: e.code, message: e.message }, { status: 500 });
@@ -278,6 +337,16 @@ const config :Workerd.Config = (
       const body = await r.json();
       assert.equal(r.status, 200, JSON.stringify(body));
       await assertSnapshot(name, body);
+    }
+  });
+
+  test('reads the change feed of a COW and a MOR CDC table as Spark returns it', async () => {
+    for (const name of CDC_TABLES) {
+      const q = new URLSearchParams({ table: `${nginx.url}/cdc/${name}`, changes: cdcRanges(name) });
+      const r = await fetch(`${url}/?${q}`);
+      const body = await r.json();
+      assert.equal(r.status, 200, JSON.stringify(body));
+      assert.ok(assertFeeds(name, body, 'workerd') >= 100);
     }
   });
 
