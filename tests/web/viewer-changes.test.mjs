@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { unzippedFixtures } from './lib/servers.mjs';
-import { useViewer } from './lib/browser.mjs';
+import { screenshotDir, useViewer } from './lib/browser.mjs';
 import { expectedFeeds } from '../lib/cdc.mjs';
 
 const viewer = useViewer(() => ({ '/cdc/': join(unzippedFixtures(), 'cdc'), '/tables/': join(unzippedFixtures(), 'tables') }));
@@ -86,6 +86,12 @@ for (const name of ['cdc_v9_cow_data_before_after', 'cdc_v9_mor_data_before_afte
     assert.ok(compared >= 40, `${compared} rows compared`);
     // Meta fields hidden: they neither show nor count as changed.
     await page.uncheck('[data-testid=changes-meta]');
+    if (name.includes('cow')) {
+      // An upsert's changes, for the README (HUDI_EDGE_SCREENSHOTS=…/www/screenshots).
+      const upsert = exp.feeds.slice(1).find((f) => f.rows.some((r) => r[0] === 'u') && f.rows.some((r) => r[0] === 'i'));
+      await showCommit(upsert.end);
+      await page.locator('#changes').screenshot({ path: join(screenshotDir(), 'changes.png') });
+    }
     const hidden = await shownChanges();
     assert.ok(hidden.every((c) => c.changed.every((k) => !k.startsWith('_hoodie_')) && Object.keys({ ...c.before, ...c.after }).every((k) => !k.startsWith('_hoodie_'))));
     console.log(`viewer: ${name}: ${compared} rows of ${writes.size} commits equal Spark's`);
