@@ -1,7 +1,8 @@
 // The cdc-webhook example (pkg-config/examples/cdc-webhook) for real in workerd: the packed
 // tarball bundled as wrangler would, its `scheduled` handler run through a service binding (as
-// a Cron Trigger runs it), the checkpoint in a KV namespace (served by a local KV server), the
-// table a Spark-written Merge-On-Read CDC table served by nginx, and a local HTTP receiver.
+// a Cron Trigger runs it), the checkpoint in a KV namespace (and, last, in an R2 bucket: an
+// object next to the table), the table a Spark-written Merge-On-Read CDC table served by nginx,
+// and a local HTTP receiver.
 // The table starts with its last two commits still in flight (their completed instant files
 // held back): the first run delivers every change before them; then they complete, and a
 // receiver that accepts one batch and then answers 500 stops the run with the checkpoint at the
@@ -13,7 +14,7 @@ import { cpSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { repo, startNginx, unzippedFixtures, writeManifests } from './lib/servers.mjs';
-import { installTarball, startWorker } from './lib/writes.mjs';
+import { installTarball, startBindingStore, startWorker } from './lib/writes.mjs';
 import { expectedFeeds, sortedFeed } from '../lib/cdc.mjs';
 import { tempDir } from '../lib/harness.mjs';
 
@@ -42,7 +43,8 @@ let kv;
 let receiver;
 let worker;
 let tableDir;
-const store = new Map();
+let project;
+let store;
 /** What the receiver answers in this run: `ok`, or `fail-after-one` (one 200, then 500s). */
 let mode = 'ok';
 const held = [];
@@ -61,22 +63,24 @@ before(async () => {
   }
   writeManifests(tableDir);
   nginx = await startNginx({ mounts: { '/live/': root } });
-  kv = await startServer((req, body) => {
-    const key = decodeURIComponent(new URL(req.url, 'http://kv').pathname.slice(1));
-    if (req.method === 'PUT') return store.set(key, body), { status: 200 };
-    return store.has(key) ? { status: 200, body: store.get(key) } : { status: 404 };
-  });
+  kv = await startBindingStore('kv');
+  store = kv.store;
   receiver = await startServer((req, body, seen) => {
     const inRun = seen.filter((s) => s.tag === run.count).length;
     return { status: mode === 'fail-after-one' && inRun > 0 ? 500 : 200, tag: run.count };
   });
-  const project = installTarball();
-  const dir = join(project, 'cdc-webhook');
+  project = installTarball();
+  worker = await startExample('kv', { kv: { CHECKPOINT_KV: kv.url } });
+});
+
+/** The example in workerd, its checkpoint in the `stores` bindings. */
+function startExample(name, stores) {
+  const dir = join(project, `cdc-webhook-${name}`);
   mkdirSync(dir, { recursive: true });
   cpSync(join(repo, 'pkg-config', 'examples', 'cdc-webhook', 'worker.js'), join(dir, 'worker.js'));
   cpSync(join(project, 'node_modules'), join(dir, 'node_modules'), { recursive: true });
-  worker = await startWorker(dir, 'worker.js', { TABLE_URL: `${nginx.url}/live/${NAME}`, TARGET_URL: `${receiver.url}/hook`, BATCH_SIZE: String(BATCH) }, { kv: { CHECKPOINT_KV: kv.url } });
-});
+  return startWorker(dir, 'worker.js', { TABLE_URL: `${nginx.url}/live/${NAME}`, TARGET_URL: `${receiver.url}/hook`, BATCH_SIZE: String(BATCH) }, stores);
+}
 
 after(async () => {
   await worker?.stop();
@@ -89,10 +93,10 @@ const KEY = `live/${NAME}.cdc-checkpoint.json`;
 const checkpoint = () => (store.has(KEY) ? JSON.parse(store.get(KEY)) : null);
 
 /** Runs the scheduled handler once; the receiver's requests it made (tagged with `mode`). */
-async function run(receiverMode) {
+async function run(receiverMode, w = worker) {
   mode = receiverMode;
   run.count = (run.count ?? 0) + 1;
-  const outcome = await worker.scheduled();
+  const outcome = await w.scheduled();
   const posts = receiver.seen.filter((p) => p.tag === run.count);
   for (const p of posts) p.mode = receiverMode;
   return { outcome, posts };
@@ -154,4 +158,22 @@ test('a run with nothing new posts nothing; GET shows the checkpoint and nothing
   assert.deepEqual(state.pending, []);
   assert.equal(state.checkpoint.instant, exp.completed_instants.at(-1).requested_time);
   assert.ok(readdirSync(join(tableDir, '.hoodie', 'timeline')).length > 0);
+});
+
+test('the checkpoint in an R2 bucket, next to the table: a fresh worker delivers the whole feed once', async () => {
+  const r2 = await startBindingStore('r2');
+  const other = await startExample('r2', { r2: { CHECKPOINT_BUCKET: r2.url } });
+  try {
+    const first = await run('ok', other);
+    assert.equal(first.outcome.outcome, 'ok');
+    const all = exp.completed_instants.map((i) => i.requested_time);
+    assert.deepEqual(canonical(asRows(first.posts)), canonical(sparkRows(all)));
+    assert.deepEqual(JSON.parse(r2.store.get(KEY)), { instant: all.at(-1), partial: null });
+    const again = await run('ok', other);
+    assert.equal(again.outcome.outcome, 'ok');
+    assert.deepEqual(again.posts, []);
+  } finally {
+    await other.stop();
+    await r2.stop();
+  }
 });

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { cache, freePort, repo, unzippedFixtures } from './servers.mjs';
 import { lines, sortedJson, tempDir } from '../../lib/harness.mjs';
@@ -116,10 +117,11 @@ export function installTarball() {
  *  workerd with `bindings` as text bindings (and V8 flags, for measurements only: a deployed
  *  worker cannot set them). `kv: { NAME: 'http://127.0.0.1:PORT' }` binds KV namespaces served
  *  by a local HTTP server (workerd's KV protocol: `GET`/`PUT /<url-encoded key>?urlencoded=true`,
- *  404 for a missing key). Returns { url, pid, scheduled(cron), stop() }: `scheduled` runs the
+ *  404 for a missing key: startBindingStore('kv')); `r2: { NAME: url }` R2 buckets likewise
+ *  (startBindingStore('r2')). Returns { url, pid, scheduled(cron), stop() }: `scheduled` runs the
  *  worker's `scheduled` handler for real (a second worker calls it through a service binding,
  *  as the Cron Trigger would) and resolves to its `{ outcome, noRetry }`. */
-export async function startWorker(dir, entry, bindings = {}, { v8Flags = [], kv = {} } = {}) {
+export async function startWorker(dir, entry, bindings = {}, { v8Flags = [], kv = {}, r2 = {} } = {}) {
   const name = entry.replace(/\.[mc]?js$/, '');
   execFileSync(
     bin('esbuild'),
@@ -129,9 +131,10 @@ export async function startWorker(dir, entry, bindings = {}, { v8Flags = [], kv 
   const port = await freePort();
   const texts = [
     ...Object.entries(bindings).map(([k, v]) => `(name = ${JSON.stringify(k)}, text = ${JSON.stringify(String(v))})`),
-    ...Object.keys(kv).map((k) => `(name = ${JSON.stringify(k)}, kvNamespace = "kv-${k}")`),
+    ...Object.keys(kv).map((k) => `(name = ${JSON.stringify(k)}, kvNamespace = "store-${k}")`),
+    ...Object.keys(r2).map((k) => `(name = ${JSON.stringify(k)}, r2Bucket = "store-${k}")`),
   ].join(', ');
-  const kvServices = Object.entries(kv).map(([k, url]) => `\n    (name = "kv-${k}", external = (address = "${new URL(url).host}", http = ())),`).join('');
+  const kvServices = Object.entries({ ...kv, ...r2 }).map(([k, url]) => `\n    (name = "store-${k}", external = (address = "${new URL(url).host}", http = ())),`).join('');
   const triggerPort = await freePort();
   // Calls the main worker's `scheduled` handler: Fetcher.scheduled() (experimental in workerd).
   mkdirSync(join(dir, 'out'), { recursive: true });
@@ -177,4 +180,39 @@ const config :Workerd.Config = (
       }
     },
   };
+}
+
+/** What backs a workerd KV namespace (`kind` 'kv') or R2 bucket ('r2') binding in these tests:
+ *  an in-memory store behind workerd's protocol for them (KV: `GET`/`PUT /<key>`; R2: a
+ *  `cf-r2-request` JSON header, or JSON metadata of `cf-r2-metadata-size` bytes before a `PUT`'s
+ *  value; get and put only). Returns { url, store: Map<key, string>, stop() }. */
+export async function startBindingStore(kind) {
+  const store = new Map();
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (d) => chunks.push(d));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (kind === 'kv') {
+        const key = decodeURIComponent(new URL(req.url, 'http://kv').pathname.slice(1));
+        if (req.method === 'PUT') return store.set(key, body.toString()), res.end();
+        return store.has(key) ? res.end(store.get(key)) : res.writeHead(404).end();
+      }
+      const metaSize = Number(req.headers['cf-r2-metadata-size'] ?? 0);
+      const r = JSON.parse(req.headers['cf-r2-request'] ?? body.subarray(0, metaSize).toString());
+      const meta = (key, size) => JSON.stringify({ name: key, version: '1', size, etag: 'e', uploaded: String(Date.now()), storageClass: 'Standard' });
+      if (r.method === 'put') {
+        const value = body.subarray(metaSize);
+        store.set(r.object, value.toString());
+        return res.end(meta(r.object, value.length));
+      }
+      if (r.method !== 'get') return res.writeHead(501).end();
+      if (!store.has(r.object)) return res.writeHead(404, { 'cf-r2-error': JSON.stringify({ version: 1, v4code: 10007, message: 'The specified key does not exist.' }) }).end();
+      const value = Buffer.from(store.get(r.object));
+      const head = Buffer.from(meta(r.object, value.length));
+      res.writeHead(200, { 'cf-r2-metadata-size': String(head.length) }).end(Buffer.concat([head, value]));
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${server.address().port}`, store, stop: () => new Promise((r) => server.close(r)) };
 }
