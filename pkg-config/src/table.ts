@@ -618,7 +618,8 @@ export class HudiTable {
     const { table } = await this.changesArrow(o);
     const image = (v: unknown) => (v == null ? null : (JSON.parse(String(v)) as Record<string, unknown>));
     for (const row of table) {
-      o.signal?.throwIfAborted();
+      // An abort between two changes ends the iteration as any aborted call ends: AbortedError.
+      if (o.signal?.aborted) throw toHudiError(o.signal.reason, o.signal);
       const tsMs = String(row.ts_ms);
       yield { op: String(row.op) as Change['op'], tsMs, instant: tsMs, before: image(row.before), after: image(row.after) };
     }

@@ -81,12 +81,18 @@ test('changes(): each change as an object, images parsed from the JSON Spark ret
     // Oldest commit first.
     const times = got.map((c) => c.tsMs);
     assert.deepEqual(times, [...times].sort());
-    // An aborted iteration stops with an AbortedError.
+    // An abort before the read, or between two changes, ends it with an AbortedError.
     const controller = new AbortController();
     controller.abort();
     await assert.rejects(async () => {
       for await (const _ of t.changes({ signal: controller.signal })) assert.fail('no change after an abort');
     }, (e) => e instanceof AbortedError && e.code === 'ABORTED');
+    const midway = new AbortController();
+    let seen = 0;
+    await assert.rejects(async () => {
+      for await (const _ of t.changes({ signal: midway.signal })) if (++seen === 3) midway.abort();
+    }, (e) => e instanceof AbortedError && e.code === 'ABORTED');
+    assert.equal(seen, 3);
   } finally {
     t.close();
   }
