@@ -1,5 +1,5 @@
 // The change feed against Spark: every CDC table of tests/data/cdc (each supplemental logging
-// mode, Copy-On-Write and Merge-On-Read, table versions 8 and 9) read from its zip, the whole
+// mode, Copy-On-Write and Merge-On-Read, each table version there) read from its zip, the whole
 // range and each commit alone, row for row (op, ts_ms and both images as the strings Spark
 // returned); the same over a loopback nginx; changes() as parsed objects; changePlan();
 // and a table without change data capture refused with a typed error.
@@ -13,7 +13,7 @@ const server = useNginx();
 const NAMES = cdcNames();
 
 test('tests/data/cdc holds every supplemental mode, COW and MOR', () => {
-  assert.equal(NAMES.length, 7, NAMES.join());
+  assert.ok(NAMES.length >= 7, NAMES.join());
   for (const mode of ['op_key_only', 'data_before', 'data_before_after']) {
     for (const type of ['cow', 'mor']) assert.ok(NAMES.includes(`cdc_v9_${type}_${mode}`), `${type} ${mode}`);
   }
