@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AbortedError, HudiTable, UnsupportedError } from 'hudi-edge';
-import { arrowFeedRows, cdcNames, cdcZip, expectedFeeds, feedsOf, sortedFeed } from '../../tests/lib/cdc.mjs';
+import { arrowFeedRows, cdcNames, cdcZip, expectedFeeds, feedsOf, sortedFeed, sparkExact } from '../../tests/lib/cdc.mjs';
 import { V9, useNginx } from './helpers.mjs';
 
 const server = useNginx();
@@ -20,8 +20,9 @@ test('tests/data/cdc holds every supplemental mode, COW and MOR', () => {
 });
 
 for (const name of NAMES) {
-  test(`${name}: changesArrow() equals Spark's feed, whole range and commit by commit`, async () => {
-    const exp = expectedFeeds(name);
+  const exp = expectedFeeds(name);
+  const skip = !sparkExact(exp) && `${exp.read_by}'s feed: compared with its allowances by tests/cdc.rs`;
+  test(`${name}: changesArrow() equals Spark's feed, whole range and commit by commit`, { skip }, async () => {
     const t = await HudiTable.openZip(cdcZip(name), `${name}.zip`);
     try {
       let rows = 0;
