@@ -43,6 +43,7 @@ for kind in cow mor; do
   t=$work/${kind}_cdc
   cp -r "$cache/tables/bench_${kind}_v9" "$t"
   printf 'hoodie.table.cdc.enabled=true\nhoodie.table.cdc.supplemental.logging.mode=DATA_BEFORE_AFTER\n' >> "$t/.hoodie/hoodie.properties"
+  rm -f "$t/.hoodie/.hoodie.properties.crc"  # the local file system checksum of the old text
   before_spark=$("$bin" timeline "$t" --json | "$py" -c '
 import json, sys
 print(max(i["requested_time"] for i in json.load(sys.stdin)["instants"] if i["state"] == "completed"))')

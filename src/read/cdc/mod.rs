@@ -18,11 +18,12 @@ use arrow_array::builder::StringBuilder;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use futures::{StreamExt, TryStreamExt};
 use indexmap::IndexMap;
 use serde::Serialize;
 
 use super::{Plan, ReadOptions, Scan};
-use crate::error::{HudiError, Result};
+use crate::error::{malformed_by, HudiError, Result};
 use crate::file_group::view::{self, DataFile};
 use crate::file_group::{BaseFile, FileSlice, LogFile};
 use crate::log_file::BlockType;
@@ -475,22 +476,14 @@ struct Reader<'a> {
     client: &'a Arc<MetaClient>,
     schema: SchemaRef,
     evolution: Option<Arc<SchemaEvolution>>,
-    /// Slices read already (a file group's consecutive splits share them).
-    cache: HashMap<Vec<String>, Arc<IndexMap<String, Row>>>,
 }
 
 impl Reader<'_> {
     async fn rows(
-        &mut self,
+        &self,
         slice: &FileSlice,
         visibility: &Visibility,
     ) -> Result<Arc<IndexMap<String, Row>>> {
-        let mut key: Vec<String> = slice.base_path().into_iter().collect();
-        key.extend(slice.log_paths());
-        key.push(visibility.upper_bound().unwrap_or_default().to_string());
-        if let Some(hit) = self.cache.get(&key) {
-            return Ok(hit.clone());
-        }
         let plan = Plan::of_slices_at(
             visibility.clone(),
             visibility.upper_bound().map(str::to_string),
@@ -499,7 +492,7 @@ impl Reader<'_> {
             self.schema.clone(),
         );
         let mut scan = Scan::new(self.client.clone(), Arc::new(plan), &ReadOptions::default());
-        let batches = scan.collect().await?;
+        let batches = Scan::collect(&mut scan).await?;
         let mut rows = IndexMap::new();
         for batch in batches {
             let keys = batch
@@ -519,9 +512,7 @@ impl Reader<'_> {
                 );
             }
         }
-        let rows = Arc::new(rows);
-        self.cache.insert(key, rows.clone());
-        Ok(rows)
+        Ok(Arc::new(rows))
     }
 }
 
@@ -595,17 +586,26 @@ pub async fn plan(client: &MetaClient, start: Option<&str>, end: Option<&str>) -
 /// The rows of a planned change feed.
 pub async fn read(client: &Arc<MetaClient>, plan: FeedPlan) -> Result<ChangeFeed> {
     let io_start = client.io();
-    let mut reader = Reader {
+    let reader = Reader {
         client,
         schema: plan.schema.clone(),
         evolution: plan.evolution.clone(),
-        cache: HashMap::new(),
     };
-    let mut out = FeedBuilder::new();
-    for split in &plan.splits {
-        feed_split(&mut reader, split, plan.mode, &mut out).await?;
-    }
-    let batch = out.finish()?;
+    // Splits are read SPLITS_AT_ONCE at a time, their rows kept in the plan's order.
+    let batches: Vec<RecordBatch> = futures::stream::iter(&plan.splits)
+        .map(|split| {
+            let reader = &reader;
+            async move {
+                let mut out = FeedBuilder::new();
+                feed_split(reader, split, plan.mode, &mut out).await?;
+                out.finish()
+            }
+        })
+        .buffered(SPLITS_AT_ONCE)
+        .try_collect()
+        .await?;
+    let batch =
+        arrow_select::concat::concat_batches(&feed_schema(), &batches).map_err(malformed_by)?;
     Ok(ChangeFeed {
         schema: feed_schema(),
         batches: vec![batch],
@@ -614,8 +614,12 @@ pub async fn read(client: &Arc<MetaClient>, plan: FeedPlan) -> Result<ChangeFeed
     })
 }
 
+/// File-group changes read at once: each is a few dependent requests (the slice before, the
+/// files of the commit), so a feed of many takes about as many round trips as its longest.
+const SPLITS_AT_ONCE: usize = 8;
+
 async fn feed_split(
-    reader: &mut Reader<'_>,
+    reader: &Reader<'_>,
     split: &Split,
     mode: SupplementalMode,
     out: &mut FeedBuilder,
@@ -644,14 +648,17 @@ async fn feed_split(
             }
         }
         InferenceCase::LogFile => {
-            let before = match &split.before {
-                Some(b) => reader.rows(b, &at).await?,
-                None => Arc::new(IndexMap::new()),
-            };
             let Some(after_slice) = &split.after else {
                 return Ok(());
             };
-            let after = reader.rows(after_slice, &at).await?;
+            // The slices before and after the log file are read together.
+            let before = async {
+                match &split.before {
+                    Some(b) => reader.rows(b, &at).await,
+                    None => Ok(Arc::new(IndexMap::new())),
+                }
+            };
+            let (before, after) = futures::try_join!(before, reader.rows(after_slice, &at))?;
             for (key, row) in before.iter() {
                 match after.get(key) {
                     None => out.push("d", ts, Some(&row.image), None),
@@ -668,14 +675,17 @@ async fn feed_split(
             }
         }
         InferenceCase::AsIs => {
-            let before = match &split.before {
-                Some(b) => Some(reader.rows(b, &at).await?),
-                None => None,
+            let read = |slice: &Option<FileSlice>| {
+                let slice = slice.clone();
+                let at = at.clone();
+                async move {
+                    match slice {
+                        Some(s) => reader.rows(&s, &at).await.map(Some),
+                        None => Ok(None),
+                    }
+                }
             };
-            let after = match &split.after {
-                Some(a) => Some(reader.rows(a, &at).await?),
-                None => None,
-            };
+            let (before, after) = futures::try_join!(read(&split.before), read(&split.after))?;
             let image_of = |rows: &Option<Arc<IndexMap<String, Row>>>, key: &str| {
                 rows.as_ref()
                     .and_then(|r| r.get(key))
