@@ -433,3 +433,76 @@ async fn compaction_keeps_cdc_files_as_java_does() {
     let feed_after = feed_rows(&table.changes(Some(&first), None).await.unwrap());
     assert_eq!(feed_before, feed_after, "compaction changes no feed");
 }
+
+/// A table created here with `hoodie.table.cdc.enabled=true` keeps a change feed from its
+/// first commit (`DATA_BEFORE_AFTER` unless named): inserts, then a Copy-On-Write upsert and
+/// delete whose CDC log files the feed reads as written.
+#[tokio::test]
+async fn created_tables_keep_a_change_feed() {
+    use hudi_edge::config::TableType;
+    use hudi_edge::write::Operation;
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cdc-created");
+    let _ = std::fs::remove_dir_all(&dir);
+    let storage = Arc::new(hudi_edge::storage::local::LocalStorage::new(&dir));
+    let new = hudi_edge::write::create::NewTable {
+        name: "feed".into(),
+        table_type: TableType::CopyOnWrite,
+        schema: hudi_edge::schema::to_avro::schema_from_ddl(
+            "id STRING NOT NULL, v BIGINT, p STRING",
+        )
+        .unwrap(),
+        record_key_fields: vec!["id".into()],
+        partition_fields: vec!["p".into()],
+        ordering_fields: vec!["v".into()],
+        options: [("hoodie.table.cdc.enabled".to_string(), "true".to_string())].into(),
+    };
+    Table::create(storage, &new).await.unwrap();
+    let table = helpers::open(&dir).await;
+    assert!(table.config().cdc_enabled);
+    assert_eq!(
+        table
+            .config()
+            .property("hoodie.table.cdc.supplemental.logging.mode"),
+        Some("DATA_BEFORE_AFTER")
+    );
+    let r = |id: &str, v: i64| {
+        serde_json::json!({"id": id, "v": v, "p": "a"})
+            .as_object()
+            .unwrap()
+            .clone()
+    };
+    helpers::write_on(&table, &[r("k1", 1), r("k2", 1)], Operation::Insert)
+        .await
+        .unwrap();
+    helpers::write_on(&table, &[r("k1", 2)], Operation::Upsert)
+        .await
+        .unwrap();
+    helpers::write_on(&table, &[r("k2", 0)], Operation::Delete)
+        .await
+        .unwrap();
+    let table = table.reopen().await.unwrap();
+    let rows = feed_rows(&table.changes(Some("0"), None).await.unwrap());
+    let ops: Vec<(&str, Value, Value)> = rows
+        .iter()
+        .map(|r| {
+            let image = if r[0] == "d" { &r[2] } else { &r[3] };
+            (
+                r[0].as_str().unwrap(),
+                field(image, "id"),
+                field(image, "v"),
+            )
+        })
+        .collect();
+    assert_eq!(ops.len(), 4, "{rows:#?}");
+    for want in [
+        ("i", "k1", 1),
+        ("i", "k2", 1),
+        ("u", "k1", 2),
+        ("d", "k2", 1),
+    ] {
+        assert!(
+            ops.contains(&(want.0, want.1.into(), want.2.into())),
+            "{want:?} in {ops:?}"
+        );
+    }
+}

@@ -718,7 +718,7 @@ async fn refuses_tables_it_cannot_create() {
     let mut unknown_option = good.clone();
     unknown_option
         .options
-        .insert("hoodie.table.cdc.enabled".into(), "true".into());
+        .insert("hoodie.bootstrap.base.path".into(), "/elsewhere".into());
     let mut populate_maybe = good.clone();
     populate_maybe
         .options
@@ -744,7 +744,7 @@ async fn refuses_tables_it_cannot_create() {
             (new, "INVALID_ARGUMENT", *says)
         })
         .collect();
-    cases.push((unknown_option, "UNSUPPORTED", "hoodie.table.cdc.enabled"));
+    cases.push((unknown_option, "UNSUPPORTED", "hoodie.bootstrap.base.path"));
     cases.push((populate_maybe, "INVALID_ARGUMENT", "true or false"));
     for (new, code, says) in cases {
         let e = hudi_edge::Table::create(storage.clone(), &new)
@@ -1361,13 +1361,12 @@ async fn refuses_read_only_storage_before_any_request() {
     assert_eq!(table.io().requests, before.requests, "no request");
 }
 
-/// Table settings this writer cannot honour are refused before any request: change data
-/// capture (CDC files would be expected) and custom merging (Java classes decide).
+/// Table settings this writer cannot honour are refused before any request: custom merging
+/// (Java classes decide).
 #[tokio::test]
 async fn refuses_table_settings_it_cannot_honour() {
     use arrow_array::{ArrayRef, StringArray};
     for (name, extra) in [
-        ("cdc", "hoodie.table.cdc.enabled=true\n"),
         (
             "custom_merge",
             "hoodie.record.merge.mode=CUSTOM\nhoodie.record.merge.strategy.id=11111111-2222-3333-4444-555555555555\n",

@@ -229,7 +229,7 @@ test('create: bad specs are typed errors before any request', async () => {
   await refused({ columns: 'id STRING,', recordKey: 'id' }, InvalidArgumentError, /table schema/);
   await refused({ columns: 'id STRING', recordKey: 'id', type: 'hash' }, InvalidArgumentError, /table type/);
   await refused({ columns: { not: 'a schema' }, recordKey: 'id' }, InvalidArgumentError, /columns/);
-  await refused({ columns: 'id STRING', recordKey: 'id', options: { 'hoodie.table.cdc.enabled': 'true' } }, UnsupportedError, /hoodie.table.cdc.enabled/);
+  await refused({ columns: 'id STRING', recordKey: 'id', options: { 'hoodie.bootstrap.base.path': '/elsewhere' } }, UnsupportedError, /hoodie.bootstrap.base.path/);
   await refused({ columns: 'id STRING', recordKey: 'id', precombine: 'ts' }, InvalidArgumentError, /precombine/);
   assert.ok(!existsSync(join(dir, '.hoodie')), 'nothing written');
   await assert.rejects(HudiTable.create('https://example.com/tables/t', { columns: 'id STRING', recordKey: 'id' }), ReadOnlyError);

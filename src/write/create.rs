@@ -36,8 +36,12 @@ pub struct NewTable {
 /// The table configs a new table takes, with their defaults here. The timeline's zone is
 /// UTC (Hudi's default is the writer's local zone): writers in different places then
 /// agree on instant order.
-pub const TAKEN_OPTIONS: [(&str, &str); 5] = [
+pub const TAKEN_OPTIONS: [(&str, &str); 7] = [
     ("hoodie.datasource.write.hive_style_partitioning", "false"),
+    // A change feed: CDC log files beside rewritten base files, in this supplemental mode
+    // (`DATA_BEFORE_AFTER` when on and not named, as Spark writes it).
+    ("hoodie.table.cdc.enabled", "false"),
+    ("hoodie.table.cdc.supplemental.logging.mode", ""),
     // `false`: virtual keys (from the key fields).
     ("hoodie.populate.meta.fields", "true"),
     ("hoodie.datasource.write.partitionpath.urlencode", "false"),
@@ -129,7 +133,6 @@ pub fn properties_text(table: &NewTable, comment: &str) -> Result<String> {
             "hoodie.table.multiple.base.file.formats.enable",
             "false".into(),
         ),
-        ("hoodie.table.cdc.enabled", "false".into()),
         ("hoodie.partition.metafile.use.base.format", "false".into()),
         (
             "hoodie.datasource.write.drop.partition.columns",
@@ -161,6 +164,11 @@ pub fn properties_text(table: &NewTable, comment: &str) -> Result<String> {
         if !value.is_empty() {
             props.insert(key, value.to_string());
         }
+    }
+    if props.get("hoodie.table.cdc.enabled").map(String::as_str) == Some("true") {
+        props
+            .entry("hoodie.table.cdc.supplemental.logging.mode")
+            .or_insert_with(|| "DATA_BEFORE_AFTER".into());
     }
     let database = props
         .get("hoodie.database.name")
@@ -253,6 +261,24 @@ fn check(table: &NewTable) -> Result<()> {
         return bad(format!(
             "hoodie.populate.meta.fields={other}: true or false"
         ));
+    }
+    if let Some(v) = table.options.get("hoodie.table.cdc.enabled") {
+        if !matches!(v.trim(), "true" | "false") {
+            return bad(format!("hoodie.table.cdc.enabled={v}: true or false"));
+        }
+    }
+    if let Some(mode) = table
+        .options
+        .get("hoodie.table.cdc.supplemental.logging.mode")
+    {
+        if !matches!(
+            mode.trim().to_ascii_uppercase().as_str(),
+            "OP_KEY_ONLY" | "DATA_BEFORE" | "DATA_BEFORE_AFTER"
+        ) {
+            return bad(format!(
+                "hoodie.table.cdc.supplemental.logging.mode={mode}: OP_KEY_ONLY, DATA_BEFORE or DATA_BEFORE_AFTER"
+            ));
+        }
     }
     crate::metadata::config::MetadataConfig::parse(&table.options)?;
     for key in table.options.keys() {
