@@ -501,7 +501,7 @@ fn pretty(v: &Value, level: usize, out: &mut String) {
 }
 
 /// Jackson's escaping: `"`, `\`, the usual short escapes, other controls as `\u00XX`.
-fn quote(s: &str, out: &mut String) {
+pub(crate) fn quote(s: &str, out: &mut String) {
     out.push('"');
     for c in s.chars() {
         match c {

@@ -10,6 +10,9 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
+use crate::avro::binary::i128_to_be_min;
+use crate::timeline::write::quote;
+
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, StructArray};
@@ -36,7 +39,7 @@ pub fn avro_json(record: &StructArray, row: usize, fixed: &HashMap<String, usize
         if i > 0 {
             out.push_str(", ");
         }
-        json_string(field.name(), &mut out);
+        quote(field.name(), &mut out);
         out.push_str(": ");
         match fixed.get(field.name()) {
             Some(&size) if !column.is_null(row) => avro_fixed(column.as_ref(), row, size, &mut out),
@@ -104,7 +107,7 @@ fn spark_struct(s: &StructArray, row: usize, out: &mut String) {
             out.push(',');
         }
         first = false;
-        json_string(field.name(), out);
+        quote(field.name(), out);
         out.push(':');
         spark_value(column.as_ref(), row, out);
     }
@@ -127,7 +130,7 @@ fn spark_value(a: &dyn Array, row: usize, out: &mut String) {
         }
         DataType::Binary | DataType::LargeBinary | DataType::FixedSizeBinary(_) => {
             let bytes = binary(a, row);
-            json_string(&base64(&bytes), out);
+            quote(&base64(&bytes), out);
         }
         DataType::Struct(_) => spark_struct(a.as_struct(), row, out),
         DataType::List(_) | DataType::LargeList(_) => {
@@ -154,7 +157,7 @@ fn spark_value(a: &dyn Array, row: usize, out: &mut String) {
                     out.push(',');
                 }
                 first = false;
-                json_string(&map_key(entries.column(0).as_ref(), i), out);
+                quote(&map_key(entries.column(0).as_ref(), i), out);
                 out.push(':');
                 spark_value(entries.column(1).as_ref(), i, out);
             }
@@ -177,7 +180,7 @@ fn avro_value(a: &dyn Array, row: usize, out: &mut String) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                json_string(field.name(), out);
+                quote(field.name(), out);
                 out.push_str(": ");
                 avro_value(column.as_ref(), row, out);
             }
@@ -202,7 +205,7 @@ fn avro_value(a: &dyn Array, row: usize, out: &mut String) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                json_string(&map_key(entries.column(0).as_ref(), i), out);
+                quote(&map_key(entries.column(0).as_ref(), i), out);
                 out.push_str(": ");
                 avro_value(entries.column(1).as_ref(), i, out);
             }
@@ -212,9 +215,15 @@ fn avro_value(a: &dyn Array, row: usize, out: &mut String) {
             // Avro keeps a decimal as its big-endian two's-complement bytes.
             let bytes = match a.data_type() {
                 DataType::Decimal128(..) => {
-                    minimal_be(&a.as_primitive::<Decimal128Type>().value(row).to_be_bytes())
+                    i128_to_be_min(a.as_primitive::<Decimal128Type>().value(row))
                 }
-                _ => minimal_be(&a.as_primitive::<Decimal256Type>().value(row).to_be_bytes()),
+                _ => {
+                    let v = a.as_primitive::<Decimal256Type>().value(row);
+                    match v.to_i128() {
+                        Some(small) => i128_to_be_min(small),
+                        None => v.to_be_bytes().to_vec(),
+                    }
+                }
             };
             avro_bytes(&bytes, out);
         }
@@ -241,9 +250,9 @@ fn avro_value(a: &dyn Array, row: usize, out: &mut String) {
 /// Strings, numbers, booleans, dates and timestamps: written alike by both renderings.
 fn scalar(a: &dyn Array, row: usize, out: &mut String) {
     match a.data_type() {
-        DataType::Utf8 => json_string(a.as_string::<i32>().value(row), out),
-        DataType::LargeUtf8 => json_string(a.as_string::<i64>().value(row), out),
-        DataType::Utf8View => json_string(a.as_string_view().value(row), out),
+        DataType::Utf8 => quote(a.as_string::<i32>().value(row), out),
+        DataType::LargeUtf8 => quote(a.as_string::<i64>().value(row), out),
+        DataType::Utf8View => quote(a.as_string_view().value(row), out),
         DataType::Boolean => {
             let _ = write!(out, "{}", a.as_boolean().value(row));
         }
@@ -286,7 +295,7 @@ fn scalar(a: &dyn Array, row: usize, out: &mut String) {
         _ => {
             // Types Hudi tables do not carry: their display form, quoted.
             let shown = arrow_cast::display::array_value_to_string(a, row).unwrap_or_default();
-            json_string(&shown, out)
+            quote(&shown, out)
         }
     }
 }
@@ -318,47 +327,12 @@ fn map_key(keys: &dyn Array, i: usize) -> String {
     }
 }
 
-/// The shortest big-endian two's-complement form (Java's `BigInteger.toByteArray`).
-fn minimal_be(bytes: &[u8]) -> Vec<u8> {
-    let mut start = 0;
-    while start + 1 < bytes.len() {
-        let (b, next) = (bytes[start], bytes[start + 1]);
-        let redundant = (b == 0 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0);
-        if !redundant {
-            break;
-        }
-        start += 1;
-    }
-    bytes[start..].to_vec()
-}
-
 /// `GenericData.toString` of bytes: `{"bytes": "…"}`, each byte as a character.
 fn avro_bytes(bytes: &[u8], out: &mut String) {
     out.push_str("{\"bytes\": ");
     let text: String = bytes.iter().map(|&b| b as char).collect();
-    json_string(&text, out);
+    quote(&text, out);
     out.push('}');
-}
-
-/// A JSON string as Jackson escapes it: `"` `\` and control characters.
-fn json_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// A float as Java's `Double.toString` / `Float.toString` prints it, as Jackson writes it
@@ -475,12 +449,5 @@ mod tests {
         assert_eq!(base64(b"a"), "YQ==");
         assert_eq!(base64(b"ab"), "YWI=");
         assert_eq!(base64(b"abc"), "YWJj");
-    }
-
-    #[test]
-    fn decimals_keep_their_shortest_bytes() {
-        assert_eq!(minimal_be(&1i128.to_be_bytes()), vec![1]);
-        assert_eq!(minimal_be(&(-1i128).to_be_bytes()), vec![0xff]);
-        assert_eq!(minimal_be(&128i128.to_be_bytes()), vec![0, 128]);
     }
 }
