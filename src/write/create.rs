@@ -267,16 +267,12 @@ fn check(table: &NewTable) -> Result<()> {
             return bad(format!("hoodie.table.cdc.enabled={v}: true or false"));
         }
     }
-    if let Some(mode) = table
-        .options
-        .get("hoodie.table.cdc.supplemental.logging.mode")
-    {
-        if !matches!(
-            mode.trim().to_ascii_uppercase().as_str(),
-            "OP_KEY_ONLY" | "DATA_BEFORE" | "DATA_BEFORE_AFTER"
-        ) {
+    use crate::read::cdc::SupplementalMode;
+    if let Some(mode) = table.options.get(SupplementalMode::KEY) {
+        if SupplementalMode::parse(mode).is_none() {
             return bad(format!(
-                "hoodie.table.cdc.supplemental.logging.mode={mode}: OP_KEY_ONLY, DATA_BEFORE or DATA_BEFORE_AFTER"
+                "{}={mode}: OP_KEY_ONLY, DATA_BEFORE or DATA_BEFORE_AFTER",
+                SupplementalMode::KEY
             ));
         }
     }

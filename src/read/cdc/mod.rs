@@ -44,22 +44,38 @@ pub enum SupplementalMode {
 }
 
 impl SupplementalMode {
-    pub fn of(config: &crate::config::TableConfig) -> Result<SupplementalMode> {
-        let key = "hoodie.table.cdc.supplemental.logging.mode";
-        match config.property(key).map(|v| v.trim().to_ascii_uppercase()) {
-            None => Ok(SupplementalMode::DataBeforeAfter),
-            Some(v) => match v.as_str() {
-                "OP_KEY_ONLY" | "CDC_OP_KEY" => Ok(SupplementalMode::OpKeyOnly),
-                "DATA_BEFORE" | "CDC_DATA_BEFORE" => Ok(SupplementalMode::DataBefore),
-                "DATA_BEFORE_AFTER" | "CDC_DATA_BEFORE_AFTER" => {
-                    Ok(SupplementalMode::DataBeforeAfter)
-                }
-                _ => Err(HudiError::corrupt(
-                    ".hoodie/hoodie.properties",
-                    format!("unknown {key} {v:?} (OP_KEY_ONLY, DATA_BEFORE, DATA_BEFORE_AFTER)"),
-                )),
-            },
+    pub const KEY: &'static str = "hoodie.table.cdc.supplemental.logging.mode";
+
+    /// A mode by its Java name, case-insensitive.
+    pub fn parse(name: &str) -> Option<SupplementalMode> {
+        match name.trim().to_ascii_uppercase().as_str() {
+            "OP_KEY_ONLY" => Some(SupplementalMode::OpKeyOnly),
+            "DATA_BEFORE" => Some(SupplementalMode::DataBefore),
+            "DATA_BEFORE_AFTER" => Some(SupplementalMode::DataBeforeAfter),
+            _ => None,
         }
+    }
+
+    /// The table's mode (Hudi 0.13's `cdc_op_key`, `cdc_data_before…` names too).
+    pub fn of(config: &crate::config::TableConfig) -> Result<SupplementalMode> {
+        let Some(v) = config.property(Self::KEY) else {
+            return Ok(SupplementalMode::DataBeforeAfter);
+        };
+        let upper = v.trim().to_ascii_uppercase();
+        let name = match upper.strip_prefix("CDC_") {
+            Some("OP_KEY") => "OP_KEY_ONLY",
+            Some(rest) => rest,
+            None => &upper,
+        };
+        Self::parse(name).ok_or_else(|| {
+            HudiError::corrupt(
+                ".hoodie/hoodie.properties",
+                format!(
+                    "unknown {} {v:?} (OP_KEY_ONLY, DATA_BEFORE, DATA_BEFORE_AFTER)",
+                    Self::KEY
+                ),
+            )
+        })
     }
 }
 
@@ -257,12 +273,18 @@ impl GroupFiles {
     }
 
     fn size_of(&self, partition: &str, name: &str) -> u64 {
-        self.by_group
-            .values()
-            .flatten()
-            .find(|f| f.partition == partition && f.name == name)
-            .map(|f| f.size)
-            .unwrap_or(0)
+        let file_id = match (BaseFile::parse(name, 0), LogFile::parse(name, 0)) {
+            (Some(b), _) => b.file_id,
+            (None, Some(l)) => l.file_id,
+            _ => return 0,
+        };
+        (self
+            .by_group
+            .get(&(partition.to_string(), file_id))
+            .into_iter()
+            .flatten())
+        .find(|f| f.name == name)
+        .map_or(0, |f| f.size)
     }
 
     /// The slice of exactly these files, as of `visibility`.
