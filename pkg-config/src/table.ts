@@ -609,19 +609,31 @@ export class HudiTable {
    *  (`hoodie.datasource.query.incremental.format=cdc`) returns them, and what it cost. */
   async changesArrow(o: ChangeOptions = {}): Promise<{ table: ArrowTable; stats: ChangeStats }> {
     const [start, end] = this.#changeRange(o);
-    const [bytes, stats] = await this.#run(o.signal, (w) => w.changesArrow(start, end, o.signal));
+    const [bytes, stats] = await this.#run(o.signal, (w) => w.changesArrow(start, end, o.signal, o.onProgress));
     return { table: tableFromIPC(bytes), stats };
   }
 
-  /** The change feed of `(start, end]`, change by change, oldest commit first. */
+  /** The change feed of `(start, end]`, change by change, oldest commit first. It is read one
+   *  file-group change at a time as the loop asks (a few read ahead): break out of the loop
+   *  (or abort) to stop early; the rest is not read. */
   async *changes(o: ChangeOptions = {}): AsyncGenerator<Change, void, undefined> {
-    const { table } = await this.changesArrow(o);
+    const [start, end] = this.#changeRange(o);
+    const stream = await this.#run(o.signal, async (w) => w.changeStream(start, end, o.signal, o.onProgress));
     const image = (v: unknown) => (v == null ? null : (JSON.parse(String(v)) as Record<string, unknown>));
-    for (const row of table) {
-      // An abort between two changes ends the iteration as any aborted call ends: AbortedError.
-      if (o.signal?.aborted) throw toHudiError(o.signal.reason, o.signal);
-      const tsMs = String(row.ts_ms);
-      yield { op: String(row.op) as Change['op'], tsMs, instant: tsMs, before: image(row.before), after: image(row.after) };
+    try {
+      for (;;) {
+        const bytes = await this.#run(o.signal, () => stream.next());
+        if (!bytes) return;
+        for (const row of tableFromIPC(bytes)) {
+          // An abort between two changes ends the iteration as any aborted call ends: AbortedError.
+          if (o.signal?.aborted) throw toHudiError(o.signal.reason, o.signal);
+          const tsMs = String(row.ts_ms);
+          yield { op: String(row.op) as Change['op'], tsMs, instant: tsMs, before: image(row.before), after: image(row.after) };
+        }
+      }
+    } finally {
+      stream.close();
+      stream.free();
     }
   }
 

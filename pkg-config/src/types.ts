@@ -9,9 +9,10 @@ export interface Progress {
   requests: number;
   /** Bytes received. */
   bytes: number;
-  /** File slices (a base file and its log files) read completely. */
+  /** File slices (a base file and its log files) read completely; in a change feed, file-group
+   *  changes (one commit's changes to one file group). */
   filesDone: number;
-  /** File slices the operation will read (0 until planning is done). */
+  /** File slices (or file-group changes) the operation will read (0 until planning is done). */
   filesTotal: number;
 }
 

@@ -99,6 +99,45 @@ test('changes(): each change as an object, images parsed from the JSON Spark ret
   }
 });
 
+test('onProgress: changesArrow() counts file-group changes read; changes() reads only as far as the loop asks', async () => {
+  const name = 'cdc_v9_mor_data_before_after';
+  const url = `${server.url}/cdc/${name}/`;
+  const whole = await HudiTable.open(url);
+  const plan = await whole.changePlan();
+  const seen = [];
+  const { table, stats } = await whole.changesArrow({ onProgress: (p) => seen.push(p) });
+  whole.close();
+  assert.ok(plan.splits.length > 8, `${plan.splits.length} file-group changes: more than are read at once`);
+  const last = seen.at(-1);
+  assert.deepEqual([last.filesDone, last.filesTotal], [plan.splits.length, plan.splits.length]);
+  assert.equal(last.requests, stats.planIo.requests + stats.readIo.requests);
+  assert.equal(last.bytes, stats.planIo.bytes + stats.readIo.bytes);
+  for (const [a, b] of seen.slice(1).map((p, i) => [seen[i], p])) {
+    assert.ok(b.filesDone >= a.filesDone && b.requests >= a.requests && b.bytes >= a.bytes, JSON.stringify([a, b]));
+  }
+  assert.ok(seen.some((p) => p.filesDone > 0 && p.filesDone < p.filesTotal), 'progress between the first and the last change');
+
+  // Streamed: the first change arrives while most file-group changes are still unread, and a
+  // loop that stops there leaves them unread.
+  const early = await HudiTable.open(url);
+  const progress = [];
+  let first;
+  for await (const c of early.changes({ onProgress: (p) => progress.push(p) })) {
+    first = { change: c, at: progress.at(-1) };
+    break;
+  }
+  assert.ok(first.change.op && first.at.filesTotal === plan.splits.length, JSON.stringify(first));
+  assert.ok(first.at.filesDone < first.at.filesTotal, JSON.stringify(first.at));
+  const stopped = early.io();
+  early.close();
+  const full = await HudiTable.open(url);
+  let rows = 0;
+  for await (const _ of full.changes()) rows++;
+  assert.equal(rows, table.numRows);
+  assert.ok(stopped.requests < full.io().requests, `stopped early: ${stopped.requests} requests, whole feed: ${full.io().requests}`);
+  full.close();
+});
+
 test('changePlan(): where each commit is read from, with Date and ISO-8601 bounds', async () => {
   for (const [name, cases] of [
     ['cdc_v9_cow_data_before_after', ['AS_IS', 'BASE_FILE_INSERT', 'REPLACE_COMMIT']],

@@ -21,11 +21,18 @@ function camelized(v, key = '') {
   if (v === null || typeof v !== 'object' || key === 'evidence') return v;
   return Object.fromEntries(Object.entries(v).map(([k, x]) => [camel(k), camelized(x, k)]));
 }
-/** Without what moves with the clock or counts requests. */
+/** Texts that count seconds up to the report's clock ("…12s since …"), with the count hidden. */
+function clockless(v) {
+  if (typeof v === 'string') return v.replace(/\b\d+s since\b/g, '…s since');
+  if (Array.isArray(v)) return v.map(clockless);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clockless(x)]));
+}
+/** Without what moves with the clock or counts requests: the CLI and the package report a moment apart. */
 function steady(h) {
   const { nowMs, io, activity, clean, pendingInstants, ...rest } = h;
   const { lastCleanAgeSecs, ...cleanRest } = clean;
-  return { ...rest, clean: cleanRest, pending: pendingInstants.map(({ ageSecs, heartbeatAgeSecs, ...p }) => p) };
+  return clockless({ ...rest, clean: cleanRest, pending: pendingInstants.map(({ ageSecs, heartbeatAgeSecs, ...p }) => p) });
 }
 
 test('health(): the CLI report, field for field, with the JS names', async () => {

@@ -530,6 +530,11 @@ impl Table {
         .await
     }
 
+    /// The rows of a change-feed plan, split by split as they are read.
+    pub fn scan_changes(&self, plan: Arc<FeedPlan>) -> crate::read::cdc::ChangeScan {
+        crate::read::cdc::ChangeScan::new(self.client.clone(), plan)
+    }
+
     /// The change feed of `(start, end]` as Spark's CDC query returns it.
     pub async fn changes(&self, start: Option<&str>, end: Option<&str>) -> Result<ChangeFeed> {
         let plan = self.plan_changes(start, end).await?;

@@ -7,7 +7,9 @@ use js_sys::{Array, Function, Uint8Array};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::session::{abortable, plan_and_scan, read_all, read_ipc_pieces, OnProgress};
+use super::session::{
+    abortable, plan_and_scan, read_all, read_ipc_pieces, OnProgress, StreamQuery,
+};
 use super::{js_value, to_js, WasmStream, WasmTable};
 use crate::api::input::JS_MAX_SAFE_INTEGER;
 use crate::api::wire;
@@ -237,9 +239,15 @@ impl WasmTable {
         start: Option<String>,
         end: Option<String>,
         signal: Option<AbortSignal>,
+        on_progress: Option<Function>,
     ) -> Result<JsValue, JsValue> {
+        let progress = OnProgress(on_progress);
         let table = abortable(signal.as_ref(), self.current()).await?;
-        let work = async { (table.changes(start.as_deref(), end.as_deref()).await).map_err(to_js) };
+        let work = async {
+            let plan = table.plan_changes(start.as_deref(), end.as_deref()).await;
+            let scan = table.scan_changes(Arc::new(plan.map_err(to_js)?));
+            scan.into_feed(|p| progress.report(p)).await.map_err(to_js)
+        };
         let feed = abortable(signal.as_ref(), work).await?;
         let mut bytes = Vec::new();
         crate::api::output::write_arrow_ipc(&feed.schema, &feed.batches, &mut bytes)
@@ -248,6 +256,22 @@ impl WasmTable {
         out.push(&Uint8Array::from(bytes.as_slice()));
         out.push(&js_value(&wire::ChangeStats::from(&feed))?);
         Ok(out.into())
+    }
+
+    /// The change feed of `(start, end]` split by split: `next()` resolves to one Arrow IPC
+    /// stream (schema + the rows of one file-group change) per split that changed rows, in
+    /// commit order, then to `undefined`. Planning happens on the first `next()`.
+    #[wasm_bindgen(js_name = changeStream)]
+    pub fn change_stream(
+        &self,
+        start: Option<String>,
+        end: Option<String>,
+        signal: Option<AbortSignal>,
+        on_progress: Option<Function>,
+    ) -> WasmStream {
+        let behind = self.shows.get() < self.writes.get();
+        let query = StreamQuery::Changes { start, end };
+        WasmStream::new(self.table(), behind, query, signal, OnProgress(on_progress))
     }
 
     /// Rows batch by batch: `next()` resolves to one Arrow IPC stream (schema + one record
@@ -264,7 +288,7 @@ impl WasmTable {
         Ok(WasmStream::new(
             self.table(),
             behind,
-            options,
+            StreamQuery::Read(options),
             signal,
             OnProgress(on_progress),
         ))

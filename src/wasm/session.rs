@@ -1,6 +1,6 @@
 //! What a JS call needs around the engine: an `AbortSignal` that stops it (the Rust future
 //! is dropped, which aborts its in-flight requests), the `onProgress` callback, and the
-//! batch-by-batch stream. Reads go through [`crate::read::scan`].
+//! batch-by-batch stream of a read or a change feed. Reads go through [`crate::read::scan`].
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -18,7 +18,8 @@ use web_sys::AbortSignal;
 use super::{js_value, to_js};
 use crate::api::wire::Progress;
 use crate::error::HudiError;
-use crate::read::{Plan, ReadOptions, Scan};
+use crate::read::cdc::ChangeScan;
+use crate::read::{Plan, ReadOptions, Scan, ScanProgress};
 use crate::table::Table;
 
 fn aborted_error(signal: &AbortSignal) -> JsValue {
@@ -128,19 +129,77 @@ pub async fn read_ipc_pieces(
     Ok(())
 }
 
+/// What a stream reads.
+pub enum StreamQuery {
+    Read(ReadOptions),
+    /// The change feed of `(start, end]`.
+    Changes {
+        start: Option<String>,
+        end: Option<String>,
+    },
+}
+
+/// A stream's rows once planned.
+enum Rows {
+    Read(Scan),
+    Changes(ChangeScan),
+}
+
+impl Rows {
+    async fn plan(
+        table: &Arc<Table>,
+        query: StreamQuery,
+        progress: &OnProgress,
+    ) -> Result<Rows, JsValue> {
+        Ok(match query {
+            StreamQuery::Read(options) => {
+                Rows::Read(plan_and_scan(table, &options, progress).await?.1)
+            }
+            StreamQuery::Changes { start, end } => {
+                let plan = table.plan_changes(start.as_deref(), end.as_deref());
+                let scan = table.scan_changes(Arc::new(plan.await.map_err(to_js)?));
+                progress.report(scan.progress());
+                Rows::Changes(scan)
+            }
+        })
+    }
+
+    async fn next(&mut self) -> Option<crate::error::Result<RecordBatch>> {
+        match self {
+            Rows::Read(scan) => scan.next().await,
+            Rows::Changes(scan) => scan.next().await,
+        }
+    }
+
+    fn progress(&self) -> ScanProgress {
+        match self {
+            Rows::Read(scan) => scan.progress(),
+            Rows::Changes(scan) => scan.progress(),
+        }
+    }
+
+    fn schema(&self) -> SchemaRef {
+        match self {
+            Rows::Read(scan) => scan.schema(),
+            Rows::Changes(_) => crate::read::cdc::feed_schema(),
+        }
+    }
+}
+
 struct StreamState {
     table: Arc<Table>,
     /// The table is behind a write made through its handle: reopened before planning.
     reopen: bool,
     /// Until the first `next()` plans.
-    options: Option<ReadOptions>,
+    query: Option<StreamQuery>,
     /// Out of the state while a `next()` awaits it.
-    scan: Option<Scan>,
+    rows: Option<Rows>,
     busy: bool,
     closed: bool,
 }
 
-/// `stream()`'s answer: `next()` gives one self-contained Arrow IPC stream per batch.
+/// `stream()`'s and `changeStream()`'s answer: `next()` gives one self-contained Arrow IPC
+/// stream per batch.
 #[wasm_bindgen]
 pub struct WasmStream {
     state: Rc<RefCell<StreamState>>,
@@ -152,7 +211,7 @@ impl WasmStream {
     pub fn new(
         table: Arc<Table>,
         reopen: bool,
-        options: ReadOptions,
+        query: StreamQuery,
         signal: Option<AbortSignal>,
         progress: OnProgress,
     ) -> Self {
@@ -160,8 +219,8 @@ impl WasmStream {
             state: Rc::new(RefCell::new(StreamState {
                 table,
                 reopen,
-                options: Some(options),
-                scan: None,
+                query: Some(query),
+                rows: None,
                 busy: false,
                 closed: false,
             })),
@@ -175,13 +234,13 @@ async fn next_batch(
     state: Rc<RefCell<StreamState>>,
     progress: Rc<OnProgress>,
 ) -> Result<Option<(SchemaRef, RecordBatch)>, JsValue> {
-    let (options, scan) = {
+    let (query, rows) = {
         let mut s = state.borrow_mut();
-        (s.options.take(), s.scan.take())
+        (s.query.take(), s.rows.take())
     };
-    let mut scan = match (scan, options) {
-        (Some(scan), _) => scan,
-        (None, Some(options)) => {
+    let mut rows = match (rows, query) {
+        (Some(rows), _) => rows,
+        (None, Some(query)) => {
             let (mut table, reopen) = {
                 let s = state.borrow();
                 (s.table.clone(), s.reopen)
@@ -189,20 +248,20 @@ async fn next_batch(
             if reopen {
                 table = Arc::new(table.reopen().await.map_err(to_js)?);
             }
-            plan_and_scan(&table, &options, &progress).await?.1
+            Rows::plan(&table, query, &progress).await?
         }
         (None, None) => return Ok(None),
     };
-    let item = scan.next().await;
-    progress.scanned(&scan);
+    let item = rows.next().await;
+    progress.report(rows.progress());
     let batch = match item {
         None => return Ok(None),
         Some(b) => b.map_err(to_js)?,
     };
-    let schema = scan.schema();
+    let schema = rows.schema();
     let mut s = state.borrow_mut();
     if !s.closed {
-        s.scan = Some(scan);
+        s.rows = Some(rows);
     }
     Ok(Some((schema, batch)))
 }
@@ -234,8 +293,8 @@ impl WasmStream {
     /// Stops reading; later `next()` calls resolve to `undefined`.
     pub fn close(&self) {
         let mut s = self.state.borrow_mut();
-        s.scan = None;
-        s.options = None;
+        s.rows = None;
+        s.query = None;
         s.closed = true;
     }
 }

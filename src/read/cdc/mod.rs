@@ -12,18 +12,20 @@
 pub mod image;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arrow_array::builder::StringBuilder;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use indexmap::IndexMap;
 use serde::Serialize;
 
-use super::{Plan, ReadOptions, Scan};
-use crate::error::{malformed_by, HudiError, Result};
+use super::{Plan, ReadOptions, Scan, ScanProgress};
+use crate::error::{HudiError, Result};
 use crate::file_group::view::{self, DataFile};
 use crate::file_group::{BaseFile, FileSlice, LogFile};
 use crate::log_file::BlockType;
@@ -494,13 +496,13 @@ struct Row {
 }
 
 /// What every split of a feed reads with.
-struct Reader<'a> {
-    client: &'a Arc<MetaClient>,
+struct Reader {
+    client: Arc<MetaClient>,
     schema: SchemaRef,
     evolution: Option<Arc<SchemaEvolution>>,
 }
 
-impl Reader<'_> {
+impl Reader {
     async fn rows(
         &self,
         slice: &FileSlice,
@@ -607,33 +609,97 @@ pub async fn plan(client: &MetaClient, start: Option<&str>, end: Option<&str>) -
 
 /// The rows of a planned change feed.
 pub async fn read(client: &Arc<MetaClient>, plan: FeedPlan) -> Result<ChangeFeed> {
-    let io_start = client.io();
-    let reader = Reader {
-        client,
-        schema: plan.schema.clone(),
-        evolution: plan.evolution.clone(),
-    };
-    // Splits are read SPLITS_AT_ONCE at a time, their rows kept in the plan's order.
-    let batches: Vec<RecordBatch> = futures::stream::iter(&plan.splits)
-        .map(|split| {
-            let reader = &reader;
-            async move {
-                let mut out = FeedBuilder::new();
-                feed_split(reader, split, plan.mode, &mut out).await?;
-                out.finish()
-            }
+    ChangeScan::new(client.clone(), Arc::new(plan))
+        .into_feed(|_| {})
+        .await
+}
+
+/// A planned change feed read split by split: one batch per file-group change that has rows,
+/// in the plan's order, [`SPLITS_AT_ONCE`] read ahead. Cancelling is dropping it.
+pub struct ChangeScan {
+    batches: BoxStream<'static, Result<RecordBatch>>,
+    plan: Arc<FeedPlan>,
+    client: Arc<MetaClient>,
+    started: IoSnapshot,
+    splits_done: Arc<AtomicUsize>,
+}
+
+impl ChangeScan {
+    pub fn new(client: Arc<MetaClient>, plan: Arc<FeedPlan>) -> ChangeScan {
+        let reader = Arc::new(Reader {
+            client: client.clone(),
+            schema: plan.schema.clone(),
+            evolution: plan.evolution.clone(),
+        });
+        let splits_done = Arc::new(AtomicUsize::new(0));
+        let (for_splits, done) = (plan.clone(), splits_done.clone());
+        let batches = futures::stream::iter(0..plan.splits.len())
+            .map(move |i| {
+                let (reader, plan, done) = (reader.clone(), for_splits.clone(), done.clone());
+                async move {
+                    let mut out = FeedBuilder::new();
+                    feed_split(&reader, &plan.splits[i], plan.mode, &mut out).await?;
+                    done.fetch_add(1, Ordering::Relaxed);
+                    out.finish()
+                }
+            })
+            .buffered(SPLITS_AT_ONCE)
+            .try_filter(|batch| std::future::ready(batch.num_rows() > 0))
+            .boxed();
+        ChangeScan {
+            batches,
+            plan,
+            started: client.io(),
+            client,
+            splits_done,
+        }
+    }
+
+    /// The next split's rows, or `None` at the end.
+    pub async fn next(&mut self) -> Option<Result<RecordBatch>> {
+        self.batches.next().await
+    }
+
+    pub fn plan(&self) -> &FeedPlan {
+        &self.plan
+    }
+
+    /// Requests and bytes since planning started, and file-group changes read of those
+    /// planned. Cheap; callable between batches.
+    pub fn progress(&self) -> ScanProgress {
+        let read = self.io();
+        ScanProgress {
+            requests: self.plan.io.requests + read.requests,
+            bytes: self.plan.io.bytes + read.bytes,
+            files_done: self.splits_done.load(Ordering::Relaxed),
+            files_total: self.plan.splits.len(),
+        }
+    }
+
+    /// Every remaining row, `progress` told after each split's rows.
+    pub async fn into_feed(mut self, mut progress: impl FnMut(ScanProgress)) -> Result<ChangeFeed> {
+        let mut batches = Vec::new();
+        progress(self.progress());
+        while let Some(batch) = self.next().await {
+            batches.push(batch?);
+            progress(self.progress());
+        }
+        progress(self.progress());
+        let io = self.io();
+        // The finished stream lets go of its share of the plan, so it moves out uncopied.
+        drop(self.batches);
+        Ok(ChangeFeed {
+            schema: feed_schema(),
+            batches,
+            plan: Arc::unwrap_or_clone(self.plan),
+            io,
         })
-        .buffered(SPLITS_AT_ONCE)
-        .try_collect()
-        .await?;
-    let batch =
-        arrow_select::concat::concat_batches(&feed_schema(), &batches).map_err(malformed_by)?;
-    Ok(ChangeFeed {
-        schema: feed_schema(),
-        batches: vec![batch],
-        plan,
-        io: client.io().since(&io_start),
-    })
+    }
+
+    /// I/O of reading the rows so far (planning's is in the plan).
+    pub fn io(&self) -> IoSnapshot {
+        self.client.io().since(&self.started)
+    }
 }
 
 /// File-group changes read at once: each is a few dependent requests (the slice before, the
@@ -641,7 +707,7 @@ pub async fn read(client: &Arc<MetaClient>, plan: FeedPlan) -> Result<ChangeFeed
 const SPLITS_AT_ONCE: usize = 8;
 
 async fn feed_split(
-    reader: &Reader<'_>,
+    reader: &Reader,
     split: &Split,
     mode: SupplementalMode,
     out: &mut FeedBuilder,
@@ -714,7 +780,7 @@ async fn feed_split(
                     .map(|r| r.image.clone())
             };
             for path in &split.files {
-                for record in cdc_records(reader.client, path).await? {
+                for record in cdc_records(&reader.client, path).await? {
                     let (before_image, after_image) = match mode {
                         SupplementalMode::DataBeforeAfter => (record.before, record.after),
                         SupplementalMode::DataBefore => {
