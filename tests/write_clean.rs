@@ -494,3 +494,83 @@ async fn cleans_under_the_storage_lock() {
         our_rows(&dir, ReadOptions::default()).await
     );
 }
+
+/// Requested times of writes left pending on the timeline (failed writes).
+fn pending_writes(dir: &Path) -> BTreeSet<String> {
+    let names: Vec<String> = std::fs::read_dir(dir.join(".hoodie/timeline"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let completed = |t: &str| {
+        names
+            .iter()
+            .any(|n| n.starts_with(&format!("{t}_")) && n.ends_with(".deltacommit"))
+    };
+    names
+        .iter()
+        .filter_map(|n| n.strip_suffix(".deltacommit.requested"))
+        .filter(|t| !completed(t))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A write that dies partway through on a Merge-On-Read table.
+async fn failed_write(dir: &Path, n: u64, opts: &BTreeMap<String, String>) {
+    let crash = Arc::new(CrashAfter::new(Arc::new(LocalStorage::new(dir)), 5));
+    let table = Table::open(crash.clone()).await.unwrap();
+    let batches = decode_input(&table, &batch(n)).await;
+    let mut o = WriteOptions::new(Operation::Upsert);
+    o.options = opts.clone();
+    assert!(table.write(&batches, &o).await.is_err() && crash.crashed());
+}
+
+/// Under Hudi's LAZY failed-writes policy a failed write waits for the cleaner, which rolls
+/// it back before cleaning (Java's `rollbackFailedWrites`): later writes leave it, a clean
+/// under the default EAGER policy leaves it to the next write, a LAZY clean rolls it back,
+/// and so does a single writer's automatic clean after its commit. Reads never change.
+#[tokio::test]
+async fn lazy_failed_writes_are_rolled_back_by_the_cleaner() {
+    let dir = dir_of("lazy-rollback");
+    create(&dir, TableType::MergeOnRead).await;
+    let lazy = options(&[
+        ("hoodie.cleaner.policy.failed.writes", "LAZY"),
+        ("hoodie.clean.automatic", "false"),
+    ]);
+    write_n(&dir, 0, &lazy).await;
+    failed_write(&dir, 1, &lazy).await;
+    let failed = pending_writes(&dir);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let w = write_n(&dir, 2, &lazy).await;
+    assert!(w.rolled_back.is_empty(), "{:?}", w.rolled_back);
+    assert_eq!(pending_writes(&dir), failed, "a LAZY write leaves it");
+    let rows = our_rows(&dir, ReadOptions::default()).await;
+
+    let eager = open(&dir)
+        .await
+        .clean_reporting_rollbacks(&options(&[]))
+        .await;
+    assert!(eager.unwrap().rolled_back.is_empty());
+    assert_eq!(pending_writes(&dir), failed, "an EAGER clean leaves it");
+
+    let done = open(&dir).await.clean_reporting_rollbacks(&lazy).await;
+    let rolled: BTreeSet<String> = (done.unwrap().rolled_back.iter())
+        .map(|r| r.instant.clone())
+        .collect();
+    assert_eq!(rolled, failed);
+    assert!(pending_writes(&dir).is_empty());
+    assert_eq!(our_rows(&dir, ReadOptions::default()).await, rows);
+
+    // The automatic clean after a single LAZY writer's commit.
+    failed_write(&dir, 3, &lazy).await;
+    let failed = pending_writes(&dir);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let mut auto = lazy.clone();
+    auto.insert("hoodie.clean.automatic".into(), "true".into());
+    let w = write_n(&dir, 4, &auto).await;
+    assert!(w.services.errors.is_empty(), "{:?}", w.services.errors);
+    let rolled: BTreeSet<String> = w.rolled_back.iter().map(|r| r.instant.clone()).collect();
+    assert_eq!(rolled, failed);
+    assert!(pending_writes(&dir).is_empty());
+    assert_eq!(our_rows(&dir, ReadOptions::default()).await.len(), 8);
+}

@@ -301,11 +301,21 @@ async fn run(cli: Cli) -> Result<()> {
         } => {
             let map = option_map(options)?;
             let t = Table::open(storage_of(&table)?).await?;
-            let done = t.clean(&map).await?;
-            if done.is_empty() && !json {
-                println!("nothing to clean");
+            let done = t.clean_reporting_rollbacks(&map).await?;
+            if !json {
+                for r in &done.rolled_back {
+                    println!(
+                        "rolled back failed write {} ({}): {} files deleted",
+                        r.instant,
+                        r.action,
+                        r.files_deleted.len()
+                    );
+                }
+                if done.cleans.is_empty() {
+                    println!("nothing to clean");
+                }
             }
-            print::cleans(&done, json)
+            print::cleans(&done.cleans, json)
         }
         Command::Archive {
             table,

@@ -330,17 +330,30 @@ impl Table {
         &self,
         options: &BTreeMap<String, String>,
     ) -> Result<Vec<crate::write::services::clean::Clean>> {
+        Ok(self.clean_reporting_rollbacks(options).await?.cleans)
+    }
+
+    /// [`Table::clean`], and what it rolled back first: under Hudi's LAZY failed-writes
+    /// policy (`hoodie.cleaner.policy.failed.writes=LAZY`, or several writers) the cleaner
+    /// rolls back the pending writes whose heartbeat expired, as Java's does.
+    pub async fn clean_reporting_rollbacks(
+        &self,
+        options: &BTreeMap<String, String>,
+    ) -> Result<crate::write::services::clean::Cleaned> {
+        use crate::write::services::clean;
         let context = self.write_ctx();
         crate::write::check_writable(&context)?;
         let config = crate::clean::CleanConfig::parse(options)?;
         let concurrency = crate::write::lock::concurrency(options)?;
-        Box::pin(crate::write::services::clean::run(
-            &context,
-            &config,
-            &concurrency,
-            true,
-        ))
-        .await
+        let rolled_back = match crate::write::config::lazy_rollback(options, &concurrency)? {
+            true => Box::pin(clean::roll_back_failed_writes(&context, &concurrency)).await?,
+            false => Vec::new(),
+        };
+        let cleans = Box::pin(clean::run(&context, &config, &concurrency, true)).await?;
+        Ok(clean::Cleaned {
+            rolled_back,
+            cleans,
+        })
     }
 
     /// The table's health as of `now_ms` (the caller's clock) under the write settings
@@ -426,7 +439,7 @@ impl Table {
                     .cluster(&crate::write::ClusterRequest::default(), options)
                     .await?,
             )),
-            "clean" => Ok(json(&self.clean(options).await?)),
+            "clean" => Ok(json(&self.clean_reporting_rollbacks(options).await?)),
             "archive" => Ok(json(&self.archive(options).await?)),
             "index" => Ok(json(&self.index(&[], options).await?)),
             other => Err(HudiError::invalid(format!("no table service {other:?}"))),

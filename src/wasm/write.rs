@@ -103,14 +103,19 @@ impl WasmTable {
         let options = hoodie_options(options, "clean")?;
         let table = abortable(signal.as_ref(), self.current()).await?;
         let done = abortable(signal.as_ref(), async {
-            table.clean(&options).await.map_err(to_js)
+            table
+                .clean_reporting_rollbacks(&options)
+                .await
+                .map_err(to_js)
         })
         .await?;
-        if !done.is_empty() {
+        if !done.cleans.is_empty() || !done.rolled_back.is_empty() {
             // The next call that reads reopens the table.
             self.writes.set(self.writes.get() + 1);
         }
-        let done: Vec<wire::CleanResult> = done.into_iter().map(wire::CleanResult::from).collect();
+        let done: Vec<wire::CleanResult> = (done.cleans.into_iter())
+            .map(wire::CleanResult::from)
+            .collect();
         js_value(&done)
     }
 

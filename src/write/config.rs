@@ -181,21 +181,7 @@ impl WriteConfig {
         let given = &options.options;
         let values = Values { given, table };
         let concurrency = lock::concurrency(given)?;
-        let lazy_rollback = match values
-            .own(lock::FAILED_WRITES_POLICY)
-            .map(str::to_ascii_uppercase)
-        {
-            None => false,
-            Some(p) if p == "EAGER" => false,
-            Some(p) if p == "LAZY" => true,
-            Some(p) if p == "NEVER" => {
-                return Err(HudiError::unsupported(format!(
-                    "{}=NEVER (this writer rolls failed writes back, EAGER or LAZY)",
-                    lock::FAILED_WRITES_POLICY
-                )))
-            }
-            Some(other) => return Err(one_of(lock::FAILED_WRITES_POLICY, &other, "EAGER, LAZY")),
-        } || concurrency != Concurrency::SingleWriter;
+        let lazy_rollback = lazy_rollback(given, &concurrency)?;
         let index_type = match values.kept(INDEX_TYPE) {
             None => None,
             Some(v) => Some(
@@ -279,6 +265,26 @@ impl WriteConfig {
 struct Values<'a> {
     given: &'a BTreeMap<String, String>,
     table: &'a TableConfig,
+}
+
+/// Whether failed writes are left to the cleaner, rolled back once their heartbeat expired
+/// (`hoodie.cleaner.policy.failed.writes=LAZY`, implied by several writers), rather than
+/// by the next write (EAGER, Hudi's single-writer default).
+pub fn lazy_rollback(given: &BTreeMap<String, String>, concurrency: &Concurrency) -> Result<bool> {
+    let policy = crate::config::option_value(given, lock::FAILED_WRITES_POLICY);
+    let lazy = match policy.map(str::to_ascii_uppercase) {
+        None => false,
+        Some(p) if p == "EAGER" => false,
+        Some(p) if p == "LAZY" => true,
+        Some(p) if p == "NEVER" => {
+            return Err(HudiError::unsupported(format!(
+                "{}=NEVER (this writer rolls failed writes back, EAGER or LAZY)",
+                lock::FAILED_WRITES_POLICY
+            )))
+        }
+        Some(other) => return Err(one_of(lock::FAILED_WRITES_POLICY, &other, "EAGER, LAZY")),
+    };
+    Ok(lazy || *concurrency != Concurrency::SingleWriter)
 }
 
 impl<'a> Values<'a> {

@@ -160,8 +160,9 @@ pub struct WriteResult {
     /// Data files written, relative to the base path.
     pub files_written: Vec<String>,
     pub metadata_table: MetadataTableWrite,
-    /// Failed writes rolled back before this one (Hudi's EAGER policy; under LAZY, only
-    /// writes whose heartbeat expired).
+    /// Failed writes rolled back: before this one (Hudi's EAGER policy; with several
+    /// writers, only writes whose heartbeat expired), or by its cleaner after it (a single
+    /// writer under LAZY).
     pub rolled_back: Vec<RolledBack>,
     /// Tries it took (more than one when a conflict was retried, `commit_retries`).
     pub attempts: u32,

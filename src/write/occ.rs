@@ -243,6 +243,54 @@ async fn commit_metadata(storage: &dyn Storage, path: &str) -> Result<CommitMeta
     CommitMetadata::from_json(decode_instant_file(&bytes, path)?, path)
 }
 
+/// Failed writes rolled back, the live spared: every pending write whose heartbeat expired
+/// (Java's LAZY failed-writes policy), with its heartbeat, and expired heartbeats no pending
+/// instant owns. The caller holds the table lock when several writers may run.
+pub(crate) async fn roll_back_dead_writes(
+    table: &Ctx<'_>,
+    config: &LockConfig,
+) -> Result<Vec<rollback::RolledBack>> {
+    let client = table.client;
+    let storage: &dyn Storage = client.storage().as_ref();
+    let (mut objects, beats) =
+        futures::future::try_join(pending::list_timeline(client), heartbeats(storage)).await?;
+    let now = files::now_ms();
+    let dead = |listing: &Listing| {
+        (listing.pending_instants().into_iter())
+            .any(|(t, _)| heartbeat_expired(&beats, &t, now, config))
+    };
+    if dead(&Listing::of_timeline(client.config(), &objects)) {
+        objects = pending::confirm_failed(client, objects).await?;
+    }
+    if client.refresh_timeline(&objects) {
+        table.metadata.clear();
+    }
+    let mut listing = Listing::of_timeline(client.config(), &objects);
+    let pending: HashSet<String> = listing
+        .pending_instants()
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    listing.spare_writes(|t| heartbeat_expired(&beats, t, now, config));
+    let rolled_back = rollback::rollback_listed(client, listing).await?;
+    for r in &rolled_back {
+        let _ = storage.delete(&heartbeat_path(&r.instant)).await;
+    }
+    // Heartbeats a dead writer left with no pending instant: it died after taking
+    // its instant time but before requesting it, or after committing but before
+    // deleting the heartbeat. Expired, they belong to no live write.
+    for t in beats.keys().filter(|t| !pending.contains(*t)) {
+        if heartbeat_expired(&beats, t, now, config) {
+            let _ = storage.delete(&heartbeat_path(t)).await;
+        }
+    }
+    if !rolled_back.is_empty() {
+        client.reload_timeline().await?;
+        table.metadata.clear();
+    }
+    Ok(rolled_back)
+}
+
 /// One optimistic attempt (the caller retries on `CONFLICT`).
 pub(crate) async fn write(
     table: &Ctx<'_>,
@@ -261,43 +309,7 @@ pub(crate) async fn write(
     // requested file, so no other writer ever sees the instant without a live heartbeat).
     let (instant, rolled_back, compaction) = lock
         .run(async {
-            let (mut objects, beats) =
-                futures::future::try_join(pending::list_timeline(client), heartbeats(storage))
-                    .await?;
-            let now = files::now_ms();
-            let dead = |listing: &Listing| {
-                (listing.pending_instants().into_iter())
-                    .any(|(t, _)| heartbeat_expired(&beats, &t, now, config))
-            };
-            if dead(&Listing::of_timeline(client.config(), &objects)) {
-                objects = pending::confirm_failed(client, objects).await?;
-            }
-            if client.refresh_timeline(&objects) {
-                table.metadata.clear();
-            }
-            let mut listing = Listing::of_timeline(client.config(), &objects);
-            let pending: HashSet<String> = listing
-                .pending_instants()
-                .into_iter()
-                .map(|(t, _)| t)
-                .collect();
-            listing.spare_writes(|t| heartbeat_expired(&beats, t, now, config));
-            let rolled_back = rollback::rollback_listed(client, listing).await?;
-            for r in &rolled_back {
-                let _ = storage.delete(&heartbeat_path(&r.instant)).await;
-            }
-            // Heartbeats a dead writer left with no pending instant: it died after taking
-            // its instant time but before requesting it, or after committing but before
-            // deleting the heartbeat. Expired, they belong to no live write.
-            for t in beats.keys().filter(|t| !pending.contains(*t)) {
-                if heartbeat_expired(&beats, t, now, config) {
-                    let _ = storage.delete(&heartbeat_path(t)).await;
-                }
-            }
-            if !rolled_back.is_empty() {
-                client.reload_timeline().await?;
-                table.metadata.clear();
-            }
+            let rolled_back = roll_back_dead_writes(table, config).await?;
             let compaction = mdt_compaction::compact_if_due(table, options).await?;
             if compaction.is_some() {
                 table.metadata.clear();

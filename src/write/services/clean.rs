@@ -37,9 +37,10 @@ use crate::timeline::write::{
     encode_clean_metadata, encode_cleaner_plan, instant_file_name, new_instant_time,
 };
 use crate::timeline::Instant;
-use crate::write::lock::{Concurrency, TableLock};
+use crate::write::lock::{Concurrency, LockConfig, TableLock};
+use crate::write::occ;
 use crate::write::pending::Listing;
-use crate::write::services::rollback::absolute;
+use crate::write::services::rollback::{absolute, RolledBack};
 use crate::write::{files, mdt, Ctx};
 
 /// One clean that ran (or was finished).
@@ -62,6 +63,41 @@ pub struct Clean {
     /// Requests of this clean alone.
     pub io: IoSnapshot,
     pub elapsed_ms: i64,
+}
+
+/// A clean run: failed writes it rolled back first (LAZY policy), then the cleans.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cleaned {
+    pub rolled_back: Vec<RolledBack>,
+    pub cleans: Vec<Clean>,
+}
+
+/// Failed writes rolled back before a clean under Hudi's LAZY failed-writes policy (Java's
+/// cleaner runs `rollbackFailedWrites` first): pending writes whose heartbeat expired, under
+/// the table lock when several writers run. A timeline with no pending write costs one
+/// listing and takes no lock.
+pub async fn roll_back_failed_writes(
+    table: &Ctx<'_>,
+    concurrency: &Concurrency,
+) -> Result<Vec<RolledBack>> {
+    let client = table.client;
+    let objects = crate::write::pending::list_timeline(client).await?;
+    if Listing::of_timeline(client.config(), &objects)
+        .pending_writes()
+        .is_empty()
+    {
+        return Ok(Vec::new());
+    }
+    match concurrency {
+        // One writer: no heartbeat settings of its own, Java's defaults.
+        Concurrency::SingleWriter => {
+            occ::roll_back_dead_writes(table, &LockConfig::default()).await
+        }
+        Concurrency::Optimistic(c) => {
+            let lock = TableLock::new(client.storage().as_ref(), c.clone())?;
+            lock.run(occ::roll_back_dead_writes(table, c)).await
+        }
+    }
 }
 
 /// Cleans the data table when due (or finishes a pending clean) and then the metadata table

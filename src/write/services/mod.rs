@@ -22,6 +22,7 @@ pub mod rollback;
 
 use serde::Serialize;
 
+use super::lock::Concurrency;
 use super::{Ctx, WriteConfig, WriteResult};
 use crate::error::HudiError;
 use crate::storage::IoSnapshot;
@@ -80,6 +81,15 @@ pub(crate) async fn after_commit(table: &Ctx<'_>, options: &WriteConfig, result:
     let before = table.client.io();
     let done = &mut result.services;
     let clean = &options.clean;
+    // A single writer under LAZY leaves failed writes to its automatic cleaner (Java's
+    // clean rolls them back first); several writers roll dead ones back as each write starts.
+    if clean.automatic && options.lazy_rollback && options.concurrency == Concurrency::SingleWriter
+    {
+        match clean::roll_back_failed_writes(table, &options.concurrency).await {
+            Ok(rolled) => result.rolled_back.extend(rolled),
+            Err(e) => done.errors.push(ServiceError::of("rollback", &e)),
+        }
+    }
     match clean::run(table, clean, &options.concurrency, clean.automatic).await {
         Ok(cleans) => done.clean = cleans,
         Err(e) => done.errors.push(ServiceError::of("clean", &e)),
