@@ -141,6 +141,18 @@ async fn writes_archive_both_timelines_and_every_reader_still_agrees() {
             active_commits <= 30,
             "{table_type:?}: {active_commits} commits active"
         );
+        // Marker directories: only the last write's (its markers go with the next write),
+        // none of the earlier writes', archived or not, in either table.
+        for temp in [".hoodie/.temp", ".hoodie/metadata/.hoodie/.temp"] {
+            let left: Vec<String> = std::fs::read_dir(dir.join(temp))
+                .map(|d| d.flatten().collect::<Vec<_>>())
+                .unwrap_or_default()
+                .iter()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.as_str() != commits[35].as_str())
+                .collect();
+            assert!(left.is_empty(), "{table_type:?} {temp}: {left:?}");
+        }
 
         let ours = our_rows(&dir, ReadOptions::default()).await;
         let listing = ReadOptions {

@@ -337,6 +337,14 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     async fn delete(&self, path: &str) -> Result<()>;
 
+    /// Removes the directory `dir` if no file is left under it (only empty directories
+    /// beneath), as Java removes an instant's marker directory. Stores without directories —
+    /// object stores, where a directory is its objects' common prefix — have nothing to do
+    /// and send no request.
+    async fn delete_empty_dir(&self, _dir: &str) -> Result<()> {
+        Ok(())
+    }
+
     /// The whole object with its version (`etag`), for a conditional update that follows
     /// (the table lock). Stores that hand both back in one answer override this; the
     /// default costs a `head` then a read — the bytes are then as new as the ETag or newer,

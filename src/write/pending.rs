@@ -199,14 +199,14 @@ pub(crate) fn completed_markers(listing: &Listing, markers: Vec<ObjectMeta>) -> 
     markers
         .into_iter()
         .filter(|m| !m.is_dir)
-        .filter(|m| {
-            let instant = m
-                .path
-                .strip_prefix(crate::config::layout::MARKERS_DIR)
-                .and_then(|rest| rest.strip_prefix('/'))
-                .and_then(|rest| rest.split('/').next());
-            instant.is_some_and(|t| listing.is_completed(t))
-        })
+        .filter(|m| marker_instant(&m.path).is_some_and(|t| listing.is_completed(t)))
         .map(|m| m.path)
         .collect()
+}
+
+/// The instant a marker path (`.hoodie/.temp/<instant>/…`) belongs to.
+pub(crate) fn marker_instant(path: &str) -> Option<&str> {
+    (path.strip_prefix(crate::config::layout::MARKERS_DIR))
+        .and_then(|rest| rest.strip_prefix('/'))
+        .and_then(|rest| rest.split('/').next())
 }

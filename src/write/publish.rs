@@ -147,18 +147,28 @@ pub(crate) async fn stage(
             .map(|r| r.map(drop))
             .boxed(),
     );
-    // Earlier commits' markers go with this round (bookkeeping: a failure to delete one
-    // is not a failed commit).
-    let stale_deletes = commit.stale_markers.iter().map(|m| {
-        storage
-            .delete(m)
-            .map(|r| match r {
-                Ok(()) | Err(HudiError::NotFound { .. }) => Ok(()),
-                Err(HudiError::Io { .. }) => Ok(()),
-                Err(e) => Err(e),
-            })
-            .boxed()
-    });
+    // Earlier commits' markers go with this round, each instant's directory after its
+    // markers (bookkeeping: a failure to delete one is not a failed commit).
+    let stale_deletes =
+        markers_by_instant(&commit.stale_markers)
+            .into_iter()
+            .map(|(dir, markers)| {
+                async move {
+                    let deletes = markers.iter().map(|m| storage.delete(m));
+                    let gone = futures::future::join_all(deletes).await;
+                    if gone.iter().all(Result::is_ok) {
+                        let _ = storage.delete_empty_dir(&dir).await;
+                    }
+                    // A lost delete leaves a marker the next write deletes.
+                    match gone.into_iter().find_map(Result::err) {
+                        None | Some(HudiError::NotFound { .. }) | Some(HudiError::Io { .. }) => {
+                            Ok(())
+                        }
+                        Some(e) => Err(e),
+                    }
+                }
+                .boxed()
+            });
     commit.requested.advance();
     settle_all(
         inflight_put
@@ -403,4 +413,16 @@ async fn still_ours(table: &Ctx<'_>, instant: &str) -> Result<()> {
         path: rollback.unwrap_or(instant).to_string(),
         detail: why,
     })
+}
+
+/// Marker paths grouped by their instant's marker directory (`.hoodie/.temp/<instant>`).
+fn markers_by_instant(markers: &[String]) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for m in markers {
+        if let Some(instant) = super::pending::marker_instant(m) {
+            let dir = format!("{}/{instant}", crate::config::layout::MARKERS_DIR);
+            out.entry(dir).or_default().push(m.clone());
+        }
+    }
+    out
 }

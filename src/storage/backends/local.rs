@@ -388,6 +388,18 @@ impl Storage for LocalStorage {
         }
     }
 
+    async fn delete_empty_dir(&self, dir: &str) -> Result<()> {
+        let full = self.full(dir)?;
+        if full == self.root || !holds_only_directories(&full) {
+            return Ok(());
+        }
+        match fs::remove_dir_all(&full) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(map_err(dir, e)),
+        }
+    }
+
     /// The ETag from the very bytes read (a rename between a `head` and a read would
     /// otherwise pair one version's ETag with another's bytes).
     async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
@@ -399,6 +411,18 @@ impl Storage for LocalStorage {
         meta.etag = Some(format!("\"{}\"", md5_hex(&bytes)));
         Ok((Bytes::from(bytes), meta))
     }
+}
+
+/// Whether `dir` is a directory with no file anywhere beneath it.
+fn holds_only_directories(dir: &Path) -> bool {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return false;
+    };
+    entries.into_iter().all(|e| {
+        e.ok()
+            .and_then(|e| e.file_type().ok().map(|t| (e, t)))
+            .is_some_and(|(e, t)| t.is_dir() && holds_only_directories(&e.path()))
+    })
 }
 
 /// Removes Hadoop's checksum file beside `full` (`.<name>.crc`, which Spark and Java writers

@@ -281,6 +281,10 @@ impl Storage for Cached {
         self.inner.delete(path).await
     }
 
+    async fn delete_empty_dir(&self, dir: &str) -> Result<()> {
+        self.inner.delete_empty_dir(dir).await
+    }
+
     /// Never from the cache: a versioned read is for an object that changes (the lock).
     async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
         self.inner.get_versioned(path).await

@@ -114,6 +114,11 @@ impl Storage for CrashAfter {
         answer
     }
 
+    async fn delete_empty_dir(&self, dir: &str) -> Result<()> {
+        self.admit(dir)?;
+        self.inner.delete_empty_dir(dir).await
+    }
+
     async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
         self.inner.get_versioned(path).await
     }

@@ -282,6 +282,11 @@ impl Storage for Instrumented {
         self.inner.delete(path).await
     }
 
+    /// No request on stores without directories, so not counted.
+    async fn delete_empty_dir(&self, dir: &str) -> Result<()> {
+        self.inner.delete_empty_dir(dir).await
+    }
+
     async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
         let _f = self.stats.begin(Verb::Get, Purpose::Other);
         let (bytes, meta) = self.inner.get_versioned(path).await?;

@@ -74,6 +74,10 @@ impl Storage for Latency {
         self.inner.delete(path).await
     }
 
+    async fn delete_empty_dir(&self, dir: &str) -> Result<()> {
+        self.inner.delete_empty_dir(dir).await
+    }
+
     async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
         self.wait().await;
         self.inner.get_versioned(path).await

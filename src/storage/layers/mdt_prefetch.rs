@@ -132,6 +132,10 @@ impl Storage for MdtOpenPrefetch {
         self.inner.delete(path).await
     }
 
+    async fn delete_empty_dir(&self, dir: &str) -> Result<()> {
+        self.inner.delete_empty_dir(dir).await
+    }
+
     async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
         self.inner.get_versioned(path).await
     }

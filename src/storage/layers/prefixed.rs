@@ -81,6 +81,10 @@ impl Storage for Prefixed {
         self.inner.delete(&self.full(path)).await
     }
 
+    async fn delete_empty_dir(&self, dir: &str) -> Result<()> {
+        self.inner.delete_empty_dir(&self.full(dir)).await
+    }
+
     async fn get_versioned(&self, path: &str) -> Result<(Bytes, ObjectMeta)> {
         let (bytes, meta) = self.inner.get_versioned(&self.full(path)).await?;
         Ok((bytes, self.strip(meta)))

@@ -77,8 +77,8 @@ pub async fn archive(client: &MetaClient, settings: &ArchivalSettings) -> Result
         out.data_table = Some(
             archive_timeline(
                 storage,
-                &config.timeline_dir,
-                &config.history_dir,
+                (&config.timeline_dir, &config.history_dir),
+                crate::config::layout::MARKERS_DIR,
                 &selected.data_objects,
                 &selected.data,
                 settings.config.lsm_batch,
@@ -91,8 +91,8 @@ pub async fn archive(client: &MetaClient, settings: &ArchivalSettings) -> Result
         out.metadata_table = Some(
             archive_timeline(
                 storage,
-                &mdt_timeline_dir,
-                &join(&mdt_timeline_dir, "history"),
+                (&mdt_timeline_dir, &join(&mdt_timeline_dir, "history")),
+                &join(METADATA_DIR, crate::config::layout::MARKERS_DIR),
                 &selected.mdt_objects,
                 &selected.metadata_table,
                 settings.config.lsm_batch,
@@ -385,8 +385,8 @@ async fn list_history(storage: &dyn Storage, dir: &str) -> Result<Vec<ObjectMeta
 
 async fn archive_timeline(
     storage: &dyn Storage,
-    timeline_dir: &str,
-    history_dir: &str,
+    (timeline_dir, history_dir): (&str, &str),
+    markers_dir: &str,
     objects: &[ObjectMeta],
     chosen: &[String],
     lsm_batch: usize,
@@ -425,6 +425,11 @@ async fn archive_timeline(
     {
         storage.delete(path).await?;
         deleted += 1;
+    }
+    // The archived instants' marker directories, emptied by the writes after them, go too
+    // (Java's archiver deletes any left); stores without directories send nothing.
+    for t in chosen {
+        storage.delete_empty_dir(&join(markers_dir, t)).await?;
     }
     let mut merged_into = Vec::new();
     let mut layer = 0;

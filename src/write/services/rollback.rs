@@ -494,6 +494,7 @@ async fn execute(
             let _ = storage.delete(&m.path).await;
         }
     }
+    let _ = storage.delete_empty_dir(&marker_dir(t)).await;
     delete_schema_history_of(client, t).await;
     Ok(RolledBack {
         rollback_instant: r.to_string(),
