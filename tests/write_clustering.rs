@@ -396,6 +396,102 @@ async fn a_crashed_clustering_is_finished_by_the_next_run() {
     }
 }
 
+/// A write whose inline clustering is due, dying at its k-th request for every k, on a
+/// Copy-On-Write and a Merge-On-Read table: before its commit point the write fails and
+/// readers see the table without it; after, the write stands, its clustering's failure is
+/// reported in the result, and readers see the write. Either way the next `cluster`
+/// finishes (or runs) the clustering, readers and the record index agree, and the next
+/// write rolls back a failed one and commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_crashed_in_its_inline_clustering_loses_nothing() {
+    let mut hudi = HudiRs::start();
+    let mut inline = SMALL_GROUPS.to_vec();
+    inline.push(("hoodie.clustering.inline", "true"));
+    for table_type in [TableType::CopyOnWrite, TableType::MergeOnRead] {
+        let seed = dir_for(&format!("inline_crash_seed_{table_type:?}"));
+        new_table(&seed, table_type).await;
+        let mut seeded = Model::default();
+        fill(&seed, &mut seeded, 0, 3, SMALL_GROUPS).await;
+        let (mut k, mut after_commit) = (0, 0);
+        loop {
+            k += 1;
+            let dir = dir_for(&format!("inline_crash_{table_type:?}_{k}"));
+            common::copy_dir(&seed, &dir);
+            let crash = Arc::new(CrashAfter::new(Arc::new(LocalStorage::new(&dir)), k));
+            let table = Table::open(crash.clone()).await.expect("open");
+            let mut model = seeded.clone();
+            let (rows, op) = batch(3, &model);
+            let outcome = write_on_with(&table, &rows, op, &inline).await;
+            assert_eq!(crash.abandoned(), 0, "k={k}: requests left running");
+            let what = format!("{table_type:?}: crash at request {k}");
+            if !crash.crashed() {
+                let w = outcome.expect("the write without a crash");
+                let c = w.services.clustering.expect("an inline clustering");
+                assert_eq!(c.completed.len(), 1, "{c:?}");
+                let _ = std::fs::remove_dir_all(&dir);
+                break;
+            }
+            if let Ok(w) = &outcome {
+                // Committed: the services after it met the crash and said so.
+                assert!(!w.services.errors.is_empty(), "{what}: {w:?}");
+                model.apply(&rows, op);
+                after_commit += 1;
+            }
+            // Every reader at a few crash points (hudi-rs is the slow one); ours at all.
+            let all_readers = k % 8 == 1;
+            if all_readers {
+                readers_agree(&dir, &model, &what, &mut hudi).await;
+            } else {
+                let now = our_rows(&dir, ReadOptions::default()).await;
+                same_rows(
+                    &data_only(&now),
+                    &model.rows(),
+                    &format!("{what}: snapshot"),
+                );
+            }
+            // A failed write stays pending until the next write rolls it back.
+            let r = cluster(&dir, ClusterRequest::default(), &[]).await;
+            assert!(!r.completed.is_empty(), "{what}: {r:?}");
+            let left = pending(&dir);
+            let clustering = |p: &String| p.contains("clustering") || p.contains("replacecommit");
+            assert!(!left.iter().any(clustering), "{what}: {left:?}");
+            assert_eq!(completed_clusterings(&dir).len(), 1, "{what}");
+            if all_readers {
+                readers_agree(&dir, &model, &format!("{what}: clustered"), &mut hudi).await;
+                record_index_finds(&dir, &model, &what).await;
+            }
+            // Writes go on (at the points every reader checked).
+            if all_readers {
+                let (rows, op) = batch(4, &model);
+                let w = write_with(&dir, &rows, op, &inline).await;
+                assert!(
+                    w.services.errors.is_empty(),
+                    "{what}: {:?}",
+                    w.services.errors
+                );
+                model.apply(&rows, op);
+                assert_eq!(pending(&dir), Vec::<String>::new(), "{what}: left pending");
+                let now = our_rows(&dir, ReadOptions::default()).await;
+                same_rows(
+                    &data_only(&now),
+                    &model.rows(),
+                    &format!("{what}: next write"),
+                );
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+            assert!(k < 300, "the write never finished");
+        }
+        assert!(
+            after_commit > 0,
+            "{table_type:?}: no crash fell after the commit point"
+        );
+        eprintln!(
+            "{table_type:?}: crashed at each of {} requests, {after_commit} after the commit",
+            k - 1
+        );
+    }
+}
+
 /// A pending clustering blocks writes into its groups, as Java's conflict rules do; new
 /// keys are not packed into its small files (they would be lost when the groups are
 /// replaced) but go to new groups, Copy-On-Write and Merge-On-Read.
