@@ -292,6 +292,9 @@ async fn a_crash_at_any_request_of_an_archival_loses_nothing() {
         let table = Table::open(crash.clone()).await.expect("open");
         let outcome = table.archive(&options).await;
         let crashed = crash.crashed();
+        if crashed {
+            keep_crashed(&dir, &format!("archive_{k}"));
+        }
         assert_eq!(
             our_rows(&dir, ReadOptions::default()).await,
             before,

@@ -308,6 +308,7 @@ async fn a_clean_cut_short_at_any_request_is_finished_next_time() {
             break;
         }
         assert!(outcome.is_err(), "k={k}");
+        keep_crashed(&dir, &format!("clean_{k}"));
         assert_eq!(our_rows(&dir, ReadOptions::default()).await, rows, "k={k}");
         if !k.is_multiple_of(2) {
             let done = open(&dir).await.clean(&keep).await.expect("finish");
@@ -393,6 +394,7 @@ async fn a_metadata_table_clean_cut_short_at_any_request_is_finished_next_time()
             let _ = std::fs::remove_dir_all(&t);
             break;
         }
+        keep_crashed(&t, &format!("mdt_clean_{k}"));
         // Cut in the write: the last snapshot; cut in its clean: the write's commit (its
         // error is the clean's, reported beside the commit).
         let now = our_rows(&t, ReadOptions::default()).await;

@@ -334,6 +334,24 @@ async fn our_rows_of_file(table: &Table, path: &str) -> Vec<Map<String, Value>> 
         .collect()
 }
 
+/// The snapshot a crash left is the model's: read by every reader when `hudi` is given,
+/// else by this engine alone.
+async fn snapshot_reads(dir: &Path, model: &Model, what: &str, hudi: Option<&mut HudiRs>) {
+    match hudi {
+        Some(hudi) => {
+            readers_agree(dir, model, what, hudi).await;
+        }
+        None => {
+            let now = our_rows(dir, ReadOptions::default()).await;
+            same_rows(
+                &data_only(&now),
+                &model.rows(),
+                &format!("{what}: snapshot"),
+            );
+        }
+    }
+}
+
 /// A clustering that dies at its k-th request, for every k, on a Copy-On-Write and a
 /// Merge-On-Read table with a metadata table: every reader (this engine from the metadata
 /// table and from a listing, hudi-rs) reads the last snapshot, and the next `cluster`
@@ -367,16 +385,8 @@ async fn a_crashed_clustering_is_finished_by_the_next_run() {
                 break;
             }
             assert!(outcome.is_err(), "{what}: {outcome:?}");
-            if k % 3 == 1 {
-                readers_agree(&dir, &model, &what, &mut hudi).await;
-            } else {
-                let now = our_rows(&dir, ReadOptions::default()).await;
-                same_rows(
-                    &data_only(&now),
-                    &model.rows(),
-                    &format!("{what}: snapshot"),
-                );
-            }
+            keep_crashed(&dir, &format!("clustering_{table_type:?}_{k}"));
+            snapshot_reads(&dir, &model, &what, (k % 3 == 1).then_some(&mut hudi)).await;
             let r = cluster(&dir, ClusterRequest::default(), &[]).await;
             assert!(!r.completed.is_empty(), "{what}: {r:?}");
             assert_eq!(pending(&dir), Vec::<String>::new(), "{what}: left pending");
@@ -431,6 +441,7 @@ async fn a_write_crashed_in_its_inline_clustering_loses_nothing() {
                 let _ = std::fs::remove_dir_all(&dir);
                 break;
             }
+            keep_crashed(&dir, &format!("inline_clustering_{table_type:?}_{k}"));
             if let Ok(w) = &outcome {
                 // Committed: the services after it met the crash and said so.
                 assert!(!w.services.errors.is_empty(), "{what}: {w:?}");
@@ -439,16 +450,7 @@ async fn a_write_crashed_in_its_inline_clustering_loses_nothing() {
             }
             // Every reader at a few crash points (hudi-rs is the slow one); ours at all.
             let all_readers = k % 8 == 1;
-            if all_readers {
-                readers_agree(&dir, &model, &what, &mut hudi).await;
-            } else {
-                let now = our_rows(&dir, ReadOptions::default()).await;
-                same_rows(
-                    &data_only(&now),
-                    &model.rows(),
-                    &format!("{what}: snapshot"),
-                );
-            }
+            snapshot_reads(&dir, &model, &what, all_readers.then_some(&mut hudi)).await;
             // A failed write stays pending until the next write rolls it back.
             let r = cluster(&dir, ClusterRequest::default(), &[]).await;
             assert!(!r.completed.is_empty(), "{what}: {r:?}");

@@ -615,6 +615,7 @@ async fn a_crashed_compaction_is_finished_by_the_next_write() {
             let _ = std::fs::remove_dir_all(&dir);
             break;
         }
+        keep_crashed(&dir, &format!("compaction_{k}"));
         // The write's commit point, then the compaction's: either snapshot reads.
         let committed = match &outcome {
             Ok(r) => {

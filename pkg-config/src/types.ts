@@ -510,7 +510,8 @@ export interface WriteResult {
   /** Data files written, relative to the base path. */
   filesWritten: string[];
   metadataTable: MetadataTableWrite;
-  /** Failed writes rolled back before this one (their instants). */
+  /** Failed writes rolled back (their instants): before this one, or by its automatic clean
+   *  after it (a single writer under `hoodie.cleaner.policy.failed.writes=LAZY`). */
   rolledBack: string[];
   /** Tries the commit took: more than 1 when a lost conflict was retried (`commitRetries`). */
   attempts: number;

@@ -466,3 +466,11 @@ pub async fn readers_agree(
     same_rows(&hudi.rows(dir), &ours, &format!("{what}: hudi-rs"));
     ours
 }
+
+/// With `HUDI_EDGE_KEEP_CRASHED=DIR`, a copy of a table as a crash left it, at `DIR/name`,
+/// for readers outside the test (tests/write/spark_crash_readers.sh reads them with Spark).
+pub fn keep_crashed(dir: &Path, name: &str) {
+    if let Some(keep) = std::env::var_os("HUDI_EDGE_KEEP_CRASHED") {
+        crate::common::copy_dir(dir, &Path::new(&keep).join(name));
+    }
+}
