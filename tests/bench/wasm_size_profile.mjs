@@ -147,6 +147,15 @@ export function crateOf(name) {
   return first || '(other)';
 }
 
+// TOP=N PATTERN=re: the N largest items matching PATTERN instead of the table.
+if (process.env.TOP) {
+  const re = new RegExp(process.env.PATTERN ?? '');
+  for (const it of items.filter((i) => re.test(i.name)).sort((a, b) => b.shallow_size - a.shallow_size).slice(0, Number(process.env.TOP))) {
+    console.log(`${String(it.shallow_size).padStart(9)}  ${it.name.slice(0, 160)}`);
+  }
+  process.exit(0);
+}
+
 const byCrate = new Map();
 let total = 0;
 for (const it of items) {
