@@ -196,8 +196,7 @@ export async function writeManifest(where: string | URL | StorageObject, options
  * `limits` says which.
  */
 export async function discover(where: string | URL | StorageObject, options: DiscoverOptions = {}): Promise<Discovery> {
-  // Discovery reports each table's health: the full module's.
-  await fullEngine();
+  await readEngine();
   const o = options;
   const search = { maxDepth: o.maxDepth, maxListings: o.maxListings, maxObjects: o.maxObjects, health: o.health, options: o.options };
   if (typeof where === 'object' && !(where instanceof URL)) {
@@ -918,7 +917,7 @@ export class HudiTable {
    *  and archival lag, the storage lock, the metadata table, write activity, and findings
    *  naming the service or setting that fixes each. */
   health(o: HealthOptions = {}): Promise<Health> {
-    return this.#runFull(o.signal, undefined, (w) => w.health(o.options ?? {}, o.signal));
+    return this.#run(o.signal, (w) => w.health(o.options ?? {}, o.signal));
   }
 
   /** Runs the table service that fixes each finding naming one (rollback of failed

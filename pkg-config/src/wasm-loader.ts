@@ -1,6 +1,6 @@
 // The engine comes as two wasm modules built from the same sources: the read module (open,
-// plan, scan, merge, change feed) and the full module (the same plus writes, table services
-// and health, with the Parquet, Avro and HFile writers and the compression encoders). Reads
+// plan, scan, merge, change feed, health, discovery) and the full module (the same plus
+// writes and table services, with the Parquet, Avro and HFile writers). Reads
 // load only the read module; the first call that needs the full one loads it, and from then
 // on tables open in it. Each entry point (browser.ts, node.ts, workerd.ts) registers where
 // the modules come from and may start compiling the read module as soon as it is imported.
@@ -19,7 +19,7 @@ type Source = () => WasmInput | Promise<WasmInput>;
 export interface Engine {
   WasmTable: typeof fullGlue.WasmTable;
   WasmMdtCache: typeof fullGlue.WasmMdtCache;
-  /** Writes, table services, health and discovery: only the full module has them. */
+  /** Writes and table services: only the full module has them. */
   full: boolean;
   memory: WebAssembly.Memory;
 }
@@ -101,7 +101,7 @@ export function readEngine(): Promise<Engine> {
   return readReady;
 }
 
-/** @internal The full module (writes, services, health), loaded on first use. */
+/** @internal The full module (writes, services), loaded on first use. */
 export function fullEngine(): Promise<Engine> {
   if (fullLoaded) return Promise.resolve(fullLoaded);
   fullReady ??= settle(

@@ -9,9 +9,8 @@
 //! table handle's opens; its reads are in `read`, its writes in `write`. Each call turns JS
 //! values into the core's options, makes one call into the core, and hands the answer back.
 
-// Writes, services and health only in the full module: without them the writers' code
-// (Parquet, Avro and HFile writers, compression encoders) is not reachable, so not linked.
-#[cfg(feature = "write")]
+// Writes and services only in the full module: without them the writers' code (Parquet, Avro
+// and HFile writers) is not reachable, so not linked.
 mod health;
 mod js_storage;
 mod objects;

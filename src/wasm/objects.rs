@@ -1,6 +1,7 @@
 //! What the table handle answers beside reads, in both modules: whether the storage takes
 //! writes, the schema to check rows against before a write, reloads, the listing manifest,
-//! and the storage's objects the timeline does not describe (lock, heartbeats).
+//! and the storage's objects the timeline does not describe (lock, heartbeats); the calls'
+//! Hudi config maps.
 
 use std::sync::Arc;
 
@@ -144,4 +145,16 @@ struct ObjectJs {
     path: String,
     size: u64,
     last_modified: Option<i64>,
+}
+
+/// A call's `Record<string, string>` of Hudi configs (none when undefined).
+pub(super) fn hoodie_options(
+    options: JsValue,
+    call: &str,
+) -> Result<std::collections::BTreeMap<String, String>, JsValue> {
+    if options.is_undefined() {
+        return Ok(Default::default());
+    }
+    serde_wasm_bindgen::from_value(options)
+        .map_err(|e| to_js(HudiError::invalid(format!("{call} options: {e}"))))
 }

@@ -7,6 +7,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
+use super::objects::hoodie_options;
 use super::session::abortable;
 use super::{js_value, to_js, WasmTable};
 use crate::api::wire;
@@ -241,16 +242,4 @@ struct BuiltPartitionJs {
     instant: String,
     file_groups: usize,
     records: u64,
-}
-
-/// A call's `Record<string, string>` of Hudi configs (none when undefined).
-pub(super) fn hoodie_options(
-    options: JsValue,
-    call: &str,
-) -> Result<std::collections::BTreeMap<String, String>, JsValue> {
-    if options.is_undefined() {
-        return Ok(Default::default());
-    }
-    serde_wasm_bindgen::from_value(options)
-        .map_err(|e| to_js(HudiError::invalid(format!("{call} options: {e}"))))
 }

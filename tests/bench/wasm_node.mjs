@@ -42,7 +42,7 @@
 // The module is $HUDI_EDGE_WASM_NODE (default $CARGO_TARGET_DIR or target, /wasm-node).
 import { createRequire } from 'node:module';
 import { join, dirname } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -115,7 +115,8 @@ if (what === 'startup') {
   // The app's apache-arrow (a peer dependency) is loaded before the clock starts: ~100-400 ms
   // of JS that is the app's whatever engine it uses.
   const arrowStart = performance.now();
-  await import(pathToFileURL(createRequire(join(dist, 'node.js')).resolve('apache-arrow')).href);
+  // (its ESM build, as the package resolves it: through a package file that imports only it)
+  await import(join(dist, 'rows-arrow.js'));
   const arrowMs = performance.now() - arrowStart;
   const t0 = performance.now();
   const { HudiTable } = await import(join(dist, 'node.js'));
