@@ -12,6 +12,8 @@ use web_sys::AbortSignal;
 
 use super::{js_value, to_js, WasmTable};
 use crate::error::HudiError;
+use crate::storage::{Purpose, StorageExt};
+use crate::table::Table;
 
 #[wasm_bindgen]
 impl WasmTable {
@@ -79,12 +81,11 @@ impl WasmTable {
         path: String,
         signal: Option<AbortSignal>,
     ) -> Result<Uint8Array, JsValue> {
-        use crate::storage::{Purpose, StorageExt};
-        let bytes = self
-            .on_table(signal, |t| async move {
-                t.storage().get(&path, Purpose::Other).await.map_err(to_js)
-            })
-            .await?;
+        let whole = |t: Arc<Table>| async move {
+            let bytes = t.storage().get(&path, Purpose::Other).await;
+            bytes.map_err(to_js)
+        };
+        let bytes = self.on_table(signal, whole).await?;
         Ok(Uint8Array::from(&bytes[..]))
     }
 
