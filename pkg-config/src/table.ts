@@ -5,7 +5,7 @@
 // errors to classes, caches, and defers `close()` until the calls in flight finish.
 
 import { RecordBatchReader, Table as ArrowTable, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch } from 'apache-arrow';
-import { discoverJs, discoverTables, type WasmTable, type ReadOptions as EngineReadOptions, type TableSpec as EngineTableSpec } from './wasm/hudi_edge.js';
+import type { WasmTable, ReadOptions as EngineReadOptions, TableSpec as EngineTableSpec } from './wasm/hudi_edge.js';
 import { fullEngine, readEngine, type Engine } from './wasm-loader.js';
 import { rowsToArrow } from './rows-arrow.js';
 import { arrowSchemaOf, arrowTableOf } from './arrow-input.js';
@@ -196,7 +196,7 @@ export async function writeManifest(where: string | URL | StorageObject, options
  * `limits` says which.
  */
 export async function discover(where: string | URL | StorageObject, options: DiscoverOptions = {}): Promise<Discovery> {
-  await readEngine();
+  const { discoverJs, discoverTables } = await readEngine();
   const o = options;
   const search = { maxDepth: o.maxDepth, maxListings: o.maxListings, maxObjects: o.maxObjects, health: o.health, options: o.options };
   if (typeof where === 'object' && !(where instanceof URL)) {

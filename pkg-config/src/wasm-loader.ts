@@ -19,6 +19,8 @@ type Source = () => WasmInput | Promise<WasmInput>;
 export interface Engine {
   WasmTable: typeof fullGlue.WasmTable;
   WasmMdtCache: typeof fullGlue.WasmMdtCache;
+  discoverTables: typeof fullGlue.discoverTables;
+  discoverJs: typeof fullGlue.discoverJs;
   /** Writes and table services: only the full module has them. */
   full: boolean;
   memory: WebAssembly.Memory;
@@ -61,7 +63,7 @@ async function instantiate(module: WebAssembly.Module): Promise<Engine> {
   const full = isFull(module);
   const glue = full ? fullGlue : (readGlue as unknown as typeof fullGlue);
   const exports = await (full ? initFull : initRead)({ module_or_path: module });
-  const engine: Engine = { WasmTable: glue.WasmTable, WasmMdtCache: glue.WasmMdtCache, full, memory: exports.memory };
+  const engine: Engine = { WasmTable: glue.WasmTable, WasmMdtCache: glue.WasmMdtCache, discoverTables: glue.discoverTables, discoverJs: glue.discoverJs, full, memory: exports.memory };
   loaded.push(engine);
   if (full) fullLoaded = engine;
   return engine;

@@ -29,7 +29,7 @@ test('the read module holds no writes and is the smaller one', async () => {
   assert.ok(gz('hudi_edge_read_bg.wasm') < gz('hudi_edge_bg.wasm'));
 });
 
-test('reads load the read module only; a write loads the full one, and every handle keeps working', () => {
+test('reads, health and discovery load the read module only; a write loads the full one, and every handle keeps working', () => {
   const dir = join(scratch, 'mor');
   cpSync(join(unzippedFixtures(), 'tables', V9_MOR), dir, { recursive: true });
   // The modules the package reads from disk, seen by wrapping node:fs/promises' readFile
@@ -43,11 +43,13 @@ test('reads load the read module only; a write loads the full one, and every han
      const readFile = fsp.readFile;
      fsp.readFile = (p, ...a) => { if (String(p).endsWith('.wasm')) loaded.push(String(p).split('/').at(-1)); return readFile(p, ...a); };
      syncBuiltinESMExports();
-     const { HudiTable } = await import(${JSON.stringify(join(dist, 'node.js'))});
+     const { HudiTable, discover } = await import(${JSON.stringify(join(dist, 'node.js'))});
      const dir = process.argv[2];
+     const found = await discover(dir);
      const a = await HudiTable.open(dir);
      const b = await HudiTable.open(dir);
      const rows = await a.rows();
+     const health = await a.health();
      const afterRead = [...loaded];
      const commits = async (t) => (await t.timeline({ operations: false })).filter((i) => i.state === 'completed').length;
      const before = await commits(a);
@@ -58,13 +60,16 @@ test('reads load the read module only; a write loads the full one, and every han
      await b.refresh();
      console.log(JSON.stringify({
        afterRead, afterWrite, afterAll: loaded,
+       discovered: found.tables.length, findings: Array.isArray(health.findings),
        rows: rows.length, updated: r.updated, inserted: r.inserted,
        commits: [before, await commits(a), await commits(b), await commits(c)],
        rowsAfter: [(await a.rows()).length, (await b.rows()).length, (await c.rows()).length],
      }));`,
   );
   const out = JSON.parse(execFileSync(process.execPath, [app, dir], { encoding: 'utf8' }));
-  assert.deepEqual(out.afterRead, ['hudi_edge_read_bg.wasm'], 'opens and reads load the read module alone');
+  assert.deepEqual(out.afterRead, ['hudi_edge_read_bg.wasm'], 'discovery, opens, reads and health load the read module alone');
+  assert.equal(out.discovered, 1);
+  assert.ok(out.findings);
   assert.deepEqual(out.afterWrite, ['hudi_edge_read_bg.wasm', 'hudi_edge_bg.wasm'], 'the first write loads the full module');
   assert.deepEqual(out.afterAll, out.afterWrite, 'once: later opens use the full module');
   assert.equal(out.updated + out.inserted, 1);
