@@ -6,8 +6,9 @@
 //! requests in flight); opens and reads take an optional `onProgress(Progress)`. The
 //! TypeScript package wraps these calls; nothing here is meant to be called by users
 //! directly. Here: errors and values crossing to JS, the metadata-table cache, and the
-//! table handle's opens; its reads are in `read`, its writes in `write`. Each call turns JS
-//! values into the core's options, makes one call into the core, and hands the answer back.
+//! table handle's opens; its reads are in `read` and `objects`, its writes in `write` (the
+//! full module's only: cargo feature `write`). Each call turns JS values into the core's
+//! options, makes one call into the core, and hands the answer back.
 
 // Writes and services only in the full module: without them the writers' code (Parquet, Avro
 // and HFile writers) is not reachable, so not linked.
