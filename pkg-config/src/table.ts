@@ -387,7 +387,7 @@ export class HudiTable {
   /** Whether `#wasm` lives in the full module. */
   #full: boolean;
   /** Opens this table again in another module (the full one, for the first write). */
-  readonly #reopen: (e: Engine, signal?: AbortSignal) => Promise<WasmTable>;
+  readonly #reopen: Reopen;
   #switching: Promise<void> | undefined;
   /** Handles left in the read module, freed once no call is in flight. */
   #retired: WasmTable[] = [];
@@ -515,7 +515,7 @@ export class HudiTable {
     return this.#wasm;
   }
 
-  /** Moves the table to the full module (before its first write, service or health report):
+  /** Moves the table to the full module (before its first write or table service):
    *  loads the module, opens the table there, and frees the read module's handle once no
    *  call is in flight. The new handle reads the timeline as it is now. */
   async #toFull(signal: AbortSignal | undefined): Promise<void> {
