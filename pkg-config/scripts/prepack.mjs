@@ -7,7 +7,7 @@ const fail = (m) => {
   console.error(`npm pack: ${m}`);
   process.exit(1);
 };
-if (!existsSync('dist/node.js') || !existsSync('dist/wasm/hudi_edge_bg.wasm')) fail('no dist/: run npm run build:publish first');
+if (!existsSync('dist/node.js') || !existsSync('dist/wasm/hudi_edge_bg.wasm') || !existsSync('dist/wasm/hudi_edge_read_bg.wasm')) fail('no dist/: run npm run build:publish first');
 if (!existsSync('dist/wasm/.wasm-opt') && process.env.HUDI_EDGE_PACK_UNOPTIMIZED !== '1') {
   fail('dist/ holds a module without wasm-opt: run npm run build:publish first (or set HUDI_EDGE_PACK_UNOPTIMIZED=1 for a test pack)');
 }

@@ -3,8 +3,8 @@
 // `HudiTable.open`, so the record-index HFile blocks and MDT log files read (or written) by
 // earlier requests are not fetched again.
 
-import { WasmMdtCache } from './wasm/hudi_edge.js';
-import { initWasm } from './wasm-loader.js';
+import type { WasmMdtCache } from './wasm/hudi_edge.js';
+import { readEngine, type Engine } from './wasm-loader.js';
 import { InvalidArgumentError } from './errors.js';
 import type { MetadataCacheOptions, MetadataCacheStats } from './types.js';
 
@@ -24,7 +24,8 @@ export const DEFAULT_METADATA_CACHE_BYTES = 16 * 1024 * 1024;
  */
 export class MetadataCache {
   readonly maxBytes: number;
-  #wasm: WasmMdtCache | undefined;
+  /** One per module loaded: a module's cache lives in its memory. */
+  readonly #wasm = new Map<Engine, WasmMdtCache>();
 
   constructor(options: MetadataCacheOptions = {}) {
     const max = options.maxBytes ?? DEFAULT_METADATA_CACHE_BYTES;
@@ -34,18 +35,24 @@ export class MetadataCache {
 
   /** What is held and what it saved (zeros before the first open with it). */
   stats(): MetadataCacheStats {
-    return this.#wasm ? (this.#wasm.stats() as MetadataCacheStats) : { maxBytes: this.maxBytes, bytes: 0, files: 0, hits: 0, misses: 0, hitBytes: 0, written: 0, evicted: 0 };
+    const sum: MetadataCacheStats = { maxBytes: this.maxBytes, bytes: 0, files: 0, hits: 0, misses: 0, hitBytes: 0, written: 0, evicted: 0 };
+    for (const c of this.#wasm.values()) {
+      const s = c.stats() as MetadataCacheStats;
+      for (const k of ['bytes', 'files', 'hits', 'misses', 'hitBytes', 'written', 'evicted'] as const) sum[k] += s[k];
+    }
+    return sum;
   }
 
   /** Drops every file held (the counters stay). */
   clear(): void {
-    this.#wasm?.clear();
+    for (const c of this.#wasm.values()) c.clear();
   }
 
-  /** @internal A handle on the engine's cache for one open (the module must be loaded). */
-  async share(): Promise<WasmMdtCache> {
-    await initWasm();
-    this.#wasm ??= new WasmMdtCache(this.maxBytes);
-    return this.#wasm.share();
+  /** @internal A handle on `engine`'s cache for one open (default: the module reads run in). */
+  async share(engine?: Engine): Promise<WasmMdtCache> {
+    const e = engine ?? (await readEngine());
+    let cache = this.#wasm.get(e);
+    if (!cache) this.#wasm.set(e, (cache = new e.WasmMdtCache(this.maxBytes)));
+    return cache.share();
   }
 }

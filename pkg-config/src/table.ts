@@ -5,8 +5,8 @@
 // errors to classes, caches, and defers `close()` until the calls in flight finish.
 
 import { RecordBatchReader, Table as ArrowTable, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch } from 'apache-arrow';
-import { WasmTable, discoverJs, discoverTables, type ReadOptions as EngineReadOptions, type TableSpec as EngineTableSpec } from './wasm/hudi_edge.js';
-import { initWasm } from './wasm-loader.js';
+import type { WasmTable, ReadOptions as EngineReadOptions, TableSpec as EngineTableSpec } from './wasm/hudi_edge.js';
+import { fullEngine, readEngine, type Engine } from './wasm-loader.js';
 import { rowsToArrow } from './rows-arrow.js';
 import { arrowSchemaOf, arrowTableOf } from './arrow-input.js';
 import { AbortedError, CorruptError, InvalidArgumentError, InvalidInputError, NotFoundError, ReadOnlyError, toHudiError } from './errors.js';
@@ -133,6 +133,17 @@ async function engine<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
   }
 }
 
+type Reopen = (e: Engine, signal?: AbortSignal) => Promise<WasmTable>;
+/** A handle, the module it lives in, and how to open the same table in another module. */
+type Opened = [WasmTable, Engine, Reopen];
+
+/** Opens a table in `e` with `open` (`first`: this open, not a later one in another module,
+ *  which reports no progress and creates nothing). */
+async function openIn(e: Engine, open: (e: Engine, first: boolean, signal?: AbortSignal) => Promise<WasmTable>, signal?: AbortSignal): Promise<Opened> {
+  const wasm = await engine(open(e, true, signal), signal);
+  return [wasm, e, (other, s) => engine(open(other, false, s), s)];
+}
+
 /** Rows as Arrow IPC bytes: objects as columns of their JS types (the engine takes them in
  *  the table's types where no value changes). */
 function rowsAsIpc(rows: WriteRows): Uint8Array {
@@ -185,7 +196,7 @@ export async function writeManifest(where: string | URL | StorageObject, options
  * `limits` says which.
  */
 export async function discover(where: string | URL | StorageObject, options: DiscoverOptions = {}): Promise<Discovery> {
-  await initWasm();
+  const { discoverJs, discoverTables } = await readEngine();
   const o = options;
   const search = { maxDepth: o.maxDepth, maxListings: o.maxListings, maxObjects: o.maxObjects, health: o.health, options: o.options };
   if (typeof where === 'object' && !(where instanceof URL)) {
@@ -373,6 +384,13 @@ export class HudiTable {
   /** Where the table is (credentials and query strings removed). */
   readonly location: string;
   #wasm: WasmTable | null;
+  /** Whether `#wasm` lives in the full module. */
+  #full: boolean;
+  /** Opens this table again in another module (the full one, for the first write). */
+  readonly #reopen: Reopen;
+  #switching: Promise<void> | undefined;
+  /** Handles left in the read module, freed once no call is in flight. */
+  #retired: WasmTable[] = [];
   #inFlight = 0;
   #closing = false;
   #layout: Promise<FileLayout> | undefined;
@@ -382,8 +400,11 @@ export class HudiTable {
   /** The zone of the timeline's clock: UTC, or the one given for a `LOCAL` timeline. */
   readonly #timeZone: string;
 
-  private constructor(wasm: WasmTable, location: string, timeZone: string | undefined) {
+  private constructor(opened: Opened, location: string, timeZone: string | undefined) {
+    const [wasm, engine, reopen] = opened;
     this.#wasm = wasm;
+    this.#full = engine.full;
+    this.#reopen = reopen;
     this.location = location;
     this.#timeZone = wasm.timelineUtc ? 'UTC' : (timeZone ?? 'UTC');
   }
@@ -401,11 +422,12 @@ export class HudiTable {
     if (!['http:', 'https:', 's3:'].includes(u.protocol)) {
       throw new InvalidArgumentError(`unsupported URL scheme ${u.protocol} (expected http(s)://… or s3://bucket/prefix)`);
     }
-    await initWasm();
     const o = options;
-    const cache = o.cache === undefined ? undefined : await o.cache.share();
-    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress, cache, undefined), o.signal);
-    return new HudiTable(wasm, publicLocation(u), o.timeZone);
+    const opened = await openIn(await readEngine(), async (e, first, signal) => {
+      const cache = o.cache === undefined ? undefined : await o.cache.share(e);
+      return e.WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, signal, first ? o.onProgress : undefined, cache, undefined);
+    }, o.signal);
+    return new HudiTable(opened, publicLocation(u), o.timeZone);
   }
 
   /**
@@ -415,10 +437,12 @@ export class HudiTable {
    */
   static async openStorage(storage: StorageObject, options: StorageOpenOptions = {}): Promise<HudiTable> {
     if (options.timeZone !== undefined) clock(options.timeZone);
-    await initWasm();
-    const cache = options.cache === undefined ? undefined : await options.cache.share();
-    const wasm = await engine(WasmTable.openJs(storage, options.signal, options.onProgress, cache, options.prefetchMetadataTable, undefined), options.signal);
-    return new HudiTable(wasm, storage.location, options.timeZone);
+    const o = options;
+    const opened = await openIn(await readEngine(), async (e, first, signal) => {
+      const cache = o.cache === undefined ? undefined : await o.cache.share(e);
+      return e.WasmTable.openJs(storage, signal, first ? o.onProgress : undefined, cache, o.prefetchMetadataTable, undefined);
+    }, o.signal);
+    return new HudiTable(opened, storage.location, o.timeZone);
   }
 
   /**
@@ -437,18 +461,16 @@ export class HudiTable {
       throw new InvalidArgumentError(`unsupported URL scheme ${u.protocol} (expected s3://bucket/prefix)`);
     }
     const spec = engineTableSpec(table);
-    await initWasm();
     const o = options;
-    const wasm = await engine(WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, o.signal, o.onProgress, undefined, spec), o.signal);
-    return new HudiTable(wasm, publicLocation(u), o.timeZone);
+    const opened = await openIn(await fullEngine(), (e, first, signal) => e.WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, signal, first ? o.onProgress : undefined, undefined, first ? spec : undefined), o.signal);
+    return new HudiTable(opened, publicLocation(u), o.timeZone);
   }
 
   /** `create` over your own storage (`openStorage`'s object, with `put`). */
   static async createStorage(storage: StorageObject, table: NewTableSpec, options: Cancellable = {}): Promise<HudiTable> {
     const spec = engineTableSpec(table);
-    await initWasm();
-    const wasm = await engine(WasmTable.openJs(storage, options.signal, undefined, undefined, false, spec), options.signal);
-    return new HudiTable(wasm, storage.location, undefined);
+    const opened = await openIn(await fullEngine(), (e, first, signal) => e.WasmTable.openJs(storage, signal, undefined, undefined, false, first ? spec : undefined), options.signal);
+    return new HudiTable(opened, storage.location, undefined);
   }
 
   /** Opens a table from local files (a picked folder, dropped files), read lazily. Paths are
@@ -469,9 +491,9 @@ export class HudiTable {
   /** Opens a table from the bytes of a `.zip` of it (one top folder = the table). In memory. */
   static async openZip(zip: Uint8Array | ArrayBuffer | Blob, name = 'table.zip', options: { timeZone?: string } = {}): Promise<HudiTable> {
     if (options.timeZone !== undefined) clock(options.timeZone);
-    await initWasm();
     const bytes = zip instanceof Uint8Array ? zip : new Uint8Array(zip instanceof Blob ? await zip.arrayBuffer() : zip);
-    return new HudiTable(await engine(WasmTable.openZip(bytes, name)), `zip://${name}`, options.timeZone);
+    const opened = await openIn(await readEngine(), (e) => e.WasmTable.openZip(bytes, name));
+    return new HudiTable(opened, `zip://${name}`, options.timeZone);
   }
 
   /** Whether the storage takes writes (and so table services and `fix()`): false for plain
@@ -493,6 +515,40 @@ export class HudiTable {
     return this.#wasm;
   }
 
+  /** Moves the table to the full module (before its first write or table service):
+   *  loads the module, opens the table there, and frees the read module's handle once no
+   *  call is in flight. The new handle reads the timeline as it is now. */
+  async #toFull(signal: AbortSignal | undefined): Promise<void> {
+    if (this.#full) return;
+    this.#alive();
+    this.#switching ??= (async () => {
+      const w = await this.#reopen(await fullEngine(), signal);
+      if (!this.#wasm || this.#closing) {
+        w.free();
+        this.#alive();
+      }
+      this.#retired.push(this.#wasm!);
+      this.#wasm = w;
+      this.#full = true;
+      this.#layout = undefined;
+      this.#history = undefined;
+      if (this.#inFlight === 0) this.#freeRetired();
+    })().finally(() => (this.#switching = undefined));
+    await engine(this.#switching, signal);
+  }
+
+  /** `#run` in the full module; `writes` names what a read-only storage refuses, before the
+   *  module is loaded. */
+  async #runFull<T>(signal: AbortSignal | undefined, writes: string | undefined, f: (w: WasmTable) => Promise<T>): Promise<T> {
+    if (writes !== undefined) this.#writable(this.#alive(), writes);
+    await this.#toFull(signal);
+    return this.#run(signal, f);
+  }
+
+  #freeRetired() {
+    for (const w of this.#retired.splice(0)) w.free();
+  }
+
   /** Runs one engine call: error classes (an abort of `signal` as its reason), and deferred
    *  `close()`. */
   async #run<T>(signal: AbortSignal | undefined, f: (w: WasmTable) => Promise<T>): Promise<T> {
@@ -502,6 +558,7 @@ export class HudiTable {
       return await engine(f(w), signal);
     } finally {
       this.#inFlight -= 1;
+      if (this.#inFlight === 0) this.#freeRetired();
       if (this.#closing && this.#inFlight === 0) this.#free();
     }
   }
@@ -650,7 +707,7 @@ export class HudiTable {
    * do not fit the table are an `InvalidInputError`; a concurrent commit is a `ConflictError`.
    */
   write(rows: WriteRows, o: WriteOptions): Promise<WriteResult> {
-    return this.#run(o?.signal, async (w) => {
+    return this.#runFull(o?.signal, 'write', async (w) => {
       this.#writable(w, 'write');
       const bytes = rowsAsIpc(rows);
       const result = await w.write(bytes, { operation: o.operation, options: o.options, commitRetries: o.commitRetries, addColumns: o.addColumns }, o.signal);
@@ -681,7 +738,7 @@ export class HudiTable {
   }
 
   #writeJob(operation: WriteOperation, rows: WriteRows, o: WriteJobOptions): Promise<CommitResult> {
-    return this.#run(o?.signal, async (w) => {
+    return this.#runFull(o?.signal, 'write', async (w) => {
       this.#writable(w, 'write');
       o.signal?.throwIfAborted();
       const progress = progressOf<WriteProgress['phase']>(w, o.onProgress);
@@ -796,7 +853,7 @@ export class HudiTable {
    *  `options` ask for (`hoodie.metadata.*`, lock configs), as Hudi's metadata writer
    *  initialises them. `null` when none was missing. Later calls see the new partitions. */
   index(o: IndexOptions = {}): Promise<IndexResult | null> {
-    return this.#run(undefined, async (w) => {
+    return this.#runFull(undefined, 'index', async (w) => {
       this.#writable(w, 'index');
       const built = await w.index(o.partitions ?? [], o.options ?? {});
       this.#layout = undefined;
@@ -810,7 +867,7 @@ export class HudiTable {
    *  unless `scheduleOnly`, executes it (writes do it themselves when due; this runs it on
    *  request). Later calls see the new base files. */
   compact(o: CompactOptions = {}): Promise<CompactReport> {
-    return this.#run(o?.signal, async (w) => {
+    return this.#runFull(o?.signal, 'compact', async (w) => {
       this.#writable(w, 'compact');
       const done = await w.compact(o.options ?? {}, Boolean(o.scheduleOnly), o.instant, o.signal);
       this.#layout = undefined;
@@ -823,7 +880,7 @@ export class HudiTable {
    *  file slices, then executes it and every pending plan (or `instant` alone; with
    *  `scheduleOnly` the plan is written and left). Later calls see the new file groups. */
   cluster(o: ClusterOptions = {}): Promise<ClusterReport> {
-    return this.#run(o?.signal, async (w) => {
+    return this.#runFull(o?.signal, 'cluster', async (w) => {
       this.#writable(w, 'cluster');
       const done = await w.cluster(o.options ?? {}, Boolean(o.scheduleOnly), o.instant, o.signal);
       this.#layout = undefined;
@@ -836,7 +893,7 @@ export class HudiTable {
    *  histories where due, as Hudi's archiver does after each commit (writes do it
    *  themselves; this runs it on request). */
   archive(o: ArchiveOptions = {}): Promise<ArchiveResult> {
-    return this.#run(o?.signal, async (w) => {
+    return this.#runFull(o?.signal, 'archive', async (w) => {
       this.#writable(w, 'archive');
       const done = await w.archive(o.options ?? {}, o.signal);
       this.#layout = undefined;
@@ -850,7 +907,7 @@ export class HudiTable {
    *  it names and commits it; then the metadata table's own clean when due. Empty when
    *  nothing was due. Later calls see the clean. */
   clean(o: CleanOptions = {}): Promise<CleanResult[]> {
-    return this.#run(o?.signal, async (w) => {
+    return this.#runFull(o?.signal, 'clean', async (w) => {
       this.#writable(w, 'clean');
       o.signal?.throwIfAborted();
       const progress = progressOf<CleanProgress['phase']>(w, o.onProgress);
@@ -880,7 +937,7 @@ export class HudiTable {
    *  archival, the metadata table's missing partitions), then reports again. A read-only
    *  store is refused. Later calls see the table as the services left it. */
   fix(o: HealthOptions = {}): Promise<FixReport> {
-    return this.#run(o.signal, async (w) => {
+    return this.#runFull(o.signal, 'fix its findings', async (w) => {
       this.#writable(w, 'fix its findings');
       const done = await w.fix(o.options ?? {}, o.signal);
       this.#layout = undefined;
@@ -973,6 +1030,7 @@ export class HudiTable {
   }
 
   #free() {
+    this.#freeRetired();
     this.#wasm?.free();
     this.#wasm = null;
   }

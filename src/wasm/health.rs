@@ -1,12 +1,14 @@
-//! A table's health, its fixes, and the tables under a prefix.
+//! A table's health, its fixes, and the tables under a prefix. Health and discovery only read
+//! (they ask each service whether it is due), so both modules have them; fixes are the full
+//! module's.
 
 use std::sync::Arc;
 
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
+use super::objects::hoodie_options;
 use super::session::abortable;
-use super::write::hoodie_options;
 use super::{js_value, to_js, WasmTable};
 use crate::api::{wire, Host, RemoteOptions};
 use crate::error::HudiError;
@@ -35,7 +37,12 @@ impl WasmTable {
             .await?;
         js_value(&report)
     }
+}
 
+// Fixes run the table services: only in the full module.
+#[cfg(feature = "write")]
+#[wasm_bindgen]
+impl WasmTable {
     /// Runs the table service that fixes each finding of a fresh report that names one,
     /// then reports again: `{ before, fixes, after }`. A read-only store is refused.
     #[wasm_bindgen(
@@ -73,6 +80,7 @@ impl WasmTable {
 }
 
 /// A wire value as JSON with the JS names (camelCase), to nest in another answer.
+#[cfg(feature = "write")]
 fn serde_wasm_bindgen_value<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, JsValue> {
     serde_json::to_value(v).map_err(|e| to_js(HudiError::invalid(format!("report: {e}"))))
 }

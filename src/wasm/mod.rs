@@ -6,13 +6,18 @@
 //! requests in flight); opens and reads take an optional `onProgress(Progress)`. The
 //! TypeScript package wraps these calls; nothing here is meant to be called by users
 //! directly. Here: errors and values crossing to JS, the metadata-table cache, and the
-//! table handle's opens; its reads are in `read`, its writes in `write`. Each call turns JS
-//! values into the core's options, makes one call into the core, and hands the answer back.
+//! table handle's opens; its reads are in `read` and `objects`, its writes in `write` (the
+//! full module's only: cargo feature `write`). Each call turns JS values into the core's
+//! options, makes one call into the core, and hands the answer back.
 
+// Writes and services only in the full module: without them the writers' code (Parquet, Avro
+// and HFile writers) is not reachable, so not linked.
 mod health;
 mod js_storage;
+mod objects;
 mod read;
 mod session;
+#[cfg(feature = "write")]
 mod write;
 
 use std::cell::RefCell;
@@ -111,6 +116,7 @@ impl WasmMdtCache {
 
 /// The package's `NewTableSpec`: the fields of [`crate::api::create::TableSpec`], with the
 /// columns as Spark SQL (`columns`) or as Arrow IPC bytes of an empty table (`schemaIpc`).
+#[cfg(feature = "write")]
 fn table_spec(create: &JsValue) -> Result<Option<crate::api::create::TableSpec>, JsValue> {
     if create.is_undefined() || create.is_null() {
         return Ok(None);
@@ -126,6 +132,17 @@ fn table_spec(create: &JsValue) -> Result<Option<crate::api::create::TableSpec>,
         spec.schema = Some(crate::api::input::arrow_ipc_schema(&bytes).map_err(|e| bad(&e))?);
     }
     Ok(Some(spec))
+}
+
+/// The read module creates no tables (the package creates them with the full module).
+#[cfg(not(feature = "write"))]
+fn table_spec(create: &JsValue) -> Result<Option<crate::api::create::TableSpec>, JsValue> {
+    match create.is_undefined() || create.is_null() {
+        true => Ok(None),
+        false => Err(to_js(HudiError::unsupported(
+            "this module only reads: create tables with the full module",
+        ))),
+    }
 }
 
 #[wasm_bindgen]
@@ -254,11 +271,12 @@ impl WasmTable {
         create: Option<crate::api::create::TableSpec>,
     ) -> Result<WasmTable, JsValue> {
         let table = match create {
+            #[cfg(feature = "write")]
             Some(spec) => {
                 let new = spec.new_table(&storage.location()).map_err(to_js)?;
                 Table::create(storage, &new).await
             }
-            None => Table::open_with(storage, mdt_cache, prefetch_metadata_table).await,
+            _ => Table::open_with(storage, mdt_cache, prefetch_metadata_table).await,
         }
         .map_err(to_js)?;
         let io = table.io();

@@ -46,14 +46,18 @@ fi
 export HUDI_EDGE_WASM_NODE="$target/wasm-node"
 (cd pkg-config && { [ -d node_modules ] || npm ci --silent; } && HUDI_EDGE_SKIP_WASM_BUILD=1 npm run --silent build) > "$tmp/pkg-build.txt"
 
-echo "1. module size, compile + instantiate" >&2
+echo "1. module sizes (the read module import loads; the full one), compile + instantiate" >&2
+for m in hudi_edge_read hudi_edge; do
 node -e '
 const { readFileSync } = require("node:fs");
 const z = require("node:zlib");
 const w = readFileSync(process.argv[1]);
 console.log(JSON.stringify({ raw: w.length, gzip: z.gzipSync(w, { level: 9 }).length,
   brotli: z.brotliCompressSync(w, { params: { [z.constants.BROTLI_PARAM_QUALITY]: 11 } }).length }));
-' "$target/wasm-web/hudi_edge_bg.wasm" > "$tmp/size.json"
+' "$target/wasm-web/${m}_bg.wasm" > "$tmp/size-$m.json"
+done
+mv "$tmp/size-hudi_edge_read.json" "$tmp/size.json"
+mv "$tmp/size-hudi_edge.json" "$tmp/size-full.json"
 echo '{}' > "$tmp/size-opt.json"
 if [ "${HUDI_EDGE_RACE_WASM_OPT:-0}" = 1 ]; then
   "$cache/node_modules/.bin/wasm-opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
@@ -79,10 +83,10 @@ node tests/bench/wasm_node.mjs open-cost "$(dirname "$sample")" > "$tmp/open.jso
 # The same by URL from a static host (nginx with the listing manifest), as the viewer opens it.
 node tests/bench/wasm_node.mjs open-cost-http > "$tmp/open-http.json"
 
-echo "5. time to first rows (wasm, Node, 20 ms per request)" >&2
+echo "5. time to first rows, cold through the package (Node, Chromium; 20 ms per request)" >&2
 for q in "id = 500000" "event_date = 2024-06-11" "region = us-east and id >= 100000 and id < 110000"; do
   for _ in $(seq "$runs"); do
-    node tests/bench/wasm_node.mjs first-rows "$cow" "$q" 20
+    node tests/bench/wasm_node.mjs first-rows-pkg "$cow" "$q" 20
   done | "$py" -c '
 import json, statistics, sys
 rows = [json.loads(l) for l in sys.stdin]
@@ -90,6 +94,7 @@ best = sorted(rows, key=lambda r: r["ms"])[len(rows) // 2]
 best["query"] = sys.argv[1]
 print(json.dumps(best))' "$q"
 done > "$tmp/first.jsonl"
+node tests/bench/first_rows_chromium.mjs "$cow" "id = 500000" 20 "$runs" > "$tmp/first-chromium.json"
 
 echo "6. MOR merge (mor_merge.sh)" >&2
 if [ "${HUDI_EDGE_RACE_SKIP_MOR:-0}" = 1 ]; then
@@ -117,6 +122,7 @@ from pathlib import Path
 tmp, out, runs = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 cow_table, mor_table, cli = sys.argv[4], sys.argv[5], sys.argv[6]
 size = json.loads((tmp / "size.json").read_text())
+size_full = json.loads((tmp / "size-full.json").read_text())
 size_opt = json.loads((tmp / "size-opt.json").read_text())
 pack = json.loads((tmp / "pack.json").read_text())[0]
 startup = json.loads((tmp / "startup.json").read_text())
@@ -144,8 +150,9 @@ lines = [
     "|---|---|---|---|---|---|",
 ]
 gz = size["gzip"]
-lines.append(f"| 1 | module size (gzip; raw, brotli) | {mb(gz)} ({mb(size['raw'])} raw, {mb(size['brotli'])} brotli) | "
+lines.append(f"| 1 | read module size, what the import loads (gzip; raw, brotli) | {mb(gz)} ({mb(size['raw'])} raw, {mb(size['brotli'])} brotli) | "
              f"parquet-wasm ~1.2 MB brotli (its docs) | ≤ 1.2 MB gzip | {met(gz <= 1.2e6)} |")
+lines.append(f"| 1 | full module, loaded on the first write (gzip; raw, brotli) | {mb(size_full['gzip'])} ({mb(size_full['raw'])} raw, {mb(size_full['brotli'])} brotli) | - | - | |")
 lines.append(f"| 1 | `npm pack` tarball (unpacked) | {mb(pack['size'])} ({mb(pack['unpackedSize'])}) | - | - | |")
 if size_opt:
     lines.append(f"| 1 | module after wasm-opt -Oz (gzip; raw) | {mb(size_opt['gzip'])} ({mb(size_opt['raw'])} raw) | - | ≤ 1.2 MB gzip | {met(size_opt['gzip'] <= 1.2e6)} |")
@@ -172,7 +179,9 @@ for f in first:
     rs = q.get("hudi_rs") or {}
     peer = f"{rs['wall'] * 1000:.0f} ms (serial bound, native)" if "wall" in rs else "-"
     again = f" (again in the same process, compiled: {f['again_ms']:.0f} ms)" if "again_ms" in f else ""
-    lines.append(f"| 5 | first rows, wasm in Node, 20 ms/request: `{f['query']}` | {f['ms']:.0f} ms{again}, {f['round_trips']} round trips, {f['requests']} requests | {peer} | ≤ 150 ms | {met(f['ms'] <= 150)} |")
+    lines.append(f"| 5 | first rows, cold from the package's import, Node, 20 ms/request: `{f['query']}` | {f['ms']:.0f} ms{again}, {f['round_trips']} round trips, {f['requests']} requests | {peer} | ≤ 150 ms | {met(f['ms'] <= 150)} |")
+fc = json.loads((tmp / "first-chromium.json").read_text())
+lines.append(f"| 5 | first rows, cold from the package's import, Chromium (fresh context), 20 ms/request: `{fc['filter']}` | {fc['cold_ms']} ms (the page again in that context: {fc['reload_ms']} ms), {fc['round_trips']} round trips, {fc['requests']} requests | - | ≤ 150 ms | {met(fc['cold_ms'] <= 150)} |")
 m = re.search(r"ratio hudi-edge wasm stream\(\) / hudi-rs: ([\d.]+)x", mor)
 if m:
     r = float(m.group(1))

@@ -8,6 +8,14 @@
 //                                                every storage call delayed DELAY_MS (20);
 //                                                TRACE=1 prints each call; PREFETCH=0 opens
 //                                                without the metadata table's prefetch
+//   node wasm_node.mjs first-rows-pkg TABLE FILTER [DELAY_MS]
+//                                                the same through the npm package, cold: the
+//                                                clock starts before the package is imported
+//                                                (which starts compiling the module) and stops
+//                                                at the first batch of `stream()` after
+//                                                `openStorage`; again_ms: a second table in
+//                                                the same process. The package is
+//                                                $HUDI_EDGE_PKG_DIST (default pkg-config/dist)
 //   node wasm_node.mjs open-cost TABLE           what the viewer asks of the npm package on
 //                                                open: the timeline without operations,
 //                                                info() and fileGroups(); then (apart) the
@@ -101,6 +109,33 @@ if (what === 'startup') {
   const warm = await firstRows();
   const { io } = cold;
   console.log(JSON.stringify({ ms: cold.ms, again_ms: warm.ms, got_rows: cold.got_rows && warm.got_rows, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes, prefetch }));
+} else if (what === 'first-rows-pkg') {
+  const [table, filter, delay = '20'] = args;
+  const dist = process.env.HUDI_EDGE_PKG_DIST ?? join(repo, 'pkg-config', 'dist');
+  // The app's apache-arrow (a peer dependency) is loaded before the clock starts: ~100-400 ms
+  // of JS that is the app's whatever engine it uses.
+  const arrowStart = performance.now();
+  // (its ESM build, as the package resolves it: through a package file that imports only it)
+  await import(join(dist, 'rows-arrow.js'));
+  const arrowMs = performance.now() - arrowStart;
+  const t0 = performance.now();
+  const { HudiTable } = await import(join(dist, 'node.js'));
+  const firstRows = async (start) => {
+    const t = await HudiTable.openStorage(delayed(fsStorage(table), Number(delay)), { prefetchMetadataTable: true });
+    let got = false;
+    for await (const batch of t.stream({ filters: [filter] })) {
+      got = batch.numRows >= 0;
+      break;
+    }
+    const ms = performance.now() - start;
+    const io = t.io();
+    t.close();
+    return { ms, got_rows: got, io };
+  };
+  const cold = await firstRows(t0);
+  const warm = await firstRows(performance.now());
+  const { io } = cold;
+  console.log(JSON.stringify({ ms: cold.ms, again_ms: warm.ms, got_rows: cold.got_rows && warm.got_rows, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes, arrow_import_ms: Math.round(arrowMs), dist }));
 } else if (what === 'open-cost' || what === 'open-cost-http') {
   // Through the npm package (pkg-config/dist, `npm run build`), as the viewer calls it: a
   // table directory, or (open-cost-http) a fixture by URL from a loopback nginx serving the

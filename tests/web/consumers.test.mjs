@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expected, freePort, repo, startNginx, unzippedFixtures } from './lib/servers.mjs';
 import { canonical, oracleEncoding } from '../js/fixture_checks.mjs';
@@ -84,9 +84,9 @@ after(async () => {
   if (project) rmSync(project, { recursive: true, force: true });
 });
 
-test('the tarball holds the package: ESM, types, the wasm module', () => {
+test('the tarball holds the package: ESM, types, the two wasm modules', () => {
   const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n');
-  for (const f of ['package/dist/browser.js', 'package/dist/node.js', 'package/dist/workerd.js', 'package/dist/index.d.ts', 'package/dist/wasm/hudi_edge_bg.wasm', 'package/dist/wasm/hudi_edge.js', 'package/README.md']) {
+  for (const f of ['package/dist/browser.js', 'package/dist/node.js', 'package/dist/workerd.js', 'package/dist/index.d.ts', 'package/dist/wasm/hudi_edge_read_bg.wasm', 'package/dist/wasm/hudi_edge_read.js', 'package/dist/wasm/hudi_edge_bg.wasm', 'package/dist/wasm/hudi_edge.js', 'package/README.md']) {
     assert.ok(files.includes(f), f);
   }
   assert.ok(!files.some((f) => f.includes('/src/') || f.includes('/test/')), 'no sources or tests');
@@ -222,7 +222,9 @@ const out = document.querySelector('#out');
     assert.deepEqual(info.warnings.map((w) => w.message), [], 'webpack warnings');
     const assets = readdirSync(join(dir, 'dist'));
     const wasm = assets.filter((f) => f.endsWith('.wasm'));
-    assert.equal(wasm.length, 1, `one .wasm emitted as an asset: ${assets}`);
+    assert.equal(wasm.length, 2, `the two modules emitted as assets: ${assets}`);
+    // The smaller is the read module: the only one a page that reads fetches.
+    const [readModule] = wasm.sort((a, b) => statSync(join(dir, 'dist', a)).size - statSync(join(dir, 'dist', b)).size);
     console.log(`webpack ${webpack.version}: built in ${Math.round(performance.now() - started)} ms: ${info.assets.map((a) => `${a.name} ${a.size} B`).join(', ')}`);
     writeFileSync(join(dir, 'dist', 'index.html'), '<!doctype html><meta charset="utf-8"><title>webpack app</title><pre id="out">loading</pre><script src="./main.js"></script>\n');
 
@@ -240,6 +242,8 @@ const out = document.querySelector('#out');
         const { rows, missing } = JSON.parse(text);
         await assertSnapshot(name, rows);
         if (i === 0) assert.deepEqual(missing, { name: 'NotFoundError', code: 'NOT_FOUND' });
+        const fetched = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name.split('/').at(-1)).filter((n) => n.endsWith('.wasm')));
+        assert.deepEqual(fetched, [readModule], 'reads fetch the read module alone');
         await page.close();
         browser.assertNoPageErrors();
       }

@@ -1,0 +1,119 @@
+// Cold first rows in headless Chromium through the npm package: a page (esbuild bundle of the
+// package's browser entry, the package in its own chunk) loads apache-arrow, then starts the
+// clock, imports the package (which starts compiling its module), opens TABLE over a storage
+// object whose every request the server answers after DELAY_MS, and stops at the first batch
+// of `stream()` with FILTER. Each run is a fresh browser context (no HTTP cache, no compiled
+// code); `reload_ms` is the same page loaded again in that context, where Chromium may take
+// the module's compiled code from its cache. Prints one JSON line.
+//
+//   node tests/bench/first_rows_chromium.mjs TABLE FILTER [DELAY_MS] [RUNS]
+//
+// The package is $HUDI_EDGE_PKG_DIST (default pkg-config/dist, `npm run build`); Chromium is
+// $HUDI_EDGE_CHROMIUM (/usr/bin/chromium); playwright-core comes from tests/web.
+import { createServer } from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fsStorage } from '../js/fs_storage.mjs';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const [table, filter, delayArg = '20', runsArg = '5'] = process.argv.slice(2);
+if (!table || !filter) {
+  console.error('usage: first_rows_chromium.mjs TABLE FILTER [DELAY_MS] [RUNS]');
+  process.exit(2);
+}
+const delay = Number(delayArg);
+const runs = Number(runsArg);
+const dist = process.env.HUDI_EDGE_PKG_DIST ?? join(repo, 'pkg-config', 'dist');
+const { chromium } = createRequire(join(repo, 'tests', 'web', 'package.json'))('playwright-core');
+
+// The page: apache-arrow first (the app's), then the package, timed.
+const app = mkdtempSync(join(tmpdir(), 'first-rows-chromium-'));
+writeFileSync(
+  join(app, 'main.js'),
+  `await import('apache-arrow');
+const filter = ${JSON.stringify(filter)};
+const call = async (op, q) => {
+  const r = await fetch('/s/' + op + '?' + new URLSearchParams(q));
+  if (r.status === 404) throw Object.assign(new Error('not found: ' + q.path), { code: 'NOT_FOUND' });
+  if (!r.ok) throw new Error(op + ' ' + r.status);
+  return op === 'get' ? new Uint8Array(await r.arrayBuffer()) : r.json();
+};
+const storage = {
+  location: 'bench://table',
+  get: (path, start, end) => call('get', start === undefined ? { path } : { path, start, end }),
+  head: (path) => call('head', { path }),
+  list: (prefix, recursive) => call('list', { prefix, recursive }),
+};
+const t0 = performance.now();
+const { HudiTable } = await import('./pkg.js');
+const imported = performance.now() - t0;
+const t = await HudiTable.openStorage(storage, { prefetchMetadataTable: true });
+for await (const b of t.stream({ filters: [filter] })) break;
+const ms = performance.now() - t0;
+const io = t.io();
+t.close();
+window.result = { ms, imported_ms: imported, requests: io.requests, round_trips: io.roundTrips };
+`,
+);
+writeFileSync(join(app, 'pkg.js'), `export * from ${JSON.stringify(join(dist, 'browser.js'))};\n`);
+const esbuild = join(repo, 'pkg-config', 'node_modules', '.bin', 'esbuild');
+execFileSync(esbuild, ['main.js', 'pkg.js', '--bundle', '--splitting', '--format=esm', '--outdir=out', '--log-level=warning', `--resolve-extensions=.js,.mjs`], {
+  cwd: app,
+  env: { ...process.env, NODE_PATH: join(repo, 'pkg-config', 'node_modules') },
+});
+
+const storage = fsStorage(table);
+const types = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
+const server = createServer(async (req, res) => {
+  const url = new URL(req.url, 'http://x');
+  try {
+    if (url.pathname.startsWith('/s/')) {
+      await new Promise((r) => setTimeout(r, delay));
+      const q = Object.fromEntries(url.searchParams);
+      const op = url.pathname.slice(3);
+      let body;
+      if (op === 'get') body = await storage.get(q.path, q.start === undefined ? undefined : Number(q.start), q.end === undefined ? undefined : Number(q.end));
+      else if (op === 'head') body = JSON.stringify(await storage.head(q.path));
+      else body = JSON.stringify(await storage.list(q.prefix, q.recursive === 'true'));
+      res.writeHead(200, { 'content-type': op === 'get' ? 'application/octet-stream' : 'application/json' });
+      return res.end(body);
+    }
+    const file = url.pathname === '/' ? join(app, 'index.html') : url.pathname.startsWith('/wasm/') ? join(dist, url.pathname) : join(app, 'out', url.pathname);
+    if (!existsSync(file)) return res.writeHead(404).end();
+    // Cacheable, as a static host serves a versioned asset: Chromium caches the compiled
+    // module beside an HTTP-cached response.
+    res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream', 'cache-control': 'public, max-age=3600' });
+    res.end(readFileSync(file));
+  } catch (e) {
+    res.writeHead(e.code === 'ENOENT' ? 404 : 500).end(String(e.message));
+  }
+});
+writeFileSync(join(app, 'index.html'), '<!doctype html><title>first rows</title><script type="module" src="/main.js"></script>');
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const origin = `http://127.0.0.1:${server.address().port}`;
+const browser = await chromium.launch({ executablePath: process.env.HUDI_EDGE_CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+const cold = [];
+const reload = [];
+let last;
+try {
+  for (let i = 0; i < runs; i++) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    for (const into of [cold, reload]) {
+      await page.goto(`${origin}/`);
+      last = await page.waitForFunction(() => window.result, null, { timeout: 60000 }).then((h) => h.jsonValue());
+      into.push(last.ms);
+    }
+    await context.close();
+  }
+} finally {
+  await browser.close();
+  server.close();
+  rmSync(app, { recursive: true, force: true });
+}
+const median = (xs) => Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
+console.log(JSON.stringify({ runtime: 'chromium', filter, delay_ms: delay, cold_ms: median(cold), reload_ms: median(reload), all_cold_ms: cold.map(Math.round), all_reload_ms: reload.map(Math.round), requests: last.requests, round_trips: last.round_trips, dist }));
