@@ -107,7 +107,7 @@ try {
       walls.push(performance.now() - s);
       if (res.status !== 200 || body.updated !== 50 || body.inserted !== 50) throw new Error(`${type} commit ${n}: ${res.status} ${JSON.stringify(body).slice(0, 400)}`);
       if (body.serviceErrors?.length) throw new Error(`${type} commit ${n}: service errors ${JSON.stringify(body.serviceErrors)}`);
-      for (const [k, ran] of [['clean', body.clean?.length], ['archival', body.archival], ['compaction', body.compaction?.completed?.length]]) {
+      for (const [k, ran] of [['clean', body.cleans?.length], ['archival', body.archival], ['compaction', body.compaction?.completed?.length]]) {
         if (ran) services[k] = (services[k] ?? 0) + 1;
       }
       if (!CHECKPOINTS.includes(n)) continue;
