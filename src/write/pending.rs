@@ -210,3 +210,8 @@ pub(crate) fn marker_instant(path: &str) -> Option<&str> {
         .and_then(|rest| rest.strip_prefix('/'))
         .and_then(|rest| rest.split('/').next())
 }
+
+/// An instant's marker directory (`.hoodie/.temp/<instant>`).
+pub(crate) fn marker_dir(instant: &str) -> String {
+    format!("{}/{instant}", crate::config::layout::MARKERS_DIR)
+}

@@ -99,7 +99,7 @@ pub(crate) async fn stage(
     // Timeline-server markers (Java's default layout under Spark): every marker as a line
     // of one `MARKERS0` file, beside `MARKERS.type`; two puts and two deletes whatever the
     // number of files, not one of each per file.
-    let marker_dir = format!("{}/{instant}", crate::config::layout::MARKERS_DIR);
+    let marker_dir = super::pending::marker_dir(instant);
     let marker_lines: String = (commit.files.iter())
         .flat_map(|f| {
             std::iter::once(format!("{}.marker.{}\n", f.path, f.marker))
@@ -420,7 +420,7 @@ fn markers_by_instant(markers: &[String]) -> std::collections::BTreeMap<String, 
     let mut out = std::collections::BTreeMap::<String, Vec<String>>::new();
     for m in markers {
         if let Some(instant) = super::pending::marker_instant(m) {
-            let dir = format!("{}/{instant}", crate::config::layout::MARKERS_DIR);
+            let dir = super::pending::marker_dir(instant);
             out.entry(dir).or_default().push(m.clone());
         }
     }

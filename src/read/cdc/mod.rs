@@ -660,10 +660,6 @@ impl ChangeScan {
         self.batches.next().await
     }
 
-    pub fn plan(&self) -> &FeedPlan {
-        &self.plan
-    }
-
     /// Requests and bytes since planning started, and file-group changes read of those
     /// planned. Cheap; callable between batches.
     pub fn progress(&self) -> ScanProgress {

@@ -255,7 +255,10 @@ async fn plan_requests(client: &MetaClient, t: &str) -> Result<Vec<RollbackReque
             // A marker naming a path outside the table (a peer's bug or a planted file)
             // names nothing this table could hold: deleting it is never ours to do, and
             // refusing would wedge every later write behind this rollback.
-            let Ok(relative) = crate::storage::path::within_table(&relative, &marker_dir(t)) else {
+            let Ok(relative) = crate::storage::path::within_table(
+                &relative,
+                &crate::write::pending::marker_dir(t),
+            ) else {
                 continue;
             };
             let (partition, name) = relative.rsplit_once('/').unwrap_or(("", &relative));
@@ -322,7 +325,7 @@ fn files_of_instant(listed: &[ObjectMeta], t: &str, root: &str) -> Vec<(String, 
 /// markers are files `<partition>/<file>.marker.<IOType>`; timeline-server markers are
 /// listed inside `MARKERS<n>` files (`MARKERS.type` says which).
 async fn marker_paths(storage: &dyn Storage, t: &str) -> Result<Vec<String>> {
-    let dir = marker_dir(t);
+    let dir = crate::write::pending::marker_dir(t);
     let listed = storage.list(&dir, true).await?;
     let mut markers: Vec<String> = Vec::new();
     let server_based = listed.iter().any(|m| m.name() == "MARKERS.type");
@@ -352,10 +355,6 @@ async fn marker_paths(storage: &dyn Storage, t: &str) -> Result<Vec<String>> {
     out.sort();
     out.dedup();
     Ok(out)
-}
-
-fn marker_dir(t: &str) -> String {
-    format!("{}/{t}", crate::config::layout::MARKERS_DIR)
 }
 
 /// Deletes what a plan names (relative to `root`); an absent file counts as deleted.
@@ -489,12 +488,17 @@ async fn execute(
         )
         .await?;
     // Markers are bookkeeping: Java deletes them quietly after the rollback completes.
-    if let Ok(markers) = storage.list(&marker_dir(t), true).await {
+    if let Ok(markers) = storage
+        .list(&crate::write::pending::marker_dir(t), true)
+        .await
+    {
         for m in markers.iter().filter(|m| !m.is_dir) {
             let _ = storage.delete(&m.path).await;
         }
     }
-    let _ = storage.delete_empty_dir(&marker_dir(t)).await;
+    let _ = storage
+        .delete_empty_dir(&crate::write::pending::marker_dir(t))
+        .await;
     delete_schema_history_of(client, t).await;
     Ok(RolledBack {
         rollback_instant: r.to_string(),

@@ -614,7 +614,7 @@ pub(super) async fn start_inflight(
 ) -> Result<()> {
     let config = table.client.config();
     let storage = table.client.storage();
-    let marker_dir = format!("{}/{instant}", crate::config::layout::MARKERS_DIR);
+    let marker_dir = crate::write::pending::marker_dir(instant);
     let marker_lines: String = (names.iter())
         .map(|n| format!("{n}.marker.{kind}\n"))
         .chain(appended.iter().map(|n| format!("{n}.marker.APPEND\n")))
