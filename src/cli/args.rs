@@ -76,6 +76,37 @@ pub(super) enum Command {
         #[arg(long)]
         stats: bool,
     },
+    /// Rows of SQL over Hudi tables (DataFusion; the engine plans and reads each scan).
+    /// Tables: `--table NAME=LOCATION`, `hudi."LOCATION"` in the query, or
+    /// `CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '…' [OPTIONS ('as_of' '…')]` before it.
+    #[cfg(feature = "datafusion")]
+    Sql {
+        /// Statements separated by `;`; the rows of the last one are printed.
+        sql: String,
+        /// `NAME=LOCATION`: the table at LOCATION as NAME (repeatable).
+        #[arg(long = "table", value_name = "NAME=LOCATION")]
+        tables: Vec<String>,
+        /// How every table is read: snapshot, read_optimized or incremental.
+        #[arg(long, default_value = "snapshot")]
+        query: String,
+        /// Time travel: each table as of this instant.
+        #[arg(long)]
+        as_of: Option<String>,
+        /// Incremental: commits after this instant.
+        #[arg(long)]
+        start: Option<String>,
+        /// Incremental: commits up to this instant.
+        #[arg(long)]
+        end: Option<String>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// Print DataFusion's physical plan (pushed filters, slices selected) instead of rows.
+        #[arg(long)]
+        explain: bool,
+        /// Print what each table's scans selected and cost as JSON on stderr.
+        #[arg(long)]
+        stats: bool,
+    },
     /// Which file slices a query would read, and why.
     Plan {
         table: String,
@@ -338,6 +369,8 @@ pub(super) enum Format {
     Jsonl,
     Csv,
     Arrow,
+    /// A text table with a header.
+    Table,
     /// JSON lines in the fixtures' expected-output encoding (tests).
     #[value(hide = true)]
     OracleJsonl,
