@@ -86,18 +86,9 @@ pub(super) enum Command {
         /// `NAME=LOCATION`: the table at LOCATION as NAME (repeatable).
         #[arg(long = "table", value_name = "NAME=LOCATION")]
         tables: Vec<String>,
-        /// How every table is read: snapshot, read_optimized or incremental.
-        #[arg(long, default_value = "snapshot")]
-        query: String,
-        /// Time travel: each table as of this instant.
-        #[arg(long)]
-        as_of: Option<String>,
-        /// Incremental: commits after this instant.
-        #[arg(long)]
-        start: Option<String>,
-        /// Incremental: commits up to this instant.
-        #[arg(long)]
-        end: Option<String>,
+        /// How `--table` and `hudi."…"` tables are read.
+        #[command(flatten)]
+        kind: QueryTypeArgs,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
         /// Print DataFusion's physical plan (pushed filters, slices selected) instead of rows.
@@ -334,16 +325,39 @@ pub(super) enum Command {
     },
 }
 
+/// Which rows of the table a query sees: its type and times.
 #[derive(Args, Clone)]
-pub(super) struct QueryArgs {
+pub(super) struct QueryTypeArgs {
+    /// snapshot, read_optimized or incremental.
     #[arg(long, default_value = "snapshot")]
     query: String,
+    /// Time travel: the table as of this instant.
     #[arg(long)]
     as_of: Option<String>,
+    /// Incremental: commits after this instant.
     #[arg(long)]
     start: Option<String>,
+    /// Incremental: commits up to this instant.
     #[arg(long)]
     end: Option<String>,
+}
+
+impl QueryTypeArgs {
+    pub(super) fn options(&self) -> Result<ReadOptions> {
+        Ok(ReadOptions {
+            query: QueryType::parse(&self.query)?,
+            as_of: self.as_of.clone(),
+            start: self.start.clone(),
+            end: self.end.clone(),
+            ..ReadOptions::default()
+        })
+    }
+}
+
+#[derive(Args, Clone)]
+pub(super) struct QueryArgs {
+    #[command(flatten)]
+    kind: QueryTypeArgs,
     /// Comma-separated column names.
     #[arg(long)]
     columns: Option<String>,
@@ -386,10 +400,6 @@ impl QueryArgs {
 
     pub(super) fn options(&self) -> Result<ReadOptions> {
         Ok(ReadOptions {
-            query: QueryType::parse(&self.query)?,
-            as_of: self.as_of.clone(),
-            start: self.start.clone(),
-            end: self.end.clone(),
             columns: self.columns.as_ref().map(|c| {
                 c.split(',')
                     .map(|s| s.trim().to_string())
@@ -411,7 +421,7 @@ impl QueryArgs {
                     runtime.spawn(task);
                 })
             }),
-            ..ReadOptions::default()
+            ..self.kind.options()?
         })
     }
 }

@@ -134,23 +134,13 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Sql {
             sql,
             tables,
-            query,
-            as_of,
-            start,
-            end,
+            kind,
             format,
             explain,
             stats,
         } => {
-            let defaults = ReadOptions {
-                query: crate::read::QueryType::parse(&query)?,
-                as_of,
-                start,
-                end,
-                ..ReadOptions::default()
-            };
             let opener: crate::sql::Opener = Arc::new(storage_of.clone());
-            let session = crate::sql::SqlSession::new(opener, defaults)?;
+            let session = crate::sql::SqlSession::new(opener, kind.options()?)?;
             for named in &tables {
                 let (name, location) = named.split_once('=').ok_or_else(|| {
                     HudiError::invalid(format!("--table {named:?} is not NAME=LOCATION"))

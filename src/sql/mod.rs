@@ -233,20 +233,7 @@ impl SqlSession {
 
     /// Runs the statements of `sql` (separated by `;`) in order; the rows of the last.
     pub async fn run(&self, sql: &str) -> Result<SqlResult> {
-        let statements = split_statements(sql);
-        let Some((last, before)) = statements.split_last() else {
-            return Err(HudiError::invalid("no SQL statement"));
-        };
-        for statement in before {
-            self.ctx
-                .sql(statement)
-                .await
-                .map_err(sql_error)?
-                .collect()
-                .await
-                .map_err(sql_error)?;
-        }
-        let frame = self.ctx.sql(last).await.map_err(sql_error)?;
+        let frame = self.last_statement(sql).await?;
         let schema = Arc::new(ffi::schema_from_df_schema(frame.schema().as_arrow())?);
         let batches = frame.collect().await.map_err(sql_error)?;
         let batches = (batches.into_iter())
@@ -258,25 +245,25 @@ impl SqlSession {
     /// DataFusion's physical plan of the last statement (the ones before it run), with the
     /// filters each Hudi scan pushed and the slices its plan selected.
     pub async fn explain(&self, sql: &str) -> Result<String> {
-        let statements = split_statements(sql);
-        let Some((last, before)) = statements.split_last() else {
-            return Err(HudiError::invalid("no SQL statement"));
-        };
-        for statement in before {
-            self.ctx
-                .sql(statement)
-                .await
-                .map_err(sql_error)?
-                .collect()
-                .await
-                .map_err(sql_error)?;
-        }
-        let frame = self.ctx.sql(last).await.map_err(sql_error)?;
+        let frame = self.last_statement(sql).await?;
         let plan = frame.create_physical_plan().await.map_err(sql_error)?;
         let shown = datafusion::physical_plan::displayable(plan.as_ref())
             .indent(true)
             .to_string();
         Ok(shown)
+    }
+
+    /// Runs every statement of `sql` but the last, which it plans.
+    async fn last_statement(&self, sql: &str) -> Result<datafusion::dataframe::DataFrame> {
+        let statements = split_statements(sql);
+        let Some((last, before)) = statements.split_last() else {
+            return Err(HudiError::invalid("no SQL statement"));
+        };
+        for statement in before {
+            let frame = self.ctx.sql(statement).await.map_err(sql_error)?;
+            frame.collect().await.map_err(sql_error)?;
+        }
+        self.ctx.sql(last).await.map_err(sql_error)
     }
 
     /// The tables opened so far, their scans and I/O.

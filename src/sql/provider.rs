@@ -211,10 +211,7 @@ fn groups_of(plan: &Plan, n: usize) -> Vec<Vec<usize>> {
     if n == 0 {
         return Vec::new();
     }
-    let size = |i: usize| {
-        let s = &slices[i];
-        s.base_size().unwrap_or(0) + s.log_files.iter().map(|l| l.size).sum::<u64>()
-    };
+    let size = |i: usize| slice_bytes(&slices[i]);
     let mut order: Vec<usize> = (0..slices.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(size(i)));
     let mut groups: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); n];
@@ -230,6 +227,11 @@ fn groups_of(plan: &Plan, n: usize) -> Vec<Vec<usize>> {
             g
         })
         .collect()
+}
+
+/// A slice's files as listed: base and log files.
+fn slice_bytes(slice: &crate::file_group::FileSlice) -> u64 {
+    slice.base_size().unwrap_or(0) + slice.log_files.iter().map(|l| l.size).sum::<u64>()
 }
 
 /// Reads one group of a plan's slices per DataFusion partition.
@@ -253,12 +255,7 @@ impl HudiScanExec {
 
     fn bytes_of(&self, group: &[usize]) -> usize {
         let slices = &self.plan.file_slices;
-        let bytes: u64 = (group.iter())
-            .map(|&i| {
-                let s = &slices[i];
-                s.base_size().unwrap_or(0) + s.log_files.iter().map(|l| l.size).sum::<u64>()
-            })
-            .sum();
+        let bytes: u64 = group.iter().map(|&i| slice_bytes(&slices[i])).sum();
         usize::try_from(bytes).unwrap_or(usize::MAX)
     }
 }
