@@ -279,4 +279,25 @@ fn the_cli_names_tables_three_ways() {
     let (ok, _, err) = cli(&["sql", "SELECT * FROM nope"]);
     assert!(!ok);
     assert!(err.contains("nope"), "{err}");
+
+    // The change feed is `read --query cdc`'s: SQL refuses it by name, as a flag or option.
+    let from_options = format!(
+        "CREATE EXTERNAL TABLE f STORED AS HUDI LOCATION '{cow}' OPTIONS ('query' 'cdc'); \
+         SELECT * FROM f"
+    );
+    for args in [
+        vec![
+            "sql",
+            "SELECT * FROM c",
+            "--table",
+            &table,
+            "--query",
+            "cdc",
+        ],
+        vec!["sql", &from_options],
+    ] {
+        let (ok, _, err) = cli(&args);
+        assert!(!ok);
+        assert!(err.contains("UNSUPPORTED") && err.contains("cdc"), "{err}");
+    }
 }

@@ -328,21 +328,35 @@ pub(super) enum Command {
 /// Which rows of the table a query sees: its type and times.
 #[derive(Args, Clone)]
 pub(super) struct QueryTypeArgs {
-    /// snapshot, read_optimized or incremental.
+    /// snapshot, read_optimized, incremental, or cdc (the change feed; not in `sql`).
     #[arg(long, default_value = "snapshot")]
     query: String,
     /// Time travel: the table as of this instant.
     #[arg(long)]
     as_of: Option<String>,
-    /// Incremental: commits after this instant.
+    /// Incremental and cdc: commits after this instant.
     #[arg(long)]
     start: Option<String>,
-    /// Incremental: commits up to this instant.
+    /// Incremental and cdc: commits up to this instant.
     #[arg(long)]
     end: Option<String>,
 }
 
 impl QueryTypeArgs {
+    /// `--query cdc`: the change feed, not a read of records.
+    pub(super) fn change_feed(&self) -> Option<(Option<&str>, Option<&str>)> {
+        self.query
+            .eq_ignore_ascii_case("cdc")
+            .then_some((self.start.as_deref(), self.end.as_deref()))
+    }
+
+    /// The options of `sql`, which refuses the change feed.
+    #[cfg(feature = "datafusion")]
+    pub(super) fn sql_options(&self) -> Result<ReadOptions> {
+        crate::sql::query_type(&self.query)?;
+        self.options()
+    }
+
     pub(super) fn options(&self) -> Result<ReadOptions> {
         Ok(ReadOptions {
             query: QueryType::parse(&self.query)?,
@@ -391,11 +405,8 @@ pub(super) enum Format {
 }
 
 impl QueryArgs {
-    /// `--query cdc`: the change feed, not a read of records.
     pub(super) fn change_feed(&self) -> Option<(Option<&str>, Option<&str>)> {
-        self.query
-            .eq_ignore_ascii_case("cdc")
-            .then_some((self.start.as_deref(), self.end.as_deref()))
+        self.kind.change_feed()
     }
 
     pub(super) fn options(&self) -> Result<ReadOptions> {

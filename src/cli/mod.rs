@@ -140,7 +140,7 @@ async fn run(cli: Cli) -> Result<()> {
             stats,
         } => {
             let opener: crate::sql::Opener = Arc::new(storage_of.clone());
-            let session = crate::sql::SqlSession::new(opener, kind.options()?)?;
+            let session = crate::sql::SqlSession::new(opener, kind.sql_options()?)?;
             for named in &tables {
                 let (name, location) = named.split_once('=').ok_or_else(|| {
                     HudiError::invalid(format!("--table {named:?} is not NAME=LOCATION"))

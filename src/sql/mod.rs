@@ -78,7 +78,7 @@ pub fn read_options(
         let key = key.strip_prefix("format.").unwrap_or(key);
         match key.to_ascii_lowercase().as_str() {
             "hoodie.datasource.query.type" | "query" | "query_type" => {
-                out.query = QueryType::parse(value)?
+                out.query = query_type(value)?
             }
             "as.of.instant" | "as_of" | "hoodie.read.as.of.timestamp" => {
                 out.as_of = Some(value.clone())
@@ -96,6 +96,17 @@ pub fn read_options(
         }
     }
     Ok(out)
+}
+
+/// A query type a scan can take; the change feed is refused by name (its rows are changes,
+/// not the table's records, and it plans no scan).
+pub fn query_type(value: &str) -> Result<QueryType> {
+    if value.eq_ignore_ascii_case("cdc") {
+        return Err(HudiError::unsupported(
+            "the change feed (query type cdc) in SQL; `hudi-edge read --query cdc` reads it",
+        ));
+    }
+    QueryType::parse(value)
 }
 
 /// `CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '…' [OPTIONS (…)]`.
