@@ -10,10 +10,13 @@ mod common;
 use std::process::Command;
 use std::sync::Arc;
 
+use datafusion::common::stats::Precision;
+use datafusion::common::ScalarValue;
+use datafusion::physical_plan::ExecutionPlan;
 use hudi_edge::api::output::{rows_as_json_with, JsonStyle};
 use hudi_edge::expr::parse_filter;
 use hudi_edge::read::ReadOptions;
-use hudi_edge::sql::{Opener, SqlSession};
+use hudi_edge::sql::{HudiScanExec, Opener, SqlSession};
 use hudi_edge::storage::local::LocalStorage;
 use hudi_edge::storage::Storage;
 use serde_json::Value;
@@ -210,6 +213,94 @@ async fn inexact_and_unsupported_filters_stay_with_datafusion() {
     let rows = session.run(sql).await.expect("query");
     let n: usize = rows.batches.iter().map(|b| b.num_rows()).sum();
     assert!(n > 0);
+}
+
+/// The Hudi scan of a physical plan.
+fn hudi_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<&HudiScanExec> {
+    if let Some(scan) = plan.downcast_ref::<HudiScanExec>() {
+        return Some(scan);
+    }
+    plan.children().into_iter().find_map(hudi_scan)
+}
+
+/// A statistic as Spark's JSON shows the value (dates as `yyyy-MM-dd`).
+fn shown(v: &Precision<ScalarValue>) -> Option<String> {
+    v.get_value().map(|s| s.to_string())
+}
+
+fn spark_shown(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Scans give DataFusion's optimizer what the metadata table's `column_stats` say of the
+/// files they read. A Copy-On-Write table read whole: exact counts, nulls and bounds, equal to
+/// what Spark SQL computes over the rows, so `COUNT`, `MIN` and `MAX` are answered without a
+/// scan. Merge-On-Read slices with log files (as of an instant before compaction): inexact
+/// figures that bound Spark's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scans_give_the_optimizer_the_metadata_tables_statistics() {
+    let queries = data("queries.json");
+    let expected = data("expected.json");
+    let cases = [
+        ("stats_aggregates_cow", true),
+        ("stats_aggregates_mor_log_files", false),
+    ];
+    for (name, exact) in cases {
+        let query = (queries["queries"].as_array().expect("queries").iter())
+            .find(|q| q["name"] == name)
+            .expect("query");
+        let spark = &expected[name]["rows"][0];
+        let session = session();
+        session
+            .run(&create_tables(&query["tables"]))
+            .await
+            .expect("create");
+        let sql = "SELECT txn_id, txn_ts, txn_date, merchant_name FROM t";
+        let frame = session.context().sql(sql).await.expect("sql");
+        let plan = frame.create_physical_plan().await.expect("plan");
+        let stats = hudi_scan(&plan).expect("a Hudi scan").statistics(None);
+        let n = spark["n"].as_u64().expect("n") as usize;
+        let merchants = spark["merchants"].as_u64().expect("merchants") as usize;
+        let columns = &stats.column_statistics;
+        let bounds = [
+            (0, "first_txn", "last_txn"),
+            (1, "first_ts", "last_ts"),
+            (2, "first_date", "last_date"),
+        ];
+        if exact {
+            assert_eq!(stats.num_rows, Precision::Exact(n), "{name}");
+            assert_eq!(columns[3].null_count, Precision::Exact(n - merchants));
+            for (i, min, max) in bounds {
+                assert!(
+                    columns[i].min_value.is_exact() == Some(true),
+                    "{name}: {min}"
+                );
+                assert_eq!(shown(&columns[i].min_value), Some(spark_shown(&spark[min])));
+                assert_eq!(shown(&columns[i].max_value), Some(spark_shown(&spark[max])));
+            }
+            // Answered from the statistics: no scan left in the plan.
+            let explain = session.explain(query["sql"].as_str().expect("sql")).await;
+            let explain = explain.expect("explain");
+            assert!(!explain.contains("HudiScanExec"), "{explain}");
+        } else {
+            let rows = stats.num_rows.get_value().copied().expect("rows");
+            assert!(
+                !stats.num_rows.is_exact().unwrap_or(true) && rows >= n,
+                "{name}"
+            );
+            for (i, min, max) in bounds {
+                let (lo, hi) = (&columns[i].min_value, &columns[i].max_value);
+                assert!(lo.is_exact() == Some(false), "{name}: {lo:?}");
+                let (lo, hi) = (shown(lo).expect(min), shown(hi).expect(max));
+                // The same width per column (ids, epoch millis, dates): text order is value order.
+                assert!(lo <= spark_shown(&spark[min]), "{name}: {lo}");
+                assert!(hi >= spark_shown(&spark[max]), "{name}: {hi}");
+            }
+        }
+    }
 }
 
 fn cli(args: &[&str]) -> (bool, String, String) {

@@ -83,6 +83,15 @@ pub fn batch_from_df(batch: DfBatch) -> Result<RecordBatch> {
     RecordBatch::try_new(schema, columns).map_err(seam)
 }
 
+/// An array of this crate's as DataFusion's.
+pub fn array_into_df(array: arrow_array::ArrayRef) -> Result<arrow_df::array::ArrayRef> {
+    let (c_array, c_schema) = arrow_array::ffi::to_ffi(&array.into_data()).map_err(seam)?;
+    // SAFETY: the two structs were just exported together by `to_ffi`.
+    let data = unsafe { arrow_df::ffi::from_ffi(array_to_df(c_array), &schema_to_df(c_schema)) }
+        .map_err(seam)?;
+    Ok(arrow_df::array::make_array(data))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@
 pub mod ffi;
 pub mod filters;
 pub mod provider;
+mod stats;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

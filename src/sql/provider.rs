@@ -26,6 +26,7 @@ use serde::Serialize;
 
 use super::ffi;
 use super::filters::{translate, Pushed};
+use super::stats::ScanStats;
 use crate::error::{HudiError, Result};
 use crate::expr::Expr;
 use crate::read::{Plan, PlanStats, ReadOptions, Spawner};
@@ -169,6 +170,20 @@ impl TableProvider for HudiTable {
             })
         });
         let plan = self.table.plan(&options).await.map_err(df_error)?;
+        // Only a scan of whole slices asks for statistics: with a filter or a limit pushed
+        // it returns fewer rows than the files hold, and the lookup would cost a selective
+        // read more than an estimate gives (join order still has the on-disk bytes).
+        let stats = match options.filters.is_empty() && limit.is_none() {
+            true => {
+                let read = options.columns.as_deref().unwrap_or_default();
+                // Statistics only inform the optimizer: without them the scan still runs.
+                ScanStats::load(&self.table, &plan, &names, read)
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            false => None,
+        };
         let wanted = state.config().target_partitions().max(1);
         let groups = groups_of(&plan, wanted);
         let schema = Arc::new(self.df_schema.project(&indices)?);
@@ -198,6 +213,7 @@ impl TableProvider for HudiTable {
             names,
             schema,
             report,
+            stats,
             properties: Arc::new(properties),
         }))
     }
@@ -245,12 +261,33 @@ pub struct HudiScanExec {
     names: Vec<String>,
     schema: DfSchemaRef,
     report: ScanReport,
+    stats: Option<ScanStats>,
     properties: Arc<PlanProperties>,
 }
 
 impl HudiScanExec {
     pub fn report(&self) -> &ScanReport {
         &self.report
+    }
+
+    /// What the scan tells DataFusion's optimizer: rows, and each output column's bounds
+    /// and nulls, of the slices in `group` (all when `None`).
+    pub fn statistics(&self, group: Option<usize>) -> Statistics {
+        let slices = group.map(|g| self.groups.get(g).map_or(&[][..], Vec::as_slice));
+        let bytes = match slices {
+            Some(g) => self.bytes_of(g),
+            None => self.groups.iter().map(|g| self.bytes_of(g)).sum(),
+        };
+        let mut stats = match &self.stats {
+            Some(s) => s.statistics(slices, &self.schema),
+            None => Statistics::new_unknown(&self.schema),
+        };
+        if slices.is_some_and(|g| g.is_empty()) || self.groups.is_empty() {
+            stats.num_rows = Precision::Exact(0);
+        }
+        // On-disk (compressed) bytes: a lower bound of the decoded size, for join ordering.
+        stats.total_byte_size = Precision::Inexact(bytes);
+        stats
     }
 
     fn bytes_of(&self, group: &[usize]) -> usize {
@@ -361,14 +398,7 @@ impl ExecutionPlan for HudiScanExec {
         _input_stats: &[Arc<Statistics>],
         args: &StatisticsArgs,
     ) -> datafusion::common::Result<Arc<Statistics>> {
-        let bytes = match args.partition() {
-            Some(p) => self.groups.get(p).map_or(0, |g| self.bytes_of(g)),
-            None => self.groups.iter().map(|g| self.bytes_of(g)).sum(),
-        };
-        let mut stats = Statistics::new_unknown(&self.schema);
-        // On-disk (compressed) bytes: a lower bound of the decoded size, for join ordering.
-        stats.total_byte_size = Precision::Inexact(bytes);
-        Ok(Arc::new(stats))
+        Ok(Arc::new(self.statistics(args.partition())))
     }
 }
 
