@@ -29,6 +29,7 @@ struct ColumnFiles {
     min: datafusion::arrow::array::ArrayRef,
     max: datafusion::arrow::array::ArrayRef,
     nulls: Vec<Option<u64>>,
+    values: Vec<Option<u64>>,
     /// Files without a usable record for the column.
     unknown: Vec<bool>,
     exact_bounds: bool,
@@ -143,16 +144,21 @@ fn column_files(
             || matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
             || matches!(t, DataType::Boolean | DataType::Date32)
     });
+    let count = |counts: &Option<arrow_array::UInt64Array>, f: usize| {
+        let counts = counts.as_ref()?;
+        counts.is_valid(f).then(|| counts.value(f))
+    };
     let nulls = (0..batch.containers())
-        .map(|f| {
-            let counts = stats.null_count.as_ref()?;
-            counts.is_valid(f).then(|| counts.value(f))
-        })
+        .map(|f| count(&stats.null_count, f))
+        .collect();
+    let values = (0..batch.containers())
+        .map(|f| count(&stats.row_count, f))
         .collect();
     Ok(Some(ColumnFiles {
         min: ffi::array_into_df(stats.min)?,
         max: ffi::array_into_df(stats.max)?,
         nulls,
+        values,
         unknown: batch.unknown.clone(),
         exact_bounds,
     }))
@@ -175,12 +181,16 @@ impl ColumnFiles {
         let bound = |array: &datafusion::arrow::array::ArrayRef, keep: std::cmp::Ordering| {
             let mut best: Option<ScalarValue> = None;
             for &f in files {
-                // A file whose column holds only nulls has no bound.
                 let Ok(v) = ScalarValue::try_from_array(array, f) else {
                     return Precision::Absent;
                 };
                 if v.is_null() {
-                    continue;
+                    // No bound: fine where the file's values are all null, unknown otherwise
+                    // (a writer may leave out statistics of long values).
+                    match self.nulls[f].is_some() && self.nulls[f] == self.values[f] {
+                        true => continue,
+                        false => return Precision::Absent,
+                    }
                 }
                 match &best {
                     Some(b) if v.partial_cmp(b) != Some(keep) => {}
