@@ -5,9 +5,9 @@
 //! exactly what the scan returns: every selected slice a base file alone (or a read-optimized
 //! read), not incremental, every file with a record. Otherwise `Inexact`: log files count
 //! updates again and keep deleted rows' bounds, and an incremental read returns only the
-//! rows of its commits. Bounds are exact
-//! only for types whose records convert without rounding (integers, strings, booleans, dates):
-//! a decimal or timestamp of another scale or unit is widened, and float records leave out NaN.
+//! rows of its commits. Bounds are exact only for types whose records convert without rounding
+//! (integers, strings, booleans, dates): a decimal or timestamp of another scale or unit is
+//! widened, and float records leave out NaN.
 
 use arrow_array::Array;
 use arrow_schema::DataType;
@@ -108,10 +108,6 @@ impl ScanStats {
             .filter(|&f| slices.is_none_or(|s| s.contains(&self.files[f].0)))
             .filter(|&f| self.files[f].1 || !self.read_optimized)
             .collect();
-        let precision = |exact: bool, v| match exact {
-            true => Precision::Exact(v),
-            false => Precision::Inexact(v),
-        };
         let rows: Option<u64> = files.iter().map(|&f| self.rows[f]).sum();
         let num_rows = match rows.and_then(|r| usize::try_from(r).ok()) {
             Some(r) => precision(self.whole, r),
@@ -172,10 +168,7 @@ impl ColumnFiles {
         }
         let nulls: Option<u64> = files.iter().map(|&f| self.nulls[f]).sum();
         if let Some(n) = nulls.and_then(|n| usize::try_from(n).ok()) {
-            out.null_count = match whole {
-                true => Precision::Exact(n),
-                false => Precision::Inexact(n),
-            };
+            out.null_count = precision(whole, n);
         }
         let exact = whole && self.exact_bounds;
         let bound = |array: &datafusion::arrow::array::ArrayRef, keep: std::cmp::Ordering| {
@@ -197,14 +190,20 @@ impl ColumnFiles {
                     _ => best = Some(v),
                 }
             }
-            match (best, exact) {
-                (Some(v), true) => Precision::Exact(v),
-                (Some(v), false) => Precision::Inexact(v),
-                (None, _) => Precision::Absent,
-            }
+            best.map_or(Precision::Absent, |v| precision(exact, v))
         };
         out.min_value = bound(&self.min, std::cmp::Ordering::Less);
         out.max_value = bound(&self.max, std::cmp::Ordering::Greater);
         out
+    }
+}
+
+fn precision<T: std::fmt::Debug + Clone + PartialEq + Eq + PartialOrd>(
+    exact: bool,
+    v: T,
+) -> Precision<T> {
+    match exact {
+        true => Precision::Exact(v),
+        false => Precision::Inexact(v),
     }
 }
