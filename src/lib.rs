@@ -7,6 +7,7 @@
 //!
 //! ```text
 //!  faces     cli (native)      wasm (wasm-bindgen)      ── pkg-config/ (TypeScript), www/
+//!            sql (DataFusion table provider; native, feature `datafusion`)
 //!              \                /
 //!  shared     api: wire types, options, row encodings, URL → storage
 //!  ─────────────────────────────────────────────────────────────── the core knows no face
@@ -87,6 +88,8 @@ pub mod write;
     feature = "zip"
 ))]
 pub mod cli;
+#[cfg(all(not(target_arch = "wasm32"), feature = "datafusion"))]
+pub mod sql;
 #[cfg(all(
     target_arch = "wasm32",
     feature = "http",

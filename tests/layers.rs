@@ -47,3 +47,22 @@ fn default_features_bring_the_stores() {
         assert!(all.iter().any(|c| c == name), "{name} missing by default");
     }
 }
+
+/// SQL (feature `datafusion`) is native only: the wasm32 build never pulls DataFusion or its
+/// arrow, even with the feature on.
+#[test]
+fn datafusion_stays_out_of_wasm32() {
+    let native = dependencies(&["--features", "datafusion"]);
+    assert!(native.iter().any(|c| c == "datafusion"), "{native:?}");
+    let wasm = dependencies(&[
+        "--features",
+        "datafusion",
+        "--target",
+        "wasm32-unknown-unknown",
+    ]);
+    assert!(wasm.iter().any(|c| c == "parquet"), "{wasm:?}");
+    assert!(
+        !wasm.iter().any(|c| c.starts_with("datafusion")),
+        "{wasm:?}"
+    );
+}

@@ -76,6 +76,28 @@ pub(super) enum Command {
         #[arg(long)]
         stats: bool,
     },
+    /// Rows of SQL over Hudi tables (DataFusion; the engine plans and reads each scan).
+    /// Tables: `--table NAME=LOCATION`, `hudi."LOCATION"` in the query, or
+    /// `CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '…' [OPTIONS ('as_of' '…')]` before it.
+    #[cfg(feature = "datafusion")]
+    Sql {
+        /// Statements separated by `;`; the rows of the last one are printed.
+        sql: String,
+        /// `NAME=LOCATION`: the table at LOCATION as NAME (repeatable).
+        #[arg(long = "table", value_name = "NAME=LOCATION")]
+        tables: Vec<String>,
+        /// How `--table` and `hudi."…"` tables are read.
+        #[command(flatten)]
+        kind: QueryTypeArgs,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// Print DataFusion's physical plan (pushed filters, slices selected) instead of rows.
+        #[arg(long)]
+        explain: bool,
+        /// Print what each table's scans selected and cost as JSON on stderr.
+        #[arg(long)]
+        stats: bool,
+    },
     /// Which file slices a query would read, and why.
     Plan {
         table: String,
@@ -303,16 +325,53 @@ pub(super) enum Command {
     },
 }
 
+/// Which rows of the table a query sees: its type and times.
 #[derive(Args, Clone)]
-pub(super) struct QueryArgs {
+pub(super) struct QueryTypeArgs {
+    /// snapshot, read_optimized, incremental, or cdc (the change feed; not in `sql`).
     #[arg(long, default_value = "snapshot")]
     query: String,
+    /// Time travel: the table as of this instant.
     #[arg(long)]
     as_of: Option<String>,
+    /// Incremental and cdc: commits after this instant.
     #[arg(long)]
     start: Option<String>,
+    /// Incremental and cdc: commits up to this instant.
     #[arg(long)]
     end: Option<String>,
+}
+
+impl QueryTypeArgs {
+    /// `--query cdc`: the change feed, not a read of records.
+    pub(super) fn change_feed(&self) -> Option<(Option<&str>, Option<&str>)> {
+        self.query
+            .eq_ignore_ascii_case("cdc")
+            .then_some((self.start.as_deref(), self.end.as_deref()))
+    }
+
+    /// The options of `sql`, which refuses the change feed.
+    #[cfg(feature = "datafusion")]
+    pub(super) fn sql_options(&self) -> Result<ReadOptions> {
+        crate::sql::query_type(&self.query)?;
+        self.options()
+    }
+
+    pub(super) fn options(&self) -> Result<ReadOptions> {
+        Ok(ReadOptions {
+            query: QueryType::parse(&self.query)?,
+            as_of: self.as_of.clone(),
+            start: self.start.clone(),
+            end: self.end.clone(),
+            ..ReadOptions::default()
+        })
+    }
+}
+
+#[derive(Args, Clone)]
+pub(super) struct QueryArgs {
+    #[command(flatten)]
+    kind: QueryTypeArgs,
     /// Comma-separated column names.
     #[arg(long)]
     columns: Option<String>,
@@ -338,25 +397,20 @@ pub(super) enum Format {
     Jsonl,
     Csv,
     Arrow,
+    /// A text table with a header.
+    Table,
     /// JSON lines in the fixtures' expected-output encoding (tests).
     #[value(hide = true)]
     OracleJsonl,
 }
 
 impl QueryArgs {
-    /// `--query cdc`: the change feed, not a read of records.
     pub(super) fn change_feed(&self) -> Option<(Option<&str>, Option<&str>)> {
-        self.query
-            .eq_ignore_ascii_case("cdc")
-            .then_some((self.start.as_deref(), self.end.as_deref()))
+        self.kind.change_feed()
     }
 
     pub(super) fn options(&self) -> Result<ReadOptions> {
         Ok(ReadOptions {
-            query: QueryType::parse(&self.query)?,
-            as_of: self.as_of.clone(),
-            start: self.start.clone(),
-            end: self.end.clone(),
             columns: self.columns.as_ref().map(|c| {
                 c.split(',')
                     .map(|s| s.trim().to_string())
@@ -378,7 +432,7 @@ impl QueryArgs {
                     runtime.spawn(task);
                 })
             }),
-            ..ReadOptions::default()
+            ..self.kind.options()?
         })
     }
 }

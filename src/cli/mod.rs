@@ -61,11 +61,17 @@ async fn run(cli: Cli) -> Result<()> {
     let latency = cli.latency_ms.map(std::time::Duration::from_millis);
     let remote = cli.remote.options()?;
     let storage_at = |location: &str| storage_for(location, &remote, Host::default());
-    let storage_of = |location: &str| {
-        storage_at(location).map(|s| match latency {
-            Some(d) => Arc::new(crate::storage::latency::Latency::new(s, d)) as Arc<dyn Storage>,
-            None => s,
-        })
+    // Owns its options: SQL opens tables from inside DataFusion.
+    let storage_of = {
+        let remote = remote.clone();
+        move |location: &str| {
+            storage_for(location, &remote, Host::default()).map(|s| match latency {
+                Some(d) => {
+                    Arc::new(crate::storage::latency::Latency::new(s, d)) as Arc<dyn Storage>
+                }
+                None => s,
+            })
+        }
     };
     let open = |location: &str| {
         let storage = storage_of(location);
@@ -99,7 +105,7 @@ async fn run(cli: Cli) -> Result<()> {
             if let Some((start, end)) = query.change_feed() {
                 let t = open(&table).await?;
                 let feed = t.changes(start, end).await?;
-                print::batches_as(&feed.schema, &feed.batches, format)?;
+                print::batches(&feed.schema, &feed.batches, format)?;
                 if stats {
                     let report = wire::ChangeStats::from(&feed);
                     eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
@@ -120,6 +126,37 @@ async fn run(cli: Cli) -> Result<()> {
                     read_io: read_io.clone(),
                     total_io: t.io(),
                 };
+                eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
+            }
+            Ok(())
+        }
+        #[cfg(feature = "datafusion")]
+        Command::Sql {
+            sql,
+            tables,
+            kind,
+            format,
+            explain,
+            stats,
+        } => {
+            let opener: crate::sql::Opener = Arc::new(storage_of.clone());
+            let session = crate::sql::SqlSession::new(opener, kind.sql_options()?)?;
+            for named in &tables {
+                let (name, location) = named.split_once('=').ok_or_else(|| {
+                    HudiError::invalid(format!("--table {named:?} is not NAME=LOCATION"))
+                })?;
+                session.register(name.trim(), location.trim()).await?;
+            }
+            let rows = if explain {
+                println!("{}", session.explain(&sql).await?);
+                None
+            } else {
+                let result = session.run(&sql).await?;
+                print::batches(&result.schema, &result.batches, format)?;
+                Some(result.batches.iter().map(|b| b.num_rows()).sum::<usize>())
+            };
+            if stats {
+                let report = serde_json::json!({ "rows": rows, "tables": session.report() });
                 eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
             }
             Ok(())

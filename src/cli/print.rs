@@ -3,6 +3,9 @@
 
 use std::io::Write;
 
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
 use crate::api::output;
 use crate::api::wire;
 use crate::error::{HudiError, Result};
@@ -102,16 +105,13 @@ pub(super) async fn rows(scan: &mut Scan, format: Format) -> Result<usize> {
     while let Some(b) = scan.next().await {
         batches.push(b?);
     }
-    batches_as(&schema, &batches, format)?;
-    Ok(batches.iter().map(|b| b.num_rows()).sum())
+    rows = batches.iter().map(|b| b.num_rows()).sum();
+    self::batches(&schema, &batches, format)?;
+    Ok(rows)
 }
 
 /// Rows already read, in `format`.
-pub(super) fn batches_as(
-    schema: &arrow_schema::SchemaRef,
-    batches: &[arrow_array::RecordBatch],
-    format: Format,
-) -> Result<()> {
+pub(super) fn batches(schema: &SchemaRef, batches: &[RecordBatch], format: Format) -> Result<()> {
     if format == Format::Arrow {
         let mut out = std::io::BufWriter::with_capacity(1 << 20, raw_stdout()?);
         let mut ipc = output::ArrowIpcWriter::new(schema, &mut out)?;
@@ -133,9 +133,46 @@ pub(super) fn batches_as(
             }
         }
         Format::Csv => output::write_csv(schema, batches, &mut out)?,
+        Format::Table => table(schema, batches, &mut out)?,
         Format::Arrow => unreachable!("written above"),
     }
     out.flush().map_err(stdout_error)
+}
+
+/// A text table: a header, a rule, then one line a row, columns padded to their widest cell.
+fn table(schema: &SchemaRef, batches: &[RecordBatch], out: &mut dyn Write) -> Result<()> {
+    let cell = |v: serde_json::Value| match v {
+        serde_json::Value::Null => "NULL".to_string(),
+        serde_json::Value::String(s) => s,
+        other => other.to_string(),
+    };
+    let mut lines: Vec<Vec<String>> =
+        vec![schema.fields().iter().map(|f| f.name().clone()).collect()];
+    for b in batches {
+        for row in 0..b.num_rows() {
+            lines.push(
+                (b.columns().iter())
+                    .map(|c| cell(output::value_json(c.as_ref(), row)))
+                    .collect(),
+            );
+        }
+    }
+    let mut widths = vec![0; schema.fields().len()];
+    for line in &lines {
+        for (w, c) in widths.iter_mut().zip(line) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    let rows = lines.len() - 1;
+    lines.insert(1, rule);
+    for line in lines {
+        let padded: Vec<String> = (line.iter().zip(&widths))
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        writeln!(out, "{}", padded.join(" | ").trim_end()).map_err(stdout_error)?;
+    }
+    writeln!(out, "({rows} row{})", if rows == 1 { "" } else { "s" }).map_err(stdout_error)
 }
 
 /// What a write committed: as JSON, or one line.

@@ -85,8 +85,7 @@ impl MetadataTable {
     }
 
     /// `column_stats`: which slices may hold a matching row. A slice is kept when any of its
-    /// files (base or log) may match; files without statistics are kept. One prefix scan
-    /// (filter column ‖ partition) per shard, shards concurrently.
+    /// files (base or log) may match; files without statistics are kept.
     pub async fn prune_slices(
         &self,
         slices: &[FileSlice],
@@ -94,25 +93,7 @@ impl MetadataTable {
         schema: &Schema,
     ) -> Result<Verdicts> {
         let columns = filter_columns(filter, schema);
-        let mut partitions: Vec<&str> = slices.iter().map(|s| s.partition.as_str()).collect();
-        partitions.sort_unstable();
-        partitions.dedup();
-        let prefixes: Vec<String> = columns
-            .iter()
-            .flat_map(|c| {
-                partitions
-                    .iter()
-                    .map(|p| column_stats_key_prefix(c, Some(p)))
-            })
-            .collect();
-        let records = self
-            .lookup(COLUMN_STATS, Lookup::Prefixes(&prefixes))
-            .await?;
-        let files: Vec<(usize, &str, &str)> = slices
-            .iter()
-            .enumerate()
-            .flat_map(|(i, s)| s.file_names().map(move |f| (i, s.partition.as_str(), f)))
-            .collect();
+        let (records, files) = self.file_records(slices, &columns).await?;
         let key = |f: &(usize, &str, &str), c: &str| column_stats_key(c, f.1, f.2);
         let batch = StatsBatch::build(schema, &columns, files.len(), |i, c| {
             stats_of(&records, &key(&files[i], c))
@@ -137,6 +118,72 @@ impl MetadataTable {
             }
         }
         Ok(out)
+    }
+
+    /// What `column_stats` says of every file of `slices`, one [`StatsBatch`] a column (so a
+    /// file without a record for one column is unknown for that column alone).
+    pub async fn file_stats(
+        &self,
+        slices: &[FileSlice],
+        columns: &[&str],
+        schema: &Schema,
+    ) -> Result<FileStats> {
+        let mut columns = columns.to_vec();
+        columns.retain(|c| schema.field_with_name(c).is_ok());
+        let (records, files) = self.file_records(slices, &columns).await?;
+        let mut problems = records.problems.clone();
+        problems.extend(unexpected_types(&records, COLUMN_STATS));
+        let by_column = (columns.iter())
+            .map(|c| {
+                let batch = StatsBatch::build(schema, &[c], files.len(), |i, c| {
+                    let (_, partition, file) = files[i];
+                    stats_of(&records, &column_stats_key(c, partition, file))
+                });
+                problems.extend(batch.problems.iter().cloned());
+                (c.to_string(), batch)
+            })
+            .collect();
+        let files = (files.iter())
+            .map(|&(i, _, name)| {
+                let base = slices[i].base_file.as_ref().is_some_and(|b| b.name == name);
+                (i, base)
+            })
+            .collect();
+        Ok(FileStats {
+            files,
+            columns: by_column,
+            problems,
+        })
+    }
+
+    /// The `column_stats` records of `columns` for every file of `slices`: one prefix scan
+    /// (column ‖ partition) per shard, shards concurrently. The files as (slice, partition,
+    /// file name).
+    async fn file_records<'s>(
+        &self,
+        slices: &'s [FileSlice],
+        columns: &[&str],
+    ) -> Result<(Records, Vec<(usize, &'s str, &'s str)>)> {
+        let mut partitions: Vec<&str> = slices.iter().map(|s| s.partition.as_str()).collect();
+        partitions.sort_unstable();
+        partitions.dedup();
+        let prefixes: Vec<String> = columns
+            .iter()
+            .flat_map(|c| {
+                partitions
+                    .iter()
+                    .map(|p| column_stats_key_prefix(c, Some(p)))
+            })
+            .collect();
+        let records = self
+            .lookup(COLUMN_STATS, Lookup::Prefixes(&prefixes))
+            .await?;
+        let files = slices
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| s.file_names().map(move |f| (i, s.partition.as_str(), f)))
+            .collect();
+        Ok((records, files))
     }
 
     /// `record_index`: the (partition, file id) of each key found; missing keys are not in
@@ -183,6 +230,17 @@ fn verdicts(filter: &Expr, batch: StatsBatch, records: &Records, partition: &str
         problems,
         share,
     }
+}
+
+/// `column_stats` of the files of some slices ([`MetadataTable::file_stats`]).
+#[derive(Debug, Clone)]
+pub struct FileStats {
+    /// Each file (container): the index of its slice, and whether it is the base file.
+    pub files: Vec<(usize, bool)>,
+    /// One batch a column, a container a file.
+    pub columns: Vec<(String, StatsBatch)>,
+    /// Records that could not be used.
+    pub problems: Vec<String>,
 }
 
 /// The record keys a filter pins down, and the rest of the filter.
