@@ -405,7 +405,7 @@ export class SqlPanel {
     replace(
       this.below,
       h('h3', null, 'Cost'),
-      h('p', { 'data-testid': 'sql-cost', 'data-requests': String(requests), 'data-bytes': String(total) }, `hudi-edge read ${count(requests)} requests · ${bytes(total)} to feed DuckDB`),
+      h('p', { 'data-testid': 'sql-cost', 'data-requests': String(requests), 'data-bytes': String(total) }, `hudi-edge read ${count(requests)} requests · ${bytes(total)} to feed DuckDB`, feeds.length && !requests ? ' (all from its cache of this table\'s files)' : ''),
       feeds.length
         ? h('table', { class: 'grid-table sql-feeds' },
             h('thead', null, h('tr', null, ['table', 'columns read', 'filters pushed', 'rows', 'requests', 'bytes', 'time'].map((c) => h('th', null, c)))),
