@@ -87,15 +87,44 @@ const PLAN = 'hudi_plan';
  *  literal to the column's type already; a date, a cast or a function stays DuckDB's alone. */
 function scanFilter(text: string): Filter | null {
   const col = String.raw`("(?:[^"]|"")+"|[A-Za-z_][\w$]*)`;
+  const lit = String.raw`'(?:[^']|'')*'|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|true|false`;
   const name = (c: string) => (c.startsWith('"') ? c.slice(1, -1).replaceAll('""', '"') : c);
-  const nulls = new RegExp(String.raw`^\(?${col} IS (NOT )?NULL\)?$`).exec(text);
+  const value = (l: string) => {
+    const v = l.startsWith("'") ? l.slice(1, -1).replaceAll("''", "'") : /^(true|false)$/i.test(l) ? l.toLowerCase() === 'true' : Number(l);
+    // A number JS cannot hold exactly would filter on another value.
+    return typeof v === 'number' && !(Number.isFinite(v) && (Math.abs(v) <= Number.MAX_SAFE_INTEGER || !Number.isInteger(v))) ? undefined : v;
+  };
+  // `optional:` marks a filter DuckDB also applies above the scan (an IN list): still a
+  // condition every row of the result meets.
+  const f = text.replace(/^optional:\s*/, '');
+  const nulls = new RegExp(String.raw`^\(?${col} IS (NOT )?NULL\)?$`).exec(f);
   if (nulls) return [name(nulls[1]!), nulls[2] ? 'is not null' : 'is null'];
-  const m = new RegExp(String.raw`^${col}\s*(=|!=|<>|<=|>=|<|>)\s*('(?:[^']|'')*'|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|true|false)$`, 'i').exec(text);
+  const inList = new RegExp(String.raw`^${col} IN \(((?:${lit})(?:, (?:${lit}))*)\)$`, 'i').exec(f);
+  if (inList) {
+    const values = [...inList[2]!.matchAll(new RegExp(lit, 'gi'))].map((m) => value(m[0]));
+    return values.every((v) => v !== undefined) ? [name(inList[1]!), 'in', values] : null;
+  }
+  const m = new RegExp(String.raw`^${col}\s*(=|!=|<>|<=|>=|<|>)\s*(${lit})$`, 'i').exec(f);
   if (!m) return null;
-  const [, c, op, lit] = m as unknown as [string, string, string, string];
-  const value = lit.startsWith("'") ? lit.slice(1, -1).replaceAll("''", "'") : /^(true|false)$/i.test(lit) ? lit.toLowerCase() === 'true' : Number(lit);
-  if (typeof value === 'number' && !Number.isFinite(value)) return null;
-  return [name(c), op === '<>' ? '!=' : op, value];
+  const v = value(m[3]!);
+  return v === undefined ? null : [name(m[1]!), m[2] === '<>' ? '!=' : m[2]!, v];
+}
+
+/** The parts of a scan's filter text joined by AND, outside quotes. */
+function conjuncts(text: string): string[] {
+  const out: string[] = [];
+  let quoted: string | null = null;
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) quoted = c === quoted ? null : quoted;
+    else if (c === "'" || c === '"') quoted = c;
+    else if (text.startsWith(' AND ', i)) {
+      out.push(text.slice(from, i));
+      from = i + 5;
+    }
+  }
+  return [...out, text.slice(from)];
 }
 
 /** What each table scan in DuckDB's plan reads: the columns, and the conditions it pushed. */
@@ -115,7 +144,7 @@ function scans(plan: unknown, out = new Map<string, Scan>()): Map<string, Scan> 
       s.scans++;
       const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split('\n') : []);
       for (const c of list(info.Projections)) s.columns.add(c.trim());
-      for (const f of list(info.Filters).flatMap((x) => x.split(' AND '))) {
+      for (const f of list(info.Filters).flatMap(conjuncts)) {
         const pushed = scanFilter(f.trim());
         if (pushed) s.filters.push(pushed);
         // The columns a filter uses are read even when the filter itself is not pushed.
