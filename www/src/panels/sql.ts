@@ -38,7 +38,7 @@ let toIPC: (t: Table) => Uint8Array;
 
 /** Arrow type ids (apache-arrow's `Type`), compared as numbers: results come from DuckDB's own
  *  copy of apache-arrow. */
-const T = { Int: 2, Float: 3, Utf8: 5, Bool: 6, Decimal: 7, Date: 8, Timestamp: 10, LargeUtf8: 20 };
+const T = { Int: 2, Float: 3, Decimal: 7, Date: 8, Timestamp: 10 };
 /** An Arrow type of either apache-arrow copy. */
 type ArrowType = { typeId: number; scale?: number };
 const isNumeric = (t: ArrowType) => t.typeId === T.Int || t.typeId === T.Float || t.typeId === T.Decimal;
@@ -53,8 +53,7 @@ export interface SqlSource {
 
 const PAGE = 50;
 
-// The card's styles come with its module (a CSS file beside it would make the first-load
-// bundle carry Vite's preloading helper).
+// The card's styles come with its module: the viewer's first-load CSS stays as it is.
 const CSS = `
 .sql-input { width: 100%; box-sizing: border-box; font-family: var(--mono); font-size: 13px; padding: 8px 10px; border: 1px solid var(--line); border-radius: 6px; resize: vertical; }
 .sql .query-row { margin: 8px 0; }
@@ -171,7 +170,7 @@ function decimalText(words: Uint32Array, scale: number): string {
 }
 
 /** A result value as text (null stays null), by its Arrow type. */
-export function valueText(v: unknown, type: ArrowType): string | null {
+function valueText(v: unknown, type: ArrowType): string | null {
   if (v === null || v === undefined) return null;
   if (type.typeId === T.Decimal && v instanceof Uint32Array) return decimalText(v, type.scale ?? 0);
   if (type.typeId === T.Timestamp && typeof v === 'number') return new Date(v).toISOString().replace('T', ' ').replace('Z', '');
