@@ -1,11 +1,29 @@
-import { defineConfig } from 'vite';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type Plugin } from 'vite';
+
+const src = fileURLToPath(new URL('./src/', import.meta.url));
+const pkg = fileURLToPath(new URL('../pkg-config/dist/index.js', import.meta.url));
+
+/** `apache-arrow` in the viewer's own code resolves as the package resolves it: the package is
+ *  linked from ../pkg-config, whose node_modules would otherwise bring a second copy. DuckDB's
+ *  own apache-arrow (the SQL card's chunk) is left as it is. */
+const oneArrow: Plugin = {
+  name: 'one-apache-arrow',
+  enforce: 'pre',
+  resolveId(source, importer) {
+    if (source === 'apache-arrow' && importer?.startsWith(src)) return this.resolve(source, pkg, { skipSelf: true });
+    return null;
+  },
+};
 
 export default defineConfig({
   // Relative URLs: dist/ works from any folder of any static host.
   base: './',
-  build: { target: 'es2022', outDir: 'dist', emptyOutDir: true, chunkSizeWarningLimit: 2000 },
+  // The manifest tells scripts/sizes.mjs which files load first and which only with the SQL card.
+  build: { target: 'es2022', outDir: 'dist', emptyOutDir: true, chunkSizeWarningLimit: 2000, manifest: true, modulePreload: false },
   // The package finds its .wasm next to itself (new URL(…, import.meta.url)); pre-bundling
   // for the dev server would move it away.
   optimizeDeps: { exclude: ['hudi-edge'] },
+  plugins: [oneArrow],
   server: { fs: { allow: ['..'] } },
 });

@@ -1,10 +1,11 @@
 // The viewer: open a table (URL, S3 bucket, local folder, .zip, a sample), then show it —
-// overview, timeline, instant detail, file layout, data with its plan, the changes of a commit. Everything runs in the
-// page; tables are read straight from their storage.
+// overview, timeline, instant detail, file layout, data with its plan, the changes of a commit, SQL. Everything runs
+// in the page; tables are read straight from their storage.
 
 import './style.css';
+import { tableToIPC } from 'apache-arrow';
 import { HudiTable, discover, type CommitDetail, type DiscoverOptions, type Instant, type TableInfo } from 'hudi-edge';
-import { $, h, replace } from './dom';
+import { $, h, replace, s } from './dom';
 import { bytes, count, ms, plural } from './format';
 import { ChangesPanel } from './panels/changes';
 import { commitView, errorView, metadataTableView, schemaChangeView } from './panels/commit';
@@ -13,6 +14,7 @@ import { layoutView, type Pending } from './panels/layout';
 import { overviewView } from './panels/overview';
 import { bucketView, healthView } from './panels/health';
 import { TimelineView, type RolledBack } from './panels/timeline';
+import type { SqlSource } from './panels/sql';
 
 interface Sample {
   id: string;
@@ -118,6 +120,8 @@ type Opener = (signal: AbortSignal, onProgress: (p: { requests: number; bytes: n
 
 /** How the shown table was opened (Reload and the poll open it again). */
 let lastOpen: { label: string; opener: Opener } | null = null;
+/** Every table opened in this page, by name: SQL can name them. */
+const opened = new Map<string, { label: string; opener: Opener }>();
 
 async function openTable(label: string, opener: Opener) {
   lastOpen = { label, opener };
@@ -208,17 +212,21 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
   let resolveChanges: (p: ChangesPanel) => void = () => {};
   const changesPanel = new Promise<ChangesPanel>((r) => (resolveChanges = r));
   const healthSlot = h('div', null, h('p', { class: 'muted' }, 'waiting for the file layout…'));
+  // SQL (DuckDB-wasm) is loaded only when this card is opened: from its button or the nav link.
+  const sqlOpen = h('button', { type: 'button', class: 'small-btn', 'data-testid': 'sql-open', disabled: true }, 'Open SQL (loads DuckDB)');
+  const sqlSlot = h('div', null, sqlOpen);
   const ioLine = h('div', { class: 'io-line muted', 'data-testid': 'io' });
 
   replace(
     main,
-    h('nav', { class: 'jump' }, ...[['overview', 'Overview'], ['timeline', 'Timeline'], ['files', 'File layout'], ['health', 'Health'], ['changes', 'Changes'], ['data', 'Data']].map(([id, t]) => h('a', { href: `#${id}` }, t)), ioLine),
+    h('nav', { class: 'jump' }, ...[['overview', 'Overview'], ['timeline', 'Timeline'], ['files', 'File layout'], ['health', 'Health'], ['changes', 'Changes'], ['data', 'Data'], ['sql', 'SQL']].map(([id, t]) => h('a', { href: `#${id}` }, t)), ioLine),
     h('div', { id: 'overview' }, overview),
     card('timeline', h('span', null, 'Timeline ', timelineCount), timeline.el, detail),
     card('files', 'File layout', layoutSlot),
     card('health', 'Health', healthSlot),
     card('changes', 'Changes', changesSlot),
     card('data', 'Data', dataSlot),
+    card('sql', 'SQL', sqlSlot),
   );
   document.title = `${label} · hudi-edge viewer`;
 
@@ -402,6 +410,36 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
   const changes = new ChangesPanel(table, info, instants);
   replace(changesSlot, changes.el);
   resolveChanges(changes);
+
+  // The name SQL knows the table by: its hoodie.table.name as an identifier (`t` too).
+  const name = (info.properties['hoodie.table.name'] ?? '').replace(/\W+/g, '_').replace(/^(?=\d)/, '_') || 't';
+  if (lastOpen) opened.set(name, lastOpen);
+  const openSql = async () => {
+    if (sqlOpen.disabled) return;
+    sqlOpen.disabled = true;
+    sqlOpen.textContent = 'loading…';
+    try {
+      const { SqlPanel } = await import('./panels/sql');
+      const sources = (): SqlSource[] => [
+        { name, label: 'open', table: async () => table },
+        ...(name === 't' ? [] : [{ name: 't', label: `= ${name}`, table: async () => table }]),
+        ...[...opened].filter(([n]) => n !== name && n !== 't').map(([n, o]) => ({ name: n, label: o.label, table: () => o.opener(signal, () => {}) })),
+      ];
+      const panel = new SqlPanel({ h, s, replace, bytes, count, ms, errorView, tableToIPC }, sources, `SELECT * FROM ${name} LIMIT 100`);
+      signal.addEventListener('abort', () => panel.close());
+      replace(sqlSlot, panel.el);
+    } catch (e) {
+      replace(sqlSlot, errorView(e, 'Could not load SQL'));
+    }
+  };
+  sqlOpen.addEventListener('click', () => void openSql());
+  sqlOpen.disabled = false;
+  // Scrolled to, not navigated to: a fragment navigation fires popstate, which routes anew.
+  $('nav.jump a[href="#sql"]')?.addEventListener('click', (e) => {
+    e.preventDefault();
+    $('#sql')?.scrollIntoView({ block: 'start' });
+    void openSql();
+  });
 
   const data = new DataPanel(table, info, instants);
   replace(dataSlot, data.el);
