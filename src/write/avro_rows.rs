@@ -55,6 +55,43 @@ fn edit_fields(schema: &str, edit: impl FnOnce(&mut Vec<serde_json::Value>)) -> 
 
 /// Encodes every row of `batch` (columns by name) as an Avro binary datum of `schema`.
 pub fn encode_rows(schema: &AvroSchema, batch: &RecordBatch) -> Result<Vec<Vec<u8>>> {
+    let mut out = Vec::with_capacity(batch.num_rows());
+    each_datum(schema, batch, |writer, value, row| {
+        out.push(
+            writer
+                .write_value_to_vec(value)
+                .map_err(|e| HudiError::invalid_input(format!("row {row}: {e}")))?,
+        );
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Appends every row of `batch` to `out` as an Avro data block's content lays records out
+/// (`int length | datum`), with no buffer per row.
+pub fn encode_rows_into(schema: &AvroSchema, batch: &RecordBatch, out: &mut Vec<u8>) -> Result<()> {
+    each_datum(schema, batch, |writer, value, row| {
+        let at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        let len = writer
+            .write_value(out, value)
+            .map_err(|e| HudiError::invalid_input(format!("row {row}: {e}")))?;
+        let len = i32::try_from(len)
+            .map_err(|_| HudiError::invalid_input(format!("row {row}: larger than 2 GiB")))?;
+        out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+        Ok(())
+    })
+}
+
+fn each_datum(
+    schema: &AvroSchema,
+    batch: &RecordBatch,
+    mut datum: impl FnMut(
+        &apache_avro::writer::datum::GenericDatumWriter<'_>,
+        AvroValue,
+        usize,
+    ) -> Result<()>,
+) -> Result<()> {
     let AvroSchema::Record(record) = schema else {
         return Err(HudiError::invalid(
             "the writer schema is not an Avro record",
@@ -68,7 +105,6 @@ pub fn encode_rows(schema: &AvroSchema, batch: &RecordBatch) -> Result<Vec<Vec<u
     let writer = apache_avro::writer::datum::GenericDatumWriter::builder(schema)
         .build()
         .map_err(|e| HudiError::invalid(format!("the writer schema: {e}")))?;
-    let mut out = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
         let mut fields = Vec::with_capacity(record.fields.len());
         for (field, column) in record.fields.iter().zip(&columns) {
@@ -85,12 +121,9 @@ pub fn encode_rows(schema: &AvroSchema, batch: &RecordBatch) -> Result<Vec<Vec<u
             };
             fields.push((field.name.clone(), v));
         }
-        let datum = writer
-            .write_value_to_vec(AvroValue::Record(fields))
-            .map_err(|e| HudiError::invalid_input(format!("row {row}: {e}")))?;
-        out.push(datum);
+        datum(&writer, AvroValue::Record(fields), row)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn null_for(schema: &AvroSchema) -> Option<AvroValue> {
