@@ -73,10 +73,11 @@ pub fn encode_rows_into(schema: &AvroSchema, batch: &RecordBatch, out: &mut Vec<
     each_datum(schema, batch, |writer, value, row| {
         let at = out.len();
         out.extend_from_slice(&[0; 4]);
-        let len = writer
+        writer
             .write_value(out, value)
             .map_err(|e| HudiError::invalid_input(format!("row {row}: {e}")))?;
-        let len = i32::try_from(len)
+        // The datum's length from the buffer (the encoder's count leaves out some values).
+        let len = i32::try_from(out.len() - at - 4)
             .map_err(|_| HudiError::invalid_input(format!("row {row}: larger than 2 GiB")))?;
         out[at..at + 4].copy_from_slice(&len.to_be_bytes());
         Ok(())
@@ -420,5 +421,35 @@ mod tests {
         assert_eq!(decimal_bytes(0, None).unwrap(), vec![0]);
         assert_eq!(decimal_bytes(128, None).unwrap(), vec![0, 0x80]);
         assert_eq!(decimal_bytes(-129, None).unwrap(), vec![0xff, 0x7f]);
+    }
+
+    #[test]
+    fn records_in_place_are_the_records_with_their_lengths() {
+        use arrow_array::{ArrayRef, Int64Array, StringArray};
+        use std::sync::Arc;
+        let schema = AvroSchema::parse_str(
+            r#"{"type":"record","name":"r","fields":[
+                {"name":"s","type":["null","string"]},{"name":"n","type":["null","long"]}]}"#,
+        )
+        .unwrap();
+        let batch = RecordBatch::try_from_iter([
+            (
+                "s",
+                Arc::new(StringArray::from(vec![Some("a"), None, Some("xyz")])) as ArrayRef,
+            ),
+            (
+                "n",
+                Arc::new(Int64Array::from(vec![None, Some(7), Some(-300)])) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        let mut expected = Vec::new();
+        for r in encode_rows(&schema, &batch).unwrap() {
+            expected.extend_from_slice(&(r.len() as i32).to_be_bytes());
+            expected.extend_from_slice(&r);
+        }
+        let mut got = vec![9];
+        encode_rows_into(&schema, &batch, &mut got).unwrap();
+        assert_eq!(got[1..], expected[..]);
     }
 }

@@ -121,65 +121,75 @@ pub(crate) struct Built {
     pub delete_missing: u64,
 }
 
-/// Every file of the commit: a log file (Merge-On-Read) or a rewritten base file
-/// (Copy-On-Write) per changed file group, with `existing` rows of the rewritten ones, and a
-/// base file per new file group.
-pub(crate) fn build(
+/// The new file of one changed file group: a log file (Merge-On-Read) or its base file
+/// rewritten with `existing`, its rows as they are (Copy-On-Write, or a Merge-On-Read group
+/// rewritten to take new keys).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn group_file(
     inputs: &Inputs<'_>,
     schemas: &FileSchemas,
     slices: &HashMap<(String, String), &FileSlice>,
-    mut existing: HashMap<(String, String), Vec<RecordBatch>>,
+    (partition, file_id): &(String, String),
+    change: &GroupChange,
+    existing: Vec<RecordBatch>,
+    config: &TableConfig,
+    file_index: usize,
+) -> Result<NewFile> {
+    let instant = inputs.instant.as_str();
+    let mor = config.table_type == TableType::MergeOnRead;
+    let slice = slices
+        .get(&(partition.clone(), file_id.clone()))
+        .ok_or_else(|| {
+            HudiError::corrupt(
+                partition.clone(),
+                format!("file group {file_id} vanished while writing"),
+            )
+        })?;
+    if mor && !change.rewrite {
+        return log_file(
+            inputs,
+            instant,
+            file_index,
+            slice,
+            change,
+            (&schemas.log, config.populate_meta_fields),
+            (
+                &schemas.avro_with_meta,
+                &schemas.writer,
+                schemas.cdc.is_some(),
+            ),
+        );
+    }
+    rewrite_base_file(
+        inputs,
+        instant,
+        file_index,
+        slice,
+        change,
+        (&schemas.read, &schemas.base),
+        existing,
+        (config, &schemas.base_avro, schemas.cdc.as_ref()),
+    )
+}
+
+/// Every file of the commit: `changed`, the new files of the planned groups in their order
+/// ([`group_file`]), and a base file per new file group.
+pub(crate) fn build(
+    inputs: &Inputs<'_>,
+    schemas: &FileSchemas,
+    changed: Vec<NewFile>,
     config: &TableConfig,
 ) -> Result<Built> {
     let instant = inputs.instant.as_str();
-    let mor = config.table_type == TableType::MergeOnRead;
     let mut built = Built::default();
-    let mut file_index = 0usize;
-    for ((partition, file_id), change) in &inputs.plan.groups {
-        let slice = slices
-            .get(&(partition.clone(), file_id.clone()))
-            .ok_or_else(|| {
-                HudiError::corrupt(
-                    partition.clone(),
-                    format!("file group {file_id} vanished while writing"),
-                )
-            })?;
-        let file = if mor && !change.rewrite {
-            log_file(
-                inputs,
-                instant,
-                file_index,
-                slice,
-                change,
-                (&schemas.log, config.populate_meta_fields),
-                (
-                    &schemas.avro_with_meta,
-                    &schemas.writer,
-                    schemas.cdc.is_some(),
-                ),
-            )?
-        } else {
-            let rows = existing
-                .remove(&(partition.clone(), file_id.clone()))
-                .unwrap_or_default();
-            rewrite_base_file(
-                inputs,
-                instant,
-                file_index,
-                slice,
-                change,
-                (&schemas.read, &schemas.base),
-                rows,
-                (config, &schemas.base_avro, schemas.cdc.as_ref()),
-            )?
-        };
+    let mut file_index = changed.len();
+    for (file, change) in changed.into_iter().zip(inputs.plan.groups.values()) {
         built.updated += file.stat.num_update_writes.unwrap_or(0) as u64;
         built.inserted += change.inserts.len() as u64;
         built.deleted += file.stat.num_deletes.unwrap_or(0) as u64;
         built.delete_missing +=
             change.deletes.len() as u64 - file.stat.num_deletes.unwrap_or(0) as u64;
         built.files.push(file);
-        file_index += 1;
     }
     let entry = |key: &str, partition: &str, file_id: &str, deleted: bool| RecordIndexChange {
         record_key: key.to_string(),

@@ -86,28 +86,32 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     let schemas = FileSchemas::new(config, inputs.read_schema.clone(), inputs.avro_schema)?;
     let slices = build::slices_of(snapshot.latest_slices());
 
-    // The rows of every rewritten group (all of Copy-On-Write's), read concurrently (one round trip
-    // for all of them, not one per group).
-    let reads = async {
-        // Secondary indexes need every changed group's values before the commit.
-        let with_secondary = (config.metadata_partitions.iter())
-            .any(|p| p.starts_with(crate::metadata::secondary::SECONDARY_INDEX_PREFIX));
-        let wanted: Vec<&FileSlice> = (inputs.plan.groups.iter())
-            .filter(|(_, change)| !mor || change.rewrite || with_secondary)
-            .filter_map(|(k, _)| slices.get(k).copied())
-            .collect();
-        futures::stream::iter(wanted)
-            .map(|slice| {
-                let plan = Plan::of_slices(&snapshot, vec![slice.clone()], schemas.read.clone());
-                async move {
-                    let rows = slice_rows(table, plan).await?;
-                    Ok::<_, HudiError>(((slice.partition.clone(), slice.file_id.clone()), rows))
-                }
-            })
-            .buffer_unordered(16)
-            .try_collect::<HashMap<_, _>>()
-            .await
+    // The rows of the groups a file rewrites (all of Copy-On-Write's) are read one group at
+    // a time, the first beside the metadata table's reads: a write holds one group's rows,
+    // not every group's at once. Secondary indexes need every changed group's values before
+    // the commit: then all are read up front, concurrently.
+    let with_secondary = (config.metadata_partitions.iter())
+        .any(|p| p.starts_with(crate::metadata::secondary::SECONDARY_INDEX_PREFIX));
+    let wanted: Vec<&FileSlice> = (inputs.plan.groups.iter())
+        .filter(|(_, change)| !mor || change.rewrite || with_secondary)
+        .filter_map(|(k, _)| slices.get(k).copied())
+        .collect();
+    let read = |slice: &FileSlice| {
+        let plan = Plan::of_slices(&snapshot, vec![slice.clone()], schemas.read.clone());
+        let at = (slice.partition.clone(), slice.file_id.clone());
+        async move {
+            let rows = slice_rows(table, plan).await?;
+            Ok::<_, HudiError>((at, rows))
+        }
     };
+    let up_front = match with_secondary {
+        true => wanted.clone(),
+        false => wanted.iter().take(1).copied().collect(),
+    };
+    let reads = futures::stream::iter(up_front)
+        .map(read)
+        .buffer_unordered(16)
+        .try_collect::<HashMap<_, _>>();
     // What the metadata table's delta commit reads, in the same round trips.
     let touched_early: BTreeSet<String> = (inputs.plan.groups.keys())
         .map(|(p, _)| p.clone())
@@ -136,7 +140,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
             (None, _) => Ok(None),
         }
     };
-    let (existing, mdt_prefetch) = futures::future::try_join(reads, mdt_reads).await?;
+    let (mut existing, mdt_prefetch) = futures::future::try_join(reads, mdt_reads).await?;
 
     let secondary = match &mdt_prefetch {
         Some(p) => {
@@ -144,8 +148,26 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         }
         None => Vec::new(),
     };
-    // Every file's bytes are built before the first request that changes storage.
-    let built = build::build(&inputs, &schemas, &slices, existing, config)?;
+    // Every file's bytes are built before the first request that changes storage; a group's
+    // rows are let go once its file is.
+    let mut changed = Vec::with_capacity(inputs.plan.groups.len());
+    for (i, (at, change)) in inputs.plan.groups.iter().enumerate() {
+        let rows = match existing.remove(at) {
+            Some(rows) => rows,
+            None => match wanted
+                .iter()
+                .find(|s| (&s.partition, &s.file_id) == (&at.0, &at.1))
+            {
+                Some(slice) => read(slice).await?.1,
+                None => Vec::new(),
+            },
+        };
+        changed.push(build::group_file(
+            &inputs, &schemas, &slices, at, change, rows, config, i,
+        )?);
+    }
+    drop(existing);
+    let built = build::build(&inputs, &schemas, changed, config)?;
     let mut outcome = Outcome {
         instant: instant.clone(),
         completion_time: String::new(),
