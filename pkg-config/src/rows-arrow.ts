@@ -43,6 +43,38 @@ function variable(values: unknown[], type: Utf8 | Binary, bytesOf: (v: unknown, 
   return makeVector(makeData({ type, length: values.length, nullCount: nulls, nullBitmap: bitmap, valueOffsets: offsets, data } as never));
 }
 
+/** Text encoded straight into one buffer, sized by a first pass (exact for ASCII; grown when
+ *  other text needs more): no array of a value's bytes per row, so what the JS side holds
+ *  beside the rows is about their UTF-8 size. */
+function utf8(values: unknown[], textOf: (v: unknown, row: number) => string): Vector {
+  const encoder = new TextEncoder();
+  const offsets = new Int32Array(values.length + 1);
+  let units = 0;
+  values.forEach((v, row) => v !== null && v !== undefined && (units += textOf(v, row).length));
+  let data = new Uint8Array(units);
+  let at = 0;
+  values.forEach((v, row) => {
+    if (v !== null && v !== undefined) {
+      const text = textOf(v, row);
+      let { read, written } = encoder.encodeInto(text, data.subarray(at));
+      while (read < text.length) {
+        // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+        const grown = new Uint8Array(Math.max(data.length * 2, at + written + (text.length - read) * 3));
+        grown.set(data.subarray(0, at + written));
+        data = grown;
+        const rest = encoder.encodeInto(text.slice(read), data.subarray(at + written));
+        read += rest.read;
+        written += rest.written;
+      }
+      at += written;
+    }
+    offsets[row + 1] = at;
+  });
+  if (at < data.length) data = data.slice(0, at);
+  const { bitmap, nulls } = validity(values);
+  return makeVector(makeData({ type: new Utf8(), length: values.length, nullCount: nulls, nullBitmap: bitmap, valueOffsets: offsets, data } as never));
+}
+
 /** A value of a text column as its text: numbers and bigints there came beside strings (JSON
  *  that spells only the large int64 values as text) and convert as the strings do. */
 function textOf(v: unknown, row: number, column: string): string {
@@ -58,10 +90,8 @@ function vectorOf(kind: Kind, values: unknown[], column: string): Vector {
   const fixed = <T extends DataType>(type: T, data: ArrayLike<unknown>) =>
     makeVector(makeData({ type, length: values.length, nullCount: nulls, nullBitmap: bitmap, data } as never));
   switch (kind) {
-    case 'string': {
-      const encoder = new TextEncoder();
-      return variable(values, new Utf8(), (v, row) => encoder.encode(textOf(v, row, column)));
-    }
+    case 'string':
+      return utf8(values, (v, row) => textOf(v, row, column));
     case 'bytes':
       return variable(values, new Binary(), (v) => v as Uint8Array);
     case 'number':
@@ -91,7 +121,10 @@ export function rowsToArrow(rows: unknown[]): Table | null {
     if (row === null || typeof row !== 'object' || Array.isArray(row)) {
       throw new InvalidInputError(`invalid input: row ${i} is not an object`, undefined, { row: i });
     }
-    for (const [name, value] of Object.entries(row)) {
+    // `for…in`, not `Object.entries`: no array of pairs per row.
+    for (const name in row) {
+      if (!Object.hasOwn(row, name)) continue;
+      const value = (row as Record<string, unknown>)[name];
       if (value === undefined) continue;
       let c = columns.get(name);
       if (!c) columns.set(name, (c = { kind: undefined, values: [] }));

@@ -131,6 +131,18 @@ test('write: JSON-shaped values: a decimal as a number is the decimal it spells,
   t.close();
 });
 
+test('write: text of objects in any script and length comes back as written', async () => {
+  const t = await HudiTable.openStorage(fsStorage(copy(COW)));
+  const rows = await t.rows();
+  const { _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, _hoodie_file_name, ...row } = rows[0];
+  // ASCII first (the buffer is sized for it), then text that needs more room than that.
+  const names = ['plain', 'é'.repeat(5000), '😀 漢字 ü', '', 'x'.repeat(70000) + '€'];
+  await t.upsert(names.map((merchant_name, i) => ({ ...row, txn_id: `TXN-TEXT-${i}`, merchant_name })));
+  const got = (await t.rows()).filter((x) => x.txn_id.startsWith('TXN-TEXT-')).sort((a, b) => a.txn_id.localeCompare(b.txn_id));
+  assert.deepEqual(got.map((x) => x.merchant_name), names);
+  t.close();
+});
+
 test('write: a bucket-index table is written with its writers\' bucket settings, refused without them', async () => {
   // Spark-written, 2 buckets on `id`; hoodie.properties does not say so, the file ids do.
   const here = fileURLToPath(new URL('.', import.meta.url));

@@ -66,12 +66,14 @@ pub fn decode_rows(
             let depth = crate::write::limits::json_depth_bound(schema);
             let lines = limits.check_lines(&bytes, Some(depth), source)?;
             // Binary is base64 text in `read --format jsonl`: read as text, decoded below.
-            // One batch where that is cheap: the write then takes its columns as they are,
-            // without a copy. The decoder reserves (4 × columns + 2) words a row up front, so
-            // many short lines (hostile or not) get several batches, that reserve bounded by
-            // the input's size.
+            // The decoder reserves (4 × columns + 2) words a row up front, so many short lines
+            // (hostile or not) get several batches, that reserve bounded by the input's size;
+            // and it holds a batch's text again (its tape), so a batch is a bounded number of
+            // rows, not the whole input twice (the write combines the batches once).
             let reserved_per_row = (4 * schema.fields().len() + 2) * 8;
-            let batch_rows = lines.min((bytes.len() / reserved_per_row).max(1024));
+            let batch_rows = lines
+                .min((bytes.len() / reserved_per_row).max(1024))
+                .min(JSON_BATCH_ROWS);
             let reader = arrow_json::ReaderBuilder::new(binary_as_text(schema))
                 .with_strict_mode(true)
                 .with_batch_size(batch_rows)
@@ -125,6 +127,10 @@ pub fn decode_rows(
         }
     }
 }
+
+/// Rows the JSON decoder takes at a time.
+#[cfg(not(target_arch = "wasm32"))]
+const JSON_BATCH_ROWS: usize = 16 * 1024;
 
 /// The JSON and CSV decoders know offsets, not zone names (no tz database): `UTC` as
 /// `+00:00`; the write converts back to the table's type.

@@ -406,38 +406,56 @@ pub fn footer_column_ranges(metadata: &ParquetMetaData, path: &str) -> Result<Ve
 /// collects them for a log file: bounds, null and value counts, and sizes of zero (a log
 /// block's sizes are not comparable with Parquet's).
 pub fn record_column_ranges(batch: &RecordBatch) -> Vec<ColumnRange> {
-    let schema = batch.schema();
-    let mut out = Vec::new();
-    for (field, array) in schema.fields().iter().zip(batch.columns()) {
-        if field.data_type().is_nested() {
-            continue;
+    let mut ranges = RecordColumnRanges::default();
+    ranges.add(batch);
+    ranges.finish()
+}
+
+/// [`record_column_ranges`] of a file's rows handed over in batches (of one schema): the
+/// same ranges, without the rows in one batch.
+#[derive(Default)]
+pub struct RecordColumnRanges(Vec<ColumnRange>);
+
+impl RecordColumnRanges {
+    pub fn add(&mut self, batch: &RecordBatch) {
+        let schema = batch.schema();
+        let columns = (schema.fields().iter().zip(batch.columns()))
+            .filter(|(field, _)| !field.data_type().is_nested());
+        for (i, (field, array)) in columns.enumerate() {
+            if self.0.len() == i {
+                self.0.push(ColumnRange {
+                    column: field.name().clone(),
+                    min: None,
+                    max: None,
+                    null_count: 0,
+                    value_count: 0,
+                    total_size: 0,
+                    total_uncompressed_size: 0,
+                });
+            }
+            let range = &mut self.0[i];
+            range.null_count += array.null_count() as u64;
+            range.value_count += array.len() as u64;
+            for row in 0..array.len() {
+                let v = Value::from_array(array.as_ref(), row);
+                if v == Value::Null {
+                    continue;
+                }
+                let below = |m: &Value| v.compare(m).is_some_and(|o| o.is_lt());
+                let above = |m: &Value| v.compare(m).is_some_and(|o| o.is_gt());
+                if range.min.as_ref().is_none_or(below) {
+                    range.min = Some(v.clone());
+                }
+                if range.max.as_ref().is_none_or(above) {
+                    range.max = Some(v);
+                }
+            }
         }
-        let mut range = ColumnRange {
-            column: field.name().clone(),
-            min: None,
-            max: None,
-            null_count: array.null_count() as u64,
-            value_count: array.len() as u64,
-            total_size: 0,
-            total_uncompressed_size: 0,
-        };
-        for row in 0..array.len() {
-            let v = Value::from_array(array.as_ref(), row);
-            if v == Value::Null {
-                continue;
-            }
-            let below = |m: &Value| v.compare(m).is_some_and(|o| o.is_lt());
-            let above = |m: &Value| v.compare(m).is_some_and(|o| o.is_gt());
-            if range.min.as_ref().is_none_or(below) {
-                range.min = Some(v.clone());
-            }
-            if range.max.as_ref().is_none_or(above) {
-                range.max = Some(v);
-            }
-        }
-        out.push(range);
     }
-    out
+
+    pub fn finish(self) -> Vec<ColumnRange> {
+        self.0
+    }
 }
 
 mod decimal;

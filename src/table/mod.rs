@@ -496,7 +496,7 @@ impl Table {
             open_metadata,
         )
         .await?;
-        let batches = decode(&schema)?;
+        let batches = one_batch(decode(&schema)?);
         self.write(&batches, options).await
     }
 
@@ -510,7 +510,7 @@ impl Table {
     {
         self.check_write(options)?;
         let schema = self.data_schema().await?;
-        let batches = retype(schema.as_ref())?;
+        let batches = one_batch(retype(schema.as_ref())?);
         self.write(&batches, options).await
     }
 
@@ -580,5 +580,21 @@ mod erased {
         fn json(&self) -> serde_json::Value {
             serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
         }
+    }
+}
+
+/// An input's batches as one, the pieces let go: the write works on one batch, and the
+/// pieces would otherwise be held beside it for the whole write. Left as they are when they
+/// do not combine (the write then says why).
+fn one_batch(batches: Vec<RecordBatch>) -> Vec<RecordBatch> {
+    let [first, rest @ ..] = batches.as_slice() else {
+        return batches;
+    };
+    if rest.is_empty() || rest.iter().any(|b| b.schema() != first.schema()) {
+        return batches;
+    }
+    match arrow_select::concat::concat_batches(&first.schema(), &batches) {
+        Ok(one) => vec![one],
+        Err(_) => batches,
     }
 }

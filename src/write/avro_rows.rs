@@ -55,6 +55,44 @@ fn edit_fields(schema: &str, edit: impl FnOnce(&mut Vec<serde_json::Value>)) -> 
 
 /// Encodes every row of `batch` (columns by name) as an Avro binary datum of `schema`.
 pub fn encode_rows(schema: &AvroSchema, batch: &RecordBatch) -> Result<Vec<Vec<u8>>> {
+    let mut out = Vec::with_capacity(batch.num_rows());
+    each_datum(schema, batch, |writer, value, row| {
+        out.push(
+            writer
+                .write_value_to_vec(value)
+                .map_err(|e| HudiError::invalid_input(format!("row {row}: {e}")))?,
+        );
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Appends every row of `batch` to `out` as an Avro data block's content lays records out
+/// (`int length | datum`), with no buffer per row.
+pub fn encode_rows_into(schema: &AvroSchema, batch: &RecordBatch, out: &mut Vec<u8>) -> Result<()> {
+    each_datum(schema, batch, |writer, value, row| {
+        let at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        writer
+            .write_value(out, value)
+            .map_err(|e| HudiError::invalid_input(format!("row {row}: {e}")))?;
+        // The datum's length from the buffer (the encoder's count leaves out some values).
+        let len = i32::try_from(out.len() - at - 4)
+            .map_err(|_| HudiError::invalid_input(format!("row {row}: larger than 2 GiB")))?;
+        out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+        Ok(())
+    })
+}
+
+fn each_datum(
+    schema: &AvroSchema,
+    batch: &RecordBatch,
+    mut datum: impl FnMut(
+        &apache_avro::writer::datum::GenericDatumWriter<'_>,
+        AvroValue,
+        usize,
+    ) -> Result<()>,
+) -> Result<()> {
     let AvroSchema::Record(record) = schema else {
         return Err(HudiError::invalid(
             "the writer schema is not an Avro record",
@@ -68,7 +106,6 @@ pub fn encode_rows(schema: &AvroSchema, batch: &RecordBatch) -> Result<Vec<Vec<u
     let writer = apache_avro::writer::datum::GenericDatumWriter::builder(schema)
         .build()
         .map_err(|e| HudiError::invalid(format!("the writer schema: {e}")))?;
-    let mut out = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
         let mut fields = Vec::with_capacity(record.fields.len());
         for (field, column) in record.fields.iter().zip(&columns) {
@@ -85,12 +122,9 @@ pub fn encode_rows(schema: &AvroSchema, batch: &RecordBatch) -> Result<Vec<Vec<u
             };
             fields.push((field.name.clone(), v));
         }
-        let datum = writer
-            .write_value_to_vec(AvroValue::Record(fields))
-            .map_err(|e| HudiError::invalid_input(format!("row {row}: {e}")))?;
-        out.push(datum);
+        datum(&writer, AvroValue::Record(fields), row)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn null_for(schema: &AvroSchema) -> Option<AvroValue> {
@@ -387,5 +421,35 @@ mod tests {
         assert_eq!(decimal_bytes(0, None).unwrap(), vec![0]);
         assert_eq!(decimal_bytes(128, None).unwrap(), vec![0, 0x80]);
         assert_eq!(decimal_bytes(-129, None).unwrap(), vec![0xff, 0x7f]);
+    }
+
+    #[test]
+    fn records_in_place_are_the_records_with_their_lengths() {
+        use arrow_array::{ArrayRef, Int64Array, StringArray};
+        use std::sync::Arc;
+        let schema = AvroSchema::parse_str(
+            r#"{"type":"record","name":"r","fields":[
+                {"name":"s","type":["null","string"]},{"name":"n","type":["null","long"]}]}"#,
+        )
+        .unwrap();
+        let batch = RecordBatch::try_from_iter([
+            (
+                "s",
+                Arc::new(StringArray::from(vec![Some("a"), None, Some("xyz")])) as ArrayRef,
+            ),
+            (
+                "n",
+                Arc::new(Int64Array::from(vec![None, Some(7), Some(-300)])) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        let mut expected = Vec::new();
+        for r in encode_rows(&schema, &batch).unwrap() {
+            expected.extend_from_slice(&(r.len() as i32).to_be_bytes());
+            expected.extend_from_slice(&r);
+        }
+        let mut got = vec![9];
+        encode_rows_into(&schema, &batch, &mut got).unwrap();
+        assert_eq!(got[1..], expected[..]);
     }
 }

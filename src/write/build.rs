@@ -13,7 +13,7 @@ use super::cdc::Change;
 use super::commit::Inputs;
 use super::files::{self, MetaFields};
 use super::mdt::{FileEntry, MdtDelta, MdtPrefetch};
-use super::plan::{GroupChange, RowAt};
+use super::plan::GroupChange;
 use crate::base_file::writer::{BaseFileSpec, ColumnRange, WrittenBaseFile};
 use crate::config::{TableConfig, TableType};
 use crate::error::{malformed_by, HudiError, Result};
@@ -121,65 +121,75 @@ pub(crate) struct Built {
     pub delete_missing: u64,
 }
 
-/// Every file of the commit: a log file (Merge-On-Read) or a rewritten base file
-/// (Copy-On-Write) per changed file group, with `existing` rows of the rewritten ones, and a
-/// base file per new file group.
-pub(crate) fn build(
+/// The new file of one changed file group: a log file (Merge-On-Read) or its base file
+/// rewritten with `existing`, its rows as they are (Copy-On-Write, or a Merge-On-Read group
+/// rewritten to take new keys).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn group_file(
     inputs: &Inputs<'_>,
     schemas: &FileSchemas,
     slices: &HashMap<(String, String), &FileSlice>,
-    mut existing: HashMap<(String, String), Vec<RecordBatch>>,
+    (partition, file_id): &(String, String),
+    change: &GroupChange,
+    existing: Vec<RecordBatch>,
+    config: &TableConfig,
+    file_index: usize,
+) -> Result<NewFile> {
+    let instant = inputs.instant.as_str();
+    let mor = config.table_type == TableType::MergeOnRead;
+    let slice = slices
+        .get(&(partition.clone(), file_id.clone()))
+        .ok_or_else(|| {
+            HudiError::corrupt(
+                partition.clone(),
+                format!("file group {file_id} vanished while writing"),
+            )
+        })?;
+    if mor && !change.rewrite {
+        return log_file(
+            inputs,
+            instant,
+            file_index,
+            slice,
+            change,
+            (&schemas.log, config.populate_meta_fields),
+            (
+                &schemas.avro_with_meta,
+                &schemas.writer,
+                schemas.cdc.is_some(),
+            ),
+        );
+    }
+    rewrite_base_file(
+        inputs,
+        instant,
+        file_index,
+        slice,
+        change,
+        (&schemas.read, &schemas.base),
+        existing,
+        (config, &schemas.base_avro, schemas.cdc.as_ref()),
+    )
+}
+
+/// Every file of the commit: `changed`, the new files of the planned groups in their order
+/// ([`group_file`]), and a base file per new file group.
+pub(crate) fn build(
+    inputs: &Inputs<'_>,
+    schemas: &FileSchemas,
+    changed: Vec<NewFile>,
     config: &TableConfig,
 ) -> Result<Built> {
     let instant = inputs.instant.as_str();
-    let mor = config.table_type == TableType::MergeOnRead;
     let mut built = Built::default();
-    let mut file_index = 0usize;
-    for ((partition, file_id), change) in &inputs.plan.groups {
-        let slice = slices
-            .get(&(partition.clone(), file_id.clone()))
-            .ok_or_else(|| {
-                HudiError::corrupt(
-                    partition.clone(),
-                    format!("file group {file_id} vanished while writing"),
-                )
-            })?;
-        let file = if mor && !change.rewrite {
-            log_file(
-                inputs,
-                instant,
-                file_index,
-                slice,
-                change,
-                (&schemas.log, config.populate_meta_fields),
-                (
-                    &schemas.avro_with_meta,
-                    &schemas.writer,
-                    schemas.cdc.is_some(),
-                ),
-            )?
-        } else {
-            let rows = existing
-                .remove(&(partition.clone(), file_id.clone()))
-                .unwrap_or_default();
-            rewrite_base_file(
-                inputs,
-                instant,
-                file_index,
-                slice,
-                change,
-                (&schemas.read, &schemas.base),
-                rows,
-                (config, &schemas.base_avro, schemas.cdc.as_ref()),
-            )?
-        };
+    let mut file_index = changed.len();
+    for (file, change) in changed.into_iter().zip(inputs.plan.groups.values()) {
         built.updated += file.stat.num_update_writes.unwrap_or(0) as u64;
         built.inserted += change.inserts.len() as u64;
         built.deleted += file.stat.num_deletes.unwrap_or(0) as u64;
         built.delete_missing +=
             change.deletes.len() as u64 - file.stat.num_deletes.unwrap_or(0) as u64;
         built.files.push(file);
-        file_index += 1;
     }
     let entry = |key: &str, partition: &str, file_id: &str, deleted: bool| RecordIndexChange {
         record_key: key.to_string(),
@@ -188,7 +198,11 @@ pub(crate) fn build(
         instant: instant.to_string(),
         deleted,
     };
-    for ((_, file_id), change) in &inputs.plan.groups {
+    // Entries only for a table that keeps the record index: otherwise a few strings a row
+    // held for nothing.
+    let indexed =
+        (config.metadata_partitions.iter()).any(|p| p == crate::metadata::table::RECORD_INDEX);
+    for ((_, file_id), change) in inputs.plan.groups.iter().filter(|_| indexed) {
         built
             .record_index
             .extend((change.inserts.iter()).map(|(key, p, _)| entry(key, p, file_id, false)));
@@ -209,10 +223,12 @@ pub(crate) fn build(
         if bucket.is_some() {
             built.new_buckets.push((partition.clone(), file_id.clone()));
         }
-        built.record_index.extend(
-            rows.iter()
-                .map(|(key, p, _)| entry(key, p, &file_id, false)),
-        );
+        if indexed {
+            built.record_index.extend(
+                rows.iter()
+                    .map(|(key, p, _)| entry(key, p, &file_id, false)),
+            );
+        }
         let name = files::base_file_name(&file_id, instant);
         let batch = files::with_meta(
             inputs.input,
@@ -221,6 +237,7 @@ pub(crate) fn build(
                 instant,
                 file_index,
                 file_name: &name,
+                first_seqno: 0,
                 populated: config.populate_meta_fields,
             },
             &schemas.base,
@@ -330,6 +347,9 @@ pub(crate) fn slices_of<'a>(
         .collect()
 }
 
+/// Rows a log block encodes at a time.
+const LOG_CHUNK_ROWS: usize = 4096;
+
 /// MOR: a log file with the updates (Avro data block) and deletes (delete block).
 pub(crate) fn log_file(
     inputs: &Inputs<'_>,
@@ -346,30 +366,49 @@ pub(crate) fn log_file(
     let mut columns = Vec::new();
     // New keys of a bucket-index group are appended with the updates (Java's bucket index
     // indexes log files).
-    let written: Vec<RowAt> = (change.updates.iter())
-        .chain(&change.inserts)
-        .cloned()
-        .collect();
-    if !written.is_empty() {
-        let batch = files::with_meta(
-            inputs.input,
-            &written,
-            &MetaFields {
-                instant,
-                file_index,
-                file_name: &slice.file_id,
-                populated,
-            },
-            file_schema,
-        )?;
-        let records = super::avro_rows::encode_rows(schema, &batch)?;
-        // Column stats of the log file's records, as Java's append handle collects them.
-        columns = crate::base_file::writer::record_column_ranges(&batch);
-        bytes.extend(crate::log_file::writer::avro_data_block(
+    let count = change.updates.len() + change.inserts.len();
+    if count > 0 {
+        // The rows with their meta fields a chunk at a time, encoded straight into the
+        // block: neither the group's rows nor their records are held whole.
+        let mut ranges = crate::base_file::writer::RecordColumnRanges::default();
+        let chunks =
+            (change.updates.chunks(LOG_CHUNK_ROWS)).chain(change.inserts.chunks(LOG_CHUNK_ROWS));
+        let encode = |out: &mut Vec<u8>| {
+            let (start, mut first_seqno) = (out.len(), 0);
+            for rows in chunks {
+                let batch = files::with_meta(
+                    inputs.input,
+                    rows,
+                    &MetaFields {
+                        instant,
+                        file_index,
+                        file_name: &slice.file_id,
+                        first_seqno,
+                        populated,
+                    },
+                    file_schema,
+                )?;
+                super::avro_rows::encode_rows_into(schema, &batch, out)?;
+                // Column stats of the log file's records, as Java's append handle collects them.
+                ranges.add(&batch);
+                first_seqno += rows.len();
+                if first_seqno == rows.len() && first_seqno < count {
+                    // Room for the rest at the first chunk's bytes per row.
+                    out.reserve((out.len() - start) / first_seqno * (count - first_seqno) * 9 / 8);
+                }
+            }
+            Ok(())
+        };
+        let mut block = crate::log_file::writer::avro_data_block_in_place(
             instant,
             avro_with_meta,
-            records.iter().map(Vec::as_slice),
-        )?);
+            count,
+            0,
+            encode,
+        )?;
+        block.shrink_to_fit();
+        bytes = block;
+        columns = ranges.finish();
     }
     if !change.deletes.is_empty() {
         let records: Vec<DeleteRecord> = change
@@ -455,7 +494,7 @@ pub(crate) fn rewrite_base_file(
 ) -> Result<NewFile> {
     let name = files::base_file_name(&slice.file_id, instant);
     let path = join(&slice.partition, &name);
-    let old = arrow_select::concat::concat_batches(read_schema, &existing).map_err(malformed_by)?;
+    let old = one_batch(read_schema, existing)?;
     let deletes: BTreeSet<&str> = change.deletes.iter().map(|(k, _)| k.as_str()).collect();
     let mut updates: HashMap<&str, &(String, String, usize)> =
         change.updates.iter().map(|u| (u.0.as_str(), u)).collect();
@@ -534,6 +573,7 @@ pub(crate) fn rewrite_base_file(
             instant,
             file_index,
             file_name: &name,
+            first_seqno: 0,
             populated: config.populate_meta_fields,
         },
         file_schema,
@@ -547,8 +587,11 @@ pub(crate) fn rewrite_base_file(
         )?,
         None => None,
     };
-    let batch = arrow_select::concat::concat_batches(file_schema, &[kept_rows, new_rows])
-        .map_err(malformed_by)?;
+    // The group's rows as read are not needed past here: freed before the file's batch.
+    drop(changes);
+    drop(keys);
+    drop(old);
+    let batch = one_batch(file_schema, vec![kept_rows, new_rows])?;
     let written = base_file_bytes(&batch, avro_with_meta, &inputs.base_file)?;
     let bytes = written.bytes;
     let size = bytes.len() as i64;
@@ -577,6 +620,15 @@ pub(crate) fn rewrite_base_file(
         columns: written.columns,
         cdc,
     })
+}
+
+/// `batches` as one, copied only when more than one has rows.
+fn one_batch(schema: &SchemaRef, mut batches: Vec<RecordBatch>) -> Result<RecordBatch> {
+    batches.retain(|b| b.num_rows() > 0);
+    match batches.as_slice() {
+        [one] if one.schema() == *schema => Ok(batches.remove(0)),
+        _ => arrow_select::concat::concat_batches(schema, &batches).map_err(malformed_by),
+    }
 }
 
 /// Rows read from the table (with their meta fields) as rows of base file `name`: their

@@ -86,28 +86,37 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     let schemas = FileSchemas::new(config, inputs.read_schema.clone(), inputs.avro_schema)?;
     let slices = build::slices_of(snapshot.latest_slices());
 
-    // The rows of every rewritten group (all of Copy-On-Write's), read concurrently (one round trip
-    // for all of them, not one per group).
-    let reads = async {
-        // Secondary indexes need every changed group's values before the commit.
-        let with_secondary = (config.metadata_partitions.iter())
-            .any(|p| p.starts_with(crate::metadata::secondary::SECONDARY_INDEX_PREFIX));
-        let wanted: Vec<&FileSlice> = (inputs.plan.groups.iter())
-            .filter(|(_, change)| !mor || change.rewrite || with_secondary)
-            .filter_map(|(k, _)| slices.get(k).copied())
-            .collect();
-        futures::stream::iter(wanted)
-            .map(|slice| {
-                let plan = Plan::of_slices(&snapshot, vec![slice.clone()], schemas.read.clone());
-                async move {
-                    let rows = slice_rows(table, plan).await?;
-                    Ok::<_, HudiError>(((slice.partition.clone(), slice.file_id.clone()), rows))
-                }
-            })
+    // The rows of the groups a file rewrites (all of Copy-On-Write's) are read in waves of at
+    // most REWRITE_WAVE_BYTES stored (a group larger than that alone), the first beside the
+    // metadata table's reads: a small write keeps its one round trip, a large one holds a
+    // wave's rows rather than every group's. Secondary indexes need every changed group's
+    // values before the commit: then all are read up front.
+    let with_secondary = (config.metadata_partitions.iter())
+        .any(|p| p.starts_with(crate::metadata::secondary::SECONDARY_INDEX_PREFIX));
+    let wanted: Vec<&FileSlice> = (inputs.plan.groups.iter())
+        .filter(|(_, change)| !mor || change.rewrite || with_secondary)
+        .filter_map(|(k, _)| slices.get(k).copied())
+        .collect();
+    let waves = match with_secondary {
+        true => vec![wanted.clone()],
+        false => rewrite_waves(&wanted),
+    };
+    let read = |slice: FileSlice| {
+        let at = (slice.partition.clone(), slice.file_id.clone());
+        let plan = Plan::of_slices(&snapshot, vec![slice], schemas.read.clone());
+        async move {
+            let rows = slice_rows(table, plan).await?;
+            Ok::<_, HudiError>((at, rows))
+        }
+    };
+    let read_wave = |wave: &[&FileSlice]| {
+        let wave: Vec<FileSlice> = wave.iter().map(|&s| s.clone()).collect();
+        futures::stream::iter(wave)
+            .map(read)
             .buffer_unordered(16)
             .try_collect::<HashMap<_, _>>()
-            .await
     };
+    let reads = read_wave(waves.first().map_or(&[][..], Vec::as_slice));
     // What the metadata table's delta commit reads, in the same round trips.
     let touched_early: BTreeSet<String> = (inputs.plan.groups.keys())
         .map(|(p, _)| p.clone())
@@ -136,7 +145,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
             (None, _) => Ok(None),
         }
     };
-    let (existing, mdt_prefetch) = futures::future::try_join(reads, mdt_reads).await?;
+    let (mut existing, mdt_prefetch) = futures::future::try_join(reads, mdt_reads).await?;
 
     let secondary = match &mdt_prefetch {
         Some(p) => {
@@ -144,8 +153,25 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         }
         None => Vec::new(),
     };
-    // Every file's bytes are built before the first request that changes storage.
-    let built = build::build(&inputs, &schemas, &slices, existing, config)?;
+    // Every file's bytes are built before the first request that changes storage; a group's
+    // rows are let go once its file is.
+    let mut changed = Vec::with_capacity(inputs.plan.groups.len());
+    for (i, (at, change)) in inputs.plan.groups.iter().enumerate() {
+        if !existing.contains_key(at) {
+            let wave = waves
+                .iter()
+                .find(|w| (w.iter()).any(|s| (&s.partition, &s.file_id) == (&at.0, &at.1)));
+            if let Some(wave) = wave {
+                existing.extend(read_wave(wave).await?);
+            }
+        }
+        let rows = existing.remove(at).unwrap_or_default();
+        changed.push(build::group_file(
+            &inputs, &schemas, &slices, at, change, rows, config, i,
+        )?);
+    }
+    drop(existing);
+    let built = build::build(&inputs, &schemas, changed, config)?;
     let mut outcome = Outcome {
         instant: instant.clone(),
         completion_time: String::new(),
@@ -228,4 +254,58 @@ async fn slice_rows(table: &Ctx<'_>, plan: Plan) -> Result<Vec<RecordBatch>> {
         &ReadOptions::default(),
     );
     Scan::collect(&mut scan).await
+}
+
+/// Stored bytes of the groups a write reads concurrently to rewrite them.
+const REWRITE_WAVE_BYTES: u64 = 4 << 20;
+
+/// `groups` in order, cut into runs of at most [`REWRITE_WAVE_BYTES`] stored; a group whose
+/// size is unknown (0) or larger goes alone.
+fn rewrite_waves<'a>(groups: &[&'a FileSlice]) -> Vec<Vec<&'a FileSlice>> {
+    let mut waves: Vec<Vec<&FileSlice>> = Vec::new();
+    let mut bytes = 0;
+    for &slice in groups {
+        let size = match slice.total_size() {
+            0 => REWRITE_WAVE_BYTES,
+            n => n,
+        };
+        match waves.last_mut() {
+            Some(wave) if bytes + size <= REWRITE_WAVE_BYTES => wave.push(slice),
+            _ => {
+                waves.push(vec![slice]);
+                bytes = 0;
+            }
+        }
+        bytes += size;
+    }
+    waves
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file_group::BaseFile;
+
+    fn slice(size: u64) -> FileSlice {
+        let name = "f1_0-1-0_20240101000000000.parquet";
+        FileSlice {
+            partition: String::new(),
+            file_id: "f1".into(),
+            base_instant: "20240101000000000".into(),
+            base_file: BaseFile::parse(name, size),
+            log_files: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn rewrites_are_read_in_waves_of_bounded_size() {
+        let mib = 1 << 20;
+        let groups: Vec<FileSlice> = [1, 2, 2, 0, 5, 1, 1].map(|m| slice(m * mib)).to_vec();
+        let refs: Vec<&FileSlice> = groups.iter().collect();
+        let sizes: Vec<Vec<u64>> = rewrite_waves(&refs)
+            .iter()
+            .map(|w| w.iter().map(|s| s.total_size() / mib).collect())
+            .collect();
+        assert_eq!(sizes, [vec![1, 2], vec![2], vec![0], vec![5], vec![1, 1]]);
+    }
 }

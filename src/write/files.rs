@@ -44,6 +44,8 @@ pub struct MetaFields<'a> {
     /// Distinguishes files of one commit in the sequence numbers.
     pub file_index: usize,
     pub file_name: &'a str,
+    /// The sequence number of the first row (a file's rows may come in several batches).
+    pub first_seqno: usize,
     /// `hoodie.populate.meta.fields`: when false the meta columns are written null (Java
     /// keeps them in the file schema).
     pub populated: bool,
@@ -71,7 +73,8 @@ pub fn with_meta(
                 n,
             ))),
             COMMIT_SEQNO => Arc::new(StringArray::from_iter_values(
-                (0..n).map(|i| format!("{}_{}_{}", meta.instant, meta.file_index, i)),
+                (meta.first_seqno..meta.first_seqno + n)
+                    .map(|i| format!("{}_{}_{}", meta.instant, meta.file_index, i)),
             )),
             RECORD_KEY => Arc::new(StringArray::from_iter_values(
                 rows.iter().map(|(k, _, _)| k.as_str()),

@@ -2,9 +2,9 @@
 //! inserts, and which inserts start new file groups (Copy-On-Write small-file packing as
 //! Java's upsert partitioner does it). Pure: tagged rows in, a [`ChangePlan`] out.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::{KeyedRows, Operation, RecordCounts, Tagged};
+use super::{Operation, RecordCounts};
 use crate::error::Result;
 use crate::file_group::FileSlice;
 use std::sync::Arc;
@@ -37,49 +37,55 @@ pub(crate) struct ChangePlan {
     pub bucket_inserts: BTreeMap<(String, u32), Vec<RowAt>>,
 }
 
+/// Consumes the keyed rows and the tagged locations: the plan holds them from here on (a
+/// write's largest per-row structures, not kept twice).
 pub(crate) fn plan_changes(
-    rows: &KeyedRows,
-    tagged: &Tagged,
+    rows: Vec<RowAt>,
+    mut locations: HashMap<String, (String, String)>,
     operation: Operation,
     update_partition_path: bool,
     counts: &mut RecordCounts,
 ) -> ChangePlan {
     let mut plan = ChangePlan::default();
-    for (key, partition, row) in &rows.rows {
-        let location = tagged.locations.get(key);
+    for (key, partition, row) in rows {
+        let location = locations.remove(&key);
         match (operation, location) {
-            (Operation::Delete, Some(at)) => plan
-                .groups
-                .entry(at.clone())
-                .or_default()
-                .deletes
-                .push((key.clone(), at.0.clone())),
+            (Operation::Delete, Some(at)) => {
+                let partition = at.0.clone();
+                plan.groups
+                    .entry(at)
+                    .or_default()
+                    .deletes
+                    .push((key, partition))
+            }
             (Operation::Delete, None) => counts.delete_missing += 1,
-            (_, Some(at)) if at.0 == *partition || !update_partition_path => plan
-                .groups
-                .entry(at.clone())
-                .or_default()
-                .updates
-                .push((key.clone(), at.0.clone(), *row)),
+            (_, Some(at)) if at.0 == partition || !update_partition_path => {
+                let partition = at.0.clone();
+                plan.groups
+                    .entry(at)
+                    .or_default()
+                    .updates
+                    .push((key, partition, row))
+            }
             (_, Some(at)) => {
                 // The key moves partition: deleted where it was, inserted where it goes.
                 plan.moved.insert(key.clone());
+                let old = at.0.clone();
                 plan.groups
-                    .entry(at.clone())
+                    .entry(at)
                     .or_default()
                     .deletes
-                    .push((key.clone(), at.0.clone()));
-                plan.inserts.entry(partition.clone()).or_default().push((
-                    key.clone(),
-                    partition.clone(),
-                    *row,
-                ));
+                    .push((key.clone(), old));
+                plan.inserts
+                    .entry(partition.clone())
+                    .or_default()
+                    .push((key, partition, row));
             }
-            (_, None) => plan.inserts.entry(partition.clone()).or_default().push((
-                key.clone(),
-                partition.clone(),
-                *row,
-            )),
+            (_, None) => plan
+                .inserts
+                .entry(partition.clone())
+                .or_default()
+                .push((key, partition, row)),
         }
     }
     plan

@@ -228,14 +228,14 @@ pub(crate) async fn commit_prepared(
         ..RecordCounts::default()
     };
     let update_partition = options.update_partition_path;
-    let tagged = &prepared.tagged;
     let mut plan = plan::plan_changes(
-        &prepared.rows,
-        tagged,
+        std::mem::take(&mut prepared.rows.rows),
+        std::mem::take(&mut prepared.tagged.locations),
         options.operation,
         update_partition,
         &mut counts,
     );
+    let tagged = &prepared.tagged;
     let snapshot = (tagged.snapshot.clone())
         .ok_or_else(|| HudiError::invalid("tagging produced no snapshot"))?;
     let slices: Vec<crate::file_group::FileSlice> = snapshot.latest_slices().cloned().collect();
