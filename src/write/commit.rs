@@ -88,8 +88,8 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
 
     // The rows of the groups a file rewrites (all of Copy-On-Write's) are read in waves of at
     // most REWRITE_WAVE_BYTES stored (a group larger than that alone), the first beside the
-    // metadata table's reads: a small write keeps its one round trip, a large one holds a
-    // wave's rows rather than every group's. Secondary indexes need every changed group's
+    // metadata table's reads: a write to small groups (the edge's usual table) keeps its one
+    // round trip, a write to large ones holds a wave's rows rather than every group's. Secondary indexes need every changed group's
     // values before the commit: then all are read up front.
     let with_secondary = (config.metadata_partitions.iter())
         .any(|p| p.starts_with(crate::metadata::secondary::SECONDARY_INDEX_PREFIX));
@@ -257,7 +257,7 @@ async fn slice_rows(table: &Ctx<'_>, plan: Plan) -> Result<Vec<RecordBatch>> {
 }
 
 /// Stored bytes of the groups a write reads concurrently to rewrite them.
-const REWRITE_WAVE_BYTES: u64 = 4 << 20;
+const REWRITE_WAVE_BYTES: u64 = 8 << 20;
 
 /// `groups` in order, cut into runs of at most [`REWRITE_WAVE_BYTES`] stored; a group whose
 /// size is unknown (0) or larger goes alone.
@@ -299,12 +299,12 @@ mod tests {
 
     #[test]
     fn rewrites_are_read_in_waves_of_bounded_size() {
-        let mib = 1 << 20;
-        let groups: Vec<FileSlice> = [1, 2, 2, 0, 5, 1, 1].map(|m| slice(m * mib)).to_vec();
+        let quarter = REWRITE_WAVE_BYTES / 4;
+        let groups: Vec<FileSlice> = [1, 2, 2, 0, 5, 1, 1].map(|q| slice(q * quarter)).to_vec();
         let refs: Vec<&FileSlice> = groups.iter().collect();
         let sizes: Vec<Vec<u64>> = rewrite_waves(&refs)
             .iter()
-            .map(|w| w.iter().map(|s| s.total_size() / mib).collect())
+            .map(|w| w.iter().map(|s| s.total_size() / quarter).collect())
             .collect();
         assert_eq!(sizes, [vec![1, 2], vec![2], vec![0], vec![5], vec![1, 1]]);
     }
