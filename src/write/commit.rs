@@ -86,11 +86,11 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
     let schemas = FileSchemas::new(config, inputs.read_schema.clone(), inputs.avro_schema)?;
     let slices = build::slices_of(snapshot.latest_slices());
 
-    // The rows of the groups a file rewrites (all of Copy-On-Write's) are read in waves of at
-    // most REWRITE_WAVE_BYTES stored (a group larger than that alone), the first beside the
-    // metadata table's reads: a write to small groups (the edge's usual table) keeps its one
-    // round trip, a write to large ones holds a wave's rows rather than every group's. Secondary indexes need every changed group's
-    // values before the commit: then all are read up front.
+    // The rows of the groups a file rewrites (all of Copy-On-Write's): for a small input (the
+    // edge's writes) in waves of at most REWRITE_WAVE_BYTES stored, the first beside the metadata
+    // table's reads, so such a write keeps its one round trip; for a larger one, one group at a
+    // time, since stored bytes say little of decoded size and the input already takes the room.
+    // Secondary indexes need every changed group's values before the commit: then all up front.
     let with_secondary = (config.metadata_partitions.iter())
         .any(|p| p.starts_with(crate::metadata::secondary::SECONDARY_INDEX_PREFIX));
     let wanted: Vec<&FileSlice> = (inputs.plan.groups.iter())
@@ -99,7 +99,10 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         .collect();
     let waves = match with_secondary {
         true => vec![wanted.clone()],
-        false => rewrite_waves(&wanted),
+        false => {
+            let small = inputs.input.get_array_memory_size() as u64 <= REWRITE_WAVE_MAX_INPUT;
+            rewrite_waves(&wanted, if small { REWRITE_WAVE_BYTES } else { 0 })
+        }
     };
     let read = |slice: FileSlice| {
         let at = (slice.partition.clone(), slice.file_id.clone());
@@ -256,27 +259,29 @@ async fn slice_rows(table: &Ctx<'_>, plan: Plan) -> Result<Vec<RecordBatch>> {
     Scan::collect(&mut scan).await
 }
 
-/// Stored bytes of the groups a write reads concurrently to rewrite them.
+/// Stored bytes of the groups a small write reads concurrently to rewrite them.
 const REWRITE_WAVE_BYTES: u64 = 8 << 20;
+/// The largest input (decoded) whose rewrites are read in waves.
+const REWRITE_WAVE_MAX_INPUT: u64 = 1 << 20;
 
-/// `groups` in order, cut into runs of at most [`REWRITE_WAVE_BYTES`] stored; a group whose
-/// size is unknown (0) or larger goes alone.
-fn rewrite_waves<'a>(groups: &[&'a FileSlice]) -> Vec<Vec<&'a FileSlice>> {
+/// `groups` in order, cut into runs of at most `budget` stored bytes; a group whose size is
+/// unknown (0) or larger goes alone.
+fn rewrite_waves<'a>(groups: &[&'a FileSlice], budget: u64) -> Vec<Vec<&'a FileSlice>> {
     let mut waves: Vec<Vec<&FileSlice>> = Vec::new();
-    let mut bytes = 0;
+    let mut bytes = 0u64;
     for &slice in groups {
         let size = match slice.total_size() {
-            0 => REWRITE_WAVE_BYTES,
+            0 => u64::MAX,
             n => n,
         };
         match waves.last_mut() {
-            Some(wave) if bytes + size <= REWRITE_WAVE_BYTES => wave.push(slice),
+            Some(wave) if bytes.saturating_add(size) <= budget => wave.push(slice),
             _ => {
                 waves.push(vec![slice]);
                 bytes = 0;
             }
         }
-        bytes += size;
+        bytes = bytes.saturating_add(size);
     }
     waves
 }
@@ -302,10 +307,14 @@ mod tests {
         let quarter = REWRITE_WAVE_BYTES / 4;
         let groups: Vec<FileSlice> = [1, 2, 2, 0, 5, 1, 1].map(|q| slice(q * quarter)).to_vec();
         let refs: Vec<&FileSlice> = groups.iter().collect();
-        let sizes: Vec<Vec<u64>> = rewrite_waves(&refs)
-            .iter()
-            .map(|w| w.iter().map(|s| s.total_size() / quarter).collect())
-            .collect();
-        assert_eq!(sizes, [vec![1, 2], vec![2], vec![0], vec![5], vec![1, 1]]);
+        let sizes = |budget| -> Vec<Vec<u64>> {
+            (rewrite_waves(&refs, budget).iter())
+                .map(|w| w.iter().map(|s| s.total_size() / quarter).collect())
+                .collect()
+        };
+        let waves = [vec![1, 2], vec![2], vec![0], vec![5], vec![1, 1]];
+        assert_eq!(sizes(REWRITE_WAVE_BYTES), waves);
+        // A larger input: one group at a time.
+        assert_eq!(sizes(0).len(), groups.len());
     }
 }
