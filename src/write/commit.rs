@@ -98,7 +98,7 @@ pub(crate) async fn commit(table: &Ctx<'_>, mut inputs: Inputs<'_>) -> Result<Ou
         .filter_map(|(k, _)| slices.get(k).copied())
         .collect();
     let waves = match with_secondary {
-        true => vec![wanted.clone()],
+        true => vec![wanted],
         false => {
             let small = inputs.input.get_array_memory_size() as u64 <= REWRITE_WAVE_MAX_INPUT;
             rewrite_waves(&wanted, if small { REWRITE_WAVE_BYTES } else { 0 })
