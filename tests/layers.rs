@@ -66,3 +66,26 @@ fn datafusion_stays_out_of_wasm32() {
         "{wasm:?}"
     );
 }
+
+/// Distributed SQL (feature `ballista`) is native only too: the wasm32 build with the feature
+/// on has no Ballista, gRPC stack or DataFusion.
+#[test]
+fn ballista_stays_out_of_wasm32() {
+    let native = dependencies(&["--features", "ballista"]);
+    for name in ["ballista-scheduler", "ballista-executor", "tonic"] {
+        assert!(native.iter().any(|c| c == name), "{name}: {native:?}");
+    }
+    let wasm = dependencies(&[
+        "--features",
+        "ballista",
+        "--target",
+        "wasm32-unknown-unknown",
+    ]);
+    assert!(wasm.iter().any(|c| c == "parquet"), "{wasm:?}");
+    for prefix in ["ballista", "datafusion", "tonic", "prost"] {
+        assert!(
+            !wasm.iter().any(|c| c.starts_with(prefix)),
+            "{prefix}: {wasm:?}"
+        );
+    }
+}

@@ -97,6 +97,18 @@ pub(super) enum Command {
         /// Print what each table's scans selected and cost as JSON on stderr.
         #[arg(long)]
         stats: bool,
+        /// Run the query on the Ballista cluster whose scheduler is at this address
+        /// (`hudi-edge ballista scheduler`): it plans the scans, its executors read them.
+        #[cfg(feature = "ballista")]
+        #[arg(long, value_name = "df://HOST:PORT")]
+        cluster: Option<String>,
+    },
+    /// SQL across processes (Ballista): a scheduler, or an executor serving one. Both open
+    /// tables as every command does (the remote options apply).
+    #[cfg(feature = "ballista")]
+    Ballista {
+        #[command(subcommand)]
+        role: BallistaRole,
     },
     /// Which file slices a query would read, and why.
     Plan {
@@ -390,6 +402,35 @@ pub(super) struct QueryArgs {
     /// within this many bytes (0: never).
     #[arg(long, default_value_t = ReadOptions::default().read_ahead_bytes)]
     read_ahead_bytes: u64,
+}
+
+#[cfg(feature = "ballista")]
+#[derive(Subcommand)]
+pub(super) enum BallistaRole {
+    /// Plans queries sent with `sql --cluster` (each Hudi scan with this engine's planner)
+    /// and hands their tasks to executors.
+    Scheduler {
+        #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:50050")]
+        bind: std::net::SocketAddr,
+    },
+    /// Runs the tasks a scheduler hands it: Hudi scans read the slices the scheduler planned.
+    Executor {
+        /// The scheduler's `HOST:PORT`.
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        scheduler: String,
+        /// Where results and shuffles are fetched (Arrow Flight).
+        #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:50051")]
+        bind: std::net::SocketAddr,
+        /// Where the scheduler pushes tasks (gRPC).
+        #[arg(long, default_value_t = 50052)]
+        grpc_port: u16,
+        /// Tasks run at once (default: the machine's cores).
+        #[arg(long)]
+        slots: Option<usize>,
+        /// Shuffle files (default: a new folder under the system's temporary folder).
+        #[arg(long)]
+        work_dir: Option<String>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

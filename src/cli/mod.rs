@@ -3,6 +3,8 @@
 //! makes one call into the core per command, and prints ([`print`]).
 
 mod args;
+#[cfg(feature = "ballista")]
+mod ballista;
 mod print;
 
 use std::sync::Arc;
@@ -138,8 +140,18 @@ async fn run(cli: Cli) -> Result<()> {
             format,
             explain,
             stats,
+            #[cfg(feature = "ballista")]
+            cluster,
         } => {
             let opener: crate::sql::Opener = Arc::new(storage_of.clone());
+            #[cfg(feature = "ballista")]
+            let session = match cluster {
+                Some(url) => {
+                    crate::sql::SqlSession::remote(&url, opener, kind.sql_options()?).await?
+                }
+                None => crate::sql::SqlSession::new(opener, kind.sql_options()?)?,
+            };
+            #[cfg(not(feature = "ballista"))]
             let session = crate::sql::SqlSession::new(opener, kind.sql_options()?)?;
             for named in &tables {
                 let (name, location) = named.split_once('=').ok_or_else(|| {
@@ -161,6 +173,8 @@ async fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        #[cfg(feature = "ballista")]
+        Command::Ballista { role } => ballista::run(role, Arc::new(storage_of)).await,
         Command::Plan {
             table,
             query,

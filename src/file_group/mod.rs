@@ -8,10 +8,10 @@ pub mod view;
 
 use std::cmp::Ordering;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `<fileId>_<writeToken>_<instant>.<ext>`
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BaseFile {
     pub name: String,
     pub file_id: String,
@@ -51,7 +51,7 @@ impl BaseFile {
 }
 
 /// `.<fileId>_<baseInstant>.log.<version>_<writeToken>[.cdc]`
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogFile {
     pub name: String,
     pub file_id: String,
@@ -120,7 +120,7 @@ impl LogFile {
 }
 
 /// A base file (optional) and the log files that apply on top of it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileSlice {
     pub partition: String,
     pub file_id: String,

@@ -35,7 +35,7 @@ pub fn history_file_instant(path: &str) -> Option<(&str, bool)> {
 
 /// One InternalSchema version: top-level columns by id, and each column's nested shape
 /// (names and ids of nested fields), which this reader does not map.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SchemaVersion {
     pub version_id: u64,
     columns: Vec<(i64, String, Value)>,
@@ -81,7 +81,7 @@ impl SchemaVersion {
 }
 
 /// The schema a read sees and every version files may have been written under.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SchemaEvolution {
     query: SchemaVersion,
     /// Oldest first.

@@ -8,6 +8,10 @@
 //! DataFusion is built on another arrow major than this crate: batches cross at the Arrow C
 //! data interface ([`ffi`]), without copying.
 
+#[cfg(feature = "ballista")]
+pub mod codec;
+#[cfg(feature = "ballista")]
+pub mod distributed;
 pub mod ffi;
 pub mod filters;
 pub mod provider;
@@ -22,15 +26,14 @@ use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::CreateExternalTable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
-pub use provider::{HudiScanExec, HudiTable, ScanReport};
+pub use provider::{
+    HudiScanExec, HudiTable, Opener, ScanParts, ScanReport, ScanShape, TableHandle, TaskLog,
+};
 
 use crate::error::{HudiError, Result};
 use crate::read::{QueryType, ReadOptions};
-use crate::storage::{IoSnapshot, Storage};
+use crate::storage::IoSnapshot;
 use crate::table::Table;
-
-/// Opens the storage of a table location (a path, `http(s)://…`, `s3://…`, a `.zip`).
-pub type Opener = Arc<dyn Fn(&str) -> Result<Arc<dyn Storage>> + Send + Sync>;
 
 /// Every table a session opened, by location, with its provider (shared by the factory, the
 /// `hudi` schema and `--table`).
@@ -209,6 +212,41 @@ pub struct SqlSession {
 
 impl SqlSession {
     pub fn new(opener: Opener, defaults: ReadOptions) -> Result<SqlSession> {
+        let (state, shared) = Self::state(opener, defaults, |c| c);
+        Self::with_context(SessionContext::new_with_state(state), shared)
+    }
+
+    /// A session whose queries run on the Ballista cluster whose scheduler is at `url`
+    /// (`df://host:port`): it plans them logically, the scheduler plans the scans and
+    /// executors read them. Tables open with `opener` here, and on the cluster with the
+    /// opener its processes were started with.
+    #[cfg(feature = "ballista")]
+    pub async fn remote(url: &str, opener: Opener, defaults: ReadOptions) -> Result<SqlSession> {
+        use ballista::prelude::SessionContextExt;
+        let codec_opener = opener.clone();
+        let (state, shared) = Self::state(opener, defaults, move |c| {
+            distributed::client_config(c, codec_opener)
+        });
+        let ctx = SessionContext::remote_with_state(url, state)
+            .await
+            .map_err(sql_error)?;
+        // One partition per task: a scan's partitions spread over the executors rather than
+        // filling the first one's slots.
+        let one = ctx
+            .state_ref()
+            .write()
+            .config_mut()
+            .options_mut()
+            .set("ballista.scheduler.max_partitions_per_task", "1");
+        one.map_err(sql_error)?;
+        Self::with_context(ctx, shared)
+    }
+
+    fn state(
+        opener: Opener,
+        defaults: ReadOptions,
+        configure: impl FnOnce(SessionConfig) -> SessionConfig,
+    ) -> (datafusion::execution::SessionState, Arc<Shared>) {
         let factory = HudiTableFactory::new(opener, defaults);
         let shared = factory.0.clone();
         // Column names as the table's schema spells them (`byteField`), unquoted: Hudi
@@ -216,11 +254,14 @@ impl SqlSession {
         let config = SessionConfig::new()
             .set_bool("datafusion.sql_parser.enable_ident_normalization", false);
         let state = SessionStateBuilder::new()
-            .with_config(config)
+            .with_config(configure(config))
             .with_default_features()
             .with_table_factory("HUDI".into(), Arc::new(factory))
             .build();
-        let ctx = SessionContext::new_with_state(state);
+        (state, shared)
+    }
+
+    fn with_context(ctx: SessionContext, shared: Arc<Shared>) -> Result<SqlSession> {
         let schema = Arc::new(HudiSchema(shared.clone(), Mutex::new(HashMap::new())));
         let catalog = ctx
             .catalog("datafusion")
@@ -284,7 +325,7 @@ impl SqlSession {
             .map(|t| TableReport {
                 location: t.location().to_string(),
                 scans: t.scans(),
-                io: t.table().io(),
+                io: t.table().map(|t| t.io()).unwrap_or_default(),
             })
             .collect()
     }

@@ -30,7 +30,7 @@ use super::stats::ScanStats;
 use crate::error::{HudiError, Result};
 use crate::expr::Expr;
 use crate::read::{Plan, PlanStats, ReadOptions, Spawner};
-use crate::storage::IoSnapshot;
+use crate::storage::{IoSnapshot, Storage};
 use crate::table::Table;
 
 pub(super) fn df_error(e: HudiError) -> DataFusionError {
@@ -51,10 +51,82 @@ pub struct ScanReport {
     pub plan_io: IoSnapshot,
 }
 
+/// Opens a table location's storage: what a process that did not open the table (a
+/// distributed engine's scheduler or executor) opens it with.
+pub type Opener = Arc<dyn Fn(&str) -> Result<Arc<dyn Storage>> + Send + Sync>;
+
+/// A table, open or opened on first use (where a plan arrives from another process: the
+/// decoders of DataFusion's codecs cannot wait for a storage round trip).
+pub struct TableHandle {
+    location: String,
+    opener: Option<Opener>,
+    /// Whether the first open fetches the metadata table beside the table (to plan with it).
+    prefetch_mdt: bool,
+    cell: tokio::sync::OnceCell<Arc<Table>>,
+}
+
+impl fmt::Debug for TableHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TableHandle")
+            .field("location", &self.location)
+            .field("open", &self.cell.initialized())
+            .finish()
+    }
+}
+
+impl TableHandle {
+    pub fn opened(table: Arc<Table>, location: &str) -> TableHandle {
+        TableHandle {
+            location: location.to_string(),
+            opener: None,
+            prefetch_mdt: false,
+            cell: tokio::sync::OnceCell::new_with(Some(table)),
+        }
+    }
+
+    /// The table at `location`, opened through `opener` when first needed.
+    pub fn lazy(location: &str, opener: Opener, prefetch_mdt: bool) -> TableHandle {
+        TableHandle {
+            location: location.to_string(),
+            opener: Some(opener),
+            prefetch_mdt,
+            cell: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The table if it has been opened.
+    pub fn get(&self) -> Option<&Arc<Table>> {
+        self.cell.get()
+    }
+
+    /// The table, opened now if it was not.
+    pub async fn open(&self) -> Result<Arc<Table>> {
+        let table = self.cell.get_or_try_init(|| async {
+            let opener = (self.opener.as_ref())
+                .ok_or_else(|| HudiError::invalid("a table handle without an opener"))?;
+            let storage = opener(&self.location)?;
+            let table = Table::open_with(storage, None, self.prefetch_mdt).await?;
+            Ok::<_, HudiError>(Arc::new(table))
+        });
+        Ok(table.await?.clone())
+    }
+}
+
+/// The plan node a table's scans take (a distributed engine may need them as one of its own
+/// node types); by default the [`HudiScanExec`] itself.
+pub type ScanShape = Arc<
+    dyn Fn(Arc<HudiScanExec>) -> datafusion::common::Result<Arc<dyn ExecutionPlan>> + Send + Sync,
+>;
+
 /// A Hudi table as a DataFusion table: the query type (snapshot, time travel, incremental,
 /// read-optimized) is fixed when it is made; every scan plans with its own filters.
 pub struct HudiTable {
-    table: Arc<Table>,
+    table: Arc<TableHandle>,
+    shape: Option<ScanShape>,
     location: String,
     options: ReadOptions,
     schema: arrow_schema::SchemaRef,
@@ -83,7 +155,8 @@ impl HudiTable {
         let schema = plan.output_schema.clone();
         let df_schema = Arc::new(ffi::schema_into_df(&schema)?);
         Ok(HudiTable {
-            table,
+            table: Arc::new(TableHandle::opened(table, location)),
+            shape: None,
             location: location.to_string(),
             options: base,
             schema,
@@ -92,8 +165,34 @@ impl HudiTable {
         })
     }
 
-    pub fn table(&self) -> &Arc<Table> {
-        &self.table
+    /// A table whose schema is known (it was planned elsewhere), opened at its first scan;
+    /// its scans take `shape`.
+    pub fn with_handle(
+        table: Arc<TableHandle>,
+        options: ReadOptions,
+        df_schema: DfSchemaRef,
+        shape: Option<ScanShape>,
+    ) -> Result<Self> {
+        let schema = Arc::new(ffi::schema_from_df_schema(&df_schema)?);
+        Ok(HudiTable {
+            location: table.location().to_string(),
+            table,
+            shape,
+            options,
+            schema,
+            df_schema,
+            scans: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The table, once opened.
+    pub fn table(&self) -> Option<&Arc<Table>> {
+        self.table.get()
+    }
+
+    /// The read options every scan starts from (query type and times).
+    pub fn options(&self) -> &ReadOptions {
+        &self.options
     }
 
     pub fn location(&self) -> &str {
@@ -169,7 +268,8 @@ impl TableProvider for HudiTable {
                 runtime.spawn(task);
             })
         });
-        let plan = self.table.plan(&options).await.map_err(df_error)?;
+        let table = self.table.open().await.map_err(df_error)?;
+        let plan = table.plan(&options).await.map_err(df_error)?;
         // Only a scan of whole slices asks for statistics: with a filter or a limit pushed
         // it returns fewer rows than the files hold, and the lookup would cost a selective
         // read more than an estimate gives (join order still has the on-disk bytes).
@@ -177,7 +277,7 @@ impl TableProvider for HudiTable {
             true => {
                 let read = options.columns.as_deref().unwrap_or_default();
                 // Statistics only inform the optimizer: without them the scan still runs.
-                ScanStats::load(&self.table, &plan, &names, read)
+                ScanStats::load(&table, &plan, &names, read)
                     .await
                     .ok()
                     .flatten()
@@ -199,25 +299,65 @@ impl TableProvider for HudiTable {
         if let Ok(mut scans) = self.scans.lock() {
             scans.push(report.clone());
         }
-        let properties = PlanProperties::new(
-            EquivalenceProperties::new(schema.clone()),
-            Partitioning::UnknownPartitioning(groups.len().max(1)),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        );
-        Ok(Arc::new(HudiScanExec {
+        let summary = summary(&report, plan.query);
+        let scan = Arc::new(HudiScanExec {
             table: self.table.clone(),
             plan: Arc::new(plan),
             options,
+            properties: properties(&schema, groups.len()),
             groups,
             names,
             schema,
-            report,
+            summary,
+            report: Some(report),
             stats,
-            properties: Arc::new(properties),
-        }))
+            on_task: None,
+        });
+        match &self.shape {
+            Some(shape) => shape(scan),
+            None => Ok(scan),
+        }
     }
 }
+
+fn properties(schema: &DfSchemaRef, groups: usize) -> Arc<PlanProperties> {
+    Arc::new(PlanProperties::new(
+        EquivalenceProperties::new(schema.clone()),
+        Partitioning::UnknownPartitioning(groups.max(1)),
+        EmissionType::Incremental,
+        Boundedness::Bounded,
+    ))
+}
+
+/// What `EXPLAIN` shows of a scan: the filters pushed and what each pruning stage left.
+fn summary(r: &ScanReport, query: crate::read::QueryType) -> String {
+    let s = &r.stats;
+    let mut out = format!(
+        "table={}, query={:?}, filters=[{}], slices={}/{}, files={}/{} \
+         (partition pruning {}, partition stats {}, column stats {}, record index {}, \
+         footers {}), partitions={}",
+        r.table,
+        query,
+        r.filters.join(", "),
+        s.slices_selected,
+        s.slices_total,
+        s.files_selected,
+        s.files_total,
+        s.files_after_partition_pruning,
+        opt(s.files_after_partition_stats),
+        opt(s.files_after_column_stats),
+        opt(s.files_after_record_index),
+        s.files_after_file_stats,
+        r.partitions,
+    );
+    if let Some(limit) = r.limit {
+        out += &format!(", limit={limit}");
+    }
+    out
+}
+
+/// Called with each partition a scan decoded from another process starts reading.
+pub type TaskLog = Arc<dyn Fn(&HudiScanExec, usize) + Send + Sync>;
 
 /// The plan's slices in at most `n` groups of about equal bytes (largest first, each to the
 /// lightest group), each group's slices in plan order.
@@ -251,23 +391,98 @@ fn slice_bytes(slice: &crate::file_group::FileSlice) -> u64 {
 }
 
 /// Reads one group of a plan's slices per DataFusion partition.
-#[derive(Debug)]
 pub struct HudiScanExec {
-    table: Arc<Table>,
+    table: Arc<TableHandle>,
     plan: Arc<Plan>,
+    /// The scan's options: columns, filters, limit, batch size and read-ahead.
     options: ReadOptions,
     groups: Vec<Vec<usize>>,
     /// The output columns, in order (none for a count).
     names: Vec<String>,
     schema: DfSchemaRef,
-    report: ScanReport,
+    /// `EXPLAIN`'s line, made where the scan was planned.
+    summary: String,
+    /// Where the scan was planned: what it asked and selected.
+    report: Option<ScanReport>,
     stats: Option<ScanStats>,
     properties: Arc<PlanProperties>,
+    on_task: Option<TaskLog>,
+}
+
+impl fmt::Debug for HudiScanExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HudiScanExec")
+            .field("summary", &self.summary)
+            .finish()
+    }
+}
+
+/// The parts of a scan that cross to another process ([`HudiScanExec::from_parts`]).
+pub struct ScanParts {
+    pub plan: Plan,
+    pub options: ReadOptions,
+    pub groups: Vec<Vec<usize>>,
+    pub names: Vec<String>,
+    pub schema: DfSchemaRef,
+    pub summary: String,
 }
 
 impl HudiScanExec {
-    pub fn report(&self) -> &ScanReport {
-        &self.report
+    /// What the scan asked the planner and what it selected (where it was planned).
+    pub fn report(&self) -> Option<&ScanReport> {
+        self.report.as_ref()
+    }
+
+    pub fn location(&self) -> &str {
+        self.table.location()
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    pub fn options(&self) -> &ReadOptions {
+        &self.options
+    }
+
+    /// The slices (indices into the plan's) each partition reads.
+    pub fn groups(&self) -> &[Vec<usize>] {
+        &self.groups
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub fn summary(&self) -> &str {
+        &self.summary
+    }
+
+    /// A scan planned elsewhere, reading `table` (opened at its first partition).
+    pub fn from_parts(
+        table: Arc<TableHandle>,
+        parts: ScanParts,
+        on_task: Option<TaskLog>,
+    ) -> Result<HudiScanExec> {
+        let slices = parts.plan.file_slices.len();
+        if let Some(bad) = parts.groups.iter().flatten().find(|&&i| i >= slices) {
+            return Err(HudiError::invalid(format!(
+                "a shipped scan names slice {bad} of {slices}"
+            )));
+        }
+        Ok(HudiScanExec {
+            table,
+            properties: properties(&parts.schema, parts.groups.len()),
+            plan: Arc::new(parts.plan),
+            options: parts.options,
+            groups: parts.groups,
+            names: parts.names,
+            schema: parts.schema,
+            summary: parts.summary,
+            report: None,
+            stats: None,
+            on_task,
+        })
     }
 
     /// What the scan tells DataFusion's optimizer: rows, and each output column's bounds
@@ -299,31 +514,7 @@ impl HudiScanExec {
 
 impl DisplayAs for HudiScanExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        let r = &self.report;
-        let s = &r.stats;
-        write!(
-            f,
-            "HudiScanExec: table={}, query={:?}, filters=[{}], slices={}/{}, files={}/{} \
-             (partition pruning {}, partition stats {}, column stats {}, record index {}, \
-             footers {}), partitions={}",
-            r.table,
-            self.plan.query,
-            r.filters.join(", "),
-            s.slices_selected,
-            s.slices_total,
-            s.files_selected,
-            s.files_total,
-            s.files_after_partition_pruning,
-            opt(s.files_after_partition_stats),
-            opt(s.files_after_column_stats),
-            opt(s.files_after_record_index),
-            s.files_after_file_stats,
-            r.partitions,
-        )?;
-        if let Some(limit) = r.limit {
-            write!(f, ", limit={limit}")?;
-        }
-        Ok(())
+        write!(f, "HudiScanExec: {}", self.summary)
     }
 }
 
@@ -371,26 +562,7 @@ impl ExecutionPlan for HudiScanExec {
         partition: usize,
         _context: Arc<TaskContext>,
     ) -> datafusion::common::Result<SendableRecordBatchStream> {
-        let schema = self.schema.clone();
-        let Some(group) = self.groups.get(partition) else {
-            // A plan without slices still has one (empty) partition.
-            let empty = futures::stream::empty();
-            return Ok(Box::pin(RecordBatchStreamAdapter::new(schema, empty)));
-        };
-        let mut plan = Plan::clone(&self.plan);
-        plan.file_slices = group
-            .iter()
-            .map(|&i| self.plan.file_slices[i].clone())
-            .collect();
-        let scan = self.table.scan(Arc::new(plan), &self.options);
-        let names = self.names.clone();
-        let out = schema.clone();
-        let batches = scan.map(move |batch| {
-            let batch = batch.and_then(|b| project(b, &names))?;
-            ffi::batch_into_df(batch, &out)
-        });
-        let batches = batches.map(|b| b.map_err(df_error));
-        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches)))
+        Ok(self.stream(partition))
     }
 
     fn statistics_from_inputs(
@@ -399,6 +571,53 @@ impl ExecutionPlan for HudiScanExec {
         args: &StatisticsArgs,
     ) -> datafusion::common::Result<Arc<Statistics>> {
         Ok(Arc::new(self.statistics(args.partition())))
+    }
+}
+
+impl HudiScanExec {
+    /// The rows of partition `partition` (a group of the plan's slices).
+    pub fn stream(&self, partition: usize) -> SendableRecordBatchStream {
+        let schema = self.schema.clone();
+        let Some(group) = self.groups.get(partition) else {
+            // A plan without slices still has one (empty) partition.
+            let empty = futures::stream::empty();
+            return Box::pin(RecordBatchStreamAdapter::new(schema, empty));
+        };
+        if let Some(log) = &self.on_task {
+            log(self, partition);
+        }
+        let mut plan = Plan::clone(&self.plan);
+        plan.file_slices = (group.iter())
+            .filter_map(|&i| self.plan.file_slices.get(i).cloned())
+            .collect();
+        let plan = Arc::new(plan);
+        let mut options = self.options.clone();
+        if options.spawner.is_none() {
+            // A scan decoded in another process brings no spawner: this runtime's.
+            options.spawner = tokio::runtime::Handle::try_current().ok().map(|runtime| {
+                Spawner::new(move |task| {
+                    runtime.spawn(task);
+                })
+            });
+        }
+        let handle = self.table.clone();
+        let names = self.names.clone();
+        let out = schema.clone();
+        // The table opens here when the scan came from another process (a no-op otherwise).
+        let batches = futures::stream::once(async move {
+            let table = handle.open().await?;
+            Ok::<_, HudiError>(table.scan(plan, &options))
+        })
+        .flat_map(|scan| match scan {
+            Ok(scan) => scan.boxed(),
+            Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
+        })
+        .map(move |batch| {
+            let batch = batch.and_then(|b| project(b, &names))?;
+            ffi::batch_into_df(batch, &out)
+        });
+        let batches = batches.map(|b| b.map_err(df_error));
+        Box::pin(RecordBatchStreamAdapter::new(schema, batches))
     }
 }
 

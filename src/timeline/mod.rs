@@ -172,7 +172,7 @@ impl Timeline {
 /// Which instants a query may see, and when each completed. Built from the timeline for a
 /// snapshot, a time-travel instant, or an incremental range; used by the file-system view
 /// (which files count) and by log readers (which blocks count).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct Visibility {
     committed: HashMap<String, Option<String>>,
     /// Instants older than this were archived before the timeline was read: Java treats
