@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::sql::{create_tables, data};
+
 use std::process::Command;
 use std::sync::Arc;
 
@@ -21,38 +23,10 @@ use hudi_edge::storage::local::LocalStorage;
 use hudi_edge::storage::Storage;
 use serde_json::Value;
 
-fn data(name: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/sql")
-        .join(name);
-    serde_json::from_str(&std::fs::read_to_string(path).expect("sql data")).expect("json")
-}
-
 fn session() -> SqlSession {
     let opener: Opener =
         Arc::new(|location: &str| Ok(Arc::new(LocalStorage::new(location)) as Arc<dyn Storage>));
     SqlSession::new(opener, ReadOptions::default()).expect("session")
-}
-
-/// `CREATE EXTERNAL TABLE` for each of a query's tables, with its read options.
-fn create_tables(tables: &Value) -> String {
-    let mut sql = String::new();
-    for (name, t) in tables.as_object().expect("tables") {
-        let path = common::table_path(t["fixture"].as_str().expect("fixture"));
-        let options: Vec<String> = ["query", "as_of", "start", "end"]
-            .iter()
-            .filter_map(|k| t[*k].as_str().map(|v| format!("'{k}' '{v}'")))
-            .collect();
-        let options = match options.is_empty() {
-            true => String::new(),
-            false => format!(" OPTIONS ({})", options.join(", ")),
-        };
-        sql += &format!(
-            "CREATE EXTERNAL TABLE {name} STORED AS HUDI LOCATION '{}'{options};\n",
-            path.display()
-        );
-    }
-    sql
 }
 
 /// Equal as Spark's JSON, floats to 1e-9 relative (sums may add in another order).

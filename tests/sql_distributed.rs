@@ -9,6 +9,8 @@
 
 mod common;
 
+use common::sql::{create_tables, data};
+
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -36,34 +38,6 @@ use serde_json::Value;
 
 fn opener() -> Opener {
     Arc::new(|location: &str| Ok(Arc::new(LocalStorage::new(location)) as Arc<dyn Storage>))
-}
-
-fn data(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/sql")
-        .join(name);
-    serde_json::from_str(&std::fs::read_to_string(path).expect("sql data")).expect("json")
-}
-
-/// `CREATE EXTERNAL TABLE` for each of a query's tables, with its read options.
-fn create_tables(tables: &Value) -> String {
-    let mut sql = String::new();
-    for (name, t) in tables.as_object().expect("tables") {
-        let path = common::table_path(t["fixture"].as_str().expect("fixture"));
-        let options: Vec<String> = ["query", "as_of", "start", "end"]
-            .iter()
-            .filter_map(|k| t[*k].as_str().map(|v| format!("'{k}' '{v}'")))
-            .collect();
-        let options = match options.is_empty() {
-            true => String::new(),
-            false => format!(" OPTIONS ({})", options.join(", ")),
-        };
-        sql += &format!(
-            "CREATE EXTERNAL TABLE {name} STORED AS HUDI LOCATION '{}'{options};\n",
-            path.display()
-        );
-    }
-    sql
 }
 
 /// A result's columns and rows as Spark's JSON; rows sorted unless `ordered`.

@@ -22,12 +22,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::Cursor;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use base64::engine::general_purpose::STANDARD as BASE64;
-use base64::Engine;
 use datafusion::arrow::datatypes::SchemaRef as DfSchemaRef;
 use datafusion::catalog::TableProvider;
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -176,19 +173,12 @@ fn unframe<'a, T: for<'de> Deserialize<'de>>(
 
 fn schema_text(schema: &DfSchemaRef) -> DfResult<String> {
     let schema = ffi::schema_from_df_schema(schema).map_err(df_error)?;
-    let mut writer =
-        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema).map_err(codec_error)?;
-    writer.finish().map_err(codec_error)?;
-    Ok(BASE64.encode(writer.into_inner().map_err(codec_error)?))
+    crate::read::plan::wire::schema_bytes(&schema).map_err(df_error)
 }
 
 fn schema_of(text: &str) -> DfResult<DfSchemaRef> {
-    let bytes = BASE64.decode(text).map_err(codec_error)?;
-    let reader =
-        arrow_ipc::reader::StreamReader::try_new(Cursor::new(bytes), None).map_err(codec_error)?;
-    Ok(Arc::new(
-        ffi::schema_into_df(&reader.schema()).map_err(df_error)?,
-    ))
+    let schema = crate::read::plan::wire::schema_of(text).map_err(df_error)?;
+    Ok(Arc::new(ffi::schema_into_df(&schema).map_err(df_error)?))
 }
 
 /// The scan's partitions as a file scan's file groups: one group per partition, holding one

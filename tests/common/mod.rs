@@ -9,6 +9,8 @@ pub mod hooked;
 pub mod mdt;
 pub mod oracle;
 pub mod rng;
+#[cfg(feature = "datafusion")]
+pub mod sql;
 
 use std::fs;
 use std::path::{Path, PathBuf};

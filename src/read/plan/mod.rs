@@ -7,7 +7,7 @@
 //! partition stats, column stats, and Parquet footers for what no index decided.
 
 mod prune;
-mod wire;
+pub(crate) mod wire;
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -43,14 +43,16 @@ fn wire_error(e: impl std::fmt::Display) -> HudiError {
     HudiError::invalid(format!("a shipped plan: {e}"))
 }
 
-fn schema_bytes(schema: &Schema) -> Result<String> {
+/// A schema as text (base64 of an Arrow IPC stream with no batches), for shipped plans.
+pub(crate) fn schema_bytes(schema: &Schema) -> Result<String> {
     let mut writer =
         arrow_ipc::writer::StreamWriter::try_new(Vec::new(), schema).map_err(wire_error)?;
     writer.finish().map_err(wire_error)?;
     Ok(BASE64.encode(writer.into_inner().map_err(wire_error)?))
 }
 
-fn schema_of(text: &str) -> Result<SchemaRef> {
+/// The schema [`schema_bytes`] wrote.
+pub(crate) fn schema_of(text: &str) -> Result<SchemaRef> {
     let bytes = BASE64.decode(text).map_err(wire_error)?;
     let reader =
         arrow_ipc::reader::StreamReader::try_new(Cursor::new(bytes), None).map_err(wire_error)?;
