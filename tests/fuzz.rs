@@ -216,8 +216,18 @@ const TARGETS: &[Target] = &[
         kind: Kind::Binary,
     },
     Target {
+        name: "input_parquet",
+        parse: input_parquet,
+        kind: Kind::Footer,
+    },
+    Target {
         name: "lock_file",
         parse: lock_file,
+        kind: Kind::Text,
+    },
+    Target {
+        name: "markers",
+        parse: markers,
         kind: Kind::Text,
     },
     Target {
@@ -523,13 +533,40 @@ fn input_arrow(input: &[u8]) -> Result<()> {
     decode_input(input, hudi_edge::api::input::InputFormat::Arrow)
 }
 
+fn input_parquet(input: &[u8]) -> Result<()> {
+    decode_input(input, hudi_edge::api::input::InputFormat::Parquet)
+}
+
 fn lock_file(input: &[u8]) -> Result<()> {
     let lock = hudi_edge::write::lock::LockData::parse(input, FILE)?;
     let _ = (lock.is_live(0), lock.is_live(i64::MAX), lock.to_json());
     Ok(())
 }
 
-/// The plans a write reads from pending instants: rollback, clean and compaction plans.
+/// A timeline-server `MARKERS<n>` file as a rollback of its instant reads it: whatever the
+/// file says, every path the rollback would delete is a file inside the table.
+fn markers(input: &[u8]) -> Result<()> {
+    use hudi_edge::write::services::rollback;
+    const LOCATION: &str = "s3://bucket/table";
+    let marked = rollback::markers_file_entries(input);
+    let requests = rollback::marker_requests(LOCATION, "20260101000000000", &marked);
+    for path in requests.iter().flat_map(|r| &r.files_to_be_deleted) {
+        let inside = path.strip_prefix("s3://bucket/table/");
+        let safe = inside.and_then(|p| hudi_edge::storage::path::within_table(p, FILE).ok());
+        assert!(
+            safe.is_some_and(|s| Some(s.as_str()) == inside),
+            "a marker made the rollback delete {path:?}"
+        );
+    }
+    let plan = hudi_edge::timeline::metadata::RollbackPlan {
+        rollback_requests: Some(requests),
+        ..Default::default()
+    };
+    hudi_edge::timeline::write::encode_rollback_plan(&plan).map(drop)
+}
+
+/// The plans a write reads from pending instants: rollback, clean, compaction and
+/// clustering plans.
 fn write_plans(input: &[u8]) -> Result<()> {
     use hudi_edge::timeline::metadata::{CleanerPlan, RollbackPlan};
     let value = decode_instant_file(input, FILE)?;
@@ -540,7 +577,8 @@ fn write_plans(input: &[u8]) -> Result<()> {
             let _ = hudi_edge::file_group::compaction::planned_file_groups(&value);
             ops.iter().try_for_each(|(op, _)| op.slice(FILE).map(drop))
         });
-    rollback.or(clean).or(compaction)
+    let clustering = hudi_edge::file_group::clustering::parse_requested(&value, FILE).map(drop);
+    rollback.or(clean).or(compaction).or(clustering)
 }
 
 fn corpus_dir() -> PathBuf {
@@ -609,25 +647,98 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
         "avro_datum" => out.extend(d.avro_datums.iter().cloned()),
         "log_command" => out.push(d.commands.clone()),
         "input_arrow" => out.extend(arrow_seeds()),
+        "input_parquet" => out.extend(parquet_seeds()),
+        "write_plans" => out.push(clustering_seed()),
         _ => {}
     }
     assert!(!out.is_empty(), "no seeds for {target}");
     out
 }
 
+/// The JSON-lines seeds that decode, as batches of the input schema.
+fn jsonl_seed_batches() -> Vec<Vec<arrow_array::RecordBatch>> {
+    read_dir_files(&corpus_dir().join("input_jsonl"))
+        .into_iter()
+        .filter_map(|jsonl| {
+            hudi_edge::api::input::decode_rows(
+                jsonl.into(),
+                hudi_edge::api::input::InputFormat::Jsonl,
+                &input_schema(),
+                "seed",
+                &Default::default(),
+            )
+            .ok()
+        })
+        .collect()
+}
+
+/// The JSON-lines seeds as Parquet files, uncompressed (the mutator reaches the pages)
+/// and zstd-compressed.
+fn parquet_seeds() -> Vec<Vec<u8>> {
+    use parquet::basic::{Compression, ZstdLevel};
+    use parquet::file::properties::WriterProperties;
+    let codecs = [
+        Compression::UNCOMPRESSED,
+        Compression::ZSTD(ZstdLevel::default()),
+    ];
+    let mut out = Vec::new();
+    for batches in jsonl_seed_batches() {
+        let Some(schema) = batches.first().map(|b| b.schema()) else {
+            continue;
+        };
+        for codec in codecs {
+            let props = WriterProperties::builder().set_compression(codec).build();
+            let mut file = Vec::new();
+            let mut w =
+                parquet::arrow::ArrowWriter::try_new(&mut file, schema.clone(), Some(props))
+                    .unwrap();
+            batches.iter().for_each(|b| w.write(b).unwrap());
+            w.close().unwrap();
+            out.push(file);
+        }
+    }
+    out
+}
+
+/// A `.clustering.requested` as this engine's clustering schedules it (Avro), two groups.
+fn clustering_seed() -> Vec<u8> {
+    use hudi_edge::file_group::clustering::{requested_json, ClusteringPlan, Group};
+    use hudi_edge::file_group::compaction::Operation;
+    let slice = |partition: &str, id: &str, log: bool| Operation {
+        partition: partition.into(),
+        file_id: id.into(),
+        base_instant: "20260101000000000".into(),
+        base_file: Some((format!("{id}_0-1-0_20260101000000000.parquet"), 4096)),
+        log_files: (log.then(|| (format!(".{id}_20260101000000000.log.1_0-1-0"), 512)))
+            .into_iter()
+            .collect(),
+    };
+    let plan = ClusteringPlan {
+        groups: vec![
+            Group {
+                slices: vec![slice("a", "f1-0", false), slice("a", "f2-0", true)],
+                output_file_groups: 1,
+            },
+            Group {
+                slices: vec![slice("b/c", "f3-0", true)],
+                output_file_groups: 2,
+            },
+        ],
+        sort_columns: vec!["id".into()],
+        preserve_hoodie_metadata: true,
+    };
+    let json = requested_json(&plan, 120 << 20, &|p| format!("s3://bucket/table/{p}"));
+    hudi_edge::timeline::write::encode_avro_instant(
+        hudi_edge::timeline::write::InstantSchema::RequestedReplaceMetadata,
+        &json,
+    )
+    .unwrap()
+}
+
 /// The JSON-lines seeds as Arrow IPC, stream and file format.
 fn arrow_seeds() -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    for jsonl in read_dir_files(&corpus_dir().join("input_jsonl")) {
-        let Ok(batches) = hudi_edge::api::input::decode_rows(
-            jsonl.into(),
-            hudi_edge::api::input::InputFormat::Jsonl,
-            &input_schema(),
-            "seed",
-            &Default::default(),
-        ) else {
-            continue;
-        };
+    for batches in jsonl_seed_batches() {
         let mut stream = Vec::new();
         let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut stream, &input_schema()).unwrap();
         let mut file = Vec::new();
@@ -722,6 +833,8 @@ const TEXT_TOKENS: &[&str] = &[
     "hoodie.table.type=MERGE_ON_READ\n",
     "\"numWrites\":",
     "\"partitionToWriteStats\":{",
+    ".marker.CREATE\n",
+    ".parquet",
 ];
 
 fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], kind: Kind) -> Vec<u8> {
@@ -1081,7 +1194,9 @@ mod smoke {
         input_jsonl,
         input_csv,
         input_arrow,
+        input_parquet,
         lock_file,
+        markers,
         write_plans
     );
 }

@@ -250,39 +250,58 @@ async fn plan_requests(client: &MetaClient, t: &str) -> Result<Vec<RollbackReque
     let location = storage.location();
     let markers = marker_paths(storage, t).await?;
     if !markers.is_empty() {
-        let mut out = Vec::new();
-        for relative in markers {
-            // A marker naming a path outside the table (a peer's bug or a planted file)
-            // names nothing this table could hold: deleting it is never ours to do, and
-            // refusing would wedge every later write behind this rollback.
-            let Ok(relative) = crate::storage::path::within_table(
-                &relative,
-                &crate::write::pending::marker_dir(t),
-            ) else {
-                continue;
-            };
-            let (partition, name) = relative.rsplit_once('/').unwrap_or(("", &relative));
-            let file_id = BaseFile::parse(name, 0)
-                .map(|b| b.file_id)
-                .or_else(|| LogFile::parse(name, 0).map(|l| l.file_id));
-            let Some(file_id) = file_id else {
-                continue;
-            };
-            out.push(RollbackRequest {
-                partition_path: partition.to_string(),
-                file_id: Some(file_id),
-                latest_base_instant: Some(t.to_string()),
-                files_to_be_deleted: vec![absolute(&location, &relative)],
-                log_blocks_to_be_deleted: Some(OrderedMap::new()),
-            });
-        }
-        return Ok(out);
+        return Ok(marker_requests(&location, t, &markers));
     }
     let listed = storage.list("", true).await?;
     Ok(files_of_instant(&listed, t, "")
         .into_iter()
         .map(|(partition, relative)| listing_request(&location, partition, &relative))
         .collect())
+}
+
+/// One rollback request per data file a marker of the failed instant `t` names (paths
+/// relative to the table). A marker naming a path outside the table (a peer's bug or a
+/// planted file) names nothing this table could hold: deleting it is never ours to do, and
+/// refusing would wedge every later write behind this rollback. Names that are no Hudi
+/// data file are passed over likewise.
+pub fn marker_requests(location: &str, t: &str, markers: &[String]) -> Vec<RollbackRequest> {
+    let carried_by = crate::write::pending::marker_dir(t);
+    let mut out = Vec::new();
+    for marked in markers {
+        let Ok(relative) = crate::storage::path::within_table(marked, &carried_by) else {
+            continue;
+        };
+        let (partition, name) = relative.rsplit_once('/').unwrap_or(("", &relative));
+        let file_id = BaseFile::parse(name, 0)
+            .map(|b| b.file_id)
+            .or_else(|| LogFile::parse(name, 0).map(|l| l.file_id));
+        let Some(file_id) = file_id else {
+            continue;
+        };
+        out.push(RollbackRequest {
+            partition_path: partition.to_string(),
+            file_id: Some(file_id),
+            latest_base_instant: Some(t.to_string()),
+            files_to_be_deleted: vec![absolute(location, &relative)],
+            log_blocks_to_be_deleted: Some(OrderedMap::new()),
+        });
+    }
+    out
+}
+
+/// The data files a timeline-server `MARKERS<n>` file names: one marker per line
+/// (`<partition>/<file>.marker.<IOType>`), the suffix dropped.
+pub fn markers_file_entries(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(str::trim)
+        .filter_map(marked_file)
+        .map(str::to_string)
+        .collect()
+}
+
+fn marked_file(marker: &str) -> Option<&str> {
+    marker.rsplit_once(".marker.").map(|(file, _)| file)
 }
 
 fn listing_request(location: &str, partition: String, relative: &str) -> RollbackRequest {
@@ -327,7 +346,7 @@ fn files_of_instant(listed: &[ObjectMeta], t: &str, root: &str) -> Vec<(String, 
 async fn marker_paths(storage: &dyn Storage, t: &str) -> Result<Vec<String>> {
     let dir = crate::write::pending::marker_dir(t);
     let listed = storage.list(&dir, true).await?;
-    let mut markers: Vec<String> = Vec::new();
+    let mut out: Vec<String> = Vec::new();
     let server_based = listed.iter().any(|m| m.name() == "MARKERS.type");
     for m in listed.iter().filter(|m| !m.is_dir) {
         let inside = m
@@ -337,21 +356,11 @@ async fn marker_paths(storage: &dyn Storage, t: &str) -> Result<Vec<String>> {
             .trim_start_matches('/');
         if server_based && m.name().starts_with("MARKERS") && m.name() != "MARKERS.type" {
             let bytes = storage.get(&m.path, Purpose::Other).await?;
-            markers.extend(
-                String::from_utf8_lossy(&bytes)
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .map(str::to_string),
-            );
-        } else if inside.contains(".marker.") {
-            markers.push(inside.to_string());
+            out.extend(markers_file_entries(&bytes));
+        } else if let Some(file) = marked_file(inside) {
+            out.push(file.to_string());
         }
     }
-    let mut out: Vec<String> = markers
-        .iter()
-        .filter_map(|m| m.rsplit_once(".marker.").map(|(f, _)| f.to_string()))
-        .collect();
     out.sort();
     out.dedup();
     Ok(out)
