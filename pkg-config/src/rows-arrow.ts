@@ -114,8 +114,28 @@ function vectorOf(kind: Kind, values: unknown[], column: string): Vector {
   }
 }
 
-/** The rows as an Arrow table, or null when a value is nested (objects, arrays). */
-export function rowsToArrow(rows: unknown[]): Table | null {
+/** About what a value takes in Arrow: its bytes (text counted in UTF-16 units, exact for
+ *  ASCII) and a variable-length value's offset. */
+function arrowBytes(kind: Kind, v: unknown): number {
+  switch (kind) {
+    case 'string':
+      return 4 + (typeof v === 'string' ? v.length : 24);
+    case 'bytes':
+      return 4 + (v as Uint8Array).byteLength;
+    case 'boolean':
+      return 1;
+    default:
+      return 8;
+  }
+}
+
+const MiB = 1 << 20;
+const size = (n: number) => (n % MiB === 0 ? `${n / MiB} MiB` : `${n} bytes`);
+
+/** The rows as an Arrow table, or null when a value is nested (objects, arrays). Refused
+ *  while being read when they come to more than `maxBytes` of Arrow, before the columns are
+ *  built: the conversion holds several times its output in JS. */
+export function rowsToArrow(rows: unknown[], maxBytes = Infinity, limitKey = 'the limit'): Table | null {
   const columns = new Map<string, { kind: Kind | undefined; values: unknown[] }>();
   rows.forEach((row, i) => {
     if (row === null || typeof row !== 'object' || Array.isArray(row)) {
@@ -133,6 +153,7 @@ export function rowsToArrow(rows: unknown[]): Table | null {
     }
   });
   const vectors: Record<string, Vector> = {};
+  let bytes = 0;
   for (const [name, c] of columns) {
     c.values.length = rows.length;
     // Rows without the column left holes: nulls (`forEach` and `map` skip holes).
@@ -156,8 +177,19 @@ export function rowsToArrow(rows: unknown[]): Table | null {
               : null;
       if (!merged) throw new InvalidInputError(`invalid input: row ${row}, column ${JSON.stringify(name)}: a ${kind} among ${c.kind} values`, undefined, { row, column: name });
       c.kind = merged;
+      bytes += arrowBytes(kind, v);
+      if (bytes > maxBytes) throw objectsTooLarge(rows.length, maxBytes, limitKey);
     }
     vectors[name] = vectorOf(c.kind ?? 'string', c.values, name);
   }
   return new Table(vectors);
+}
+
+/** Objects past the package's limit for them: what to do instead. */
+export function objectsTooLarge(count: number, maxBytes: number, limitKey: string): InvalidInputError {
+  return new InvalidInputError(
+    `invalid input: the ${count} rows given as objects come to more than ${size(maxBytes)} as Arrow; ` +
+      `the limit for objects is ${size(maxBytes)} (set ${limitKey}, hand an apache-arrow Table or Arrow IPC bytes, ` +
+      `which take up to hudi-edge.write.max.input.bytes, or write them in several commits)`,
+  );
 }

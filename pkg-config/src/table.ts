@@ -7,7 +7,7 @@
 import { RecordBatchReader, Table as ArrowTable, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch } from 'apache-arrow';
 import type { WasmTable, ReadOptions as EngineReadOptions, TableSpec as EngineTableSpec } from './wasm/hudi_edge.js';
 import { fullEngine, readEngine, type Engine } from './wasm-loader.js';
-import { rowsToArrow } from './rows-arrow.js';
+import { objectsTooLarge, rowsToArrow } from './rows-arrow.js';
 import { arrowSchemaOf, arrowTableOf } from './arrow-input.js';
 import { AbortedError, CorruptError, InvalidArgumentError, InvalidInputError, NotFoundError, ReadOnlyError, toHudiError } from './errors.js';
 import { BlobStorage, type LocalFile } from './blob-storage.js';
@@ -144,20 +144,39 @@ async function openIn(e: Engine, open: (e: Engine, first: boolean, signal?: Abor
   return [wasm, e, (other, s) => engine(open(other, false, s), s)];
 }
 
+const MAX_OBJECTS_BYTES = 'hudi-edge.write.max.objects.bytes';
+/** 6 MiB: converting objects holds about 6 times their Arrow size in JS (the column
+ *  values, apache-arrow's table, the IPC bytes and their pieces); with the engine's own
+ *  memory a write of them stays within 64 MB + 3 times its input
+ *  (tests/bench/results/write_memory_wasm.md). */
+const DEFAULT_MAX_OBJECTS_BYTES = 6 << 20;
+
+function maxObjectsBytes(options?: Record<string, string>): number {
+  const v = options?.[MAX_OBJECTS_BYTES];
+  if (v === undefined) return DEFAULT_MAX_OBJECTS_BYTES;
+  const n = /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+  if (!(n >= 1) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`invalid argument: ${MAX_OBJECTS_BYTES}=${JSON.stringify(v)}: expected a whole number of bytes, at least 1`);
+  return n;
+}
+
 /** Rows as Arrow IPC bytes: objects as columns of their JS types (the engine takes them in
  *  the table's types where no value changes). */
-function rowsAsIpc(rows: WriteRows): Uint8Array {
+function rowsAsIpc(rows: WriteRows, options?: Record<string, string>): Uint8Array {
   if (rows instanceof Uint8Array) return rows;
   if (Array.isArray(rows)) {
     if (rows.length === 0) throw new InvalidInputError('invalid input: no rows to write');
+    const maxBytes = maxObjectsBytes(options);
     let table: ArrowTable | null;
     try {
-      table = rowsToArrow(rows) ?? tableFromJSON(rows);
+      table = rowsToArrow(rows, maxBytes, MAX_OBJECTS_BYTES) ?? tableFromJSON(rows);
     } catch (e) {
       if (e instanceof InvalidInputError) throw e;
       throw new InvalidInputError(`invalid input: rows do not convert to Arrow: ${(e as Error)?.message ?? e}`, undefined, { cause: e });
     }
-    return tableToIPC(table, 'stream');
+    const ipc = tableToIPC(table, 'stream');
+    // Nested values went through tableFromJSON, which is not counted as it goes.
+    if (ipc.byteLength > maxBytes) throw objectsTooLarge(rows.length, maxBytes, MAX_OBJECTS_BYTES);
+    return ipc;
   }
   const table = arrowTableOf(rows);
   if (table) return tableToIPC(table, 'stream');
@@ -709,7 +728,7 @@ export class HudiTable {
   write(rows: WriteRows, o: WriteOptions): Promise<WriteResult> {
     return this.#runFull(o?.signal, 'write', async (w) => {
       this.#writable(w, 'write');
-      const bytes = rowsAsIpc(rows);
+      const bytes = rowsAsIpc(rows, o.options);
       const result = await w.write(bytes, { operation: o.operation, options: o.options, commitRetries: o.commitRetries, addColumns: o.addColumns }, o.signal);
       // The engine reopened the table; what was cached here describes the one before.
       this.#layout = undefined;
@@ -745,7 +764,7 @@ export class HudiTable {
       const { start, report } = progress;
       report('checking');
       if (Array.isArray(rows)) checkRows(rows, await w.schema(o.signal), operation, o.addColumns);
-      const bytes = rowsAsIpc(rows);
+      const bytes = rowsAsIpc(rows, o.options);
       const before = new Set((await w.timeline(false)).instants.map((i) => i.requestedTime));
       progress.polling('writing');
       const wireOptions = { operation, options: o.options, commitRetries: o.commitRetries, addColumns: o.addColumns };

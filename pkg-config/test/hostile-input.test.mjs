@@ -31,6 +31,12 @@ test('refused before any write: partition values leaving the table, rows and inp
   await assert.rejects(t.upsert([row('e', 'eu', 'x'.repeat(3 << 20))]), (e) => e instanceof InvalidInputError && /row 0 is .*the limit is 2 MiB/.test(e.message) && /hudi-edge.write.max.row.bytes/.test(e.message));
   await assert.rejects(t.upsert([row('f', 'eu', 'y'.repeat(5000))], { options: { 'hudi-edge.write.max.input.bytes': '1000' } }), (e) => e instanceof InvalidInputError && /hudi-edge.write.max.input.bytes/.test(e.message));
   await assert.rejects(t.upsert([row('g', 'eu')], { options: { 'hudi-edge.write.max.row.bytes': 'lots' } }), InvalidArgumentError);
+  // Objects past hudi-edge.write.max.objects.bytes (6 MiB of Arrow by default) are refused
+  // while they are converted, whatever the engine's own input limit.
+  const many = Array.from({ length: 60_000 }, (_, i) => row(`big-${i}`, 'eu', 'z'.repeat(100)));
+  await assert.rejects(t.upsert(many), (e) => e instanceof InvalidInputError && /60000 rows given as objects come to more than 6 MiB as Arrow/.test(e.message) && /hudi-edge.write.max.objects.bytes/.test(e.message));
+  await assert.rejects(t.upsert(many.slice(0, 100), { options: { 'hudi-edge.write.max.objects.bytes': '4096' } }), (e) => e instanceof InvalidInputError && /more than 4096 bytes as Arrow/.test(e.message));
+  await assert.rejects(t.upsert([row('g', 'eu')], { options: { 'hudi-edge.write.max.objects.bytes': '0' } }), (e) => e instanceof InvalidArgumentError && /max.objects.bytes/.test(e.message));
   assert.deepEqual(files(dir), before, 'nothing was written for a refused write');
   // The module lives on: the next write commits.
   const ok = await t.upsert([row('h', 'us/west')]);

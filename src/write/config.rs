@@ -83,6 +83,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: compact::TARGET_IO, default: "512000", doc: "MiB a plan reads and writes at most (the operation that reaches it included)" },
     Setting { key: super::limits::MAX_ROW_BYTES, default: "2097152", doc: "longest input row (a JSON or CSV line, or a row's values); longer rows are INVALID_INPUT naming the row" },
     Setting { key: super::limits::MAX_INPUT_BYTES, default: "16777216 in wasm, 4294967296 natively", doc: "largest input one write takes (as handed over, before decoding)" },
+    Setting { key: super::limits::MAX_OBJECTS_BYTES, default: "6291456", doc: "JS package: largest input given as plain objects, as the Arrow they convert to (the conversion holds about 6 times that in JS); larger ones are INVALID_INPUT before the engine sees them" },
     Setting { key: compact::LOG_SIZE_THRESHOLD, default: "0", doc: "slices with fewer log bytes are not compacted" },
     Setting { key: cluster::INLINE, default: "false", doc: "after each commit, finish pending clusterings and cluster when hoodie.clustering.inline.max.commits commits completed since the last one" },
     Setting { key: cluster::SCHEDULE_INLINE, default: "false", doc: "after each commit, write a clustering plan when due without executing it (for a later run, or Spark's, to execute)" },

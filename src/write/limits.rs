@@ -12,6 +12,10 @@ use crate::error::{HudiError, Result};
 pub const MAX_ROW_BYTES: &str = "hudi-edge.write.max.row.bytes";
 /// Largest input, as handed over (file, body or Arrow IPC bytes).
 pub const MAX_INPUT_BYTES: &str = "hudi-edge.write.max.input.bytes";
+/// Largest input the JS package takes as plain objects, counted as the Arrow they become
+/// (the package checks it while converting: the conversion holds some 6 times that in JS
+/// beside the engine's own memory). Parsed here so a bad value is refused like the others.
+pub const MAX_OBJECTS_BYTES: &str = "hudi-edge.write.max.objects.bytes";
 
 /// 2 MiB: a write holds a row's largest values some 20 times over (decoded, aligned, encoded
 /// into a file, then as column statistics in the metadata table), so that is what a 128 MB
@@ -61,6 +65,7 @@ impl InputLimits {
                     ))
                 }),
         };
+        bytes(MAX_OBJECTS_BYTES, 1)?;
         Ok(InputLimits {
             max_row_bytes: bytes(MAX_ROW_BYTES, DEFAULT_MAX_ROW_BYTES)?,
             max_input_bytes: bytes(MAX_INPUT_BYTES, DEFAULT_MAX_INPUT_BYTES)?,

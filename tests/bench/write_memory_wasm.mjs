@@ -79,7 +79,7 @@ if (process.argv[2] === '--case') {
       if (bytes.byteLength !== inputBytes) throw new Error(`objects became ${bytes.byteLength} bytes of IPC, not ${inputBytes}`);
     }
     // Sizes past the default limit are measured too.
-    const options = { 'hudi-edge.write.max.input.bytes': String(Math.max(inputBytes, 1)) };
+    const options = { 'hudi-edge.write.max.input.bytes': String(Math.max(inputBytes, 1)), 'hudi-edge.write.max.objects.bytes': String(Math.max(inputBytes, 1)) };
     const opened = wasmMemoryBytes();
     const upsert = async (ts) => {
       const input = rows(ts);
