@@ -133,8 +133,9 @@ impl<W: Write> ArrowIpcWriter<W> {
 }
 
 /// An Arrow IPC stream written piece by piece: the schema message, then each batch's message,
-/// then the end marker, each taken as soon as it is written (so a caller can hand it on and
-/// drop the batch instead of holding the whole result twice).
+/// then the end marker, each lent as soon as it is written (so a caller can hand it on and
+/// drop the batch instead of holding the whole result twice). One buffer serves every piece:
+/// a new one per batch would regrow by doubling each time, raising wasm's high-water mark.
 pub struct IpcPieces {
     writer: arrow_ipc::writer::StreamWriter<Vec<u8>>,
 }
@@ -142,28 +143,24 @@ pub struct IpcPieces {
 impl IpcPieces {
     /// The writer and the schema message.
     pub fn new(schema: &SchemaRef) -> Result<(IpcPieces, Vec<u8>)> {
-        let mut pieces = IpcPieces {
-            writer: arrow_ipc::writer::StreamWriter::try_new(Vec::new(), schema)
-                .map_err(out_err)?,
-        };
-        let head = pieces.take();
-        Ok((pieces, head))
+        let mut writer =
+            arrow_ipc::writer::StreamWriter::try_new(Vec::new(), schema).map_err(out_err)?;
+        let head = std::mem::take(writer.get_mut());
+        Ok((IpcPieces { writer }, head))
     }
 
-    /// The message of one batch.
-    pub fn batch(&mut self, batch: &RecordBatch) -> Result<Vec<u8>> {
+    /// The message of one batch, valid until the next call.
+    pub fn batch(&mut self, batch: &RecordBatch) -> Result<&[u8]> {
+        self.writer.get_mut().clear();
         self.writer.write(batch).map_err(out_err)?;
-        Ok(self.take())
+        Ok(self.writer.get_ref())
     }
 
     /// The end-of-stream marker.
     pub fn finish(mut self) -> Result<Vec<u8>> {
+        self.writer.get_mut().clear();
         self.writer.finish().map_err(out_err)?;
-        Ok(self.take())
-    }
-
-    fn take(&mut self) -> Vec<u8> {
-        std::mem::take(self.writer.get_mut())
+        Ok(std::mem::take(self.writer.get_mut()))
     }
 }
 

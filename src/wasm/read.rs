@@ -160,7 +160,7 @@ impl WasmTable {
         let table = abortable(signal.as_ref(), self.current()).await?;
         // Serialized as the batches arrive, so batches and bytes are never both held whole.
         let mut bytes = Vec::new();
-        let work = read_ipc_pieces(&table, &options, &progress, |p| bytes.extend(p));
+        let work = read_ipc_pieces(&table, &options, &progress, |p| bytes.extend_from_slice(p));
         abortable(signal.as_ref(), work).await?;
         Ok(Uint8Array::from(bytes.as_slice()))
     }
@@ -179,8 +179,8 @@ impl WasmTable {
         let table = abortable(signal.as_ref(), table).await?;
         let progress = OnProgress(on_progress);
         let pieces = Array::new();
-        let piece = |bytes: Vec<u8>| {
-            pieces.push(&Uint8Array::from(bytes.as_slice()));
+        let piece = |bytes: &[u8]| {
+            pieces.push(&Uint8Array::from(bytes));
         };
         let work = read_ipc_pieces(&table, &options, &progress, piece);
         abortable(signal.as_ref(), work).await?;

@@ -114,18 +114,18 @@ pub async fn read_ipc_pieces(
     table: &Arc<Table>,
     options: &ReadOptions,
     progress: &OnProgress,
-    mut piece: impl FnMut(Vec<u8>),
+    mut piece: impl FnMut(&[u8]),
 ) -> Result<(), JsValue> {
     use crate::api::output::IpcPieces;
     let (_, mut scan) = plan_and_scan(table, options, progress).await?;
     let (mut writer, head) = IpcPieces::new(&scan.schema()).map_err(to_js)?;
-    piece(head);
+    piece(&head);
     while let Some(batch) = scan.next().await {
         piece(writer.batch(&batch.map_err(to_js)?).map_err(to_js)?);
         progress.scanned(&scan);
     }
     progress.scanned(&scan);
-    piece(writer.finish().map_err(to_js)?);
+    piece(&writer.finish().map_err(to_js)?);
     Ok(())
 }
 

@@ -2,6 +2,9 @@
 // {seconds, peak_rss_mb, ...}. Usage: node read_wasm.mjs TABLE_DIR [optionsJson]
 // STREAM=1 reads batch by batch with `stream()` (rows counted with apache-arrow from
 // pkg-config's dependencies) instead of one Arrow table (the package's `read()`).
+// WASM_BYTES=plain loads the module as wasm-bindgen's glue does (a buffer its size), not as the
+// package's Node entry does (pkg-config/src/node.ts).
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +13,26 @@ import { fsStorage } from '../js/fs_storage.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const require = createRequire(import.meta.url);
-const bindings = require(join(process.env.HUDI_EDGE_WASM_NODE ?? join(repo, 'target', 'wasm-node'), 'hudi_edge.js'));
+const glue = join(process.env.HUDI_EDGE_WASM_NODE ?? join(repo, 'target', 'wasm-node'), 'hudi_edge.js');
+// The glue reads the module with readFileSync; the package reads it into a buffer past glibc's
+// 32 MiB dynamic mmap threshold, so freeing it leaves malloc's trim threshold alone.
+const readFileSync = fs.readFileSync;
+if (process.env.WASM_BYTES !== 'plain') {
+  fs.readFileSync = (path, ...rest) => {
+    if (!String(path).endsWith('.wasm')) return readFileSync(path, ...rest);
+    const size = fs.statSync(path).size;
+    const buf = new Uint8Array(Math.max(size, 33 << 20));
+    const fd = fs.openSync(path, 'r');
+    try {
+      for (let n = 0, got = 1; got > 0 && n < size; n += got) got = fs.readSync(fd, buf, n, size - n, n);
+    } finally {
+      fs.closeSync(fd);
+    }
+    return buf.subarray(0, size);
+  };
+}
+const bindings = require(glue);
+fs.readFileSync = readFileSync;
 const { WasmTable } = bindings;
 const [table, optionsJson = '{}'] = process.argv.slice(2);
 const options = JSON.parse(optionsJson);
