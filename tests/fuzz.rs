@@ -977,6 +977,10 @@ fn quiet_panics() {
                 .or_else(|| info.payload().downcast_ref::<String>().cloned())
                 .unwrap_or_default();
             let place = info.location().map(|l| format!("{l}")).unwrap_or_default();
+            // Replaying a finding: where in the engine the panic came from.
+            if std::env::var_os("HUDI_EDGE_FUZZ_BACKTRACE").is_some() {
+                eprintln!("{}", std::backtrace::Backtrace::force_capture());
+            }
             let _ = PANIC.try_with(|p| *p.borrow_mut() = Some(format!("{place}: {msg}")));
         }))
     });

@@ -2,7 +2,7 @@
 //! small files, is the whole file), row groups pruned by statistics, then only the
 //! projected column chunks, with adjacent ranges coalesced and fetched concurrently.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -26,6 +26,7 @@ use crate::expr::Expr;
 use crate::storage::{Purpose, RangedFile, Storage};
 
 mod footer;
+mod levels;
 mod maps;
 mod thrift;
 pub mod writer;
@@ -112,14 +113,12 @@ pub fn schema_in_memory(file: &[u8], path: &str) -> Result<arrow_schema::SchemaR
 pub fn decode_in_memory(file: Bytes, path: &str, what: &str) -> Result<Vec<RecordBatch>> {
     let presented = footer_in_memory(&file, path)?;
     // Every chunk lies within the data (checked with the footer).
-    for c in presented
-        .metadata()
-        .row_groups()
-        .iter()
-        .flat_map(|g| g.columns())
-    {
-        let (start, len) = c.byte_range();
-        check_chunk(&file[start as usize..(start + len) as usize], path)?;
+    for group in presented.metadata().row_groups() {
+        for c in group.columns() {
+            let (start, len) = c.byte_range();
+            let chunk = file.slice(start as usize..(start + len) as usize);
+            check_chunk(chunk, c, group.num_rows(), path)?;
+        }
     }
     let reading = maps::reading_metadata(&presented, path)?;
     let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
@@ -141,18 +140,20 @@ pub fn decode_in_memory(file: Bytes, path: &str, what: &str) -> Result<Vec<Recor
 struct StorageReader {
     file: RangedFile<Arc<dyn Storage>>,
     metadata: Arc<ParquetMetaData>,
-    /// Every column chunk's byte range, to know a whole-chunk read in O(1).
-    chunks: HashSet<(u64, u64)>,
+    /// Every column chunk's byte range, to know a whole-chunk read in O(1): its row group
+    /// and column.
+    chunks: HashMap<(u64, u64), (usize, usize)>,
     path: String,
 }
 
 impl StorageReader {
     fn new(file: RangedFile<Arc<dyn Storage>>, metadata: Arc<ParquetMetaData>, path: &str) -> Self {
-        let chunks = metadata
-            .row_groups()
-            .iter()
-            .flat_map(|g| g.columns().iter().map(|c| c.byte_range()))
-            .map(|(start, len)| (start, start.saturating_add(len)))
+        let chunks = (metadata.row_groups().iter().enumerate())
+            .flat_map(|(g, group)| {
+                let columns = group.columns().iter().enumerate();
+                columns.map(move |(c, column)| (column.byte_range(), (g, c)))
+            })
+            .map(|((start, len), at)| ((start, start.saturating_add(len)), at))
             .collect();
         StorageReader {
             file,
@@ -162,20 +163,32 @@ impl StorageReader {
         }
     }
 
-    /// Page headers of whole column chunks are walked before the crate decodes them (a
-    /// read without a page index asks for whole chunks only).
+    /// Whole column chunks are checked before the crate decodes them (a read without a
+    /// page index asks for whole chunks only).
     fn checked(&self, range: &Range<u64>, bytes: &Bytes) -> Result<()> {
-        if self.chunks.contains(&(range.start, range.end)) {
-            check_chunk(bytes, &self.path)
-        } else {
-            Ok(())
+        match self.chunks.get(&(range.start, range.end)) {
+            Some(&(g, c)) => {
+                let group = self.metadata.row_group(g);
+                check_chunk(bytes.clone(), group.column(c), group.num_rows(), &self.path)
+            }
+            None => Ok(()),
         }
     }
 }
 
-/// A column chunk's page headers, walked as [`thrift::check_pages`] does.
-fn check_chunk(chunk: &[u8], path: &str) -> Result<()> {
-    thrift::check_pages(chunk).map_err(|e| HudiError::corrupt(path, format!("bad page: {e}")))
+/// A column chunk's page headers, walked as [`thrift::check_pages`] does, then its data
+/// pages' levels ([`levels::check_levels`]).
+fn check_chunk(
+    chunk: Bytes,
+    column: &parquet::file::metadata::ColumnChunkMetaData,
+    rows: i64,
+    path: &str,
+) -> Result<()> {
+    let bad = |e: String| HudiError::corrupt(path, format!("bad page: {e}"));
+    thrift::check_pages(&chunk).map_err(bad)?;
+    let column_name = column.column_path().string();
+    levels::check_levels(chunk, column, rows.max(0) as usize)
+        .map_err(|e| bad(format!("column {column_name}: {e}")))
 }
 
 impl AsyncFileReader for StorageReader {

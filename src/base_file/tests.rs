@@ -324,17 +324,17 @@ fn nested_map_columns_read_as_the_crate_reads_them() {
 }
 
 /// The fuzz finding: a map whose keys and values decode to different lengths made the
-/// crate's map reader unwrap its inner error (an abort in wasm); now it is `CORRUPT`.
+/// crate's map reader unwrap its inner error (an abort in wasm); now it is `CORRUPT`, found
+/// in the value column's definition levels before the crate decodes them.
 #[test]
 fn a_damaged_map_column_is_corrupt_not_a_panic() {
     let file = Bytes::from_static(include_bytes!(
         "../../tests/fuzz/regressions/parquet_footer/map_inner_error_unwrapped.parquet"
     ));
-    assert_corrupt(read(file.clone()), "children array length");
-    assert_corrupt(
-        decode_parquet_block(file, PATH).map(drop),
-        "children array length",
-    );
+    let needle = "column mapField.key_value.value.map_field_value_struct_f2: page 0: \
+                  definition levels";
+    assert_corrupt(read(file.clone()), needle);
+    assert_corrupt(decode_parquet_block(file, PATH).map(drop), needle);
 }
 
 /// The fixture with its key-value metadata replaced by `pairs` (in that order, before the
@@ -690,4 +690,31 @@ fn a_reader_is_dropped_with_its_last_batch() {
     // Fewer rows than declared: every one the reader yields.
     let fewer = items(vec![Ok(batch(2))]);
     assert_eq!(fewer.len(), 1);
+}
+
+/// Fuzz findings in the crate's page decoding, each a panic (an abort in wasm) before the
+/// levels were walked: a bit-packed run of definition levels longer than its bytes, and a
+/// dictionary page of no values holding bytes (a division by zero). Both read paths refuse
+/// them as `CORRUPT`.
+#[test]
+fn damaged_levels_and_dictionaries_are_corrupt_not_panics() {
+    let cases: [(&[u8], &str); 2] = [
+        (
+            include_bytes!(
+                "../../tests/fuzz/regressions/input_parquet/definition-run-past-its-levels.parquet"
+            ),
+            "column day: page 1: definition levels: a run at byte 2 runs past them",
+        ),
+        (
+            include_bytes!(
+                "../../tests/fuzz/regressions/input_parquet/empty-dictionary-with-bytes.parquet"
+            ),
+            "column tags.list.element: page 0: a dictionary of no values, yet 10 bytes",
+        ),
+    ];
+    for (file, needle) in cases {
+        let file = Bytes::from_static(file);
+        assert_corrupt(read(file.clone()), needle);
+        assert_corrupt(decode_parquet_block(file, PATH).map(drop), needle);
+    }
 }
