@@ -1,13 +1,17 @@
-//! Every data page of a column chunk decompressed and its definition and repetition levels
-//! walked before the crate decodes them. The crate's level decoder indexes past a bit-packed
-//! run that claims more bytes than its page holds, and its plain byte-array decoder divides
-//! by a page's value count: on a hostile file both panic, which in wasm aborts the module.
-//! Walking only run headers costs a second decompression of each page, nothing per value.
+//! Every page of a column chunk checked before the crate decodes it: its header walked, its
+//! definition and repetition levels' runs checked against their bytes, and a page of no
+//! values holding no bytes. The crate's level decoder indexes past a bit-packed run that
+//! claims more bytes than its page holds, and its plain byte-array decoder divides by a
+//! page's value count: on a hostile file both panic, which in wasm aborts the module.
+//! Levels lead a page, so for gzip and zstd (and uncompressed pages) only that prefix is
+//! inflated; other codecs' pages are decompressed once more whole.
 
+use std::borrow::Cow;
+use std::io::Read;
 use std::sync::Arc;
 
 use bytes::{Buf, Bytes};
-use parquet::basic::Encoding;
+use parquet::basic::{Compression, Encoding};
 use parquet::column::page::{Page, PageReader};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::ColumnChunkMetaData;
@@ -52,14 +56,196 @@ impl ChunkReader for ChunkAt {
     }
 }
 
-/// Checks the data pages of `column`, whose bytes (`column.byte_range()`) are `chunk`.
-pub(super) fn check_levels(
+/// Checks the pages of `column`, whose bytes (`column.byte_range()`) are `chunk`.
+pub(super) fn check_pages(
     chunk: Bytes,
     column: &ColumnChunkMetaData,
     rows: usize,
 ) -> Result<(), String> {
     let descr = column.column_descr();
     let (max_def, max_rep) = (descr.max_def_level(), descr.max_rep_level());
+    let codec = match column.compression() {
+        Compression::UNCOMPRESSED => Codec::None,
+        Compression::GZIP(_) => Codec::Gzip,
+        Compression::ZSTD(_) => Codec::Zstd,
+        _ => {
+            super::thrift::check_pages(&chunk)?;
+            return check_decompressed(chunk, column, rows, max_def, max_rep);
+        }
+    };
+    let mut index = 0;
+    super::thrift::walk_pages(&chunk, |fields, body| {
+        let checked = check_header(fields, body, codec, max_def, max_rep);
+        index += 1;
+        checked.map_err(|e| format!("page {}: {e}", index - 1))
+    })
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Codec {
+    None,
+    Gzip,
+    Zstd,
+}
+
+// `PageType` and `Encoding` as the Thrift header numbers them.
+const DATA_PAGE: i64 = 0;
+const DICTIONARY_PAGE: i64 = 2;
+const DATA_PAGE_V2: i64 = 3;
+const RLE: i64 = 3;
+const BIT_PACKED: i64 = 4;
+
+/// One page from its header fields and its stored body (`PageHeader` fields: 1 type, 2
+/// uncompressed size; the v1 data page header is field 5, the dictionary's 7, v2's 8).
+fn check_header(
+    fields: &super::thrift::PageFields,
+    body: &[u8],
+    codec: Codec,
+    max_def: i16,
+    max_rep: i16,
+) -> Result<(), String> {
+    let count = |key| {
+        let n = fields.get(key).unwrap_or(0);
+        usize::try_from(n).map_err(|_| format!("a count of {n}"))
+    };
+    let uncompressed = count((0, 2))?;
+    // What the crate hands its decoders: the body as stored, or inflated to the size the
+    // header gives (the crate checks it).
+    let size = |compressed: bool| match codec {
+        Codec::None => body.len(),
+        _ if !compressed => body.len(),
+        _ => uncompressed,
+    };
+    match fields.get((0, 1)) {
+        Some(DATA_PAGE) => {
+            let values = count((5, 1))?;
+            if values == 0 && size(true) > 0 {
+                return Err(format!("no values, yet {} bytes", size(true)));
+            }
+            let mut page = Prefix::new(codec, body, size(true));
+            let mut at = 0;
+            if max_rep > 0 {
+                let encoding = fields.get((5, 4)).unwrap_or(RLE);
+                at = levels_v1(&mut page, at, encoding, max_rep, values, "repetition")?;
+            }
+            if max_def > 0 {
+                let encoding = fields.get((5, 3)).unwrap_or(RLE);
+                levels_v1(&mut page, at, encoding, max_def, values, "definition")?;
+            }
+            Ok(())
+        }
+        Some(DATA_PAGE_V2) => {
+            let (values, nulls) = (count((8, 1))?, count((8, 2))?);
+            if nulls > values {
+                return Err(format!("{nulls} nulls among {values} values"));
+            }
+            let (def, rep) = (count((8, 5))?, count((8, 6))?);
+            let levels = rep.checked_add(def).filter(|n| *n <= body.len());
+            let levels = levels.ok_or_else(|| {
+                format!("{rep} + {def} bytes of levels in a page of {}", body.len())
+            })?;
+            if max_rep > 0 {
+                runs(&body[..rep], bit_width(max_rep), "repetition")?;
+            }
+            if max_def > 0 {
+                runs(&body[rep..levels], bit_width(max_def), "definition")?;
+            }
+            let size = size(fields.get((8, 7)) != Some(0));
+            if values == nulls && size > levels {
+                return Err(format!(
+                    "every value is null, yet {} bytes of values",
+                    size - levels
+                ));
+            }
+            Ok(())
+        }
+        Some(DICTIONARY_PAGE) if count((7, 1))? == 0 && size(true) > 0 => Err(format!(
+            "a dictionary of no values, yet {} bytes",
+            size(true)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The leading bytes of a page, inflated only as far as asked (never past `size`).
+struct Prefix<'a> {
+    stored: &'a [u8],
+    reader: Option<Box<dyn Read + 'a>>,
+    inflated: Vec<u8>,
+    size: usize,
+}
+
+impl<'a> Prefix<'a> {
+    fn new(codec: Codec, stored: &'a [u8], size: usize) -> Self {
+        let reader: Option<Box<dyn Read + 'a>> = match codec {
+            Codec::None => None,
+            Codec::Gzip => Some(Box::new(flate2::read::MultiGzDecoder::new(stored))),
+            Codec::Zstd => zstd::stream::read::Decoder::with_buffer(stored)
+                .ok()
+                .map(|d| Box::new(d) as Box<dyn Read>),
+        };
+        Prefix {
+            stored,
+            reader,
+            inflated: Vec::new(),
+            size,
+        }
+    }
+
+    /// The page's first `n` bytes, or all of it when shorter.
+    fn first(&mut self, n: usize) -> Result<Cow<'_, [u8]>, String> {
+        let n = n.min(self.size);
+        let Some(reader) = self.reader.as_mut() else {
+            return Ok(Cow::Borrowed(&self.stored[..n.min(self.stored.len())]));
+        };
+        if self.inflated.len() < n {
+            let want = (n - self.inflated.len()) as u64;
+            (reader.take(want).read_to_end(&mut self.inflated))
+                .map_err(|e| format!("decompressing: {e}"))?;
+        }
+        Ok(Cow::Borrowed(&self.inflated[..n.min(self.inflated.len())]))
+    }
+}
+
+/// A v1 page's levels at `at`: RLE (a 4-byte length, then runs) or the old bit-packed
+/// encoding (`values` levels, packed). Returns where they end.
+fn levels_v1(
+    page: &mut Prefix,
+    at: usize,
+    encoding: i64,
+    max: i16,
+    values: usize,
+    what: &str,
+) -> Result<usize, String> {
+    let width = bit_width(max);
+    let past = || format!("{what} levels run past the page");
+    let (start, len) = match encoding {
+        RLE => {
+            let head = page.first(at + 4)?;
+            let head = head.get(at..at + 4).ok_or_else(past)?;
+            let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+            (at + 4, len)
+        }
+        BIT_PACKED => (at, values.checked_mul(width).ok_or_else(past)?.div_ceil(8)),
+        other => return Err(format!("{what} levels in encoding {other}")),
+    };
+    let end = start.checked_add(len).ok_or_else(past)?;
+    let data = page.first(end)?;
+    let data = data.get(start..end).ok_or_else(past)?;
+    if encoding == RLE {
+        runs(data, width, what)?;
+    }
+    Ok(end)
+}
+
+/// The pages of a codec read whole, decompressed as the crate does it.
+fn check_decompressed(
+    chunk: Bytes,
+    column: &ColumnChunkMetaData,
+    rows: usize,
+    max_def: i16,
+    max_rep: i16,
+) -> Result<(), String> {
     let reader = ChunkAt {
         start: column.byte_range().0,
         bytes: chunk,
@@ -87,12 +273,15 @@ fn check_page(page: &Page, max_def: i16, max_rep: i16) -> Result<(), String> {
                 return Err(format!("no values, yet {} bytes", buf.len()));
             }
             let values = *num_values as usize;
+            let mut page = Prefix::new(Codec::None, buf, buf.len());
             let mut at = 0;
             if max_rep > 0 {
-                at = levels_v1(buf, at, *rep_level_encoding, max_rep, values, "repetition")?;
+                let encoding = thrift_encoding(*rep_level_encoding);
+                at = levels_v1(&mut page, at, encoding, max_rep, values, "repetition")?;
             }
             if max_def > 0 {
-                levels_v1(buf, at, *def_level_encoding, max_def, values, "definition")?;
+                let encoding = thrift_encoding(*def_level_encoding);
+                levels_v1(&mut page, at, encoding, max_def, values, "definition")?;
             }
             Ok(())
         }
@@ -137,39 +326,19 @@ fn check_page(page: &Page, max_def: i16, max_rep: i16) -> Result<(), String> {
     }
 }
 
+/// A level encoding as the Thrift header numbers it (others are refused as levels).
+fn thrift_encoding(encoding: Encoding) -> i64 {
+    #[expect(deprecated)]
+    match encoding {
+        Encoding::RLE => RLE,
+        Encoding::BIT_PACKED => BIT_PACKED,
+        _ => -1,
+    }
+}
+
 /// Bits a level of at most `max` takes.
 fn bit_width(max: i16) -> usize {
     (16 - max.leading_zeros()) as usize
-}
-
-/// A v1 page's levels at `at`: RLE (a 4-byte length, then runs) or the old bit-packed
-/// encoding (`values` levels, packed). Returns where they end.
-fn levels_v1(
-    buf: &[u8],
-    at: usize,
-    encoding: Encoding,
-    max: i16,
-    values: usize,
-    what: &str,
-) -> Result<usize, String> {
-    let width = bit_width(max);
-    let past = || format!("{what} levels run past the page");
-    #[expect(deprecated)]
-    let (start, len) = match encoding {
-        Encoding::RLE => {
-            let head = buf.get(at..at + 4).ok_or_else(past)?;
-            let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
-            (at + 4, len)
-        }
-        Encoding::BIT_PACKED => (at, values.checked_mul(width).ok_or_else(past)?.div_ceil(8)),
-        other => return Err(format!("{what} levels in encoding {other}")),
-    };
-    let end = start.checked_add(len).filter(|e| *e <= buf.len());
-    let end = end.ok_or_else(past)?;
-    if encoding == Encoding::RLE {
-        runs(&buf[start..end], width, what)?;
-    }
-    Ok(end)
 }
 
 /// The runs of an RLE / bit-packing hybrid of `width`-bit values: each run's bytes must be
@@ -241,5 +410,36 @@ mod tests {
         let e = check_page(&page(b"\x09\x00\x00\x00\x02", 1), 1, 0).unwrap_err();
         assert!(e.contains("run past the page"), "{e}");
         check_page(&page(b"\x02\x00\x00\x00\x02\x01abcd", 1), 1, 0).unwrap();
+    }
+
+    #[test]
+    fn levels_are_read_from_an_inflated_prefix() {
+        use std::io::Write;
+        // Definition levels of 3 bytes: one bit-packed group (1 byte), then a run claiming
+        // two groups with one byte left; then values the check never inflates.
+        let bad: Vec<u8> = [&[3, 0, 0, 0, 0b11, 0xff, 0b101][..], &[7; 4096]].concat();
+        let good: Vec<u8> = [&[2, 0, 0, 0, 0b11, 0xff][..], &[7; 4096]].concat();
+        let gzip = |raw: &[u8]| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(raw).unwrap();
+            e.finish().unwrap()
+        };
+        let zstd = |raw: &[u8]| zstd::bulk::compress(raw, 3).unwrap();
+        for (codec, pack) in [
+            (Codec::Gzip, &gzip as &dyn Fn(&[u8]) -> Vec<u8>),
+            (Codec::Zstd, &zstd),
+        ] {
+            let stored = pack(&bad);
+            let mut page = Prefix::new(codec, &stored, bad.len());
+            let e = levels_v1(&mut page, 0, RLE, 1, 8, "definition").unwrap_err();
+            assert!(e.contains("runs past them"), "{e}");
+            assert!(page.inflated.len() < 64, "inflated {}", page.inflated.len());
+            let stored = pack(&good);
+            let mut page = Prefix::new(codec, &stored, good.len());
+            assert_eq!(levels_v1(&mut page, 0, RLE, 1, 8, "definition"), Ok(6));
+            // A length past the page's size.
+            let mut page = Prefix::new(codec, &stored, 5);
+            assert!(levels_v1(&mut page, 0, RLE, 1, 8, "definition").is_err());
+        }
     }
 }

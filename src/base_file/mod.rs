@@ -176,8 +176,7 @@ impl StorageReader {
     }
 }
 
-/// A column chunk's page headers, walked as [`thrift::check_pages`] does, then its data
-/// pages' levels ([`levels::check_levels`]).
+/// A column chunk's pages: headers, levels and value counts ([`levels::check_pages`]).
 fn check_chunk(
     chunk: Bytes,
     column: &parquet::file::metadata::ColumnChunkMetaData,
@@ -185,9 +184,8 @@ fn check_chunk(
     path: &str,
 ) -> Result<()> {
     let bad = |e: String| HudiError::corrupt(path, format!("bad page: {e}"));
-    thrift::check_pages(&chunk).map_err(bad)?;
     let column_name = column.column_path().string();
-    levels::check_levels(chunk, column, rows.max(0) as usize)
+    levels::check_pages(chunk, column, rows.max(0) as usize)
         .map_err(|e| bad(format!("column {column_name}: {e}")))
 }
 

@@ -194,6 +194,24 @@ pub fn type_defined_float_orders(footer: &mut [u8]) -> Result<usize, String> {
 /// `compressed_page_size` to the next. A dictionary-encoded data page must follow a
 /// dictionary page (the crate panics otherwise).
 pub fn check_pages(chunk: &[u8]) -> Result<(), String> {
+    walk_pages(chunk, |_, _| Ok(()))
+}
+
+/// One page's header fields: `(struct, field)` of the `PageHeader` (struct 0) and of the
+/// page-type header inside it (its field id), i32s and bools (as 1 / 0).
+pub struct PageFields(Ints);
+
+impl PageFields {
+    pub fn get(&self, key: (i64, i64)) -> Option<i64> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+}
+
+/// [`check_pages`], handing each page's header fields and (compressed) body to `page`.
+pub fn walk_pages(
+    chunk: &[u8],
+    mut page: impl FnMut(&PageFields, &[u8]) -> Result<(), String>,
+) -> Result<(), String> {
     // `PageHeader` fields: 1 type, 3 compressed_page_size, 5 and 8 the v1 and v2 data
     // page headers, whose fields 2 and 4 are the encoding.
     const DICTIONARY_PAGE: i64 = 2;
@@ -204,19 +222,22 @@ pub fn check_pages(chunk: &[u8]) -> Result<(), String> {
         let mut walk = Walk::new(&windows, chunk.len() - pos);
         let mut ints = Vec::new();
         walk.structure(MAX_DEPTH, Some(&mut ints), 0)?;
-        let int = |key| ints.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
-        dictionary |= int((0, 1)) == Some(DICTIONARY_PAGE);
-        let encoding = int((5, 2)).or(int((8, 4)));
+        let fields = PageFields(ints);
+        dictionary |= fields.get((0, 1)) == Some(DICTIONARY_PAGE);
+        let encoding = fields.get((5, 2)).or(fields.get((8, 4)));
         if encoding.is_some_and(|e| DICTIONARY_ENCODINGS.contains(&e)) && !dictionary {
             return Err(format!(
                 "page at {pos} is dictionary-encoded without a dictionary"
             ));
         }
-        let next = int((0, 3))
+        let body = pos + walk.pos;
+        let next = (fields.get((0, 3)))
             .and_then(|n| usize::try_from(n).ok())
-            .and_then(|n| (pos + walk.pos).checked_add(n))
+            .and_then(|n| body.checked_add(n))
             .filter(|end| *end <= chunk.len());
-        pos = next.ok_or_else(|| format!("page at {pos} of the column chunk runs past it"))?;
+        let next = next.ok_or_else(|| format!("page at {pos} of the column chunk runs past it"))?;
+        page(&fields, &chunk[body..next])?;
+        pos = next;
     }
     Ok(())
 }
@@ -372,6 +393,9 @@ impl<'a> Walk<'a> {
         while let Some(ty) = self.field(&mut id)? {
             match (ty, ints.as_deref_mut()) {
                 (5, Some(ints)) => ints.push(((outer, id), zigzag(self.varint()?))),
+                (BOOL_TRUE | BOOL_FALSE, Some(ints)) => {
+                    ints.push(((outer, id), i64::from(ty == BOOL_TRUE)))
+                }
                 (12, Some(ints)) if outer == 0 => self.structure(depth - 1, Some(ints), id)?,
                 (ty, _) => self.value(ty, depth - 1, false)?,
             }
