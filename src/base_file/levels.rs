@@ -136,28 +136,15 @@ fn check_header(
         }
         Some(DATA_PAGE_V2) => {
             let (values, nulls) = (count((8, 1))?, count((8, 2))?);
-            if nulls > values {
-                return Err(format!("{nulls} nulls among {values} values"));
-            }
             let (def, rep) = (count((8, 5))?, count((8, 6))?);
-            let levels = rep.checked_add(def).filter(|n| *n <= body.len());
-            let levels = levels.ok_or_else(|| {
-                format!("{rep} + {def} bytes of levels in a page of {}", body.len())
-            })?;
-            if max_rep > 0 {
-                runs(&body[..rep], bit_width(max_rep), "repetition")?;
-            }
-            if max_def > 0 {
-                runs(&body[rep..levels], bit_width(max_def), "definition")?;
-            }
             let size = size(fields.get((8, 7)) != Some(0));
-            if values == nulls && size > levels {
-                return Err(format!(
-                    "every value is null, yet {} bytes of values",
-                    size - levels
-                ));
-            }
-            Ok(())
+            let counts = V2 {
+                values,
+                nulls,
+                def,
+                rep,
+            };
+            check_v2(body, counts, size, max_def, max_rep)
         }
         Some(DICTIONARY_PAGE) if count((7, 1))? == 0 && size(true) > 0 => Err(format!(
             "a dictionary of no values, yet {} bytes",
@@ -165,6 +152,45 @@ fn check_header(
         )),
         _ => Ok(()),
     }
+}
+
+/// A v2 data page's counts: values (nulls included), nulls, and the bytes of its
+/// definition and repetition levels.
+struct V2 {
+    values: usize,
+    nulls: usize,
+    def: usize,
+    rep: usize,
+}
+
+/// A v2 data page: its levels lead the body uncompressed; `size` is the page as the crate
+/// hands it to its decoders (levels, then the values inflated).
+fn check_v2(body: &[u8], n: V2, size: usize, max_def: i16, max_rep: i16) -> Result<(), String> {
+    if n.nulls > n.values {
+        return Err(format!("{} nulls among {} values", n.nulls, n.values));
+    }
+    let levels = n.rep.checked_add(n.def).filter(|l| *l <= body.len());
+    let levels = levels.ok_or_else(|| {
+        format!(
+            "{} + {} bytes of levels in a page of {}",
+            n.rep,
+            n.def,
+            body.len()
+        )
+    })?;
+    if max_rep > 0 {
+        runs(&body[..n.rep], bit_width(max_rep), "repetition")?;
+    }
+    if max_def > 0 {
+        runs(&body[n.rep..levels], bit_width(max_def), "definition")?;
+    }
+    if n.values == n.nulls && size > levels {
+        return Err(format!(
+            "every value is null, yet {} bytes of values",
+            size - levels
+        ));
+    }
+    Ok(())
 }
 
 /// The leading bytes of a page, inflated only as far as asked (never past `size`).
@@ -293,28 +319,13 @@ fn check_page(page: &Page, max_def: i16, max_rep: i16) -> Result<(), String> {
             rep_levels_byte_len,
             ..
         } => {
-            if num_nulls > num_values {
-                return Err(format!("{num_nulls} nulls among {num_values} values"));
-            }
-            let rep = *rep_levels_byte_len as usize;
-            let def = *def_levels_byte_len as usize;
-            let levels = rep.checked_add(def).filter(|n| *n <= buf.len());
-            let levels = levels.ok_or_else(|| {
-                format!("{rep} + {def} bytes of levels in a page of {}", buf.len())
-            })?;
-            if max_rep > 0 {
-                runs(&buf[..rep], bit_width(max_rep), "repetition")?;
-            }
-            if max_def > 0 {
-                runs(&buf[rep..levels], bit_width(max_def), "definition")?;
-            }
-            if num_values == num_nulls && buf.len() > levels {
-                return Err(format!(
-                    "every value is null, yet {} bytes of values",
-                    buf.len() - levels
-                ));
-            }
-            Ok(())
+            let counts = V2 {
+                values: *num_values as usize,
+                nulls: *num_nulls as usize,
+                def: *def_levels_byte_len as usize,
+                rep: *rep_levels_byte_len as usize,
+            };
+            check_v2(buf, counts, buf.len(), max_def, max_rep)
         }
         Page::DictionaryPage {
             buf, num_values, ..
