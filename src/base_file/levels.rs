@@ -116,8 +116,9 @@ fn check_header(
         _ if !compressed => body.len(),
         _ => uncompressed,
     };
-    match fields.get((0, 1)) {
-        Some(DATA_PAGE) => {
+    // A header without its type is read by the crate as type 0, a v1 data page.
+    match fields.get((0, 1)).unwrap_or(DATA_PAGE) {
+        DATA_PAGE => {
             let values = count((5, 1))?;
             if values == 0 && size(true) > 0 {
                 return Err(format!("no values, yet {} bytes", size(true)));
@@ -134,7 +135,7 @@ fn check_header(
             }
             Ok(())
         }
-        Some(DATA_PAGE_V2) => {
+        DATA_PAGE_V2 => {
             let (values, nulls) = (count((8, 1))?, count((8, 2))?);
             let (def, rep) = (count((8, 5))?, count((8, 6))?);
             let size = size(fields.get((8, 7)) != Some(0));
@@ -146,7 +147,7 @@ fn check_header(
             };
             check_v2(body, counts, size, max_def, max_rep)
         }
-        Some(DICTIONARY_PAGE) if count((7, 1))? == 0 && size(true) > 0 => Err(format!(
+        DICTIONARY_PAGE if count((7, 1))? == 0 && size(true) > 0 => Err(format!(
             "a dictionary of no values, yet {} bytes",
             size(true)
         )),

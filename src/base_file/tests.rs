@@ -693,12 +693,12 @@ fn a_reader_is_dropped_with_its_last_batch() {
 }
 
 /// Fuzz findings in the crate's page decoding, each a panic (an abort in wasm) before the
-/// levels were walked: a bit-packed run of definition levels longer than its bytes, and a
-/// dictionary page of no values holding bytes (a division by zero). Both read paths refuse
-/// them as `CORRUPT`.
+/// levels were walked: a bit-packed run of definition levels longer than its bytes (also in a
+/// page whose header lacks its type), and a dictionary page of no values holding bytes (a
+/// division by zero). Both read paths refuse them as `CORRUPT`.
 #[test]
 fn damaged_levels_and_dictionaries_are_corrupt_not_panics() {
-    let cases: [(&[u8], &str); 2] = [
+    let cases: [(&[u8], &str); 3] = [
         (
             include_bytes!(
                 "../../tests/fuzz/regressions/input_parquet/definition-run-past-its-levels.parquet"
@@ -710,6 +710,13 @@ fn damaged_levels_and_dictionaries_are_corrupt_not_panics() {
                 "../../tests/fuzz/regressions/input_parquet/empty-dictionary-with-bytes.parquet"
             ),
             "column tags.list.element: page 0: a dictionary of no values, yet 10 bytes",
+        ),
+        (
+            // A data page header without its type, which the crate reads as a v1 data page.
+            include_bytes!(
+                "../../tests/fuzz/regressions/input_parquet/page-header-without-its-type.parquet"
+            ),
+            "column at: page 1: definition levels: a run at byte 2 runs past them",
         ),
     ];
     for (file, needle) in cases {
