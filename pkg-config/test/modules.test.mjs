@@ -32,8 +32,8 @@ test('the read module holds no writes and is the smaller one', async () => {
 test('reads, health and discovery load the read module only; a write loads the full one, and every handle keeps working', () => {
   const dir = join(scratch, 'mor');
   cpSync(join(unzippedFixtures(), 'tables', V9_MOR), dir, { recursive: true });
-  // The modules the package reads from disk, seen by wrapping node:fs/promises' readFile
-  // before the package is imported.
+  // The modules the package reads from disk, seen by wrapping node:fs/promises' readFile and
+  // open (the Node entry reads a module through a file handle) before the package is imported.
   const app = join(scratch, 'app.mjs');
   writeFileSync(
     app,
@@ -41,7 +41,10 @@ test('reads, health and discovery load the read module only; a write loads the f
      import { syncBuiltinESMExports } from 'node:module';
      const loaded = [];
      const readFile = fsp.readFile;
-     fsp.readFile = (p, ...a) => { if (String(p).endsWith('.wasm')) loaded.push(String(p).split('/').at(-1)); return readFile(p, ...a); };
+     const seen = (p) => String(p).endsWith('.wasm') && loaded.push(String(p).split('/').at(-1));
+     fsp.readFile = (p, ...a) => (seen(p), readFile(p, ...a));
+     const open = fsp.open;
+     fsp.open = (p, ...a) => (seen(p), open(p, ...a));
      syncBuiltinESMExports();
      const { HudiTable, discover } = await import(${JSON.stringify(join(dist, 'node.js'))});
      const dir = process.argv[2];
