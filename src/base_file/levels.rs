@@ -6,7 +6,6 @@
 //! Levels lead a page, so for gzip and zstd (and uncompressed pages) only that prefix is
 //! inflated; other codecs' pages are decompressed once more whole.
 
-use std::borrow::Cow;
 use std::io::Read;
 use std::sync::Arc;
 
@@ -220,17 +219,17 @@ impl<'a> Prefix<'a> {
     }
 
     /// The page's first `n` bytes, or all of it when shorter.
-    fn first(&mut self, n: usize) -> Result<Cow<'_, [u8]>, String> {
+    fn first(&mut self, n: usize) -> Result<&[u8], String> {
         let n = n.min(self.size);
         let Some(reader) = self.reader.as_mut() else {
-            return Ok(Cow::Borrowed(&self.stored[..n.min(self.stored.len())]));
+            return Ok(&self.stored[..n.min(self.stored.len())]);
         };
         if self.inflated.len() < n {
             let want = (n - self.inflated.len()) as u64;
             (reader.take(want).read_to_end(&mut self.inflated))
                 .map_err(|e| format!("decompressing: {e}"))?;
         }
-        Ok(Cow::Borrowed(&self.inflated[..n.min(self.inflated.len())]))
+        Ok(&self.inflated[..n.min(self.inflated.len())])
     }
 }
 

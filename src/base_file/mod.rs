@@ -184,9 +184,8 @@ fn check_chunk(
     path: &str,
 ) -> Result<()> {
     let bad = |e: String| HudiError::corrupt(path, format!("bad page: {e}"));
-    let column_name = column.column_path().string();
     levels::check_pages(chunk, column, rows.max(0) as usize)
-        .map_err(|e| bad(format!("column {column_name}: {e}")))
+        .map_err(|e| bad(format!("column {}: {e}", column.column_path().string())))
 }
 
 impl AsyncFileReader for StorageReader {
