@@ -30,6 +30,7 @@ async function wasmBytes(url: URL): Promise<Uint8Array> {
 setWasmSources({
   read: () => wasmBytes(new URL('./wasm/hudi_edge_read_bg.wasm', import.meta.url)),
   full: () => wasmBytes(new URL('./wasm/hudi_edge_bg.wasm', import.meta.url)),
+  sync: true,
 });
 prepareWasm();
 setLocalStorageFactory((where) => fsStorage(where));
