@@ -62,15 +62,25 @@ async function compile(input: WasmInput): Promise<WebAssembly.Module> {
 /** Whether a compiled module is the full one (it exports the handle's `write`). */
 const isFull = (m: WebAssembly.Module) => WebAssembly.Module.exports(m).some((e) => e.name === 'wasmtable_write');
 
+/** A compiled module instantiated synchronously (the Node entry): V8's asynchronous
+ *  instantiation took 25-30 ms longer there than the synchronous one (2-4 ms: functions
+ *  compile lazily), and a cold open's first requests wait for it. In Chromium the two measured
+ *  the same, so browsers keep the asynchronous one. Undefined where the host refuses it (a
+ *  RangeError: hosts may limit synchronous instantiation). */
+function instantiateNow(full: boolean, module: WebAssembly.Module): { memory: WebAssembly.Memory } | undefined {
+  if (!instantiateSync) return undefined;
+  try {
+    return (full ? fullGlue.initSync : readGlue.initSync)({ module });
+  } catch (e) {
+    if (e instanceof RangeError) return undefined;
+    throw e;
+  }
+}
+
 async function instantiate(module: WebAssembly.Module): Promise<Engine> {
   const full = isFull(module);
   const glue = full ? fullGlue : (readGlue as unknown as typeof fullGlue);
-  // In Node, V8's asynchronous instantiation of a compiled module took 25-30 ms longer than
-  // the synchronous one (which takes 2-4): a cold open's first requests wait for it. Browsers
-  // keep the asynchronous one (the main thread must not block).
-  const exports = instantiateSync
-    ? (full ? fullGlue.initSync : readGlue.initSync)({ module })
-    : await (full ? initFull : initRead)({ module_or_path: module });
+  const exports = instantiateNow(full, module) ?? (await (full ? initFull : initRead)({ module_or_path: module }));
   const engine: Engine = { WasmTable: glue.WasmTable, WasmMdtCache: glue.WasmMdtCache, discoverTables: glue.discoverTables, discoverJs: glue.discoverJs, full, memory: exports.memory };
   loaded.push(engine);
   if (full) fullLoaded = engine;
