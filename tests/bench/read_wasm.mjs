@@ -3,7 +3,9 @@
 // STREAM=1 reads batch by batch with `stream()` (rows counted with apache-arrow from
 // pkg-config's dependencies) instead of one Arrow table (the package's `read()`).
 // WASM_BYTES=plain loads the module as wasm-bindgen's glue does (a buffer its size), not as the
-// package's Node entry does (pkg-config/src/node.ts).
+// package's Node entry does (pkg-config/src/node.ts). PKG=1 reads through the npm package
+// instead (`HudiTable.open(dir).read()` from $HUDI_EDGE_PKG_DIST, default pkg-config/dist: the
+// read module, as an app's read loads it).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, dirname } from 'node:path';
@@ -30,6 +32,27 @@ if (process.env.WASM_BYTES !== 'plain') {
     }
     return buf.subarray(0, size);
   };
+}
+if (process.env.PKG === '1') {
+  const dist = process.env.HUDI_EDGE_PKG_DIST ?? join(repo, 'pkg-config', 'dist');
+  const [table] = process.argv.slice(2);
+  // apache-arrow's ESM build, the one the package's tables come from.
+  const { tableToIPC } = await import(join(repo, 'pkg-config', 'node_modules', 'apache-arrow', 'Arrow.node.mjs'));
+  let peak = 0;
+  const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const t0 = performance.now();
+  const { HudiTable } = await import(join(dist, 'node.js'));
+  const t = await HudiTable.open(table);
+  const openRss = process.memoryUsage().rss;
+  const result = await t.read();
+  const seconds = (performance.now() - t0) / 1000;
+  clearInterval(sample);
+  peak = Math.max(peak, process.memoryUsage().rss);
+  // The result's size as Arrow IPC (what the ratio is taken against), once the peak is taken.
+  const ipcBytes = tableToIPC(result, 'stream').length;
+  const mb = (n) => Math.round(n / 1e6);
+  console.log(JSON.stringify({ rows: result.numRows, ipc_bytes: ipcBytes, seconds, peak_rss_mb: mb(peak), open_rss_mb: mb(openRss), ratio: +(peak / ipcBytes).toFixed(3) }));
+  process.exit(0);
 }
 const bindings = require(glue);
 fs.readFileSync = readFileSync;
