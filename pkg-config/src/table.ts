@@ -6,7 +6,8 @@
 
 import { RecordBatchReader, Table as ArrowTable, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch } from 'apache-arrow';
 import type { WasmTable, ReadOptions as EngineReadOptions, TableSpec as EngineTableSpec } from './wasm/hudi_edge.js';
-import { fullEngine, readEngine, type Engine } from './wasm-loader.js';
+import { engineLoaded, fullEngine, readEngine, type Engine } from './wasm-loader.js';
+import { primeOpen } from './primed-open.js';
 import { objectsTooLarge, rowsToArrow } from './rows-arrow.js';
 import { arrowSchemaOf, arrowTableOf } from './arrow-input.js';
 import { AbortedError, CorruptError, InvalidArgumentError, InvalidInputError, NotFoundError, ReadOnlyError, toHudiError } from './errors.js';
@@ -457,11 +458,17 @@ export class HudiTable {
   static async openStorage(storage: StorageObject, options: StorageOpenOptions = {}): Promise<HudiTable> {
     if (options.timeZone !== undefined) clock(options.timeZone);
     const o = options;
-    const opened = await openIn(await readEngine(), async (e, first, signal) => {
-      const cache = o.cache === undefined ? undefined : await o.cache.share(e);
-      return e.WasmTable.openJs(storage, signal, first ? o.onProgress : undefined, cache, o.prefetchMetadataTable, undefined);
-    }, o.signal);
-    return new HudiTable(opened, storage.location, o.timeZone);
+    // A cold open sends its first round while the module compiles.
+    const primed = engineLoaded() ? undefined : primeOpen(storage, o.prefetchMetadataTable === true);
+    try {
+      const opened = await openIn(await readEngine(), async (e, first, signal) => {
+        const cache = o.cache === undefined ? undefined : await o.cache.share(e);
+        return e.WasmTable.openJs(primed?.storage ?? storage, signal, first ? o.onProgress : undefined, cache, o.prefetchMetadataTable, undefined);
+      }, o.signal);
+      return new HudiTable(opened, storage.location, o.timeZone);
+    } finally {
+      primed?.done();
+    }
   }
 
   /**

@@ -106,6 +106,11 @@ export function prepareWasm(): void {
   early.catch(() => (early = undefined));
 }
 
+/** @internal Whether a module is instantiated (an open then waits for nothing but its requests). */
+export function engineLoaded(): boolean {
+  return loaded.length > 0;
+}
+
 /** @internal The module reads run in: the full one once it is loaded, else the read module. */
 export function readEngine(): Promise<Engine> {
   if (fullLoaded) return Promise.resolve(fullLoaded);

@@ -80,3 +80,38 @@ test('reads, health and discovery load the read module only; a write loads the f
   assert.deepEqual(later, [before + 1, before + 1, before + 1], 'the writer, a handle opened before (refreshed) and one opened after see the commit');
   assert.deepEqual(out.rowsAfter, [out.rows, out.rows, out.rows], 'an upsert of a row the table holds keeps the count');
 });
+
+test('a cold open sends its first round before the module is loaded, and the storage keeps every method', () => {
+  const dir = join(scratch, 'cold');
+  cpSync(join(unzippedFixtures(), 'tables', V9_MOR), dir, { recursive: true });
+  const app = join(scratch, 'cold.mjs');
+  const fsStorageUrl = new URL('../../tests/js/fs_storage.mjs', import.meta.url).href;
+  writeFileSync(
+    app,
+    `import { fsStorage } from ${JSON.stringify(fsStorageUrl)};
+     const { HudiTable } = await import(${JSON.stringify(join(dist, 'node.js'))});
+     const calls = [];
+     const inner = fsStorage(process.argv[2]);
+     const storage = { location: inner.location };
+     for (const k of ['get', 'head', 'list', 'put', 'delete']) {
+       storage[k] = (...a) => (calls.push(k + ' ' + a[0] + (k === 'get' ? ' ' + (a[1] ?? '') + '-' + (a[2] ?? '') : k === 'list' ? ' ' + a[1] : '')), inner[k](...a));
+     }
+     const opening = HudiTable.openStorage(storage, { prefetchMetadataTable: true });
+     const sentBeforeAnyAwait = [...calls];
+     const t = await opening;
+     const openCalls = [...calls];
+     const rows = await t.rows();
+     const { _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, _hoodie_file_name, ...row } = rows[0];
+     const written = await t.upsert([row]);
+     const warm = await HudiTable.openStorage(storage, { prefetchMetadataTable: true });
+     console.log(JSON.stringify({ sentBeforeAnyAwait, openCalls, rows: rows.length, written: written.updated + written.inserted, rowsAfter: (await warm.rows()).length, puts: calls.filter((c) => c.startsWith('put ')).length }));`,
+  );
+  const out = JSON.parse(execFileSync(process.execPath, [app, dir], { encoding: 'utf8' }));
+  const firstRound = ['get .hoodie/hoodie.properties -', 'list .hoodie/timeline false', 'get .hoodie/metadata/.hoodie/hoodie.properties -', 'list .hoodie/metadata true'];
+  assert.deepEqual(out.sentBeforeAnyAwait, firstRound, 'the first round leaves before the open awaits the module');
+  for (const c of firstRound) assert.equal(out.openCalls.filter((x) => x === c).length, 1, `${c}: asked once in the open`);
+  assert.ok(out.rows > 0);
+  assert.equal(out.written, 1, 'writes go through the same storage (put and delete kept)');
+  assert.ok(out.puts > 0);
+  assert.equal(out.rowsAfter, out.rows);
+});

@@ -1,0 +1,67 @@
+// The first requests of an open, sent while the module still compiles: an open's first round
+// (the table's properties and timeline listing, and the metadata table's when it is
+// prefetched) depends on nothing but the table's location, so a cold open need not wait for
+// the module before asking for it.
+
+import type { ObjectMeta, StorageObject } from './storage-object.js';
+
+/** What the engine's open asks for first (src/meta_client/mod.rs, src/storage/layers/mdt_prefetch.rs). */
+const PROPERTIES = '.hoodie/hoodie.properties';
+const TIMELINE = '.hoodie/timeline';
+const MDT_PROPERTIES = '.hoodie/metadata/.hoodie/hoodie.properties';
+const MDT = '.hoodie/metadata';
+
+type Pending = Map<string, Promise<unknown>>;
+
+/** Takes the answer held under `key` (once), or undefined. */
+function take(pending: Pending, key: string): Promise<unknown> | undefined {
+  const held = pending.get(key);
+  pending.delete(key);
+  return held;
+}
+
+/** Rejections of answers nobody took are not reported (the engine asks again when it needs them). */
+function hold(pending: Pending, key: string, request: () => Promise<unknown>) {
+  let answer: Promise<unknown>;
+  try {
+    answer = Promise.resolve(request());
+  } catch (e) {
+    answer = Promise.reject(e);
+  }
+  answer.catch(() => {});
+  pending.set(key, answer);
+}
+
+/**
+ * `storage` with an open's first requests already sent: the engine's first `get` of each
+ * file and `list` of each folder above is answered by them (once, then everything goes to
+ * `storage`). Every other method is `storage`'s own. `done()` drops what the open did not
+ * ask for.
+ */
+export function primeOpen(storage: StorageObject, metadataTable: boolean): { storage: StorageObject; done: () => void } {
+  const pending: Pending = new Map();
+  const whole = (path: string) => `get ${path}`;
+  const listing = (prefix: string, recursive: boolean) => `list ${prefix} ${recursive}`;
+  hold(pending, whole(PROPERTIES), () => storage.get(PROPERTIES));
+  hold(pending, listing(TIMELINE, false), () => storage.list(TIMELINE, false));
+  if (metadataTable) {
+    hold(pending, whole(MDT_PROPERTIES), () => storage.get(MDT_PROPERTIES));
+    hold(pending, listing(MDT, true), () => storage.list(MDT, true));
+  }
+  const primed: StorageObject = {
+    location: storage.location,
+    get: (path, start, end, signal) => {
+      const held = start === undefined && end === undefined ? take(pending, whole(path)) : undefined;
+      return (held as Promise<Uint8Array> | undefined) ?? storage.get(path, start, end, signal);
+    },
+    head: (path, signal) => storage.head(path, signal),
+    list: (prefix, recursive, signal) =>
+      (take(pending, listing(prefix, recursive)) as Promise<ObjectMeta[]> | undefined) ?? storage.list(prefix, recursive, signal),
+  };
+  // The optional methods only where `storage` has them: the engine tells what a storage can
+  // do from which methods it has.
+  if (storage.listAfter) primed.listAfter = storage.listAfter.bind(storage);
+  if (storage.put) primed.put = storage.put.bind(storage);
+  if (storage.delete) primed.delete = storage.delete.bind(storage);
+  return { storage: primed, done: () => pending.clear() };
+}
