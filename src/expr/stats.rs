@@ -127,6 +127,9 @@ fn pred_share(p: &Predicate, source: &dyn StatsSource) -> Option<Vec<f64>> {
 
 /// Numbers, dates and timestamps as `f64` (a timestamp in its own unit); `None` otherwise.
 fn as_f64(a: &ArrayRef) -> Option<Float64Array> {
+    if let Some(f) = plain_f64(a) {
+        return Some(f);
+    }
     let ty = a.data_type();
     let numeric = if ty.is_temporal() {
         arrow_cast::cast(a, &DataType::Int64).ok()?
@@ -137,6 +140,38 @@ fn as_f64(a: &ArrayRef) -> Option<Float64Array> {
     };
     let f = arrow_cast::cast(&numeric, &DataType::Float64).ok()?;
     Some(f.as_primitive::<Float64Type>().clone())
+}
+
+/// [`as_f64`] for the integer, float, date and timestamp columns, as arrow-cast's casts
+/// to `Int64` and `Float64` give it, without its dispatcher (see `plain_literal`).
+fn plain_f64(a: &ArrayRef) -> Option<Float64Array> {
+    use arrow_array::types::*;
+    fn each<T: arrow_array::ArrowPrimitiveType>(
+        a: &ArrayRef,
+        f: impl Fn(T::Native) -> f64,
+    ) -> Float64Array {
+        a.as_primitive::<T>().unary(f)
+    }
+    use arrow_schema::TimeUnit::*;
+    Some(match a.data_type() {
+        DataType::Int8 => each::<Int8Type>(a, f64::from),
+        DataType::Int16 => each::<Int16Type>(a, f64::from),
+        DataType::Int32 => each::<Int32Type>(a, f64::from),
+        DataType::Int64 => each::<Int64Type>(a, |v| v as f64),
+        DataType::UInt8 => each::<UInt8Type>(a, f64::from),
+        DataType::UInt16 => each::<UInt16Type>(a, f64::from),
+        DataType::UInt32 => each::<UInt32Type>(a, f64::from),
+        DataType::UInt64 => each::<UInt64Type>(a, |v| v as f64),
+        DataType::Float32 => each::<Float32Type>(a, f64::from),
+        DataType::Float64 => a.as_primitive::<Float64Type>().clone(),
+        DataType::Date32 => each::<Date32Type>(a, f64::from),
+        DataType::Date64 => each::<Date64Type>(a, |v| v as f64),
+        DataType::Timestamp(Second, _) => each::<TimestampSecondType>(a, |v| v as f64),
+        DataType::Timestamp(Millisecond, _) => each::<TimestampMillisecondType>(a, |v| v as f64),
+        DataType::Timestamp(Microsecond, _) => each::<TimestampMicrosecondType>(a, |v| v as f64),
+        DataType::Timestamp(Nanosecond, _) => each::<TimestampNanosecondType>(a, |v| v as f64),
+        _ => return None,
+    })
 }
 
 fn eval(expr: &Expr, source: &dyn StatsSource) -> Option<BooleanArray> {
@@ -219,6 +254,58 @@ mod tests {
     use crate::expr::parse_filter;
     use arrow_array::Int64Array;
     use std::sync::Arc;
+
+    #[test]
+    fn plain_f64_is_what_the_casts_give() {
+        use arrow_array::*;
+        use arrow_schema::TimeUnit;
+        let arrays: Vec<ArrayRef> = vec![
+            Arc::new(Int8Array::from(vec![Some(i8::MIN), None, Some(i8::MAX)])),
+            Arc::new(Int16Array::from(vec![i16::MIN, 0, i16::MAX])),
+            Arc::new(Int32Array::from(vec![Some(i32::MIN), None, Some(i32::MAX)])),
+            Arc::new(Int64Array::from(vec![i64::MIN, (1 << 53) + 1, i64::MAX])),
+            Arc::new(UInt8Array::from(vec![0, u8::MAX])),
+            Arc::new(UInt16Array::from(vec![0, u16::MAX])),
+            Arc::new(UInt32Array::from(vec![0, u32::MAX])),
+            Arc::new(UInt64Array::from(vec![0, u64::MAX])),
+            Arc::new(Float32Array::from(vec![
+                Some(f32::MIN),
+                None,
+                Some(f32::NAN),
+                Some(0.1),
+            ])),
+            Arc::new(Float64Array::from(vec![Some(f64::MAX), None, Some(-0.0)])),
+            Arc::new(Date32Array::from(vec![Some(-1), None, Some(19_885)])),
+            Arc::new(Date64Array::from(vec![-86_400_000, 1_718_064_000_000])),
+            Arc::new(TimestampSecondArray::from(vec![Some(-1), None, Some(1)])),
+            Arc::new(TimestampMillisecondArray::from(vec![1_718_064_000_000])),
+            Arc::new(
+                TimestampMicrosecondArray::from(vec![1_718_064_000_000_000]).with_timezone("UTC"),
+            ),
+            Arc::new(TimestampNanosecondArray::from(vec![i64::MAX, i64::MIN])),
+        ];
+        for a in &arrays {
+            let numeric = if a.data_type().is_temporal() {
+                arrow_cast::cast(a, &DataType::Int64).unwrap()
+            } else {
+                a.clone()
+            };
+            let cast = arrow_cast::cast(&numeric, &DataType::Float64).unwrap();
+            let plain = plain_f64(a).expect("a plain type");
+            let (c, p) = (cast.as_primitive::<Float64Type>(), &plain);
+            assert_eq!(c.nulls(), p.nulls(), "{}", a.data_type());
+            let bits =
+                |x: &Float64Array| x.values().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(c), bits(p), "{}", a.data_type());
+        }
+        let decimal: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![150])
+                .with_precision_and_scale(5, 2)
+                .unwrap(),
+        );
+        assert!(plain_f64(&decimal).is_none());
+        assert_eq!(as_f64(&decimal).unwrap().value(0), 1.5);
+    }
 
     struct Two;
     impl StatsSource for Two {
