@@ -121,6 +121,15 @@ async fn open_with_hint<'a>(
     footer_len_hint: Option<u64>,
 ) -> Result<(RangedFile<&'a dyn Storage>, Option<(u64, Bytes)>)> {
     let purpose = Purpose::Footer;
+    // A small file whose footer is likely short (no bloom filter: hudi-rs writes none) and
+    // whose every column is read: footer and data in one request, where the tail read
+    // would hold the footer alone and leave the data to a round trip after it.
+    let short_footer = footer_len_hint.is_some_and(|len| len + 8 <= FOOTER_PREFETCH);
+    if let Some(size) = size.filter(|&s| short_footer && s <= data_limit) {
+        let file =
+            RangedFile::open_tail(storage, path, size, Some(size), Purpose::ColumnChunk).await?;
+        return Ok((file, None));
+    }
     let window = match (size, footer_len_hint) {
         (Some(size), Some(len)) => head_window(size, len, data_limit),
         _ => None,

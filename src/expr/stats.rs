@@ -258,7 +258,6 @@ mod tests {
     #[test]
     fn plain_f64_is_what_the_casts_give() {
         use arrow_array::*;
-        use arrow_schema::TimeUnit;
         let arrays: Vec<ArrayRef> = vec![
             Arc::new(Int8Array::from(vec![Some(i8::MIN), None, Some(i8::MAX)])),
             Arc::new(Int16Array::from(vec![i16::MIN, 0, i16::MAX])),

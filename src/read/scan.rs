@@ -239,6 +239,9 @@ impl Stream for Scan {
 const MOST_AT_ONCE: usize = 64;
 /// As many again while the slices beyond it are expected to match few rows.
 const MOST_AT_ONCE_SELECTIVE: usize = 128;
+/// The share of a file's rows the column statistics may expect to match for its slice to
+/// count as selective whatever it fetches (its decoded rows are then an eighth of its bytes).
+const FEW_ROWS: f64 = 1.0 / 64.0;
 /// Arrow arrays are several times the Parquet bytes they decode from (dictionaries,
 /// compression); 8 is a generous ratio.
 const DECODED_PER_FETCHED: f64 = 8.0;
@@ -278,20 +281,26 @@ fn planned_cost(
     let Some(size) = slice.base_size() else {
         return plain(u64::MAX);
     };
-    let held = match (expected_share, footer_len) {
+    let estimate = match (expected_share, footer_len) {
         (Some(share), Some(footer)) if footer < size => {
-            let fetched = (size - footer).saturating_add(HINTED_FOOTER_READS);
-            (fetched as f64 * (1.0 + DECODED_PER_FETCHED * share)) as u64
+            // A footer short enough for the tail read (no bloom filter) skips nothing: a
+            // small file is read whole.
+            let fetched = if footer + 8 <= crate::base_file::FOOTER_PREFETCH {
+                size
+            } else {
+                (size - footer).saturating_add(HINTED_FOOTER_READS)
+            };
+            let held = (fetched as f64 * (1.0 + DECODED_PER_FETCHED * share)) as u64;
+            Some((held, share))
         }
-        _ => u64::MAX,
+        _ => None,
     };
-    if held < size {
-        Cost {
+    match estimate {
+        Some((held, share)) if held < size || share <= FEW_ROWS => Cost {
             bytes: held,
             most: MOST_AT_ONCE_SELECTIVE,
-        }
-    } else {
-        plain(size)
+        },
+        _ => plain(size),
     }
 }
 
@@ -586,6 +595,20 @@ mod tests {
             cost(true, snapshot, Some(0.001), Some(430_000)).bytes,
             u64::MAX,
             "a merge"
+        );
+        // A footer without a bloom filter: the file is read whole, and few rows still make
+        // the slice selective.
+        assert_eq!(
+            cost(false, snapshot, Some(0.001), Some(3_000)),
+            Cost {
+                bytes: (540_000_f64 * 1.008) as u64,
+                most: MOST_AT_ONCE_SELECTIVE
+            }
+        );
+        assert_eq!(
+            cost(false, snapshot, Some(0.5), Some(3_000)),
+            plain,
+            "many rows"
         );
         let read_optimized = cost(true, QueryType::ReadOptimized, Some(0.001), Some(430_000));
         assert_eq!(
