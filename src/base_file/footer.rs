@@ -121,15 +121,6 @@ async fn open_with_hint<'a>(
     footer_len_hint: Option<u64>,
 ) -> Result<(RangedFile<&'a dyn Storage>, Option<(u64, Bytes)>)> {
     let purpose = Purpose::Footer;
-    // A small file whose footer is likely short (no bloom filter: hudi-rs writes none) and
-    // whose every column is read: footer and data in one request, where the tail read
-    // would hold the footer alone and leave the data to a round trip after it.
-    let short_footer = footer_len_hint.is_some_and(|len| len + 8 <= FOOTER_PREFETCH);
-    if let Some(size) = size.filter(|&s| short_footer && s <= data_limit) {
-        let file =
-            RangedFile::open_tail(storage, path, size, Some(size), Purpose::ColumnChunk).await?;
-        return Ok((file, None));
-    }
     let window = match (size, footer_len_hint) {
         (Some(size), Some(len)) => head_window(size, len, data_limit),
         _ => None,
@@ -167,12 +158,20 @@ fn data_prefix(early: Option<&(u64, Bytes)>, data_end: u64) -> Bytes {
     }
 }
 
+/// Whether a footer of `footer_len` bytes (and its 8-byte trailer) fits the tail read: no
+/// bloom filter (hudi-rs writes none), so nothing in the file is skipped by reading it.
+pub fn fits_tail(footer_len: u64) -> bool {
+    footer_len + 8 <= FOOTER_PREFETCH
+}
+
 /// Where a file of `size` bytes whose footer is likely `footer_len` long has its footer's
-/// head, from 0 when the data before it is at most `data_limit` bytes. `None` when a footer
-/// that long fits the tail read: a hint would then save nothing but risk a whole file.
+/// head, from 0 when the data before it is at most `data_limit` bytes. A footer that fits
+/// the tail read has no head to fetch apart: the whole file when it is at most
+/// `data_limit` (its data then comes with the footer, not a round trip after it), else
+/// `None`, where a hint would save nothing but risk a whole file.
 fn head_window(size: u64, footer_len: u64, data_limit: u64) -> Option<Range<u64>> {
-    if footer_len + 8 <= FOOTER_PREFETCH {
-        return None;
+    if fits_tail(footer_len) {
+        return (size <= data_limit).then_some(0..size);
     }
     let data_end = size.checked_sub(footer_len + 8)?;
     let end = (data_end + FOOTER_HEAD).min(size);

@@ -32,7 +32,7 @@ mod thrift;
 pub mod writer;
 
 pub(crate) use footer::footer_len;
-pub use footer::{data_with_footer, read_footer, read_footer_and_data, FOOTER_PREFETCH};
+pub use footer::{data_with_footer, fits_tail, read_footer, read_footer_and_data, FOOTER_PREFETCH};
 use footer::{decode_footer, rebuilt};
 
 /// Ranges closer than this are fetched as one request.

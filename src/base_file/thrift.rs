@@ -231,7 +231,8 @@ pub fn walk_pages(
             ));
         }
         let body = pos + walk.pos;
-        let next = (fields.get((0, 3)))
+        let next = fields
+            .get((0, 3))
             .and_then(|n| usize::try_from(n).ok())
             .and_then(|n| body.checked_add(n))
             .filter(|end| *end <= chunk.len());

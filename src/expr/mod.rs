@@ -262,12 +262,6 @@ pub fn null_as_false(a: &BooleanArray) -> BooleanArray {
 
 /// Casts a literal to `target`; a value that does not parse is a clear error naming it.
 pub fn literal(value: &str, target: &DataType, column: &str) -> Result<Scalar<ArrayRef>> {
-    let text = StringArray::from(vec![value]);
-    let opts = arrow_cast::CastOptions {
-        safe: false,
-        ..Default::default()
-    };
-    let source: &dyn Array = &text;
     let cast = match target {
         DataType::Boolean => {
             let b = match value.trim().to_ascii_lowercase().as_str() {
@@ -293,7 +287,13 @@ pub fn literal(value: &str, target: &DataType, column: &str) -> Result<Scalar<Ar
             })?
         }
         _ => plain_literal(value, target)
-            .unwrap_or_else(|| arrow_cast::cast_with_options(source, target, &opts))
+            .unwrap_or_else(|| {
+                let opts = arrow_cast::CastOptions {
+                    safe: false,
+                    ..Default::default()
+                };
+                arrow_cast::cast_with_options(&StringArray::from(vec![value]), target, &opts)
+            })
             .map_err(|e| {
                 HudiError::invalid(format!(
                     "{value:?} is not a valid {target} for column {column}: {e}"

@@ -256,15 +256,11 @@ fn narrow(array: &ArrayRef, target: &DataType) -> Option<ArrayRef> {
     if array.len() != 1 || array.is_null(0) {
         return None;
     }
+    let int = || array.as_primitive::<Int64Type>().value(0);
     Some(match (array.data_type(), target) {
-        (D::Int64, D::Int32 | D::Int16 | D::Int8) => {
-            let v = array.as_primitive::<Int64Type>().value(0);
-            match target {
-                D::Int32 => Arc::new(Int32Array::from(vec![i32::try_from(v).ok()])),
-                D::Int16 => Arc::new(Int16Array::from(vec![i16::try_from(v).ok()])),
-                _ => Arc::new(Int8Array::from(vec![i8::try_from(v).ok()])),
-            }
-        }
+        (D::Int64, D::Int32) => Arc::new(Int32Array::from(vec![i32::try_from(int()).ok()])),
+        (D::Int64, D::Int16) => Arc::new(Int16Array::from(vec![i16::try_from(int()).ok()])),
+        (D::Int64, D::Int8) => Arc::new(Int8Array::from(vec![i8::try_from(int()).ok()])),
         (D::Float64, D::Float32) => {
             let v = array
                 .as_primitive::<arrow_array::types::Float64Type>()

@@ -285,7 +285,7 @@ fn planned_cost(
         (Some(share), Some(footer)) if footer < size => {
             // A footer short enough for the tail read (no bloom filter) skips nothing: a
             // small file is read whole.
-            let fetched = if footer + 8 <= crate::base_file::FOOTER_PREFETCH {
+            let fetched = if crate::base_file::fits_tail(footer) {
                 size
             } else {
                 (size - footer).saturating_add(HINTED_FOOTER_READS)

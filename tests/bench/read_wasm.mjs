@@ -33,24 +33,32 @@ if (process.env.WASM_BYTES !== 'plain') {
     return buf.subarray(0, size);
   };
 }
+/** Samples the process's RSS every 20 ms; the returned function stops and answers the peak. */
+function rssPeak() {
+  let peak = 0;
+  const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  return () => {
+    clearInterval(sample);
+    return Math.max(peak, process.memoryUsage().rss);
+  };
+}
+const mb = (n) => (n === undefined ? undefined : Math.round(n / 1e6));
+
 if (process.env.PKG === '1') {
   const dist = process.env.HUDI_EDGE_PKG_DIST ?? join(repo, 'pkg-config', 'dist');
   const [table] = process.argv.slice(2);
   // apache-arrow's ESM build, the one the package's tables come from.
   const { tableToIPC } = await import(join(repo, 'pkg-config', 'node_modules', 'apache-arrow', 'Arrow.node.mjs'));
-  let peak = 0;
-  const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const stopSampling = rssPeak();
   const t0 = performance.now();
   const { HudiTable } = await import(join(dist, 'node.js'));
   const t = await HudiTable.open(table);
   const openRss = process.memoryUsage().rss;
   const result = await t.read();
   const seconds = (performance.now() - t0) / 1000;
-  clearInterval(sample);
-  peak = Math.max(peak, process.memoryUsage().rss);
+  const peak = stopSampling();
   // The result's size as Arrow IPC (what the ratio is taken against), once the peak is taken.
   const ipcBytes = tableToIPC(result, 'stream').length;
-  const mb = (n) => Math.round(n / 1e6);
   console.log(JSON.stringify({ rows: result.numRows, ipc_bytes: ipcBytes, seconds, peak_rss_mb: mb(peak), open_rss_mb: mb(openRss), ratio: +(peak / ipcBytes).toFixed(3) }));
   process.exit(0);
 }
@@ -60,8 +68,7 @@ const { WasmTable } = bindings;
 const [table, optionsJson = '{}'] = process.argv.slice(2);
 const options = JSON.parse(optionsJson);
 
-let peak = 0;
-const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+const stopSampling = rssPeak();
 const t0 = performance.now();
 const t = await WasmTable.openJs(fsStorage(table));
 // What the process holds before any row: Node, apache-arrow, the compiled module, the open table.
@@ -80,14 +87,12 @@ if (process.env.STREAM === '1') {
   rows = result.numRows;
 }
 const seconds = (performance.now() - t0) / 1000;
-clearInterval(sample);
-peak = Math.max(peak, process.memoryUsage().rss);
+const peak = stopSampling();
 // The Arrow IPC stream goes to a file so the caller can count rows (untimed).
 const ipcBytes = ipc?.reduce((n, p) => n + p.length, 0);
 if (ipc && process.env.IPC_OUT) writeFileSync(process.env.IPC_OUT, Buffer.concat(ipc));
 // wasm memory never shrinks: its size now is the engine's high-water mark.
 const wasmMemory = bindings.memoryBytes();
-const mb = (n) => (n === undefined ? undefined : Math.round(n / 1e6));
 console.log(
   JSON.stringify({
     rows,
