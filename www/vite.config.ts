@@ -16,6 +16,22 @@ const oneArrow: Plugin = {
   },
 };
 
+/** The read module starts downloading with the page (`<link rel=preload>`), not once the JS
+ *  that asks for it has arrived and run: the package's `fetch` of it (CORS mode, same-origin
+ *  credentials, as `crossorigin` preloads) then takes the preloaded response. */
+const preloadReadModule: Plugin = {
+  name: 'preload-read-module',
+  apply: 'build',
+  transformIndexHtml: {
+    order: 'post',
+    handler(_html, ctx) {
+      const module = Object.values(ctx.bundle ?? {}).find((o) => o.type === 'asset' && /(^|\/)hudi_edge_read_bg-[^/]*\.wasm$/.test(o.fileName));
+      if (!module) throw new Error('preload-read-module: the read module is not among the build outputs');
+      return [{ tag: 'link', attrs: { rel: 'preload', href: `./${module.fileName}`, as: 'fetch', type: 'application/wasm', crossorigin: '' }, injectTo: 'head-prepend' }];
+    },
+  },
+};
+
 export default defineConfig({
   // Relative URLs: dist/ works from any folder of any static host.
   base: './',
@@ -24,6 +40,6 @@ export default defineConfig({
   // The package finds its .wasm next to itself (new URL(…, import.meta.url)); pre-bundling
   // for the dev server would move it away.
   optimizeDeps: { exclude: ['hudi-edge'] },
-  plugins: [oneArrow],
+  plugins: [oneArrow, preloadReadModule],
   server: { fs: { allow: ['..'] } },
 });

@@ -65,3 +65,67 @@ export function primeOpen(storage: StorageObject, metadataTable: boolean): { sto
   if (storage.delete) primed.delete = storage.delete.bind(storage);
   return { storage: primed, done: () => pending.clear() };
 }
+
+/** Where the engine's HTTP storage asks for listings when the host has no list API (src/storage/listing/mod.rs). */
+const MANIFEST = '.hoodie/hudi-edge-manifest.json';
+
+interface UrlOpenOptions {
+  fetch?: typeof fetch;
+  headers?: Record<string, string>;
+  listing?: string;
+  prefetchMetadataTable?: boolean;
+}
+
+/**
+ * The same for a table opened by `http(s)://` URL: the engine's own HTTP storage asks first for
+ * `hoodie.properties` and, unless the listing is the host's directory index, the table's
+ * manifest (and the metadata table's properties when prefetched). Those plain GETs are sent
+ * now through `fetch`, and the returned `fetch` answers the engine's first identical request
+ * for each (a GET of that URL with no headers) with the held response. Undefined where the
+ * engine's requests are not those (`s3://`, credentials in the URL, extra headers).
+ */
+export function primeUrlOpen(url: URL, o: UrlOpenOptions): { fetch: typeof fetch; done: () => void } | undefined {
+  if (!['http:', 'https:'].includes(url.protocol) || url.username || url.password) return undefined;
+  if (o.headers && Object.keys(o.headers).length > 0) return undefined;
+  // Called as the engine calls it: on the global object.
+  const send = o.fetch ?? globalThis.fetch;
+  if (typeof send !== 'function') return undefined;
+  // As the engine builds an object's URL: the base with a trailing slash, the path, the base's query.
+  const base = new URL(url);
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  base.hash = '';
+  const objectUrl = (path: string) => {
+    const u = new URL(path, base.origin + base.pathname);
+    u.search = base.search;
+    return u.toString();
+  };
+  const paths = [PROPERTIES];
+  if ((o.listing ?? 'auto') === 'auto' || o.listing === 'manifest') paths.push(MANIFEST);
+  if (o.prefetchMetadataTable) paths.push(MDT_PROPERTIES);
+  const pending: Pending = new Map();
+  for (const path of paths) {
+    const target = objectUrl(path);
+    hold(pending, target, () => send.call(globalThis, target));
+  }
+  const primed = ((input: RequestInfo | URL, init?: RequestInit) => {
+    const plain = typeof input === 'string' && (init?.method ?? 'GET') === 'GET' && init?.body == null && !hasHeaders(init?.headers);
+    const held = plain ? (take(pending, input) as Promise<Response> | undefined) : undefined;
+    return held ?? send.call(globalThis, input, init);
+  }) as typeof fetch;
+  const done = () => {
+    // Answers nobody took: their bodies are released, not left to hold a connection.
+    for (const held of pending.values()) (held as Promise<Response>).then((r) => r.body?.cancel()).catch(() => {});
+    pending.clear();
+  };
+  return { fetch: primed, done };
+}
+
+function hasHeaders(headers: HeadersInit | undefined): boolean {
+  if (headers == null) return false;
+  if (headers instanceof Headers) {
+    let any = false;
+    headers.forEach(() => (any = true));
+    return any;
+  }
+  return Array.isArray(headers) ? headers.length > 0 : Object.keys(headers).length > 0;
+}

@@ -7,7 +7,7 @@
 import { RecordBatchReader, Table as ArrowTable, tableFromIPC, tableFromJSON, tableToIPC, type RecordBatch } from 'apache-arrow';
 import type { WasmTable, ReadOptions as EngineReadOptions, TableSpec as EngineTableSpec } from './wasm/hudi_edge.js';
 import { engineLoaded, fullEngine, readEngine, type Engine } from './wasm-loader.js';
-import { primeOpen } from './primed-open.js';
+import { primeOpen, primeUrlOpen } from './primed-open.js';
 import { objectsTooLarge, rowsToArrow } from './rows-arrow.js';
 import { arrowSchemaOf, arrowTableOf } from './arrow-input.js';
 import { AbortedError, CorruptError, InvalidArgumentError, InvalidInputError, NotFoundError, ReadOnlyError, toHudiError } from './errors.js';
@@ -443,11 +443,17 @@ export class HudiTable {
       throw new InvalidArgumentError(`unsupported URL scheme ${u.protocol} (expected http(s)://… or s3://bucket/prefix)`);
     }
     const o = options;
-    const opened = await openIn(await readEngine(), async (e, first, signal) => {
-      const cache = o.cache === undefined ? undefined : await o.cache.share(e);
-      return e.WasmTable.openUrl(u.toString(), o, o.fetch, o.presign, signal, first ? o.onProgress : undefined, cache, undefined);
-    }, o.signal);
-    return new HudiTable(opened, publicLocation(u), o.timeZone);
+    // A cold open sends its first round while the module compiles.
+    const primed = engineLoaded() ? undefined : primeUrlOpen(u, o);
+    try {
+      const opened = await openIn(await readEngine(), async (e, first, signal) => {
+        const cache = o.cache === undefined ? undefined : await o.cache.share(e);
+        return e.WasmTable.openUrl(u.toString(), o, primed?.fetch ?? o.fetch, o.presign, signal, first ? o.onProgress : undefined, cache, undefined);
+      }, o.signal);
+      return new HudiTable(opened, publicLocation(u), o.timeZone);
+    } finally {
+      primed?.done();
+    }
   }
 
   /**

@@ -115,3 +115,31 @@ test('a cold open sends its first round before the module is loaded, and the sto
   assert.ok(out.puts > 0);
   assert.equal(out.rowsAfter, out.rows);
 });
+
+test('a cold open by URL sends its first round before the module is loaded, each request once', async () => {
+  const { startNginx } = await import('../../tests/web/lib/servers.mjs');
+  const nginx = await startNginx({ mounts: { '/tables/': join(unzippedFixtures(), 'tables') } });
+  try {
+    const app = join(scratch, 'cold-url.mjs');
+    writeFileSync(
+      app,
+      `const { HudiTable } = await import(${JSON.stringify(join(dist, 'node.js'))});
+       const calls = [];
+       const counting = (url, init) => (calls.push(String(url).split('/tables/')[1] + (init?.headers?.Range ? ' ' + init.headers.Range : '')), fetch(url, init));
+       const opening = HudiTable.open(process.argv[2], { fetch: counting, prefetchMetadataTable: true });
+       const sentBeforeAnyAwait = [...calls];
+       const t = await opening;
+       const openCalls = [...calls];
+       const rows = await t.rows();
+       console.log(JSON.stringify({ sentBeforeAnyAwait, openCalls, rows: rows.length, io: t.io().requests }));`,
+    );
+    const table = `${nginx.url}/tables/${V9_MOR}`;
+    const out = JSON.parse(execFileSync(process.execPath, [app, table], { encoding: 'utf8' }));
+    const firstRound = ['.hoodie/hoodie.properties', '.hoodie/hudi-edge-manifest.json', '.hoodie/metadata/.hoodie/hoodie.properties'].map((p) => `${V9_MOR}/${p}`);
+    assert.deepEqual(out.sentBeforeAnyAwait, firstRound, 'the first round leaves before the open awaits the module');
+    for (const c of firstRound) assert.equal(out.openCalls.filter((x) => x === c).length, 1, `${c}: fetched once in the open`);
+    assert.ok(out.rows > 0);
+  } finally {
+    await nginx.stop();
+  }
+});

@@ -3,13 +3,15 @@
 // the project venv). What differs between suites — mounts, listings, compression — is a
 // parameter.
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { NGINX, cache, freePort, launch, removeTemp, repo, requireBinary, tempDir, waitFor } from './harness.mjs';
 import { fixtureNames } from './fixtures.mjs';
 
 const execFileAsync = promisify(execFile);
+// Debian's libnginx-mod-http-brotli-static (.ci/setup).
+const BROTLI_STATIC = '/usr/lib/nginx/modules/ngx_http_brotli_static_module.so';
 
 /**
  * nginx on 127.0.0.1 serving `mounts` ({ '/tables/': dir, '/': dir, '=/a/file': file }) with
@@ -17,11 +19,13 @@ const execFileAsync = promisify(execFile);
  * under '/' an index.html is served first). With a '/tables/' mount also:
  *   /slow/X       the /tables/ tree at `slowRate` bytes/s (abort and progress tests)
  *   /partial/X    the /tables/ tree, but data files (.parquet, .log.N) answer 403
- * and always /denied/... answering 403. `gzip` compresses JS, wasm, CSS and JSON answers.
+ * and always /denied/... answering 403. `gzip` compresses JS, wasm, CSS and JSON answers;
+ * `precompressed` serves a file's `.gz` (and, with Debian's brotli module installed, `.br`)
+ * beside it instead, as a static host with compressed assets does.
  * `maxMs`: killed after that long (default: lives as long as the test process).
  * Returns { url, port, dir, accessLog() (lines so far), log(), stop() }.
  */
-export async function startNginx({ mounts = {}, slowRate = '64k', port: wanted, gzip = true, maxMs = null } = {}) {
+export async function startNginx({ mounts = {}, slowRate = '64k', port: wanted, gzip = true, precompressed = false, maxMs = null } = {}) {
   const dir = tempDir('nginx');
   for (const d of ['body', 'proxy', 'fcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, d));
   const port = wanted ?? (await freePort());
@@ -42,7 +46,9 @@ export async function startNginx({ mounts = {}, slowRate = '64k', port: wanted, 
     locations.push(`location /partial/ { alias ${tables.replace(/\/?$/, '/')}; ${listing} }`);
   }
   locations.push('location /denied/ { return 403; }');
+  const brotli = precompressed && existsSync(BROTLI_STATIC);
   const conf = `
+${brotli ? `load_module ${BROTLI_STATIC};` : ''}
 ${process.getuid?.() === 0 ? 'user root;' : ''}
 worker_processes 1;
 daemon off;
@@ -58,6 +64,7 @@ http {
   default_type application/octet-stream;
   sendfile on; keepalive_timeout 30;
   ${gzip ? 'gzip on; gzip_types application/javascript application/wasm text/css application/json;' : ''}
+  ${precompressed ? 'gzip_static on;' : ''} ${brotli ? 'brotli_static on;' : ''}
   server {
     listen 127.0.0.1:${port};
     add_header Access-Control-Allow-Origin * always;

@@ -70,6 +70,15 @@ describe('v9 Copy-On-Write table (metadata table, clustering, insert overwrite)'
     assert.ok(page.url().includes(`table=${encodeURIComponent(tableUrl(name))}`), 'the URL opens it again');
   });
 
+  test('the page preloads the read module, and the package takes that one download', async () => {
+    const preloaded = await page.evaluate(() => [...document.querySelectorAll('link[rel=preload]')].map((l) => [l.getAttribute('as'), l.href.split('/').at(-1)]));
+    assert.equal(preloaded.length, 1, JSON.stringify(preloaded));
+    assert.equal(preloaded[0][0], 'fetch');
+    assert.match(preloaded[0][1], /^hudi_edge_read_bg-.*\.wasm$/);
+    const fetched = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name.split('/').at(-1)).filter((n) => n.endsWith('.wasm')));
+    assert.deepEqual(fetched, [preloaded[0][1]], 'one request for the module: the preload');
+  });
+
   test('the timeline shows exactly the table\'s instants', async () => {
     const shown = await instantsShown();
     const want = exp.timeline_folder.completed.map((c) => [c.instant_time, c.action, 'completed']);

@@ -616,6 +616,7 @@ async function route() {
     urlInput.value = table;
     return openTable(table, (signal, onProgress) => HudiTable.open(table, { signal, onProgress }));
   }
+  await samplesLoaded;
   const s = sample ? samples.find((x) => x.id === sample) : undefined;
   if (s) return openSample(s);
   current?.controller.abort();
@@ -626,5 +627,9 @@ async function route() {
 
 wireOpeners();
 window.addEventListener('popstate', () => void route());
-samples = await loadSamples();
+// Asked for at once, awaited only where the samples are shown: a table opened by URL starts
+// without waiting for their list.
+const samplesLoaded = loadSamples().then((list) => {
+  samples = list;
+});
 await route();
