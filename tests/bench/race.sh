@@ -13,7 +13,8 @@
 # 1. module size (raw, gzip, brotli) and its compile + instantiate time in Node
 # 2. bytes against the physical limit, 3. dependent round trips open → last row, per query
 #    of tests/bench/mdt_skipping.py on the 1M-row COW bench table at 20 ms per request
-# 4. what the viewer's open costs on the v9 MOR sample table (requests, bytes)
+# 4. what the viewer's open costs on the v9 MOR sample table (requests, bytes), and its first
+#    load in a fresh Chromium behind a 50 Mbit/s, 40 ms link (time to the timeline, bytes)
 # 5. time to first rows, wasm in Node at 20 ms per request, selective queries on the COW bench
 # 6. MOR merge throughput and the Arrow-table read()'s peak memory (tests/bench/mor_merge.sh)
 # 7. a point lookup on a table with 10x the file groups (step 7 below says how it is made)
@@ -82,6 +83,10 @@ sample=$(dirname "$(find "$tmp/sample" -name hoodie.properties -path '*/.hoodie/
 node tests/bench/wasm_node.mjs open-cost "$(dirname "$sample")" > "$tmp/open.json"
 # The same by URL from a static host (nginx with the listing manifest), as the viewer opens it.
 node tests/bench/wasm_node.mjs open-cost-http > "$tmp/open-http.json"
+# The viewer's first load (www/dist built on the package above).
+(cd www && { [ -d node_modules ] || npm ci --silent; } && npm run --silent build) > "$tmp/www-build.txt"
+(cd tests/web && { [ -d node_modules ] || npm ci --silent; })
+node tests/web/bench-first-load.mjs --runs "$runs" --json "$tmp/first-load.json" > "$tmp/first-load.txt"
 
 echo "5. time to first rows, cold through the package (Node, Chromium; 20 ms per request)" >&2
 for q in "id = 500000" "event_date = 2024-06-11" "region = us-east and id >= 100000 and id < 110000"; do
@@ -174,6 +179,12 @@ lines.append(f"| 4 | the same by URL, static host (nginx + listing manifest) | {
              f"{met(open_http['requests'] <= 5 and open_http['bytes'] <= 64 * 1024)} |")
 ops = open_cost["with_operations"]
 lines.append(f"| 4 | … then the timeline's operations (one commit file per write) | {ops['requests']} requests, {kb(ops['bytes'])} in all | - | - | |")
+fl = json.loads((tmp / "first-load.json").read_text())
+g, b = fl["gzip"], fl["brotli"]
+time_met = max(g["drawn_ms"], b["drawn_ms"]) <= 1000
+lines.append(f"| 4 | viewer first load by URL (v9 MOR sample), fresh Chromium, {fl['mbit']} Mbit/s and {fl['rtt_ms']} ms RTT (tests/web/bench-first-load.mjs) | "
+             f"timeline drawn {b['drawn_ms']} ms (brotli) / {g['drawn_ms']} ms (gzip only); {mb(b['transfer_bytes'])} / {mb(g['transfer_bytes'])} crossed for it | - | ≤ 1 s; ≤ 1.5 MiB gzip | "
+             f"time {met(time_met)}; transfer {met(g['transfer_bytes'] <= 1.5 * MiB)} (brotli: {met(b['transfer_bytes'] <= 1.5 * MiB)}) |")
 for f in first:
     q = by_query.get(f["query"], {})
     rs = q.get("hudi_rs") or {}
@@ -216,7 +227,8 @@ lines += ["", "## Bytes and round trips (tests/bench/mdt_skipping.py --latency-m
           "## 10x the file groups (tests/bench/mdt_skipping.py --query 'id = 500000')", "```",
           (tmp / "skipping10.txt").read_text().rstrip(), "```", "",
           "## MOR merge (tests/bench/mor_merge.sh)", "```", mor.rstrip(), "```", "",
-          "## The viewer's open (tests/bench/wasm_node.mjs open-cost, open-cost-http)", "```", json.dumps(open_cost, indent=1), json.dumps(open_http, indent=1), "```", ""]
+          "## The viewer's open (tests/bench/wasm_node.mjs open-cost, open-cost-http)", "```", json.dumps(open_cost, indent=1), json.dumps(open_http, indent=1), "```", "",
+          "## The viewer's first load (tests/web/bench-first-load.mjs)", "```", (tmp / "first-load.txt").read_text().rstrip(), "```", ""]
 out.write_text("\n".join(lines) + "\n")
 print("\n".join(lines[:lines.index("## Bytes and round trips (tests/bench/mdt_skipping.py --latency-ms 20)")]))
 PY

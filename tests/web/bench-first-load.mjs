@@ -12,7 +12,9 @@
 // each encoding interleaved across them (an A/B); `--mbit 0` serves without the link (what
 // the machine itself costs).
 //
-//   node tests/web/bench-first-load.mjs [--runs N] [--mbit 50] [--rtt 40] [--site DIR ...] [TABLE]
+// `--json FILE` also writes the first build's medians there (tests/bench/race.sh reads them).
+//
+//   node tests/web/bench-first-load.mjs [--runs N] [--mbit 50] [--rtt 40] [--site DIR ...] [--json FILE] [TABLE]
 import { cpSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
@@ -29,6 +31,10 @@ const opt = (name, dflt) => {
 const runs = opt('runs', 5);
 const mbit = opt('mbit', 50);
 const rtt = opt('rtt', 40);
+const jsonAt = (() => {
+  const i = args.indexOf('--json');
+  return i >= 0 ? args.splice(i, 2)[1] : undefined;
+})();
 const builds = [join(repo, 'www', 'dist')];
 for (let i; (i = args.indexOf('--site')) >= 0; ) builds.push(args.splice(i, 2)[1]);
 const table = args[0] ?? 'sample_table/mor/avro/v9_txns_simple_meta';
@@ -64,6 +70,7 @@ const modes = [
   { name: 'gzip', encodings: ['gzip', 'deflate'] },
   { name: 'brotli', encodings: ['gzip', 'deflate', 'br'] },
 ];
+const summary = { table, mbit, rtt_ms: rtt, runs };
 try {
   for (const mode of modes) {
     const results = sites.map(() => ({ drawn: [], last: undefined }));
@@ -89,6 +96,8 @@ try {
         }
       }
     }
+    const [first] = results;
+    summary[mode.name] = { drawn_ms: Math.round(median(first.drawn)), transfer_bytes: first.last.atTimeline.total, responses: first.last.atTimeline.entries.length };
     for (const [n, { drawn, last }] of results.entries()) {
       const { atTimeline, atReady } = last;
       console.log(`\n${mode.name} (Accept-Encoding: ${mode.encodings.join(', ')}), ${sites[n].dist}`);
@@ -100,6 +109,7 @@ try {
       }
     }
   }
+  if (jsonAt) writeFileSync(jsonAt, JSON.stringify(summary));
 } finally {
   await link?.stop();
   await nginx.stop();
