@@ -1,8 +1,10 @@
 // Benchmark (not a test): the viewer's first load as a visitor on a 50 Mbit/s link with 40 ms
-// round trips sees it (a shaping proxy in front of nginx: tests/web/lib/link.mjs). A fresh Chromium profile per run opens `/?table=URL` (a v9 Merge-On-Read
-// sample on the same host) and the page's own clocks and resource timing say when the table's
-// timeline was drawn (`performance.mark('hudi:timeline-drawn')`, ms after navigation start) and
-// what crossed the wire (`transferSize`: headers + encoded body, the HTML included).
+// round trips sees it (a shaping proxy in front of nginx: tests/web/lib/link.mjs). A fresh
+// Chromium profile per run opens `/?table=URL` (a v9 Merge-On-Read sample on the same host);
+// the page's own clocks say when the table's timeline was drawn
+// (`performance.mark('hudi:timeline-drawn')`, ms after navigation start) and when its data
+// panel showed its first rows ('hudi:rows-shown'), and resource timing what crossed the wire
+// for the timeline (`transferSize`: headers + encoded body, the HTML included).
 //
 // www/dist is served by nginx from a copy whose first-load files carry `.gz` (gzip -9) and `.br`
 // (brotli 11) twins, as a static host or CDN serves them; each run accepts either gzip only or
@@ -73,7 +75,7 @@ const modes = [
 const summary = { table, mbit, rtt_ms: rtt, runs };
 try {
   for (const mode of modes) {
-    const results = sites.map(() => ({ drawn: [], last: undefined }));
+    const results = sites.map(() => ({ drawn: [], rows: [], last: undefined }));
     for (let r = 0; r < runs; r++) {
       for (const [n, site] of sites.entries()) {
         const browser = await launchChromium();
@@ -89,6 +91,7 @@ try {
           await page.waitForSelector('body[data-ready=yes]', { timeout: 60000 });
           const atReady = await page.evaluate(transfer);
           results[n].drawn.push(atTimeline.drawnMs);
+          results[n].rows.push(atReady.rowsMs);
           results[n].last = { atTimeline, atReady };
           await page.close();
         } finally {
@@ -97,11 +100,12 @@ try {
       }
     }
     const [first] = results;
-    summary[mode.name] = { drawn_ms: Math.round(median(first.drawn)), transfer_bytes: first.last.atTimeline.total, responses: first.last.atTimeline.entries.length };
-    for (const [n, { drawn, last }] of results.entries()) {
+    summary[mode.name] = { drawn_ms: Math.round(median(first.drawn)), rows_ms: first.rows.every((x) => x !== undefined) ? Math.round(median(first.rows)) : null, transfer_bytes: first.last.atTimeline.total, responses: first.last.atTimeline.entries.length };
+    for (const [n, { drawn, rows, last }] of results.entries()) {
       const { atTimeline, atReady } = last;
       console.log(`\n${mode.name} (Accept-Encoding: ${mode.encodings.join(', ')}), ${sites[n].dist}`);
       console.log(`  timeline drawn: median ${median(drawn).toFixed(0)} ms after navigation start (${drawn.map((x) => x.toFixed(0)).join(' / ')})`);
+      if (rows.every((x) => x !== undefined)) console.log(`  first rows shown (the data panel's first query): median ${median(rows).toFixed(0)} ms (${rows.map((x) => x.toFixed(0)).join(' / ')})`);
       console.log(`  transferred for it: ${mib(atTimeline.total)} (${kib(atTimeline.total)}) in ${atTimeline.entries.length} responses; once the page is ready: ${mib(atReady.all)} in ${atReady.count}`);
       console.log('  the last run, each response the first screen waited for (ms after navigation start):');
       for (const e of atTimeline.entries) {
@@ -125,7 +129,8 @@ function transfer() {
     end: e.responseEnd,
   }));
   const drawnMs = performance.getEntriesByName('hudi:timeline-drawn')[0]?.startTime;
+  const rowsMs = performance.getEntriesByName('hudi:rows-shown')[0]?.startTime;
   // What the first screen waited for: the responses started before it was drawn.
   const before = entries.filter((e) => e.start <= drawnMs);
-  return { entries: before, total: before.reduce((n, e) => n + e.transfer, 0), all: entries.reduce((n, e) => n + e.transfer, 0), count: entries.length, drawnMs };
+  return { entries: before, total: before.reduce((n, e) => n + e.transfer, 0), all: entries.reduce((n, e) => n + e.transfer, 0), count: entries.length, drawnMs, rowsMs };
 }

@@ -453,6 +453,7 @@ async function showTable(table: HudiTable, label: string, signal: AbortSignal, t
   }
   await data.run();
   timings.dataShown = performance.now() - t0;
+  performance.mark('hudi:rows-shown');
   refreshIo();
   document.body.dataset.ready = 'yes';
 }
