@@ -26,19 +26,17 @@ import { repo, startNginx, unzippedFixtures } from './lib/servers.mjs';
 import { tempDir } from '../lib/harness.mjs';
 
 const args = process.argv.slice(2);
-const opt = (name, dflt) => {
+/** The value after `--name` (taken out of args), or undefined. */
+const take = (name) => {
   const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args.splice(i, 2)[1]) : dflt;
-};
-const runs = opt('runs', 5);
-const mbit = opt('mbit', 50);
-const rtt = opt('rtt', 40);
-const jsonAt = (() => {
-  const i = args.indexOf('--json');
   return i >= 0 ? args.splice(i, 2)[1] : undefined;
-})();
+};
+const runs = Number(take('runs') ?? 5);
+const mbit = Number(take('mbit') ?? 50);
+const rtt = Number(take('rtt') ?? 40);
+const jsonAt = take('json');
 const builds = [join(repo, 'www', 'dist')];
-for (let i; (i = args.indexOf('--site')) >= 0; ) builds.push(args.splice(i, 2)[1]);
+for (let site; (site = take('site')) !== undefined; ) builds.push(site);
 const table = args[0] ?? 'sample_table/mor/avro/v9_txns_simple_meta';
 
 // Each build under /site-N/ of one nginx, its first-load files precompressed: what index.html
@@ -99,13 +97,17 @@ try {
         }
       }
     }
+    // A build without the rows-shown mark (an older viewer) reports no rows time.
+    const rowsMedian = (rows) => (rows.every((x) => x !== undefined) ? median(rows) : undefined);
     const [first] = results;
-    summary[mode.name] = { drawn_ms: Math.round(median(first.drawn)), rows_ms: first.rows.every((x) => x !== undefined) ? Math.round(median(first.rows)) : null, transfer_bytes: first.last.atTimeline.total, responses: first.last.atTimeline.entries.length };
+    const firstRows = rowsMedian(first.rows);
+    summary[mode.name] = { drawn_ms: Math.round(median(first.drawn)), rows_ms: firstRows === undefined ? null : Math.round(firstRows), transfer_bytes: first.last.atTimeline.total, responses: first.last.atTimeline.entries.length };
     for (const [n, { drawn, rows, last }] of results.entries()) {
       const { atTimeline, atReady } = last;
       console.log(`\n${mode.name} (Accept-Encoding: ${mode.encodings.join(', ')}), ${sites[n].dist}`);
       console.log(`  timeline drawn: median ${median(drawn).toFixed(0)} ms after navigation start (${drawn.map((x) => x.toFixed(0)).join(' / ')})`);
-      if (rows.every((x) => x !== undefined)) console.log(`  first rows shown (the data panel's first query): median ${median(rows).toFixed(0)} ms (${rows.map((x) => x.toFixed(0)).join(' / ')})`);
+      const rowsMid = rowsMedian(rows);
+      if (rowsMid !== undefined) console.log(`  first rows shown (the data panel's first query): median ${rowsMid.toFixed(0)} ms (${rows.map((x) => x.toFixed(0)).join(' / ')})`);
       console.log(`  transferred for it: ${mib(atTimeline.total)} (${kib(atTimeline.total)}) in ${atTimeline.entries.length} responses; once the page is ready: ${mib(atReady.all)} in ${atReady.count}`);
       console.log('  the last run, each response the first screen waited for (ms after navigation start):');
       for (const e of atTimeline.entries) {
