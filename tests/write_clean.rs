@@ -229,6 +229,70 @@ async fn cow_clean_deletes_the_old_slices_and_reads_stay() {
     );
 }
 
+/// A write that defers its services answers at its commit point, cleaning nothing; the
+/// clean it would have run comes from a later run of those services, as it would have.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_defers_its_services_leaves_them_to_a_later_run() {
+    let dir = dir_of("deferred");
+    create(&dir, TableType::CopyOnWrite).await;
+    let off = options(&[("hoodie.clean.automatic", "false")]);
+    let mut commits = Vec::new();
+    for n in 0..14 {
+        commits.push(write_n(&dir, n, &off).await.instant);
+    }
+    let keep = options(&[("hoodie.clean.commits.retained", "3")]);
+    let table = open(&dir).await;
+    let batches = decode_input(&table, &batch(14)).await;
+    let mut deferred = WriteOptions::new(Operation::Upsert);
+    deferred.options = keep.clone();
+    deferred.defer_services = true;
+    let files_before = data_files(&dir);
+    let w = table.write(&batches, &deferred).await.expect("write");
+    commits.push(w.instant.clone());
+    assert!(
+        w.services.clean.is_empty() && w.services.io.requests == 0,
+        "{:?}",
+        w.services
+    );
+    assert!(
+        data_files(&dir).is_superset(&files_before),
+        "nothing cleaned"
+    );
+    // Keep 3 of the 15 commits.
+    let retain = commits[12].clone();
+    let expected = expected_clean(&dir, &retain).await;
+    assert!(!expected.is_empty());
+    let rows = our_rows(&dir, ReadOptions::default()).await;
+    let (done, rolled_back) = open(&dir)
+        .await
+        .services_after_write(&keep)
+        .await
+        .expect("services");
+    assert!(rolled_back.is_empty() && done.errors.is_empty(), "{done:?}");
+    assert_eq!(done.clean.len(), 1, "{:?}", done.clean);
+    let c = &done.clean[0];
+    assert_eq!(
+        (c.table, c.earliest_commit_to_retain.as_str()),
+        ("data", retain.as_str())
+    );
+    assert_eq!(c.files_deleted, expected.len());
+    let gone: BTreeSet<String> = files_before
+        .difference(&data_files(&dir))
+        .cloned()
+        .collect();
+    assert_eq!(gone, expected, "exactly the expected slices go");
+    assert_eq!(
+        mdt_files(&dir).await,
+        data_files(&dir),
+        "files partition = storage"
+    );
+    assert_eq!(our_rows(&dir, ReadOptions::default()).await, rows);
+    assert_eq!(hudi_rs_rows(&dir, &[]), rows, "hudi-rs reads the same");
+    // Nothing is due any more.
+    let (again, _) = open(&dir).await.services_after_write(&keep).await.unwrap();
+    assert!(again.clean.is_empty() && again.archival.is_none() && again.errors.is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mor_cleans_its_metadata_table_when_due() {
     let dir = dir_of("mor");

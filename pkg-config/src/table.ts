@@ -16,6 +16,9 @@ import { isLocal, localStorageFor } from './local-tables.js';
 import type { StorageObject } from './storage-object.js';
 import type {
   Cancellable,
+  RefreshOptions,
+  RunServicesOptions,
+  ServicesResult,
   Change,
   ChangeOptions,
   ChangePlan,
@@ -780,7 +783,7 @@ export class HudiTable {
       const bytes = rowsAsIpc(rows, o.options);
       const before = new Set((await w.timeline(false)).instants.map((i) => i.requestedTime));
       progress.polling('writing');
-      const wireOptions = { operation, options: o.options, commitRetries: o.commitRetries, addColumns: o.addColumns };
+      const wireOptions = { operation, options: o.options, commitRetries: o.commitRetries, addColumns: o.addColumns, deferServices: o.deferServices };
       try {
         const r = await w.write(bytes, wireOptions, o.signal);
         this.#layout = undefined;
@@ -993,13 +996,38 @@ export class HudiTable {
     });
   }
 
-  /** Reads the timeline again: later calls see commits made since the table was opened. */
-  refresh(o: Cancellable = {}): Promise<void> {
-    return this.#run(o?.signal, async (w) => {
-      await w.reload(o.signal);
+  /** The table services a write made with `deferServices` left — cleaning, archival, inline
+   *  compaction and clustering as `options` configure them, each only when due — run on the
+   *  table as it is now. Later calls see what they did. */
+  runServices(o: RunServicesOptions = {}): Promise<ServicesResult> {
+    return this.#runFull(o?.signal, 'run table services', async (w) => {
+      const r = await w.runServices(o.options ?? {}, o.signal);
       this.#layout = undefined;
       this.#history = undefined;
+      return { cleans: r.clean, archival: r.archival, compaction: r.compaction, clustering: r.clustering, rolledBack: r.rolledBack, serviceErrors: r.serviceErrors, io: r.io };
     });
+  }
+
+  /** Reads the timeline again: later calls see commits made since the table was opened.
+   *  With `forWrite`, also what a write reads before its first request of its own (the
+   *  latest schema, the metadata table's partition listings, the full module), so a write
+   *  that follows starts at once: a process or isolate that keeps its handle between writes
+   *  refreshes it after each one, off the path of the next. */
+  async refresh(o: RefreshOptions = {}): Promise<void> {
+    if (o.forWrite) {
+      this.#writable(this.#alive(), 'write');
+      // Moving to the full module opens the table there afresh: no reload after it.
+      const moved = !this.#full;
+      await this.#toFull(o.signal);
+      await this.#run(o.signal, async (w) => {
+        if (!moved) await w.reload(o.signal);
+        await w.schema(o.signal);
+      });
+    } else {
+      await this.#run(o?.signal, (w) => w.reload(o.signal));
+    }
+    this.#layout = undefined;
+    this.#history = undefined;
   }
 
   /** The storage lock and the writers' heartbeats, when the table has them (multi-writer

@@ -16,6 +16,13 @@ export interface Progress {
   filesTotal: number;
 }
 
+/** `HudiTable.refresh()`'s options. */
+export interface RefreshOptions extends Cancellable {
+  /** Also reads what the next write reads first (the latest schema and the metadata
+   *  table's partition listings), on a table open over a storage that takes writes. */
+  forWrite?: boolean;
+}
+
 export interface Cancellable {
   /** Aborts the operation: it rejects with an `AbortedError` (`name` `'AbortError'`, or
    *  `'TimeoutError'` for `AbortSignal.timeout()`; `cause`: `signal.reason`) and its requests
@@ -615,6 +622,33 @@ export interface WriteJobOptions {
    *  `RecordBatch` (plain objects cannot say whether `1` is an int, a long or a double, so
    *  they cannot add columns). Default false: rows from elsewhere do not change the schema. */
   addColumns?: boolean;
+  /** The write answers at its commit point and leaves the table services it would run after
+   *  it (cleaning, archival, inline compaction and clustering) to a later `runServices()`
+   *  with the same `options`: an endpoint answers sooner and runs them after its answer.
+   *  Default false (Hudi's order: the services before the write returns). */
+  deferServices?: boolean;
+}
+
+/** `HudiTable.runServices()`'s options. */
+export interface RunServicesOptions extends Cancellable {
+  /** Hudi write configs (`hoodie.*`): which services run and their thresholds, as a write
+   *  with these `options` runs them. */
+  options?: Record<string, string>;
+}
+
+/** What `HudiTable.runServices()` ran: each service only when due, reported when it did
+ *  something. */
+export interface ServicesResult {
+  cleans: CleanResult[];
+  archival: ArchiveResult | null;
+  compaction: CompactReport | null;
+  clustering: ClusterReport | null;
+  /** Failed writes the clean rolled back first (a single writer under `LAZY`). */
+  rolledBack: string[];
+  /** Services that failed: the next run finishes what they left. */
+  serviceErrors: ServiceError[];
+  /** Requests: deciding whether each service is due, and running it. */
+  io: IoStats;
 }
 
 /** One committed write (`upsert`, `insert` or `delete`). */

@@ -143,3 +143,31 @@ test('two writers on the same instant: CONFLICT naming it, nothing visible', asy
   });
   assert.deepEqual(lines((await t.rows()).map(dataOnly)), lines(before.map((l) => dataOnly(JSON.parse(l)))));
 });
+
+test('deferServices: the write answers at its commit point; runServices() runs what it left, refresh({ forWrite }) readies the next write', async () => {
+  const root = copy(WRITE_TABLES.mor);
+  const compactEvery = { 'hoodie.compact.inline': 'true', 'hoodie.compact.inline.max.delta.commits': '1' };
+  const compactions = () => readdirSync(join(root, '.hoodie', 'timeline')).filter((n) => /^\d{17}_\d{17}\.commit$/.test(n));
+  const t = await HudiTable.openStorage(fsStorage(root));
+  const before = compactions();
+  const w = await t.upsert(txnRows('mor', 10, { prefix: 'DEFER' }), { options: compactEvery, deferServices: true });
+  assert.equal(w.inserted, 10);
+  assert.deepEqual([w.compaction, w.cleans, w.archival], [null, [], null], 'no service ran with the write');
+  assert.deepEqual(compactions(), before);
+  const rows = await agreedRows(root);
+  const done = await t.runServices({ options: compactEvery });
+  assert.equal(done.compaction?.completed?.length, 1, JSON.stringify(done.compaction));
+  assert.deepEqual(done.serviceErrors, []);
+  assert.ok(done.io.requests > 0);
+  assert.equal(compactions().length, before.length + 1, 'the compaction the write would have run');
+  // The same rows (a compacted row's file name changes, nothing else).
+  const data = (ls) => lines(ls.map((l) => dataOnly(JSON.parse(l))));
+  assert.deepEqual(data(await agreedRows(root)), data(rows), 'the same rows after it');
+  assert.deepEqual(lines((await t.rows()).map(dataOnly)), data(rows), 'the handle sees the table as the services left it');
+  const again = await t.runServices({ options: compactEvery });
+  assert.deepEqual([again.compaction, again.cleans.length], [null, 0], 'nothing due any more');
+  await t.refresh({ forWrite: true });
+  const next = await t.upsert(txnRows('mor', 5, { prefix: 'DEFER', from: 10 }));
+  assert.equal(next.inserted, 5);
+  t.close();
+});

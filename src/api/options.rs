@@ -115,6 +115,10 @@ pub struct WriteOptions {
     #[serde(default)]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     add_columns: Option<bool>,
+    /// The write ends at its commit point; its table services are run later, on their own.
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    defer_services: Option<bool>,
 }
 
 impl WriteOptions {
@@ -124,6 +128,7 @@ impl WriteOptions {
             options: self.options.unwrap_or_default(),
             commit_retries: self.commit_retries.unwrap_or(0),
             add_columns: self.add_columns.unwrap_or(false),
+            defer_services: self.defer_services.unwrap_or(false),
         })
     }
 }

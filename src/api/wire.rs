@@ -126,6 +126,49 @@ pub struct WriteResult {
     pub services_io: IoSnapshot,
 }
 
+/// `runServices()`: the table services a write defers (`deferServices`), run on their own.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
+pub struct ServicesRun {
+    /// Cleans (the data table's, the metadata table's own).
+    pub clean: Vec<CleanResult>,
+    /// Services that failed (their next run finishes what they left).
+    pub service_errors: Vec<ServiceError>,
+    /// Archival, when it moved anything.
+    pub archival: Option<ArchiveResult>,
+    /// Merge-On-Read compaction, when one was due or pending.
+    pub compaction: Option<CompactReport>,
+    /// Clustering, when one was due or pending.
+    pub clustering: Option<ClusterReport>,
+    /// Failed writes the clean rolled back first (their instants).
+    pub rolled_back: Vec<String>,
+    /// Requests: deciding whether each service is due, and running it.
+    pub io: IoSnapshot,
+}
+
+impl ServicesRun {
+    pub fn of(
+        done: crate::write::services::AfterCommit,
+        rolled_back: Vec<crate::write::RolledBack>,
+    ) -> ServicesRun {
+        ServicesRun {
+            clean: done.clean.into_iter().map(CleanResult::from).collect(),
+            service_errors: (done.errors.into_iter())
+                .map(|e| ServiceError {
+                    service: e.service.to_string(),
+                    code: e.code.to_string(),
+                    message: e.message,
+                })
+                .collect(),
+            archival: done.archival.map(ArchiveResult::from),
+            compaction: done.compaction.map(CompactReport::from),
+            clustering: done.clustering.map(ClusterReport::from),
+            rolled_back: rolled_back.into_iter().map(|b| b.instant).collect(),
+            io: done.io,
+        }
+    }
+}
+
 /// A table service that failed after a commit.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(Tsify), serde(rename_all = "camelCase"))]
@@ -365,6 +408,7 @@ pub struct MetadataTableWrite {
 impl From<crate::write::WriteResult> for WriteResult {
     fn from(r: crate::write::WriteResult) -> Self {
         let c = r.records;
+        let services = ServicesRun::of(r.services, Vec::new());
         WriteResult {
             instant: r.instant,
             completion_time: r.completion_time,
@@ -385,20 +429,12 @@ impl From<crate::write::WriteResult> for WriteResult {
             rolled_back: r.rolled_back.into_iter().map(|b| b.instant).collect(),
             attempts: r.attempts,
             io: r.io,
-            clean: (r.services.clean.into_iter())
-                .map(CleanResult::from)
-                .collect(),
-            service_errors: (r.services.errors.into_iter())
-                .map(|e| ServiceError {
-                    service: e.service.to_string(),
-                    code: e.code.to_string(),
-                    message: e.message,
-                })
-                .collect(),
-            archival: r.services.archival.map(ArchiveResult::from),
-            compaction: r.services.compaction.map(CompactReport::from),
-            clustering: r.services.clustering.map(ClusterReport::from),
-            services_io: r.services.io,
+            clean: services.clean,
+            service_errors: services.service_errors,
+            archival: services.archival,
+            compaction: services.compaction,
+            clustering: services.clustering,
+            services_io: services.io,
         }
     }
 }

@@ -213,6 +213,23 @@ impl Table {
         Box::pin(crate::write::write(&context, batches, options)).await
     }
 
+    /// The table services a write runs after its commit, on their own (for writes made with
+    /// `defer_services`): cleaning, archival, inline compaction and clustering as `options`
+    /// configure them, each only when due. A service that fails is reported in the answer's
+    /// `errors`, as after a write. This handle may then be behind: reopen it.
+    pub async fn services_after_write(
+        &self,
+        options: &BTreeMap<String, String>,
+    ) -> Result<(
+        crate::write::services::AfterCommit,
+        Vec<crate::write::RolledBack>,
+    )> {
+        let context = self.write_ctx();
+        let mut write = WriteOptions::new(crate::write::Operation::Upsert);
+        write.options = options.clone();
+        Box::pin(crate::write::services_after_write(&context, &write)).await
+    }
+
     /// Builds the metadata-table `partitions` (none named: Spark's defaults) and those
     /// `options` ask for (`hoodie.metadata.*`) that the table lacks; under the table lock when the options
     /// configure several writers. `None` when none was missing. This handle still shows

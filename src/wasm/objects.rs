@@ -10,7 +10,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use super::{js_value, to_js, WasmTable};
+use super::{abortable, js_value, to_js, WasmTable};
 use crate::error::HudiError;
 use crate::storage::{Purpose, StorageExt};
 use crate::table::Table;
@@ -31,14 +31,21 @@ impl WasmTable {
         self.table().config().timezone == crate::api::TimelineTimezone::Utc
     }
 
-    /// Reopens the table: later calls see the timeline as it is now.
+    /// Reopens the table: later calls see the timeline as it is now. One reopen, also
+    /// when a write since the open left this handle behind.
     pub async fn reload(&self, signal: Option<AbortSignal>) -> Result<(), JsValue> {
-        let fresh = self
-            .on_table(signal, |t| async move { t.reopen().await.map_err(to_js) })
-            .await?;
+        let writes = self.writes.get();
+        let held = self.table();
+        let fresh = abortable(signal.as_ref(), async {
+            held.reopen().await.map_err(to_js)
+        })
+        .await?;
         *self.table.borrow_mut() = Arc::new(fresh);
         *self.latest.borrow_mut() = None;
-        self.shows.set(self.writes.get());
+        // A write that committed during the reopen may not show in it.
+        if self.shows.get() < writes {
+            self.shows.set(writes);
+        }
         Ok(())
     }
 

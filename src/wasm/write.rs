@@ -55,6 +55,35 @@ impl WasmTable {
         js_value(&wire::WriteResult::from(result))
     }
 
+    /// The table services a write made with `deferServices` left (cleaning, archival, inline
+    /// compaction and clustering as `options` configure them, each only when due), run on
+    /// the table as it is now. Afterwards this handle shows what they did.
+    #[wasm_bindgen(js_name = runServices, unchecked_return_type = "ServicesRun")]
+    pub async fn run_services(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] options: JsValue,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        let options = hoodie_options(options, "runServices")?;
+        let table = abortable(signal.as_ref(), self.current()).await?;
+        let (done, rolled_back) = abortable(signal.as_ref(), async {
+            table.services_after_write(&options).await.map_err(to_js)
+        })
+        .await?;
+        let run = wire::ServicesRun::of(done, rolled_back);
+        let changed = !run.clean.is_empty()
+            || !run.service_errors.is_empty()
+            || !run.rolled_back.is_empty()
+            || run.archival.is_some()
+            || run.compaction.is_some()
+            || run.clustering.is_some();
+        if changed {
+            // The next call that reads reopens the table.
+            self.writes.set(self.writes.get() + 1);
+        }
+        js_value(&run)
+    }
+
     /// Builds the metadata-table `partitions` (none: Spark's defaults) and those `options`
     /// (`hoodie.metadata.*`, lock configs) ask for that the table lacks, then reloads.
     /// `null` when none was missing.

@@ -151,6 +151,7 @@ pub struct WriteConfig {
     pub operation: Operation,
     pub commit_retries: u32,
     pub add_columns: bool,
+    pub defer_services: bool,
     pub concurrency: Concurrency,
     /// LAZY failed-writes policy (explicit, or implied by a multi-writer mode).
     pub lazy_rollback: bool,
@@ -232,6 +233,7 @@ impl WriteConfig {
             operation: options.operation,
             commit_retries: options.commit_retries,
             add_columns: options.add_columns,
+            defer_services: options.defer_services,
             concurrency,
             lazy_rollback,
             index_type,

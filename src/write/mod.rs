@@ -114,6 +114,10 @@ pub struct WriteOptions {
     /// instead of refused, as a Spark write of a wider DataFrame does. Off by default: an
     /// endpoint taking rows from elsewhere should not let them change the schema.
     pub add_columns: bool,
+    /// The write ends at its commit point: the table services it would run after it
+    /// (cleaning, archival, inline compaction and clustering) are left to a later
+    /// [`services_after_write`] on the table as it is then.
+    pub defer_services: bool,
 }
 
 impl WriteOptions {
@@ -123,6 +127,7 @@ impl WriteOptions {
             options: BTreeMap::new(),
             commit_retries: 0,
             add_columns: false,
+            defer_services: false,
         }
     }
 }
@@ -361,7 +366,9 @@ async fn write_configured(
     options: &WriteConfig,
 ) -> Result<WriteResult> {
     let mut result = Box::pin(write_committed(table, batches, options)).await?;
-    services::after_commit(table, options, &mut result).await;
+    if !options.defer_services {
+        services::after_commit(table, options, &mut result).await;
+    }
     Ok(result)
 }
 
@@ -498,6 +505,19 @@ async fn write_single(
     };
     let io = client.io().since(&started);
     Ok(write_result(options, done, (compaction, rolled_back), io))
+}
+
+/// The table services a write runs after its commit (cleaning, archival, inline compaction
+/// and clustering, as `options` configure them; each only when due), run on their own: for
+/// writes made with [`WriteOptions::defer_services`]. Failed writes its clean rolled back
+/// are in the second value.
+pub async fn services_after_write(
+    table: &Ctx<'_>,
+    options: &WriteOptions,
+) -> Result<(services::AfterCommit, Vec<RolledBack>)> {
+    let options = &WriteConfig::new(options, table.client.config())?;
+    check_writable(table)?;
+    Ok(services::run_after_commit(table, options).await)
 }
 
 /// The answer for a committed write: the planner's counts completed by the commit's.

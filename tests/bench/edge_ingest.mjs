@@ -9,7 +9,7 @@
 // same proxy, is the peer. Each commit is checked (50 updated, 50 inserted).
 //
 //   node tests/bench/edge_ingest.mjs [--commits N] [--latency-ms 20] [--server moto|seaweedfs] [--concurrency N] [--mdt-cache-bytes N]
-//                                    [--write-options JSON] [--several-writers] [--v8-flags FLAGS]
+//                                    [--write-options JSON] [--several-writers] [--v8-flags FLAGS] [--open-each-post]
 //                                    [--out tests/bench/results/edge_ingest.md] [--dump-trace FILE]
 // Needs .ci/setup, the bench table (tests/spark/make_bench_tables.py) and a built pkg-config;
 // `--server seaweedfs` (SeaweedFS's S3 gateway instead of moto) needs tests/bench/setup-s3.sh.
@@ -31,6 +31,9 @@ const WRITE_OPTIONS = arg('--write-options', null); // the worker's HUDI_WRITE_O
 const SEVERAL_WRITERS = process.argv.includes('--several-writers'); // the worker's default: writes under the storage lock
 const V8_FLAGS = arg('--v8-flags', null); // workerd's V8 flags, space-separated (e.g. '--no-liftoff': optimized wasm from the start)
 const DUMP = arg('--dump-trace', null); // a JSON file for the proxy's trace of every POST
+// The worker keeps its table handle between POSTs and refreshes it after each response (its
+// default); --open-each-post (KEEP_TABLE_WARM=false) opens and closes one per POST instead.
+const OPEN_EACH_POST = process.argv.includes('--open-each-post');
 const TABLE = 'bench_mor_v9';
 const BUCKET = 'bench';
 const tables = join(cache, 'tables');
@@ -202,6 +205,7 @@ export default {
     // One POST at a time, as writes funnelled through one Durable Object: the single-writer
     // commit the earlier rounds measured, unless --several-writers (the worker's default).
     ...(SEVERAL_WRITERS ? {} : { SINGLE_WRITER: 'true' }),
+    ...(OPEN_EACH_POST ? { KEEP_TABLE_WARM: 'false' } : {}),
   }, { v8Flags: V8_FLAGS ? V8_FLAGS.split(/\s+/).filter(Boolean) : [] });
   const head = async () => {
     const s = performance.now();
@@ -233,7 +237,20 @@ export default {
       wasm: Number(res.headers.get('x-wasm-memory-bytes')),
       split: split(proxy.stats.trace, s, end),
       start: s,
+      ...(await afterResponse()),
     };
+  };
+  /** The requests the worker makes after a POST's answer (the kept handle's refresh), waited
+   *  out before the next POST: nothing new at the proxy for 300 ms. */
+  const afterResponse = async () => {
+    const from = proxy.stats.trace.length;
+    for (let seen = -1; seen !== proxy.stats.trace.length; ) {
+      seen = proxy.stats.trace.length;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    const reqs = proxy.stats.trace.slice(from);
+    const waves = reqs.length ? split(proxy.stats.trace, reqs[0].arrived, Math.max(...reqs.map((r) => r.done ?? r.arrived))).waves.length : 0;
+    return { refresh: { requests: reqs.length, waves } };
   };
   const runs = [];
   for (let c = 0; c < COMMITS; c++) runs.push(await post(batches[c]));
@@ -257,14 +274,16 @@ export default {
   out(`# edge-ingest in workerd: 100-row upserts into ${TABLE} (1M rows, record index) on ${SERVER}, +${LATENCY} ms per request`);
   out();
   out(`Command: \`node tests/bench/edge_ingest.mjs --commits ${COMMITS} --latency-ms ${LATENCY}${SERVER === 'moto' ? '' : ` --server ${SERVER}`}${CONCURRENCY ? ` --concurrency ${CONCURRENCY}` : ''}${MDT_CACHE !== null ? ` --mdt-cache-bytes ${MDT_CACHE}` : ''}${WRITE_OPTIONS !== null ? ` --write-options '${WRITE_OPTIONS}'` : ''}${SEVERAL_WRITERS ? ' --several-writers' : ''}${V8_FLAGS ? ` --v8-flags '${V8_FLAGS}'` : ''}\` (${new Date().toISOString().slice(0, 10)}, 2 cores shared).`);
-  out('Each POST: the worker opens the table (properties + timeline), upserts 50 updates and 50 new keys, closes it.');
+  out(OPEN_EACH_POST
+    ? 'Each POST: the worker opens the table (properties + timeline), upserts 50 updates and 50 new keys, closes it (KEEP_TABLE_WARM=false).'
+    : 'Each POST: the worker takes the table handle the POST before kept (the first opens it: properties + timeline), upserts 50 updates and 50 new keys; after its answer the worker refreshes the handle (timeline, schema, metadata-table listings) for the next POST, which the bench waits out (the refresh\'s requests: the last column).');
   out();
   out(`The worker's metadata cache: ${runs[0].cache ? `on, ${mib(runs[0].cache.maxBytes)} MiB budget (MDT_CACHE_BYTES)` : 'off'}.`);
   out();
-  out('| commit | POST wall ms | storage requests (proxy) | MDT GETs | server busy ms (summed) | write requests | write round trips | wasm memory MiB (high-water) | MDT cache MiB held / hits | metadata-table compaction |');
-  out('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  out('| commit | POST wall ms | storage requests (proxy) | dependent rounds (waves) | MDT GETs | server busy ms (summed) | write requests | write round trips | wasm memory MiB (high-water) | MDT cache MiB held / hits | metadata-table compaction | after the answer: requests / rounds |');
+  out('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|');
   runs.forEach((r, i) =>
-    out(`| ${i + 1}${i === 0 ? ' (first)' : ''} | ${r.ms.toFixed(0)} | ${r.requests} | ${mdtGets(r)} | ${r.motoMs.toFixed(0)} | ${r.writeRequests} | ${r.roundTrips} | ${mib(r.wasm)} | ${r.cache ? `${mib(r.cache.bytes)} / ${r.cache.hits - (runs[i - 1]?.cache?.hits ?? 0)}` : '—'} | ${r.compaction ?? ''} |`),
+    out(`| ${i + 1}${i === 0 ? ' (first)' : ''} | ${r.ms.toFixed(0)} | ${r.requests} | ${r.split.waves.length} | ${mdtGets(r)} | ${r.motoMs.toFixed(0)} | ${r.writeRequests} | ${r.roundTrips} | ${mib(r.wasm)} | ${r.cache ? `${mib(r.cache.bytes)} / ${r.cache.hits - (runs[i - 1]?.cache?.hits ?? 0)}` : '—'} | ${r.compaction ?? ''} | ${r.refresh.requests} / ${r.refresh.waves} |`),
   );
   // Commits that compacted the metadata table first are a different job: reported apart.
   const warm = runs.slice(1).filter((r) => !r.compaction);
@@ -274,7 +293,7 @@ export default {
   if (compacting.length) out(`- with a metadata-table compaction first: ${compacting.map((r) => `${r.ms.toFixed(0)} ms, ${r.requests} requests`).join('; ')}`);
   const normal = runs.filter((r, i) => !runs.slice(0, i + 1).some((x) => x.compaction));
   out(`- wasm memory high-water before any compaction: **${mib(Math.max(...normal.map((r) => r.wasm)))} MiB**`);
-  out(`- storage requests per POST (median): ${median(warm.map((r) => r.requests))}, of them metadata-table GETs (its properties included): ${median(warm.map(mdtGets))}; write round trips (median): ${median(warm.map((r) => r.roundTrips))}`);
+  out(`- storage requests per POST (median): ${median(warm.map((r) => r.requests))}, of them metadata-table GETs (its properties included): ${median(warm.map(mdtGets))}; dependent rounds per POST (median): **${median(warm.map((r) => r.split.waves.length))}** (target ≤ 5); write round trips (median): ${median(warm.map((r) => r.roundTrips))}; after the answer (median): ${median(warm.map((r) => r.refresh.requests))} requests in ${median(warm.map((r) => r.refresh.waves))} rounds`);
   // Where a write's requests go (load does not change these): the median commit's, by purpose.
   const typical = [...warm].sort((a, b) => a.writeRequests - b.writeRequests)[warm.length >> 1];
   const purposes = Object.entries(typical.byPurpose).sort((a, b) => b[1].requests - a[1].requests);

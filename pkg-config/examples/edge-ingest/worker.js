@@ -68,6 +68,57 @@ function openTable(env, signal) {
   return HudiTable.open(env.TABLE_URL, { ...storageOptions(env, signal), ...(cache ? { cache } : {}) });
 }
 
+// After its answer (ctx.waitUntil) a POST runs the table services its write left
+// (deferServices: cleaning, archival, inline compaction and clustering, each when due), then
+// refreshes its table handle (the latest timeline, schema and metadata-table listings) and
+// keeps it for the next POST this isolate serves. That POST then starts with its write's
+// first round instead of two rounds of opening, and answers at its commit point. A POST waits
+// for the work after earlier answers before it writes (one writer at a time in the isolate,
+// services included); one that finds the handle taken (POSTs at once) opens its own. The
+// write lists the timeline anyway: a commit by anyone else since the refresh is seen there,
+// and the write redoes its reads on the table as it is. KEEP_TABLE_WARM=false: each POST
+// opens its own handle, runs the services before answering and closes it.
+let warmTable;
+let afterAnswers = Promise.resolve();
+
+const keepsTableWarm = (env, ctx) => env.KEEP_TABLE_WARM !== 'false' && typeof ctx?.waitUntil === 'function';
+
+/** The kept handle, once the work after earlier answers has settled (undefined when there is
+ *  none or its refresh failed). */
+async function takeWarmTable() {
+  await afterAnswers;
+  const kept = warmTable;
+  warmTable = undefined;
+  return kept;
+}
+
+/** The work after a POST's answer: its write's services, then `table` refreshed and kept for
+ *  the next POST (closed instead when another handle is kept already, or on a failure). */
+function afterAnswer(table, env, ctx) {
+  const keeps = warmTable === undefined;
+  const work = (async () => {
+    let keep = false;
+    try {
+      const done = await table.runServices({ options: writeConfigs(env) });
+      const ran = Object.entries({ cleans: done.cleans.length ? done.cleans : null, archival: done.archival, compaction: done.compaction, clustering: done.clustering }).filter(([, v]) => v);
+      if (ran.length) console.log(JSON.stringify({ servicesAfterPost: Object.fromEntries(ran) }));
+      for (const e of done.serviceErrors) console.error(`${e.service} after a POST failed (${e.code}): ${e.message}`);
+      if (!keeps) return undefined;
+      await table.refresh({ forWrite: true });
+      keep = true;
+      return table;
+    } catch (e) {
+      console.error(`after a POST (${e.code ?? 'IO'}): ${e.message}`);
+      return undefined;
+    } finally {
+      if (!keep) table.close();
+    }
+  })();
+  if (keeps) warmTable = work;
+  afterAnswers = Promise.all([afterAnswers, work]).then(() => undefined);
+  ctx.waitUntil(work);
+}
+
 /** The table to write to: opened, or — when there is none and the TABLE_SPEC binding says what
  *  it is — created. Of requests creating it at once one creates it; the others open it. */
 async function openOrCreateTable(env, signal) {
@@ -247,7 +298,7 @@ export default {
     );
   },
 
-  async fetch(request, env) {
+  async fetch(request, env, ctx) {
     const url = new URL(request.url);
     if (request.method === 'HEAD') {
       await initWasm();
@@ -262,8 +313,11 @@ export default {
       if (input instanceof Response) return input;
     }
     let table;
+    let kept = false;
+    const warm = request.method === 'POST' && keepsTableWarm(env, ctx);
     try {
-      table = request.method === 'GET' ? await openTable(env, request.signal) : await openOrCreateTable(env, request.signal);
+      if (warm) table = await takeWarmTable();
+      table ??= request.method === 'GET' ? await openTable(env, request.signal) : await openOrCreateTable(env, request.signal);
       if (request.method === 'GET') {
         const limit = Math.max(1, Math.min(100, Number(url.searchParams.get('limit') ?? 10) || 10));
         return Response.json(await latestCommits(table, limit));
@@ -271,14 +325,19 @@ export default {
       // The client going away aborts the write (with the enable_request_signal flag): before
       // the commit point nothing is visible and the instant is rolled back; after it the
       // commit stands.
-      const options = { signal: request.signal, commitRetries: Number(env.COMMIT_RETRIES ?? 3), options: writeConfigs(env) };
+      const options = { signal: request.signal, commitRetries: Number(env.COMMIT_RETRIES ?? 3), options: writeConfigs(env), deferServices: warm };
       const result = input.operation === 'delete' ? await table.delete(input.rows, options) : await table[input.operation](input.rows, options);
+      // A handle whose write failed is not kept: what it holds may be what failed.
+      if (warm) {
+        afterAnswer(table, env, ctx);
+        kept = true;
+      }
       // What the metadata cache holds and saved so far in this isolate (absent when off).
       return Response.json({ ...result, metadataCache: mdtCache?.stats() });
     } catch (e) {
       return failure(e.code ?? 'IO', e.message ?? String(e), { row: e.row, column: e.column, instant: e.instant });
     } finally {
-      table?.close();
+      if (!kept) table?.close();
     }
   },
 };

@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures::StreamExt;
 use serde::Serialize;
 
 use crate::clean::{self, CleanConfig, LastClean, PartitionGroups, Protected};
@@ -637,6 +638,9 @@ async fn plan(target: &Target<'_>, config: &CleanConfig) -> Result<Option<(Clean
 }
 
 /// Whether `name` is a base or log file (the only files a clean deletes).
+/// Deletes of one clean in flight at once (the storage may bound them lower).
+const CONCURRENT_DELETES: usize = 32;
+
 fn is_data_file(name: &str) -> bool {
     BaseFile::parse(name, 0).is_some() || LogFile::parse(name, 0).is_some()
 }
@@ -662,6 +666,8 @@ async fn execute(
     let policy = plan.policy.clone();
     let mut partitions: OrderedMap<CleanPartitionMetadata> = OrderedMap::new();
     let (mut deleted, mut missing, mut bytes) = (0usize, 0usize, 0u64);
+    // (partition, its directory, file name) of each file the plan deletes.
+    let mut doomed: Vec<(String, String, String)> = Vec::new();
     for (partition, infos) in plan.file_paths_to_be_deleted_per_partition.iter().flatten() {
         let inside = crate::storage::path::within_table(partition, &requested)?;
         if inside.starts_with(".hoodie") && target.is_data {
@@ -697,21 +703,35 @@ async fn execute(
                 ));
             }
             entry.delete_path_patterns.push(name.to_string());
-            match storage.delete(&join(&inside, name)).await {
-                Ok(()) => {
-                    deleted += 1;
-                    bytes += sizes
-                        .get(&(partition.clone(), name.to_string()))
-                        .copied()
-                        .unwrap_or(0);
-                    entry.success_delete_files.push(name.to_string());
-                }
-                Err(HudiError::NotFound { .. }) => {
-                    missing += 1;
-                    entry.failed_delete_files.push(name.to_string());
-                }
-                Err(e) => return Err(e),
+            doomed.push((partition.clone(), inside.clone(), name.to_string()));
+        }
+    }
+    // Every name checked before the first delete; the deletes then go out together (a
+    // clean of a busy table deletes hundreds of files: one round trip each, in turn, took
+    // minutes on an object store).
+    let outcomes: Vec<Result<()>> = futures::stream::iter(doomed.iter())
+        .map(|(_, inside, name)| {
+            let path = join(inside, name);
+            async move { storage.delete(&path).await }
+        })
+        .buffered(CONCURRENT_DELETES)
+        .collect()
+        .await;
+    for ((partition, _, name), outcome) in doomed.into_iter().zip(outcomes) {
+        let Some(entry) = partitions.get_mut(&partition) else {
+            continue; // each was entered above
+        };
+        match outcome {
+            Ok(()) => {
+                deleted += 1;
+                bytes += sizes.get(&(partition, name.clone())).copied().unwrap_or(0);
+                entry.success_delete_files.push(name);
             }
+            Err(HudiError::NotFound { .. }) => {
+                missing += 1;
+                entry.failed_delete_files.push(name);
+            }
+            Err(e) => return Err(e),
         }
     }
     let to_drop = plan.partitions_to_be_deleted.clone().unwrap_or_default();

@@ -78,15 +78,26 @@ pub(crate) async fn after_commit(table: &Ctx<'_>, options: &WriteConfig, result:
     if result.instant.is_empty() {
         return; // nothing was committed
     }
+    let (done, rolled_back) = run_after_commit(table, options).await;
+    result.services = done;
+    result.rolled_back.extend(rolled_back);
+}
+
+/// [`after_commit`]'s services, and the failed writes its clean rolled back first.
+pub(crate) async fn run_after_commit(
+    table: &Ctx<'_>,
+    options: &WriteConfig,
+) -> (AfterCommit, Vec<rollback::RolledBack>) {
     let before = table.client.io();
-    let done = &mut result.services;
+    let mut done = AfterCommit::default();
+    let mut rolled_back = Vec::new();
     let clean = &options.clean;
     // A single writer under LAZY leaves failed writes to its automatic cleaner (Java's
     // clean rolls them back first); several writers roll dead ones back as each write starts.
     if clean.automatic && options.lazy_rollback && options.concurrency == Concurrency::SingleWriter
     {
         match clean::roll_back_failed_writes(table, &options.concurrency).await {
-            Ok(rolled) => result.rolled_back.extend(rolled),
+            Ok(rolled) => rolled_back = rolled,
             Err(e) => done.errors.push(ServiceError::of("rollback", &e)),
         }
     }
@@ -107,4 +118,5 @@ pub(crate) async fn after_commit(table: &Ctx<'_>, options: &WriteConfig, result:
         Err(e) => done.errors.push(ServiceError::of("clustering", &e)),
     }
     done.io = table.client.io().since(&before);
+    (done, rolled_back)
 }
