@@ -420,3 +420,83 @@ async fn a_crashed_compaction_is_completed_by_the_next_write() {
     }
     eprintln!("crashed at each of {} requests", k - 1);
 }
+
+/// A write that defers its services leaves a metadata-table compaction that came due to
+/// them: it commits with one delta commit more, and the services then compact (under the
+/// same rules), the table reading the same rows throughout, in hudi-rs too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deferring_write_leaves_a_due_compaction_to_the_services() {
+    let fixture = "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle";
+    let dir = common::table_copy(fixture, "write_mdt_compaction", "deferred");
+    let mut upserts = Upserts::new(&dir).await;
+    let max = 2;
+    let settings: BTreeMap<String, String> = [
+        ("hoodie.metadata.compact.max.delta.commits", "2"),
+        ("hoodie.compact.inline", "false"),
+        ("hoodie.clean.automatic", "false"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    // Writes until a compaction is due (as a write before it would see it).
+    while mdt_state(&dir).0 < max {
+        write_with(&dir, &upserts.batch(mdt_state(&dir).0), max).await;
+    }
+    let (due, last) = mdt_state(&dir);
+    let table = open(&dir).await;
+    let batches = decode_input(&table, &upserts.batch(50)).await;
+    let mut deferred = WriteOptions::new(Operation::Upsert);
+    deferred.options = settings.clone();
+    deferred.defer_services = true;
+    let w = table.write(&batches, &deferred).await.expect("write");
+    assert!(
+        w.metadata_table.compaction.is_none(),
+        "{:?}",
+        w.metadata_table
+    );
+    assert_eq!(
+        mdt_state(&dir),
+        (due + 1, last.clone()),
+        "one delta commit more"
+    );
+    let rows = our_rows(&dir, ReadOptions::default()).await;
+    same_rows(
+        &data_only(&rows),
+        &data_only(&model_rows(&dir, &upserts.model_rows()).await),
+        "after the deferring write",
+    );
+    let (done, _) = open(&dir)
+        .await
+        .services_after_write(&settings)
+        .await
+        .expect("services");
+    assert!(done.errors.is_empty(), "{:?}", done.errors);
+    let c = done
+        .metadata_compaction
+        .expect("the compaction the write left");
+    assert!(
+        !c.resumed && c.instant > w.instant,
+        "{c:?} after {}",
+        w.instant
+    );
+    let (n, now) = mdt_state(&dir);
+    assert_eq!((n, now.as_deref()), (0, Some(c.instant.as_str())));
+    assert!(done.io.requests >= c.io.requests);
+    same_rows(
+        &our_rows(&dir, ReadOptions::default()).await,
+        &rows,
+        "after the services",
+    );
+    same_rows(
+        &hudi_rs_rows(&dir, &[]),
+        &rows,
+        "hudi-rs after the services",
+    );
+    // Nothing due any more; the next deferring write compacts nothing.
+    let (again, _) = open(&dir)
+        .await
+        .services_after_write(&settings)
+        .await
+        .unwrap();
+    assert!(again.metadata_compaction.is_none());
+}

@@ -1004,7 +1004,7 @@ export class HudiTable {
       const r = await w.runServices(o.options ?? {}, o.signal);
       this.#layout = undefined;
       this.#history = undefined;
-      return { cleans: r.clean, archival: r.archival, compaction: r.compaction, clustering: r.clustering, rolledBack: r.rolledBack, serviceErrors: r.serviceErrors, io: r.io };
+      return { cleans: r.clean, archival: r.archival, compaction: r.compaction, clustering: r.clustering, metadataTableCompaction: r.metadataTableCompaction ?? null, rolledBack: r.rolledBack, serviceErrors: r.serviceErrors, io: r.io };
     });
   }
 

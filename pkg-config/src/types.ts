@@ -623,9 +623,11 @@ export interface WriteJobOptions {
    *  they cannot add columns). Default false: rows from elsewhere do not change the schema. */
   addColumns?: boolean;
   /** The write answers at its commit point and leaves the table services it would run after
-   *  it (cleaning, archival, inline compaction and clustering) to a later `runServices()`
-   *  with the same `options`: an endpoint answers sooner and runs them after its answer.
-   *  Default false (Hudi's order: the services before the write returns). */
+   *  it (cleaning, archival, inline compaction and clustering), and a metadata-table
+   *  compaction that has just come due before it, to a later `runServices()` with the same
+   *  `options`: an endpoint answers sooner and runs them after its answer. Default false
+   *  (Hudi's order: the metadata table compacted first, the services before the write
+   *  returns). */
   deferServices?: boolean;
 }
 
@@ -645,6 +647,9 @@ export interface ServicesResult {
   clustering: ClusterReport | null;
   /** Failed writes the clean rolled back first (a single writer under `LAZY`). */
   rolledBack: string[];
+  /** The metadata table's compaction (its instant), when it was due: a write with
+   *  `deferServices` leaves it here instead of running it first. */
+  metadataTableCompaction: string | null;
   /** Services that failed: the next run finishes what they left. */
   serviceErrors: ServiceError[];
   /** Requests: deciding whether each service is due, and running it. */

@@ -142,6 +142,8 @@ pub struct ServicesRun {
     pub clustering: Option<ClusterReport>,
     /// Failed writes the clean rolled back first (their instants).
     pub rolled_back: Vec<String>,
+    /// The metadata table's compaction (its instant), when a deferring write left it due.
+    pub metadata_table_compaction: Option<String>,
     /// Requests: deciding whether each service is due, and running it.
     pub io: IoSnapshot,
 }
@@ -164,6 +166,7 @@ impl ServicesRun {
             compaction: done.compaction.map(CompactReport::from),
             clustering: done.clustering.map(ClusterReport::from),
             rolled_back: rolled_back.into_iter().map(|b| b.instant).collect(),
+            metadata_table_compaction: done.metadata_compaction.map(|c| c.instant),
             io: done.io,
         }
     }

@@ -76,7 +76,8 @@ impl WasmTable {
             || !run.rolled_back.is_empty()
             || run.archival.is_some()
             || run.compaction.is_some()
-            || run.clustering.is_some();
+            || run.clustering.is_some()
+            || run.metadata_table_compaction.is_some();
         if changed {
             // The next call that reads reopens the table.
             self.writes.set(self.writes.get() + 1);

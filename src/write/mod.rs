@@ -517,7 +517,39 @@ pub async fn services_after_write(
 ) -> Result<(services::AfterCommit, Vec<RolledBack>)> {
     let options = &WriteConfig::new(options, table.client.config())?;
     check_writable(table)?;
-    Ok(services::run_after_commit(table, options).await)
+    let before = table.client.io();
+    // The metadata-table compaction a deferring write left due comes first, under the lock
+    // with several writers, as a write runs it.
+    let compact = services::mdt_compaction::compact_if_due(table, options);
+    let compacted = match &options.concurrency {
+        lock::Concurrency::SingleWriter => compact.await,
+        lock::Concurrency::Optimistic(config) => {
+            let storage = table.client.storage().as_ref();
+            match lock::TableLock::new(storage, config.clone()) {
+                Ok(lock) => lock.run(compact).await,
+                Err(e) => Err(e),
+            }
+        }
+    };
+    let mut errors = Vec::new();
+    let compacted = match compacted {
+        Ok(c) => {
+            if c.is_some() {
+                table.metadata.clear();
+            }
+            c
+        }
+        Err(e) => {
+            errors.push(services::ServiceError::of("metadata compaction", &e));
+            None
+        }
+    };
+    let (mut done, rolled_back) = services::run_after_commit(table, options).await;
+    done.metadata_compaction = compacted;
+    errors.append(&mut done.errors);
+    done.errors = errors;
+    done.io = table.client.io().since(&before);
+    Ok((done, rolled_back))
 }
 
 /// The answer for a committed write: the planner's counts completed by the commit's.

@@ -182,9 +182,16 @@ try {
     join(dir, 'bench.js'),
     `import ingest from './worker.js';
 import { wasmMemoryBytes } from 'hudi-edge';
+// The work the worker hands to ctx.waitUntil after its answers: GET /__settled waits for it.
+const after = [];
 export default {
   async fetch(request, env, ctx) {
-    const r = await ingest.fetch(request, env, ctx);
+    if (new URL(request.url).pathname === '/__settled') {
+      await Promise.allSettled(after.splice(0));
+      return new Response(null, { status: 204 });
+    }
+    const tracked = { waitUntil: (p) => (after.push(p), ctx.waitUntil(p)), passThroughOnException: () => ctx.passThroughOnException?.() };
+    const r = await ingest.fetch(request, env, tracked);
     const headers = new Headers(r.headers);
     headers.set('x-wasm-memory-bytes', String(wasmMemoryBytes()));
     return new Response(r.body, { status: r.status, headers });
@@ -222,6 +229,7 @@ export default {
     const res = await fetch(worker.url, { method: 'POST', body: JSON.stringify(rows) });
     const body = await res.json();
     const end = performance.now();
+    const answered = proxy.stats.trace.length;
     const ms = end - s;
     if (res.status !== 200 || body.updated !== 50 || body.inserted !== 50) throw new Error(`POST: ${res.status} ${JSON.stringify(body).slice(0, 400)}`);
     return {
@@ -237,17 +245,14 @@ export default {
       wasm: Number(res.headers.get('x-wasm-memory-bytes')),
       split: split(proxy.stats.trace, s, end),
       start: s,
-      ...(await afterResponse()),
+      ...(await afterResponse(answered)),
     };
   };
-  /** The requests the worker makes after a POST's answer (the kept handle's refresh), waited
-   *  out before the next POST: nothing new at the proxy for 300 ms. */
-  const afterResponse = async () => {
-    const from = proxy.stats.trace.length;
-    for (let seen = -1; seen !== proxy.stats.trace.length; ) {
-      seen = proxy.stats.trace.length;
-      await new Promise((r) => setTimeout(r, 300));
-    }
+  /** The requests the worker makes after a POST's answer (its write's services, the kept
+   *  handle's refresh), waited out before the next POST. */
+  const afterResponse = async (from) => {
+    const settled = await fetch(`${worker.url}/__settled`);
+    if (settled.status !== 204) throw new Error(`/__settled: ${settled.status}`);
     const reqs = proxy.stats.trace.slice(from);
     const waves = reqs.length ? split(proxy.stats.trace, reqs[0].arrived, Math.max(...reqs.map((r) => r.done ?? r.arrived))).waves.length : 0;
     return { refresh: { requests: reqs.length, waves } };

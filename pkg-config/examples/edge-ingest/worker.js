@@ -69,7 +69,8 @@ function openTable(env, signal) {
 }
 
 // After its answer (ctx.waitUntil) a POST runs the table services its write left
-// (deferServices: cleaning, archival, inline compaction and clustering, each when due), then
+// (deferServices: a metadata-table compaction that came due, cleaning, archival, inline
+// compaction and clustering, each when due), then
 // refreshes its table handle (the latest timeline, schema and metadata-table listings) and
 // keeps it for the next POST this isolate serves. That POST then starts with its write's
 // first round instead of two rounds of opening, and answers at its commit point. A POST waits
@@ -100,7 +101,7 @@ function afterAnswer(table, env, ctx) {
     let keep = false;
     try {
       const done = await table.runServices({ options: writeConfigs(env) });
-      const ran = Object.entries({ cleans: done.cleans.length ? done.cleans : null, archival: done.archival, compaction: done.compaction, clustering: done.clustering }).filter(([, v]) => v);
+      const ran = Object.entries({ metadataTableCompaction: done.metadataTableCompaction, cleans: done.cleans.length ? done.cleans : null, archival: done.archival, compaction: done.compaction, clustering: done.clustering }).filter(([, v]) => v);
       if (ran.length) console.log(JSON.stringify({ servicesAfterPost: Object.fromEntries(ran) }));
       for (const e of done.serviceErrors) console.error(`${e.service} after a POST failed (${e.code}): ${e.message}`);
       if (!keeps) return undefined;

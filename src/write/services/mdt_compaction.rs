@@ -55,6 +55,7 @@ pub(crate) async fn compact_if_due(
     let mut done = match compact::decide(&client.timeline(), &mdt_timeline, max) {
         Decision::Skip(_) => return Ok(None),
         Decision::Complete(instant) => resume(table, &mdt, &instant, block_size).await?,
+        Decision::Compact if defers_new(options) => return Ok(None),
         Decision::Compact => schedule_and_run(table, &mdt, block_size).await?,
     };
     done.io = client.io().since(&io);
@@ -70,10 +71,19 @@ pub(crate) async fn is_due(table: &Ctx<'_>, options: &WriteConfig) -> Result<boo
     }
     let max = options.mdt_max_delta_commits;
     let mdt = table.metadata_table(&[]).await?;
-    Ok(!matches!(
-        compact::decide(&client.timeline(), &mdt.mdt_timeline(), max),
-        Decision::Skip(_)
-    ))
+    Ok(
+        match compact::decide(&client.timeline(), &mdt.mdt_timeline(), max) {
+            Decision::Skip(_) => false,
+            Decision::Complete(_) => true,
+            Decision::Compact => !defers_new(options),
+        },
+    )
+}
+
+/// A write that defers its services leaves a newly due compaction to them (the table reads
+/// the same with one delta commit more); one left pending it still completes first.
+fn defers_new(options: &WriteConfig) -> bool {
+    options.defer_services
 }
 
 fn timeline_dir() -> String {

@@ -45,6 +45,10 @@ pub struct AfterCommit {
     /// plan was pending or due.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clustering: Option<clustering::ClusteringReport>,
+    /// The metadata table's compaction, run by [`crate::write::services_after_write`] when
+    /// a deferring write left it due (a write runs it before itself otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata_compaction: Option<mdt_compaction::MdtCompaction>,
     /// Services that failed (the write itself is committed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ServiceError>,
@@ -62,7 +66,7 @@ pub struct ServiceError {
 }
 
 impl ServiceError {
-    fn of(service: &'static str, e: &HudiError) -> ServiceError {
+    pub(crate) fn of(service: &'static str, e: &HudiError) -> ServiceError {
         ServiceError {
             service,
             code: e.code(),
