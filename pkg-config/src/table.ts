@@ -745,7 +745,7 @@ export class HudiTable {
     return this.#runFull(o?.signal, 'write', async (w) => {
       this.#writable(w, 'write');
       const bytes = rowsAsIpc(rows, o.options);
-      const result = await w.write(bytes, { operation: o.operation, options: o.options, commitRetries: o.commitRetries, addColumns: o.addColumns }, o.signal);
+      const result = await w.write(bytes, { operation: o.operation, options: o.options, commitRetries: o.commitRetries, addColumns: o.addColumns, deferServices: o.deferServices }, o.signal);
       // The engine reopened the table; what was cached here describes the one before.
       this.#layout = undefined;
       this.#history = undefined;
@@ -996,9 +996,10 @@ export class HudiTable {
     });
   }
 
-  /** The table services a write made with `deferServices` left — cleaning, archival, inline
-   *  compaction and clustering as `options` configure them, each only when due — run on the
-   *  table as it is now. Later calls see what they did. */
+  /** The table services a write made with `deferServices` left — a metadata-table
+   *  compaction that came due, then cleaning, archival, inline compaction and clustering as
+   *  `options` configure them, each only when due — run on the table as it is now. Later
+   *  calls see what they did. */
   runServices(o: RunServicesOptions = {}): Promise<ServicesResult> {
     return this.#runFull(o?.signal, 'run table services', async (w) => {
       const r = await w.runServices(o.options ?? {}, o.signal);

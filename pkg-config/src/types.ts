@@ -432,6 +432,8 @@ export interface WriteOptions {
   commitRetries?: number;
   /** Columns the table lacks are added to its schema (see `WriteJobOptions.addColumns`). */
   addColumns?: boolean;
+  /** The table services are left to `runServices()` (see `WriteJobOptions.deferServices`). */
+  deferServices?: boolean;
   /** Aborts the write at its next request. Before the commit point nothing is visible to
    *  readers; after it, open the table again to see whether the commit landed (a table is not
    *  refreshed after a failed write). */

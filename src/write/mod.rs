@@ -115,7 +115,8 @@ pub struct WriteOptions {
     /// endpoint taking rows from elsewhere should not let them change the schema.
     pub add_columns: bool,
     /// The write ends at its commit point: the table services it would run after it
-    /// (cleaning, archival, inline compaction and clustering) are left to a later
+    /// (cleaning, archival, inline compaction and clustering), and a metadata-table
+    /// compaction that has just come due before it, are left to a later
     /// [`services_after_write`] on the table as it is then.
     pub defer_services: bool,
 }
@@ -508,9 +509,10 @@ async fn write_single(
 }
 
 /// The table services a write runs after its commit (cleaning, archival, inline compaction
-/// and clustering, as `options` configure them; each only when due), run on their own: for
-/// writes made with [`WriteOptions::defer_services`]. Failed writes its clean rolled back
-/// are in the second value.
+/// and clustering, as `options` configure them; each only when due), run on their own, the
+/// metadata table's compaction first when due: for writes made with
+/// [`WriteOptions::defer_services`]. Failed writes its clean rolled back are in the second
+/// value.
 pub async fn services_after_write(
     table: &Ctx<'_>,
     options: &WriteOptions,

@@ -1,6 +1,6 @@
 //! Compacting the metadata table at the start of a write, after failed writes are rolled
 //! back and before tagging (Java `HoodieBackedTableMetadataWriter.performTableServices`,
-//! docs/hudi-format.md §8.2). Plans and bytes come from [`crate::metadata::compact`].
+//! docs/hudi-format.md §8.2); or, for a write that defers its services, after it with them. Plans and bytes come from [`crate::metadata::compact`].
 //!
 //! Order: plan (`C.compaction.requested`), `C.compaction.inflight`, the base files, then
 //! `C_<completion>.commit` written create-if-absent: the commit point. Until it exists
