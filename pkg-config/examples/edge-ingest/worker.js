@@ -4,7 +4,7 @@
 //   POST /        body: [{...row}, ...] or {"rows": [...], "operation": "upsert"|"insert"|"delete"}
 //                 → 200 with the commit: {instant, completionTime, action, operation, inserted,
 //                   updated, deleted, filesWritten, io, ...}
-//   GET /         → 200 with the latest commits, newest first (?limit=N, default 10)
+//   GET /         → 200 with the latest writes, newest first (?limit=N, default 10; compactions left out)
 //   HEAD /        → 204 once the engine's wasm module is instantiated (a warm-up / health check)
 //   scheduled     (a Cron Trigger) the table services: clean, compact (Merge-On-Read),
 //                 cluster (small file groups rewritten into large ones), archive
@@ -70,33 +70,33 @@ function openTable(env, signal) {
 
 // After its answer (ctx.waitUntil) a POST runs the table services its write left
 // (deferServices: a metadata-table compaction that came due, cleaning, archival, inline
-// compaction and clustering, each when due), then
-// refreshes its table handle (the latest timeline, schema and metadata-table listings) and
-// keeps it for the next POST this isolate serves. That POST then starts with its write's
-// first round instead of two rounds of opening, and answers at its commit point. A POST waits
-// for the work after earlier answers before it writes (one writer at a time in the isolate,
-// services included); one that finds the handle taken (POSTs at once) opens its own. The
-// write lists the timeline anyway: a commit by anyone else since the refresh is seen there,
-// and the write redoes its reads on the table as it is. KEEP_TABLE_WARM=false: each POST
-// opens its own handle, runs the services before answering and closes it.
+// compaction and clustering, each when due), then refreshes its table handle (the latest
+// timeline, schema and metadata-table listings) and keeps it for a later POST this isolate
+// serves. That POST starts with its write's first round instead of two rounds of opening,
+// and answers at its commit point. As one writer (SINGLE_WRITER=true) a POST first waits for
+// the work after earlier answers: writes stay one at a time, services included. With several
+// writers (the storage lock orders them) it does not wait: it takes the kept handle when one
+// is ready, else opens its own. The write lists the timeline anyway: a commit by anyone else
+// since the refresh is seen there, and the write redoes its reads on the table as it is.
+// KEEP_TABLE_WARM=false: each POST opens its own handle, runs the services before answering
+// and closes it.
 let warmTable;
 let afterAnswers = Promise.resolve();
 
 const keepsTableWarm = (env, ctx) => env.KEEP_TABLE_WARM !== 'false' && typeof ctx?.waitUntil === 'function';
 
-/** The kept handle, once the work after earlier answers has settled (undefined when there is
- *  none or its refresh failed). */
-async function takeWarmTable() {
-  await afterAnswers;
+/** The kept handle (undefined when there is none ready), as one writer once the work after
+ *  earlier answers has settled. */
+async function takeWarmTable(env) {
+  if (env.SINGLE_WRITER === 'true') await afterAnswers;
   const kept = warmTable;
   warmTable = undefined;
   return kept;
 }
 
 /** The work after a POST's answer: its write's services, then `table` refreshed and kept for
- *  the next POST (closed instead when another handle is kept already, or on a failure). */
+ *  a later POST (closed instead when another handle is kept already, or on a failure). */
 function afterAnswer(table, env, ctx) {
-  const keeps = warmTable === undefined;
   const work = (async () => {
     let keep = false;
     try {
@@ -104,18 +104,17 @@ function afterAnswer(table, env, ctx) {
       const ran = Object.entries({ metadataTableCompaction: done.metadataTableCompaction, cleans: done.cleans.length ? done.cleans : null, archival: done.archival, compaction: done.compaction, clustering: done.clustering }).filter(([, v]) => v);
       if (ran.length) console.log(JSON.stringify({ servicesAfterPost: Object.fromEntries(ran) }));
       for (const e of done.serviceErrors) console.error(`${e.service} after a POST failed (${e.code}): ${e.message}`);
-      if (!keeps) return undefined;
+      if (warmTable) return;
       await table.refresh({ forWrite: true });
+      if (warmTable) return;
+      warmTable = table;
       keep = true;
-      return table;
     } catch (e) {
       console.error(`after a POST (${e.code ?? 'IO'}): ${e.message}`);
-      return undefined;
     } finally {
       if (!keep) table.close();
     }
   })();
-  if (keeps) warmTable = work;
   afterAnswers = Promise.all([afterAnswers, work]).then(() => undefined);
   ctx.waitUntil(work);
 }
@@ -248,11 +247,16 @@ async function readBody(request, maxRows, maxBytes) {
 
 async function latestCommits(table, limit) {
   const instants = await table.timeline({ operations: false });
-  const writes = instants.filter((i) => i.state === 'completed' && (i.action === 'commit' || i.action === 'deltacommit')).slice(-limit).reverse();
-  return Promise.all(
-    writes.map(async (i) => {
-      const d = await table.commit(i.requestedTime);
-      return {
+  const candidates = instants.filter((i) => i.state === 'completed' && (i.action === 'commit' || i.action === 'deltacommit')).reverse();
+  const writes = [];
+  // A Merge-On-Read compaction completes as a `commit` too: its metadata says COMPACT.
+  for (let at = 0; at < candidates.length && writes.length < limit; at += limit) {
+    const batch = candidates.slice(at, at + limit);
+    const details = await Promise.all(batch.map((i) => table.commit(i.requestedTime)));
+    batch.forEach((i, k) => {
+      const d = details[k];
+      if (d.operation === 'COMPACT' || writes.length >= limit) return;
+      writes.push({
         instant: i.requestedTime,
         completionTime: i.completionTime,
         action: i.action,
@@ -262,9 +266,10 @@ async function latestCommits(table, limit) {
         updated: d.updated,
         deleted: d.deleted,
         files: d.files.length,
-      };
-    }),
-  );
+      });
+    });
+  }
+  return writes;
 }
 
 /** The table services Hudi's writers run after their commits — cleaning, Merge-On-Read
@@ -317,7 +322,7 @@ export default {
     let kept = false;
     const warm = request.method === 'POST' && keepsTableWarm(env, ctx);
     try {
-      if (warm) table = await takeWarmTable();
+      if (warm) table = await takeWarmTable(env);
       table ??= request.method === 'GET' ? await openTable(env, request.signal) : await openOrCreateTable(env, request.signal);
       if (request.method === 'GET') {
         const limit = Math.max(1, Math.min(100, Number(url.searchParams.get('limit') ?? 10) || 10));
