@@ -252,15 +252,9 @@ impl Table {
         options: &BTreeMap<String, String>,
         work: impl std::future::Future<Output = Result<T>>,
     ) -> Result<T> {
-        match crate::write::lock::concurrency(options)? {
-            crate::write::lock::Concurrency::SingleWriter => work.await,
-            crate::write::lock::Concurrency::Optimistic(config) => {
-                let storage = self.storage().as_ref();
-                crate::write::lock::TableLock::new(storage, config)?
-                    .run(work)
-                    .await
-            }
-        }
+        crate::write::lock::concurrency(options)?
+            .exclusive(self.storage().as_ref(), work)
+            .await
     }
 
     /// Builds the secondary index `secondary_index_<name>` on `column` (as Spark's `CREATE

@@ -113,6 +113,22 @@ pub enum Concurrency {
     Optimistic(LockConfig),
 }
 
+impl Concurrency {
+    /// `work`, under the table lock (held throughout) when several writers are configured.
+    pub async fn exclusive<T>(
+        &self,
+        storage: &dyn Storage,
+        work: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
+        match self {
+            Concurrency::SingleWriter => work.await,
+            Concurrency::Optimistic(config) => {
+                TableLock::new(storage, config.clone())?.run(work).await
+            }
+        }
+    }
+}
+
 fn number(options: &BTreeMap<String, String>, key: &str) -> Result<Option<u64>> {
     options
         .get(key)

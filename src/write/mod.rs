@@ -340,15 +340,9 @@ async fn write_after_init(
     let client = table.client;
     let init =
         services::mdt_init::initialize(client, &options.metadata, Some(options.hfile_block_size));
-    let built = match &options.concurrency {
-        lock::Concurrency::SingleWriter => init.await?,
-        lock::Concurrency::Optimistic(config) => {
-            let storage = client.storage().as_ref();
-            lock::TableLock::new(storage, config.clone())?
-                .run(init)
-                .await?
-        }
-    };
+    let built = (options.concurrency)
+        .exclusive(client.storage().as_ref(), init)
+        .await?;
     let fresh = Arc::new(client.reopen().await?);
     let metadata = MetadataCache::default();
     let ctx = Ctx {
@@ -523,16 +517,8 @@ pub async fn services_after_write(
     // The metadata-table compaction a deferring write left due comes first, under the lock
     // with several writers, as a write runs it.
     let compact = services::mdt_compaction::compact_if_due(table, options);
-    let compacted = match &options.concurrency {
-        lock::Concurrency::SingleWriter => compact.await,
-        lock::Concurrency::Optimistic(config) => {
-            let storage = table.client.storage().as_ref();
-            match lock::TableLock::new(storage, config.clone()) {
-                Ok(lock) => lock.run(compact).await,
-                Err(e) => Err(e),
-            }
-        }
-    };
+    let storage = table.client.storage().as_ref();
+    let compacted = options.concurrency.exclusive(storage, compact).await;
     let mut errors = Vec::new();
     let compacted = match compacted {
         Ok(c) => {

@@ -31,8 +31,8 @@ const WRITE_OPTIONS = arg('--write-options', null); // the worker's HUDI_WRITE_O
 const SEVERAL_WRITERS = process.argv.includes('--several-writers'); // the worker's default: writes under the storage lock
 const V8_FLAGS = arg('--v8-flags', null); // workerd's V8 flags, space-separated (e.g. '--no-liftoff': optimized wasm from the start)
 const DUMP = arg('--dump-trace', null); // a JSON file for the proxy's trace of every POST
-// The worker keeps its table handle between POSTs and refreshes it after each response (its
-// default); --open-each-post (KEEP_TABLE_WARM=false) opens and closes one per POST instead.
+// The worker keeps its table handle between POSTs, running the write's services and
+// refreshing the handle after each answer (its default); --open-each-post (KEEP_TABLE_WARM=false) opens and closes one per POST instead.
 const OPEN_EACH_POST = process.argv.includes('--open-each-post');
 const TABLE = 'bench_mor_v9';
 const BUCKET = 'bench';
@@ -255,7 +255,7 @@ export default {
     if (settled.status !== 204) throw new Error(`/__settled: ${settled.status}`);
     const reqs = proxy.stats.trace.slice(from);
     const waves = reqs.length ? split(proxy.stats.trace, reqs[0].arrived, Math.max(...reqs.map((r) => r.done ?? r.arrived))).waves.length : 0;
-    return { refresh: { requests: reqs.length, waves } };
+    return { afterAnswer: { requests: reqs.length, waves } };
   };
   const runs = [];
   for (let c = 0; c < COMMITS; c++) runs.push(await post(batches[c]));
@@ -281,14 +281,14 @@ export default {
   out(`Command: \`node tests/bench/edge_ingest.mjs --commits ${COMMITS} --latency-ms ${LATENCY}${SERVER === 'moto' ? '' : ` --server ${SERVER}`}${CONCURRENCY ? ` --concurrency ${CONCURRENCY}` : ''}${MDT_CACHE !== null ? ` --mdt-cache-bytes ${MDT_CACHE}` : ''}${WRITE_OPTIONS !== null ? ` --write-options '${WRITE_OPTIONS}'` : ''}${SEVERAL_WRITERS ? ' --several-writers' : ''}${V8_FLAGS ? ` --v8-flags '${V8_FLAGS}'` : ''}\` (${new Date().toISOString().slice(0, 10)}, 2 cores shared).`);
   out(OPEN_EACH_POST
     ? 'Each POST: the worker opens the table (properties + timeline), upserts 50 updates and 50 new keys, closes it (KEEP_TABLE_WARM=false).'
-    : 'Each POST: the worker takes the table handle the POST before kept (the first opens it: properties + timeline), upserts 50 updates and 50 new keys; after its answer the worker refreshes the handle (timeline, schema, metadata-table listings) for the next POST, which the bench waits out (the refresh\'s requests: the last column).');
+    : 'Each POST: the worker takes the table handle the POST before kept (the first opens it: properties + timeline), upserts 50 updates and 50 new keys; after its answer the worker runs the write\'s table services and refreshes the handle (timeline, schema, metadata-table listings) for the next POST, which the bench waits out (those requests: the last column).');
   out();
   out(`The worker's metadata cache: ${runs[0].cache ? `on, ${mib(runs[0].cache.maxBytes)} MiB budget (MDT_CACHE_BYTES)` : 'off'}.`);
   out();
   out('| commit | POST wall ms | storage requests (proxy) | dependent rounds (waves) | MDT GETs | server busy ms (summed) | write requests | write round trips | wasm memory MiB (high-water) | MDT cache MiB held / hits | metadata-table compaction | after the answer: requests / rounds |');
   out('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|');
   runs.forEach((r, i) =>
-    out(`| ${i + 1}${i === 0 ? ' (first)' : ''} | ${r.ms.toFixed(0)} | ${r.requests} | ${r.split.waves.length} | ${mdtGets(r)} | ${r.motoMs.toFixed(0)} | ${r.writeRequests} | ${r.roundTrips} | ${mib(r.wasm)} | ${r.cache ? `${mib(r.cache.bytes)} / ${r.cache.hits - (runs[i - 1]?.cache?.hits ?? 0)}` : '—'} | ${r.compaction ?? ''} | ${r.refresh.requests} / ${r.refresh.waves} |`),
+    out(`| ${i + 1}${i === 0 ? ' (first)' : ''} | ${r.ms.toFixed(0)} | ${r.requests} | ${r.split.waves.length} | ${mdtGets(r)} | ${r.motoMs.toFixed(0)} | ${r.writeRequests} | ${r.roundTrips} | ${mib(r.wasm)} | ${r.cache ? `${mib(r.cache.bytes)} / ${r.cache.hits - (runs[i - 1]?.cache?.hits ?? 0)}` : '—'} | ${r.compaction ?? ''} | ${r.afterAnswer.requests} / ${r.afterAnswer.waves} |`),
   );
   // Commits that compacted the metadata table first are a different job: reported apart.
   const warm = runs.slice(1).filter((r) => !r.compaction);
@@ -298,7 +298,7 @@ export default {
   if (compacting.length) out(`- with a metadata-table compaction first: ${compacting.map((r) => `${r.ms.toFixed(0)} ms, ${r.requests} requests`).join('; ')}`);
   const normal = runs.filter((r, i) => !runs.slice(0, i + 1).some((x) => x.compaction));
   out(`- wasm memory high-water before any compaction: **${mib(Math.max(...normal.map((r) => r.wasm)))} MiB**`);
-  out(`- storage requests per POST (median): ${median(warm.map((r) => r.requests))}, of them metadata-table GETs (its properties included): ${median(warm.map(mdtGets))}; dependent rounds per POST (median): **${median(warm.map((r) => r.split.waves.length))}** (target ≤ 5); write round trips (median): ${median(warm.map((r) => r.roundTrips))}; after the answer (median): ${median(warm.map((r) => r.refresh.requests))} requests in ${median(warm.map((r) => r.refresh.waves))} rounds`);
+  out(`- storage requests per POST (median): ${median(warm.map((r) => r.requests))}, of them metadata-table GETs (its properties included): ${median(warm.map(mdtGets))}; dependent rounds per POST (median): **${median(warm.map((r) => r.split.waves.length))}** (target ≤ 5); write round trips (median): ${median(warm.map((r) => r.roundTrips))}; after the answer (median): ${median(warm.map((r) => r.afterAnswer.requests))} requests in ${median(warm.map((r) => r.afterAnswer.waves))} rounds`);
   // Where a write's requests go (load does not change these): the median commit's, by purpose.
   const typical = [...warm].sort((a, b) => a.writeRequests - b.writeRequests)[warm.length >> 1];
   const purposes = Object.entries(typical.byPurpose).sort((a, b) => b[1].requests - a[1].requests);

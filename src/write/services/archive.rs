@@ -534,15 +534,9 @@ pub(crate) async fn after_commit(
         return Ok(None);
     }
     let run = archive(client, settings);
-    let done = match concurrency {
-        crate::write::lock::Concurrency::SingleWriter => run.await?,
-        crate::write::lock::Concurrency::Optimistic(config) => {
-            let storage = client.storage().as_ref();
-            crate::write::lock::TableLock::new(storage, config.clone())?
-                .run(run)
-                .await?
-        }
-    };
+    let done = concurrency
+        .exclusive(client.storage().as_ref(), run)
+        .await?;
     Ok(done.archived_anything().then_some(done))
 }
 

@@ -637,10 +637,10 @@ async fn plan(target: &Target<'_>, config: &CleanConfig) -> Result<Option<(Clean
     Ok(Some((plan, sizes)))
 }
 
-/// Whether `name` is a base or log file (the only files a clean deletes).
 /// Deletes of one clean in flight at once (the storage may bound them lower).
 const CONCURRENT_DELETES: usize = 32;
 
+/// Whether `name` is a base or log file (the only files a clean deletes).
 fn is_data_file(name: &str) -> bool {
     BaseFile::parse(name, 0).is_some() || LogFile::parse(name, 0).is_some()
 }

@@ -40,7 +40,7 @@ use crate::write::build::FileSchemas;
 use crate::write::mdt::{self, FileEntry};
 use crate::write::pending::list_timeline;
 use crate::write::publish::{instant_floor, settle_all, time_after};
-use crate::write::{files, lock, Ctx, WriteConfig};
+use crate::write::{files, Ctx, WriteConfig};
 
 pub use schedule::{
     ASYNC, INLINE, LOG_SIZE_THRESHOLD, MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, SCHEDULE_INLINE,
@@ -210,15 +210,8 @@ pub(super) async fn locked<T>(
     options: &WriteConfig,
     work: impl std::future::Future<Output = Result<T>>,
 ) -> Result<T> {
-    match &options.concurrency {
-        lock::Concurrency::SingleWriter => work.await,
-        lock::Concurrency::Optimistic(config) => {
-            let storage = table.client.storage().as_ref();
-            lock::TableLock::new(storage, config.clone())?
-                .run(work)
-                .await
-        }
-    }
+    let storage = table.client.storage().as_ref();
+    options.concurrency.exclusive(storage, work).await
 }
 
 async fn run(
