@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { cache, freePort, repo, startLatencyProxy, startMoto } from '../web/lib/servers.mjs';
 import { launch, tempDir, removeTemp, waitFor } from '../lib/harness.mjs';
 import { installTarball, python, s3Options, startWorker } from '../web/lib/writes.mjs';
+import { settled } from '../web/lib/settling-worker.js';
 import { execFileSync } from 'node:child_process';
 
 const arg = (name, d) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : d);
@@ -177,21 +178,18 @@ try {
   const dir = join(project, 'bench-worker');
   mkdirSync(dir, { recursive: true });
   cpSync(join(repo, 'pkg-config', 'examples', 'edge-ingest', 'worker.js'), join(dir, 'worker.js'));
+  cpSync(join(repo, 'tests', 'web', 'lib', 'settling-worker.js'), join(dir, 'settling.js'));
   cpSync(join(project, 'node_modules'), join(dir, 'node_modules'), { recursive: true });
   writeFileSync(
     join(dir, 'bench.js'),
     `import ingest from './worker.js';
+import { settling } from './settling.js';
 import { wasmMemoryBytes } from 'hudi-edge';
-// The work the worker hands to ctx.waitUntil after its answers: GET /__settled waits for it.
-const after = [];
+// GET /__running counts the work the worker hands to ctx.waitUntil after its answers.
+const worker = settling(ingest);
 export default {
   async fetch(request, env, ctx) {
-    if (new URL(request.url).pathname === '/__settled') {
-      await Promise.allSettled(after.splice(0));
-      return new Response(null, { status: 204 });
-    }
-    const tracked = { waitUntil: (p) => (after.push(p), ctx.waitUntil(p)), passThroughOnException: () => ctx.passThroughOnException?.() };
-    const r = await ingest.fetch(request, env, tracked);
+    const r = await worker.fetch(request, env, ctx);
     const headers = new Headers(r.headers);
     headers.set('x-wasm-memory-bytes', String(wasmMemoryBytes()));
     return new Response(r.body, { status: r.status, headers });
@@ -251,8 +249,7 @@ export default {
   /** The requests the worker makes after a POST's answer (its write's services, the kept
    *  handle's refresh), waited out before the next POST. */
   const afterResponse = async (from) => {
-    const settled = await fetch(`${worker.url}/__settled`);
-    if (settled.status !== 204) throw new Error(`/__settled: ${settled.status}`);
+    await settled(worker.url);
     const reqs = proxy.stats.trace.slice(from);
     const waves = reqs.length ? split(proxy.stats.trace, reqs[0].arrived, Math.max(...reqs.map((r) => r.done ?? r.arrived))).waves.length : 0;
     return { afterAnswer: { requests: reqs.length, waves } };

@@ -118,19 +118,6 @@ async function assertSettled(t, what) {
   assert.ok(w.lock === null || w.lock.expired, `${what}: the lock is released (${JSON.stringify(w.lock)})`);
 }
 
-/** assertSettled once work still running after the answers (at most 60 s) has finished. */
-async function eventuallySettled(t, what) {
-  const until = Date.now() + 60_000;
-  for (;;) {
-    try {
-      return await assertSettled(t, what);
-    } catch (e) {
-      if (Date.now() > until) throw e;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
-
 describe('Node: multi-writer options reach the engine', () => {
   for (const [kind, name] of Object.entries(WRITE_TABLES)) {
     test(`${kind}: a writer that loses a conflict fails CONFLICT naming the winner, and commits on top with commitRetries`, async () => {
@@ -217,7 +204,8 @@ describe('workerd: the edge-ingest example with HUDI_WRITE_OPTIONS for several w
       console.log(`# concurrent POSTs: attempts ${attempts.join(', ')}`);
       // The worker runs each write's table services after its answer (under the lock): the
       // table settles once they are done.
-      await eventuallySettled(t, 'after the concurrent POSTs');
+      await worker.settled();
+      await assertSettled(t, 'after the concurrent POSTs');
       const now = await t.rows();
       assert.deepEqual(lines(now.map(dataOnly)), model(base, posts), 'every POST\'s rows, the latest version of the shared keys');
       assertReadersAgree(moto.url, uri, now, 'after the concurrent POSTs');

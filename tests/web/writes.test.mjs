@@ -259,6 +259,7 @@ describe('workerd: the edge-ingest example', () => {
       const third = await post(rows(200));
       assert.equal(third.status, 200, JSON.stringify(third.body));
       const committed = [...first, third];
+      await worker.settled();
       const t = await pkg.HudiTable.open(uri, { s3: s3Options(moto.url) });
       assert.equal((await t.info()).name, 'orders');
       const now = await t.rows();
@@ -282,18 +283,15 @@ describe('workerd: the edge-ingest example', () => {
       const base = await direct.rows();
       const writes = [];
       // The storage requests a POST made, by path (its answer comes once they are done); the
-      // refresh after it is waited out (nothing new at the proxy for a while) before the next.
-      const post = async (rows) => {
+      // services and refresh after it are waited out before the next.
+      const post = async (rows, { settle = true } = {}) => {
         const from = proxy.stats.trace.length;
         const res = await fetch(worker.url, { method: 'POST', body: JSON.stringify(rows) });
         const body = await res.json();
         assert.equal(res.status, 200, JSON.stringify(body));
         writes.push(['upsert', rows]);
         const paths = proxy.stats.trace.slice(from).map((r) => decodeURIComponent(new URL(r.url, 'http://x').pathname));
-        for (let seen = -1; seen !== proxy.stats.trace.length; ) {
-          seen = proxy.stats.trace.length;
-          await new Promise((r) => setTimeout(r, 400));
-        }
+        if (settle) await worker.settled();
         // The table's own properties (a metadata-table compaction reopens the metadata table's).
         return { body, properties: paths.filter((p) => p === `/${bucket}/${WRITE_TABLES[kind]}/.hoodie/hoodie.properties`).length };
       };
@@ -305,8 +303,12 @@ describe('workerd: the edge-ingest example', () => {
       const other = txnRows(kind, 10, { prefix: 'WARM', from: 60, version: 2 });
       await direct.upsert(other);
       writes.push(['upsert', other]);
-      const third = await post([...txnRows(kind, 10, { prefix: 'WARM', from: 60, version: 3 }), ...txnRows(kind, 5, { prefix: 'WARM', from: 70 })]);
+      const third = await post([...txnRows(kind, 10, { prefix: 'WARM', from: 60, version: 3 }), ...txnRows(kind, 5, { prefix: 'WARM', from: 70 })], { settle: false });
       assert.deepEqual([third.body.inserted, third.body.updated], [5, 10], 'the other writer\'s keys are updates');
+      // The next POST comes while the work after that answer still runs: as one writer it
+      // waits for that work, then writes on the handle it kept.
+      const fourth = await post(txnRows(kind, 5, { prefix: 'WARM', from: 75 }));
+      assert.deepEqual([fourth.body.inserted, fourth.body.updated], [5, 0]);
       await direct.refresh();
       const now = await direct.rows();
       assert.deepEqual(lines(now.map(dataOnly)), model(base, writes));
@@ -363,6 +365,8 @@ describe('workerd: the edge-ingest example', () => {
         const streamed = await answeredEarly(worker.url, limit);
         assert.deepEqual([streamed.status, streamed.body.code], [413, 'INVALID_INPUT'], 'a streamed body is cut at the limit');
         assert.equal((await fetch(`${worker.url}/?limit=1`)).status, 200, 'the isolate still serves');
+        // The services the last POSTs deferred run after their answers: read once they are done.
+        await worker.settled();
 
         const t = await pkg.HudiTable.open(uri, { s3: s3Options(moto.url) });
         const now = await t.rows();

@@ -81,14 +81,21 @@ function openTable(env, signal) {
 // KEEP_TABLE_WARM=false: each POST opens its own handle, runs the services before answering
 // and closes it.
 let warmTable;
-let afterAnswers = Promise.resolve();
+// How many POSTs' work after their answers is still running. A POST waiting for it polls:
+// workerd cancels a request as hung when all it waits for is a promise another request
+// settles, and a continuation on a promise whose request has ended does not run.
+let afterAnswersRunning = 0;
+
+async function afterAnswersSettled() {
+  while (afterAnswersRunning > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+}
 
 const keepsTableWarm = (env, ctx) => env.KEEP_TABLE_WARM !== 'false' && typeof ctx?.waitUntil === 'function';
 
 /** The kept handle (undefined when there is none ready), as one writer once the work after
  *  earlier answers has settled. */
 async function takeWarmTable(env) {
-  if (env.SINGLE_WRITER === 'true') await afterAnswers;
+  if (env.SINGLE_WRITER === 'true') await afterAnswersSettled();
   const kept = warmTable;
   warmTable = undefined;
   return kept;
@@ -97,6 +104,7 @@ async function takeWarmTable(env) {
 /** The work after a POST's answer: its write's services, then `table` refreshed and kept for
  *  a later POST (closed instead when another handle is kept already, or on a failure). */
 function afterAnswer(table, env, ctx) {
+  afterAnswersRunning += 1;
   const work = (async () => {
     let keep = false;
     try {
@@ -113,9 +121,9 @@ function afterAnswer(table, env, ctx) {
       console.error(`after a POST (${e.code ?? 'IO'}): ${e.message}`);
     } finally {
       if (!keep) table.close();
+      afterAnswersRunning -= 1;
     }
   })();
-  afterAnswers = Promise.all([afterAnswers, work]).then(() => undefined);
   ctx.waitUntil(work);
 }
 
