@@ -479,8 +479,8 @@ async fn execute(
 
     let cdc_names: Vec<(String, String)> = (written.iter())
         .flat_map(|w| w.cdc.iter())
-        .map(|c| {
-            let (p, n) = c.path.rsplit_once('/').unwrap_or(("", &c.path));
+        .map(|(path, _)| {
+            let (p, n) = path.rsplit_once('/').unwrap_or(("", path));
             (p.to_string(), n.to_string())
         })
         .collect();
@@ -488,16 +488,16 @@ async fn execute(
         .map(|w| FileEntry {
             partition: &w.partition,
             file_name: &w.name,
-            size: w.file.bytes.len() as u64,
+            size: w.size,
             columns: &w.file.columns,
         })
         .chain(
             (written.iter().flat_map(|w| w.cdc.iter()))
                 .zip(&cdc_names)
-                .map(|(c, (p, n))| FileEntry {
+                .map(|((_, size), (p, n))| FileEntry {
                     partition: p,
                     file_name: n,
-                    size: c.bytes.len() as u64,
+                    size: *size,
                     columns: &[],
                 }),
         )
@@ -525,7 +525,7 @@ async fn execute(
             .map(|w| join(&w.partition, &w.name))
             .collect(),
         records_written: written.iter().map(|w| w.file.num_rows).sum(),
-        bytes_written: written.iter().map(|w| w.file.bytes.len() as u64).sum(),
+        bytes_written: written.iter().map(|w| w.size).sum(),
         io: client.io().since(&started.0),
         elapsed_ms: (files::now_ms() - started.1).max(0),
     })
@@ -684,10 +684,13 @@ pub(super) async fn complete(
 struct Written {
     partition: String,
     name: String,
+    /// Its bytes are dropped once written (`size` keeps their length): a compaction holds
+    /// one file group's file at a time, not the whole table's.
     file: WrittenBaseFile,
+    size: u64,
     stat: WriteStat,
-    /// The CDC log file beside it (tables with a change feed).
-    cdc: Option<crate::write::cdc::CdcFile>,
+    /// The CDC log file beside it (tables with a change feed): path and size, once written.
+    cdc: Option<(String, u64)>,
 }
 
 /// Rows a slice's merge held at once are at most about this many per batch.
@@ -772,22 +775,30 @@ async fn write_base_files(
             let mut stat = write_stat(&p.op, &name, &file, &stats, (read_ms, total_ms));
             stat.cdc_stats = (cdc.as_ref())
                 .map(|c| std::iter::once((c.path.clone(), c.bytes.len() as i64)).collect());
-            Ok::<_, HudiError>(Written {
-                partition: p.op.partition.clone(),
-                name,
-                file,
-                stat,
-                cdc,
-            })
+            Ok::<_, HudiError>((p.op.partition.clone(), name, file, stat, cdc))
         };
         let (previous, built) = futures::join!(put(unwritten.take()), build);
         previous?;
-        let w = built?;
-        if let Some(c) = &w.cdc {
-            put(Some((c.path.clone(), c.bytes.clone()))).await?;
-        }
-        unwritten = Some((join(&w.partition, &w.name), w.file.bytes.clone()));
-        out.push(w);
+        let (partition, name, mut file, stat, cdc) = built?;
+        let cdc = match cdc {
+            Some(c) => {
+                let size = c.bytes.len() as u64;
+                put(Some((c.path.clone(), c.bytes))).await?;
+                Some((c.path, size))
+            }
+            None => None,
+        };
+        let bytes = std::mem::take(&mut file.bytes);
+        let size = bytes.len() as u64;
+        unwritten = Some((join(&partition, &name), bytes));
+        out.push(Written {
+            partition,
+            name,
+            file,
+            size,
+            stat,
+            cdc,
+        });
     }
     put(unwritten).await?;
     Ok(out)
