@@ -58,6 +58,7 @@
 pub mod api;
 pub mod avro;
 pub mod base_file;
+pub mod cast;
 pub mod clean;
 pub mod config;
 pub mod error;

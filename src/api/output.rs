@@ -357,7 +357,7 @@ pub fn value_json_with(array: &dyn Array, row: usize, style: JsonStyle) -> Value
             )
         }
         DataType::Dictionary(_, _) => {
-            let typed = arrow_cast::cast(&array.slice(row, 1), &DataType::Utf8);
+            let typed = crate::cast::cast(array.slice(row, 1).as_ref(), &DataType::Utf8, true);
             typed
                 .map(|a| value_json(a.as_ref(), 0))
                 .unwrap_or(Value::Null)

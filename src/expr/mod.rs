@@ -280,20 +280,14 @@ pub fn literal(value: &str, target: &DataType, column: &str) -> Result<Scalar<Ar
         DataType::Timestamp(unit, Some(tz)) if tz.eq_ignore_ascii_case("UTC") => {
             let utc = DataType::Timestamp(*unit, Some("+00:00".into()));
             let parsed = literal(value, &utc, column)?.into_inner();
-            arrow_cast::cast(&parsed, target).map_err(|e| {
+            crate::cast::cast(parsed.as_ref(), target, true).map_err(|e| {
                 HudiError::invalid(format!(
                     "{value:?} is not a valid {target} for column {column}: {e}"
                 ))
             })?
         }
         _ => plain_literal(value, target)
-            .unwrap_or_else(|| {
-                let opts = arrow_cast::CastOptions {
-                    safe: false,
-                    ..Default::default()
-                };
-                arrow_cast::cast_with_options(&StringArray::from(vec![value]), target, &opts)
-            })
+            .unwrap_or_else(|| crate::cast::cast(&StringArray::from(vec![value]), target, false))
             .map_err(|e| {
                 HudiError::invalid(format!(
                     "{value:?} is not a valid {target} for column {column}: {e}"

@@ -132,13 +132,13 @@ fn as_f64(a: &ArrayRef) -> Option<Float64Array> {
     }
     let ty = a.data_type();
     let numeric = if ty.is_temporal() {
-        arrow_cast::cast(a, &DataType::Int64).ok()?
+        crate::cast::cast(a.as_ref(), &DataType::Int64, true).ok()?
     } else if ty.is_numeric() {
         a.clone()
     } else {
         return None;
     };
-    let f = arrow_cast::cast(&numeric, &DataType::Float64).ok()?;
+    let f = crate::cast::cast(numeric.as_ref(), &DataType::Float64, true).ok()?;
     Some(f.as_primitive::<Float64Type>().clone())
 }
 

@@ -133,12 +133,7 @@ pub fn cast_lenient(values: &StringArray, target: &DataType) -> ArrayRef {
     if target == &DataType::Utf8 {
         return Arc::new(values.clone());
     }
-    let opts = arrow_cast::CastOptions {
-        safe: true,
-        ..Default::default()
-    };
-    arrow_cast::cast_with_options(values, target, &opts)
-        .unwrap_or_else(|_| new_null_array(target, values.len()))
+    crate::cast::cast(values, target, true).unwrap_or_else(|_| new_null_array(target, values.len()))
 }
 
 /// A record key from its fields' values: the value for one key field, `f1:v1,f2:v2` for

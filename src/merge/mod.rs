@@ -207,7 +207,7 @@ impl MergeColumns {
             .and_then(|c| c.as_any().downcast_ref::<BooleanArray>().cloned());
         if let Some((field, marker)) = &self.delete_marker {
             if let Some(col) = batch.column_by_name(field) {
-                if let Ok(text) = arrow_cast::cast(col, &DataType::Utf8) {
+                if let Ok(text) = crate::cast::cast(col.as_ref(), &DataType::Utf8, true) {
                     let m: BooleanArray = text
                         .as_string::<i32>()
                         .iter()

@@ -234,11 +234,7 @@ fn bound(
     if let Some(narrowed) = narrow(&array, target) {
         return Ok(narrowed);
     }
-    let opts = arrow_cast::CastOptions {
-        safe: true,
-        ..Default::default()
-    };
-    arrow_cast::cast_with_options(&array, target, &opts).map_err(|e| e.to_string())
+    crate::cast::cast(array.as_ref(), target, true).map_err(|e| e.to_string())
 }
 
 /// A one-bound array (never null) as a safe cast to `target` gives it, for the common

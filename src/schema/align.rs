@@ -25,7 +25,7 @@ pub fn to_schema(
     for field in target.fields() {
         let column = match batch.column_by_name(field.name()) {
             Some(c) if c.data_type() == field.data_type() => c.clone(),
-            Some(c) => arrow_cast::cast(c, field.data_type()).map_err(|e| {
+            Some(c) => crate::cast::cast(c.as_ref(), field.data_type(), true).map_err(|e| {
                 HudiError::unsupported(format!(
                     "reading column {} stored as {} as the table's {}: {e}",
                     field.name(),
@@ -82,9 +82,12 @@ pub fn partition_values_from_path(
         if differs.true_count() == 0 {
             continue;
         }
-        let at_zero = arrow_array::UInt32Array::from(vec![0u32; batch.num_rows()]);
-        columns[i] = arrow_select::take::take(typed.as_ref(), &at_zero, None)
-            .map_err(crate::error::malformed_by)?;
+        // The value repeated, parsed per row: a `take` on a dynamic array would link arrow's
+        // comparators for every type (run-end arrays) into the read module.
+        columns[i] = crate::keygen::cast_lenient(
+            &StringArray::from(vec![value; batch.num_rows()]),
+            schema.field(i).data_type(),
+        );
         changed = true;
     }
     if !changed {

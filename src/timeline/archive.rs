@@ -397,7 +397,7 @@ pub fn decode_history_file(bytes: Bytes, path: &str) -> Result<Vec<HistoryRow>> 
                 .ok_or_else(|| HudiError::corrupt(path, format!("no column {name}")))
         };
         let text = |name: &str| -> Result<StringArray> {
-            let s = arrow_cast::cast(column(name)?, &DataType::Utf8)
+            let s = crate::cast::cast(column(name)?.as_ref(), &DataType::Utf8, true)
                 .map_err(|e| HudiError::corrupt(path, e))?;
             Ok(s.as_string::<i32>().clone())
         };
@@ -405,7 +405,7 @@ pub fn decode_history_file(bytes: Bytes, path: &str) -> Result<Vec<HistoryRow>> 
             let Some(col) = batch.column_by_name(name) else {
                 return Ok(None);
             };
-            let b = arrow_cast::cast(col, &DataType::Binary).map_err(|_| {
+            let b = crate::cast::cast(col.as_ref(), &DataType::Binary, true).map_err(|_| {
                 HudiError::corrupt(path, format!("{name} column is {}", col.data_type()))
             })?;
             Ok(Some(b.as_binary::<i32>().clone()))

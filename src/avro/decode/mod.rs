@@ -369,13 +369,7 @@ impl Node {
         let array = self.kind.finish(&self.natural)?;
         match &self.cast_to {
             None => Ok(array),
-            Some(t) => {
-                let opts = arrow_cast::CastOptions {
-                    safe: false,
-                    ..Default::default()
-                };
-                arrow_cast::cast_with_options(&array, t, &opts).map_err(arrow_err)
-            }
+            Some(t) => crate::cast::cast(array.as_ref(), t, false).map_err(arrow_err),
         }
     }
 }
