@@ -60,6 +60,7 @@ pub mod avro;
 pub mod base_file;
 pub mod cast;
 pub mod clean;
+pub mod compare;
 pub mod config;
 pub mod error;
 pub mod expr;

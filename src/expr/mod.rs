@@ -13,9 +13,9 @@ pub mod stats;
 
 use std::fmt;
 
+use crate::compare::{compare as cmp_with, Cmp};
 use arrow_arith::boolean::{and_kleene, not, or_kleene};
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar, StringArray};
-use arrow_ord::cmp;
 use arrow_schema::DataType;
 use serde::{Deserialize, Serialize};
 
@@ -344,16 +344,16 @@ fn compare(col: &ArrayRef, p: &Predicate) -> Result<BooleanArray> {
             .ok_or_else(|| HudiError::invalid(format!("filter {p} needs a value")))
     };
     Ok(match p.op {
-        Op::Eq => cmp::eq(col, &one(first()?)?).map_err(err)?,
-        Op::Ne => cmp::neq(col, &one(first()?)?).map_err(err)?,
-        Op::Lt => cmp::lt(col, &one(first()?)?).map_err(err)?,
-        Op::Le => cmp::lt_eq(col, &one(first()?)?).map_err(err)?,
-        Op::Gt => cmp::gt(col, &one(first()?)?).map_err(err)?,
-        Op::Ge => cmp::gt_eq(col, &one(first()?)?).map_err(err)?,
+        Op::Eq => cmp_with(col, Cmp::Eq, &one(first()?)?).map_err(err)?,
+        Op::Ne => cmp_with(col, Cmp::Ne, &one(first()?)?).map_err(err)?,
+        Op::Lt => cmp_with(col, Cmp::Lt, &one(first()?)?).map_err(err)?,
+        Op::Le => cmp_with(col, Cmp::Le, &one(first()?)?).map_err(err)?,
+        Op::Gt => cmp_with(col, Cmp::Gt, &one(first()?)?).map_err(err)?,
+        Op::Ge => cmp_with(col, Cmp::Ge, &one(first()?)?).map_err(err)?,
         Op::In | Op::NotIn => {
             let mut acc = BooleanArray::from(vec![false; col.len()]);
             for v in &p.values {
-                let m = cmp::eq(col, &one(v)?).map_err(err)?;
+                let m = cmp_with(col, Cmp::Eq, &one(v)?).map_err(err)?;
                 acc = or_kleene(&acc, &m).map_err(err)?;
             }
             if p.op == Op::NotIn {

@@ -1,11 +1,11 @@
 //! "Can any row here match?" against min / max / null-count statistics of many containers
 //! at once (row groups, files, partitions). Unknown always means "keep".
 
+use crate::compare::{compare as cmp_with, Cmp};
 use arrow_arith::boolean::{and_kleene, not, or_kleene};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Float64Type;
 use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, UInt64Array};
-use arrow_ord::cmp;
 use arrow_schema::DataType;
 
 use super::{literal, Expr, Op, Predicate};
@@ -202,8 +202,8 @@ fn eval_pred(p: &Predicate, source: &dyn StatsSource) -> Option<BooleanArray> {
     };
     let in_range = |v: &arrow_array::Scalar<ArrayRef>| -> Option<BooleanArray> {
         and_kleene(
-            &cmp::lt_eq(&stats.min, v).ok()?,
-            &cmp::gt_eq(&stats.max, v).ok()?,
+            &cmp_with(&stats.min, Cmp::Le, v).ok()?,
+            &cmp_with(&stats.max, Cmp::Ge, v).ok()?,
         )
         .ok()
     };
@@ -212,16 +212,16 @@ fn eval_pred(p: &Predicate, source: &dyn StatsSource) -> Option<BooleanArray> {
         Op::Ne => {
             let v = value(0)?;
             let all_equal = and_kleene(
-                &cmp::eq(&stats.min, &v).ok()?,
-                &cmp::eq(&stats.max, &v).ok()?,
+                &cmp_with(&stats.min, Cmp::Eq, &v).ok()?,
+                &cmp_with(&stats.max, Cmp::Eq, &v).ok()?,
             )
             .ok()?;
             not(&all_equal).ok()
         }
-        Op::Lt => cmp::lt(&stats.min, &value(0)?).ok(),
-        Op::Le => cmp::lt_eq(&stats.min, &value(0)?).ok(),
-        Op::Gt => cmp::gt(&stats.max, &value(0)?).ok(),
-        Op::Ge => cmp::gt_eq(&stats.max, &value(0)?).ok(),
+        Op::Lt => cmp_with(&stats.min, Cmp::Lt, &value(0)?).ok(),
+        Op::Le => cmp_with(&stats.min, Cmp::Le, &value(0)?).ok(),
+        Op::Gt => cmp_with(&stats.max, Cmp::Gt, &value(0)?).ok(),
+        Op::Ge => cmp_with(&stats.max, Cmp::Ge, &value(0)?).ok(),
         Op::In => {
             let mut acc: Option<BooleanArray> = None;
             for i in 0..p.values.len() {

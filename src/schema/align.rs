@@ -77,8 +77,8 @@ pub fn partition_values_from_path(
             continue;
         }
         let scalar = arrow_array::Scalar::new(typed.clone());
-        let differs =
-            arrow_ord::cmp::distinct(&columns[i], &scalar).map_err(crate::error::malformed_by)?;
+        let differs = crate::compare::distinct(columns[i].as_ref(), &scalar)
+            .map_err(crate::error::malformed_by)?;
         if differs.true_count() == 0 {
             continue;
         }
