@@ -93,12 +93,7 @@ pub fn cast(array: &dyn Array, to: &DataType, safe: bool) -> Result<ArrayRef, Ar
         | (D::Int64, D::Timestamp(..) | D::Date64 | D::Time64(_))
         | (D::Int32, D::Date32 | D::Time32(_)) => {
             // The same values under another type, as arrow-cast reinterprets them.
-            let data = array
-                .to_data()
-                .into_builder()
-                .data_type(to.clone())
-                .build()?;
-            Ok(make_array(data))
+            retyped(array, to)
         }
         (D::Time32(TimeUnit::Millisecond), D::Time64(TimeUnit::Microsecond)) => Ok(Arc::new(
             array
@@ -106,6 +101,27 @@ pub fn cast(array: &dyn Array, to: &DataType, safe: bool) -> Result<ArrayRef, Ar
                 .unary::<_, Time64MicrosecondType>(|v| i64::from(v) * 1000),
         )),
         _ => numeric(array, to, safe).unwrap_or_else(|| Err(unsupported(from, to))),
+    }
+}
+
+/// The same buffers under another type (a reinterpretation, or a time zone relabelled).
+fn retyped(array: &dyn Array, to: &DataType) -> Result<ArrayRef, ArrowError> {
+    Ok(make_array(
+        array
+            .to_data()
+            .into_builder()
+            .data_type(to.clone())
+            .build()?,
+    ))
+}
+
+/// How many of `unit` make a second.
+pub fn ticks_per_second(unit: TimeUnit) -> i64 {
+    match unit {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
     }
 }
 
@@ -256,19 +272,9 @@ fn timestamp_units(
     tz: Option<Arc<str>>,
     safe: bool,
 ) -> Result<ArrayRef, ArrowError> {
-    let values = array
-        .to_data()
-        .into_builder()
-        .data_type(DataType::Int64)
-        .build()?;
-    let values = make_array(values);
+    let values = retyped(array, &DataType::Int64)?;
     let values = rescale_time(values.as_primitive::<Int64Type>(), from, to, safe)?;
-    let data = values
-        .into_data()
-        .into_builder()
-        .data_type(DataType::Timestamp(to, tz))
-        .build()?;
-    Ok(make_array(data))
+    retyped(&values, &DataType::Timestamp(to, tz))
 }
 
 fn rescale_time(
@@ -277,13 +283,7 @@ fn rescale_time(
     to: TimeUnit,
     safe: bool,
 ) -> Result<PrimitiveArray<Int64Type>, ArrowError> {
-    let size = |u: TimeUnit| match u {
-        TimeUnit::Second => 1_i64,
-        TimeUnit::Millisecond => 1_000,
-        TimeUnit::Microsecond => 1_000_000,
-        TimeUnit::Nanosecond => 1_000_000_000,
-    };
-    let (from, to) = (size(from), size(to));
+    let (from, to) = (ticks_per_second(from), ticks_per_second(to));
     Ok(if from >= to {
         let div = from / to;
         values.unary::<_, Int64Type>(|v| v / div)
@@ -323,29 +323,12 @@ fn to_string(array: &dyn Array, safe: bool) -> Result<ArrayRef, ArrowError> {
                 .collect::<Result<StringArray, ArrowError>>()?;
             Ok(Arc::new(text))
         }
-        D::Boolean
-        | D::Int8
-        | D::Int16
-        | D::Int32
-        | D::Int64
-        | D::UInt8
-        | D::UInt16
-        | D::UInt32
-        | D::UInt64
-        | D::Float32
-        | D::Float64
-        | D::Decimal128(_, _)
-        | D::Date32
-        | D::Date64
-        | D::Timestamp(_, _)
-        | D::Time32(_)
-        | D::Time64(_) => {
+        t if t.is_primitive() || t == &D::Boolean => {
             let zero_offset;
             let array = match array.data_type() {
                 D::Timestamp(unit, Some(tz)) if is_utc(tz) && tz.as_ref() != "+00:00" => {
                     let utc = D::Timestamp(*unit, Some("+00:00".into()));
-                    zero_offset =
-                        make_array(array.to_data().into_builder().data_type(utc).build()?);
+                    zero_offset = retyped(array, &utc)?;
                     zero_offset.as_ref()
                 }
                 _ => array,
@@ -411,18 +394,6 @@ fn from_string(array: &dyn Array, to: &DataType, safe: bool) -> Result<ArrayRef,
                 .map(|v| v.map(str::as_bytes))
                 .collect::<Vec<_>>(),
         ))),
-        D::Int8 => parsed::<Int8Type>(&text, safe, &fail),
-        D::Int16 => parsed::<Int16Type>(&text, safe, &fail),
-        D::Int32 => parsed::<Int32Type>(&text, safe, &fail),
-        D::Int64 => parsed::<Int64Type>(&text, safe, &fail),
-        D::UInt8 => parsed::<UInt8Type>(&text, safe, &fail),
-        D::UInt16 => parsed::<UInt16Type>(&text, safe, &fail),
-        D::UInt32 => parsed::<UInt32Type>(&text, safe, &fail),
-        D::UInt64 => parsed::<UInt64Type>(&text, safe, &fail),
-        D::Float32 => parsed::<Float32Type>(&text, safe, &fail),
-        D::Float64 => parsed::<Float64Type>(&text, safe, &fail),
-        D::Date32 => parsed::<Date32Type>(&text, safe, &fail),
-        D::Date64 => parsed::<Date64Type>(&text, safe, &fail),
         D::Boolean => {
             let out: BooleanArray = text
                 .iter()
@@ -493,14 +464,23 @@ fn from_string(array: &dyn Array, to: &DataType, safe: bool) -> Result<ArrayRef,
                     ts(&|t| TimestampNanosecondType::from_naive_datetime(t, None))
                 }
             }?;
-            let data = values
-                .into_data()
-                .into_builder()
-                .data_type(to.clone())
-                .build()?;
-            Ok(make_array(data))
+            retyped(&values, to)
         }
-        _ => Err(unsupported(array.data_type(), to)),
+        _ => {
+            // Each type parsed by its own `Parser`, as arrow-cast's string cast does.
+            macro_rules! by_parser {
+                ($($variant:ident => $parser:ty),*) => {
+                    match to {
+                        $(D::$variant => parsed::<$parser>(&text, safe, &fail),)*
+                        _ => Err(unsupported(array.data_type(), to)),
+                    }
+                };
+            }
+            by_parser!(Int8 => Int8Type, Int16 => Int16Type, Int32 => Int32Type,
+                Int64 => Int64Type, UInt8 => UInt8Type, UInt16 => UInt16Type,
+                UInt32 => UInt32Type, UInt64 => UInt64Type, Float32 => Float32Type,
+                Float64 => Float64Type, Date32 => Date32Type, Date64 => Date64Type)
+        }
     }
 }
 

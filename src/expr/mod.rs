@@ -276,63 +276,13 @@ pub fn literal(value: &str, target: &DataType, column: &str) -> Result<Scalar<Ar
             std::sync::Arc::new(BooleanArray::from(vec![b])) as ArrayRef
         }
         DataType::Dictionary(_, v) => return literal(value, v, column),
-        // Without chrono-tz, arrow parses only offset zones: parse as +00:00, relabel as UTC.
-        DataType::Timestamp(unit, Some(tz)) if tz.eq_ignore_ascii_case("UTC") => {
-            let utc = DataType::Timestamp(*unit, Some("+00:00".into()));
-            let parsed = literal(value, &utc, column)?.into_inner();
-            crate::cast::cast(parsed.as_ref(), target, true).map_err(|e| {
-                HudiError::invalid(format!(
-                    "{value:?} is not a valid {target} for column {column}: {e}"
-                ))
-            })?
-        }
-        _ => plain_literal(value, target)
-            .unwrap_or_else(|| crate::cast::cast(&StringArray::from(vec![value]), target, false))
-            .map_err(|e| {
-                HudiError::invalid(format!(
-                    "{value:?} is not a valid {target} for column {column}: {e}"
-                ))
-            })?,
+        _ => crate::cast::cast(&StringArray::from(vec![value]), target, false).map_err(|e| {
+            HudiError::invalid(format!(
+                "{value:?} is not a valid {target} for column {column}: {e}"
+            ))
+        })?,
     };
     Ok(Scalar::new(cast))
-}
-
-/// A number, date or string literal parsed as arrow-cast's string cast parses it, without
-/// its dispatcher (one ~200 KB function in wasm: compiling it took a cold first query ~17
-/// ms); `None` for the other types.
-fn plain_literal(
-    value: &str,
-    target: &DataType,
-) -> Option<std::result::Result<ArrayRef, arrow_schema::ArrowError>> {
-    use arrow_array::types::*;
-    use arrow_cast::parse::Parser;
-    fn typed<P: Parser>(value: &str) -> std::result::Result<ArrayRef, arrow_schema::ArrowError> {
-        match P::parse(value) {
-            Some(v) => Ok(std::sync::Arc::new(
-                arrow_array::PrimitiveArray::<P>::from_value(v, 1),
-            )),
-            None => Err(arrow_schema::ArrowError::CastError(format!(
-                "Cannot cast string '{value}' to value of {} type",
-                P::DATA_TYPE
-            ))),
-        }
-    }
-    Some(match target {
-        DataType::Int8 => typed::<Int8Type>(value),
-        DataType::Int16 => typed::<Int16Type>(value),
-        DataType::Int32 => typed::<Int32Type>(value),
-        DataType::Int64 => typed::<Int64Type>(value),
-        DataType::UInt8 => typed::<UInt8Type>(value),
-        DataType::UInt16 => typed::<UInt16Type>(value),
-        DataType::UInt32 => typed::<UInt32Type>(value),
-        DataType::UInt64 => typed::<UInt64Type>(value),
-        DataType::Float32 => typed::<Float32Type>(value),
-        DataType::Float64 => typed::<Float64Type>(value),
-        DataType::Date32 => typed::<Date32Type>(value),
-        DataType::Date64 => typed::<Date64Type>(value),
-        DataType::Utf8 => Ok(std::sync::Arc::new(StringArray::from(vec![value]))),
-        _ => return None,
-    })
 }
 
 fn compare(col: &ArrayRef, p: &Predicate) -> Result<BooleanArray> {
@@ -374,7 +324,7 @@ mod tests {
     use arrow_schema::{Field, Schema};
 
     #[test]
-    fn plain_literals_parse_as_arrow_casts_them() {
+    fn literals_parse_as_arrow_casts_them() {
         let opts = arrow_cast::CastOptions {
             safe: false,
             ..Default::default()
@@ -430,7 +380,7 @@ mod tests {
             for value in values {
                 let text = StringArray::from(vec![value]);
                 let cast = arrow_cast::cast_with_options(&text, target, &opts);
-                let plain = plain_literal(value, target).expect("a plain type");
+                let plain = crate::cast::cast(&text, target, false);
                 match (cast, plain) {
                     (Ok(c), Ok(p)) => assert_eq!(c.to_data(), p.to_data(), "{value:?} as {target}"),
                     (Err(c), Err(p)) => {
@@ -440,7 +390,6 @@ mod tests {
                 }
             }
         }
-        assert!(plain_literal("1", &DataType::Decimal128(10, 2)).is_none());
     }
 
     #[test]

@@ -143,7 +143,7 @@ fn as_f64(a: &ArrayRef) -> Option<Float64Array> {
 }
 
 /// [`as_f64`] for the integer, float, date and timestamp columns, as arrow-cast's casts
-/// to `Int64` and `Float64` give it, without its dispatcher (see `plain_literal`).
+/// to `Int64` and `Float64` give it, in one step per type.
 fn plain_f64(a: &ArrayRef) -> Option<Float64Array> {
     use arrow_array::types::*;
     fn each<T: arrow_array::ArrowPrimitiveType>(

@@ -239,8 +239,7 @@ fn bound(
 
 /// A one-bound array (never null) as a safe cast to `target` gives it, for the common
 /// cases — the same type, a narrower integer or float, a decimal of lower precision —
-/// without arrow-cast's dispatcher (one ~200 KB function in wasm: compiling it took a cold
-/// first query ~17 ms); `None` for the rest.
+/// built directly; `None` for the rest.
 fn narrow(array: &ArrayRef, target: &DataType) -> Option<ArrayRef> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Decimal128Type, DecimalType, Int64Type};
@@ -317,13 +316,10 @@ fn timestamp(
     tz: &Option<Arc<str>>,
     round: Round,
 ) -> Result<ArrayRef, String> {
-    let per_second = |u: TimeUnit| match u {
-        TimeUnit::Second => 1i64,
-        TimeUnit::Millisecond => 1_000,
-        TimeUnit::Microsecond => 1_000_000,
-        TimeUnit::Nanosecond => 1_000_000_000,
-    };
-    let (f, t) = (per_second(from), per_second(to));
+    let (f, t) = (
+        crate::cast::ticks_per_second(from),
+        crate::cast::ticks_per_second(to),
+    );
     let value = if t >= f {
         v.checked_mul(t / f).ok_or("timestamp out of range")?
     } else {
