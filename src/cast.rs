@@ -278,7 +278,7 @@ fn timestamp_units(
 }
 
 fn rescale_time(
-    values: &PrimitiveArray<impl ArrowPrimitiveType<Native = i64>>,
+    values: &PrimitiveArray<Int64Type>,
     from: TimeUnit,
     to: TimeUnit,
     safe: bool,

@@ -130,15 +130,8 @@ fn as_f64(a: &ArrayRef) -> Option<Float64Array> {
     if let Some(f) = plain_f64(a) {
         return Some(f);
     }
-    let ty = a.data_type();
-    let numeric = if ty.is_temporal() {
-        crate::cast::cast(a.as_ref(), &DataType::Int64, true).ok()?
-    } else if ty.is_numeric() {
-        a.clone()
-    } else {
-        return None;
-    };
-    let f = crate::cast::cast(numeric.as_ref(), &DataType::Float64, true).ok()?;
+    // Decimals, rounded once as arrow-cast rounds them.
+    let f = crate::cast::cast(a.as_ref(), &DataType::Float64, true).ok()?;
     Some(f.as_primitive::<Float64Type>().clone())
 }
 
@@ -170,6 +163,10 @@ fn plain_f64(a: &ArrayRef) -> Option<Float64Array> {
         DataType::Timestamp(Millisecond, _) => each::<TimestampMillisecondType>(a, |v| v as f64),
         DataType::Timestamp(Microsecond, _) => each::<TimestampMicrosecondType>(a, |v| v as f64),
         DataType::Timestamp(Nanosecond, _) => each::<TimestampNanosecondType>(a, |v| v as f64),
+        DataType::Time32(Second) => each::<Time32SecondType>(a, f64::from),
+        DataType::Time32(Millisecond) => each::<Time32MillisecondType>(a, f64::from),
+        DataType::Time64(Microsecond) => each::<Time64MicrosecondType>(a, |v| v as f64),
+        DataType::Time64(Nanosecond) => each::<Time64NanosecondType>(a, |v| v as f64),
         _ => return None,
     })
 }
@@ -282,6 +279,8 @@ mod tests {
                 TimestampMicrosecondArray::from(vec![1_718_064_000_000_000]).with_timezone("UTC"),
             ),
             Arc::new(TimestampNanosecondArray::from(vec![i64::MAX, i64::MIN])),
+            Arc::new(Time32MillisecondArray::from(vec![Some(1_000), None])),
+            Arc::new(Time64MicrosecondArray::from(vec![86_399_999_999])),
         ];
         for a in &arrays {
             let numeric = if a.data_type().is_temporal() {

@@ -231,48 +231,7 @@ fn bound(
             ))
         }
     };
-    if let Some(narrowed) = narrow(&array, target) {
-        return Ok(narrowed);
-    }
     crate::cast::cast(array.as_ref(), target, true).map_err(|e| e.to_string())
-}
-
-/// A one-bound array (never null) as a safe cast to `target` gives it, for the common
-/// cases — the same type, a narrower integer or float, a decimal of lower precision —
-/// built directly; `None` for the rest.
-fn narrow(array: &ArrayRef, target: &DataType) -> Option<ArrayRef> {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::{Decimal128Type, DecimalType, Int64Type};
-    use arrow_array::{Float32Array, Int16Array, Int32Array, Int8Array};
-    use DataType as D;
-    if array.data_type() == target {
-        return Some(array.clone());
-    }
-    if array.len() != 1 || array.is_null(0) {
-        return None;
-    }
-    let int = || array.as_primitive::<Int64Type>().value(0);
-    Some(match (array.data_type(), target) {
-        (D::Int64, D::Int32) => Arc::new(Int32Array::from(vec![i32::try_from(int()).ok()])),
-        (D::Int64, D::Int16) => Arc::new(Int16Array::from(vec![i16::try_from(int()).ok()])),
-        (D::Int64, D::Int8) => Arc::new(Int8Array::from(vec![i8::try_from(int()).ok()])),
-        (D::Float64, D::Float32) => {
-            let v = array
-                .as_primitive::<arrow_array::types::Float64Type>()
-                .value(0);
-            Arc::new(Float32Array::from(vec![v as f32]))
-        }
-        (D::Decimal128(_, from), D::Decimal128(precision, scale)) if from == scale => {
-            let v = array.as_primitive::<Decimal128Type>().value(0);
-            let fits = Decimal128Type::is_valid_decimal_precision(v, *precision);
-            Arc::new(
-                Decimal128Array::from(vec![fits.then_some(v)])
-                    .with_precision_and_scale(*precision, *scale)
-                    .ok()?,
-            )
-        }
-        _ => return None,
-    })
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -407,7 +366,7 @@ mod tests {
         for (array, targets) in cases {
             for target in targets {
                 let cast = arrow_cast::cast_with_options(&array, &target, &safe).unwrap();
-                let narrowed = narrow(&array, &target).expect("a narrowed case");
+                let narrowed = crate::cast::cast(array.as_ref(), &target, true).unwrap();
                 assert_eq!(
                     cast.to_data(),
                     narrowed.to_data(),
@@ -416,11 +375,6 @@ mod tests {
                 );
             }
         }
-        assert!(narrow(
-            &(Arc::new(Int64Array::from(vec![5])) as ArrayRef),
-            &DataType::Float64
-        )
-        .is_none());
     }
 
     fn rec(column: &str, min: Value, max: Value, vt: Option<i32>) -> MdtStats {
