@@ -28,3 +28,30 @@ export interface ObjectMeta {
   etag?: string;
   isDir?: boolean;
 }
+
+/** What the engine reads of a listing's entry, each field kept only with the type it reads. */
+function engineEntry(m: ObjectMeta) {
+  const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
+  const str = (x: unknown) => (typeof x === 'string' ? x : undefined);
+  return { path: str(m.path), size: num(m.size), lastModified: num(m.lastModified), etag: str(m.etag), isDir: m.isDir === true || undefined };
+}
+
+/** @internal `storage` as the engine is handed it: listings go over as one JSON string, which the
+ *  engine reads in one step instead of five property reads per entry across the wasm boundary
+ *  (a metadata table's thousand files cost ~15 ms of a cold open). The fields are read here as
+ *  the engine reads them (getters included). Methods keep `storage` as `this`, and only those
+ *  it has are there: the engine tells what a storage can do from them. */
+export function engineStorage(storage: StorageObject): StorageObject {
+  const pack = (list: ObjectMeta[]) => JSON.stringify(Array.from(list, engineEntry)) as unknown as ObjectMeta[];
+  const out: StorageObject = {
+    location: storage.location,
+    get: (path, start, end, signal) => storage.get(path, start, end, signal),
+    head: (path, signal) => storage.head(path, signal),
+    list: async (prefix, recursive, signal) => pack(await storage.list(prefix, recursive, signal)),
+  };
+  const { listAfter, put, delete: remove } = storage;
+  if (listAfter) out.listAfter = async (startAfter, signal) => pack(await listAfter.call(storage, startAfter, signal));
+  if (put) out.put = put.bind(storage);
+  if (remove) out.delete = remove.bind(storage);
+  return out;
+}

@@ -13,7 +13,7 @@ import { arrowSchemaOf, arrowTableOf } from './arrow-input.js';
 import { AbortedError, CorruptError, InvalidArgumentError, InvalidInputError, NotFoundError, ReadOnlyError, toHudiError } from './errors.js';
 import { BlobStorage, type LocalFile } from './blob-storage.js';
 import { isLocal, localStorageFor } from './local-tables.js';
-import type { StorageObject } from './storage-object.js';
+import { engineStorage, type StorageObject } from './storage-object.js';
 import type {
   Cancellable,
   RefreshOptions,
@@ -223,9 +223,9 @@ export async function discover(where: string | URL | StorageObject, options: Dis
   const o = options;
   const search = { maxDepth: o.maxDepth, maxListings: o.maxListings, maxObjects: o.maxObjects, health: o.health, options: o.options };
   if (typeof where === 'object' && !(where instanceof URL)) {
-    return engine(discoverJs(where, search, o.signal), o.signal);
+    return engine(discoverJs(engineStorage(where), search, o.signal), o.signal);
   }
-  if (isLocal(where)) return engine(discoverJs(localTableStorage(where), search, o.signal), o.signal);
+  if (isLocal(where)) return engine(discoverJs(engineStorage(localTableStorage(where)), search, o.signal), o.signal);
   const u = parseUrl(where);
   if (!['http:', 'https:', 's3:'].includes(u.protocol)) {
     throw new InvalidArgumentError(`unsupported URL scheme ${u.protocol} (expected http(s)://… or s3://bucket/prefix)`);
@@ -472,7 +472,7 @@ export class HudiTable {
     try {
       const opened = await openIn(await readEngine(), async (e, first, signal) => {
         const cache = o.cache === undefined ? undefined : await o.cache.share(e);
-        return e.WasmTable.openJs(primed?.storage ?? storage, signal, first ? o.onProgress : undefined, cache, o.prefetchMetadataTable, undefined);
+        return e.WasmTable.openJs(engineStorage(primed?.storage ?? storage), signal, first ? o.onProgress : undefined, cache, o.prefetchMetadataTable, undefined);
       }, o.signal);
       return new HudiTable(opened, storage.location, o.timeZone);
     } finally {
@@ -504,7 +504,7 @@ export class HudiTable {
   /** `create` over your own storage (`openStorage`'s object, with `put`). */
   static async createStorage(storage: StorageObject, table: NewTableSpec, options: Cancellable = {}): Promise<HudiTable> {
     const spec = engineTableSpec(table);
-    const opened = await openIn(await fullEngine(), (e, first, signal) => e.WasmTable.openJs(storage, signal, undefined, undefined, false, first ? spec : undefined), options.signal);
+    const opened = await openIn(await fullEngine(), (e, first, signal) => e.WasmTable.openJs(engineStorage(storage), signal, undefined, undefined, false, first ? spec : undefined), options.signal);
     return new HudiTable(opened, storage.location, undefined);
   }
 

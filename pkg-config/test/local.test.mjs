@@ -92,6 +92,50 @@ test('openStorage: a storage object over node:fs, with ranged reads', async () =
   await assert.rejects(HudiTable.openStorage({ ...storage, location: 'x', get: async () => { throw Object.assign(new Error('nope'), { code: 'ACCESS_DENIED' }); } }), { code: 'ACCESS_DENIED' });
 });
 
+test('openStorage: listing entries read as the engine reads them (getters, odd types)', async () => {
+  const { fsStorage } = await import('../../tests/js/fs_storage.mjs');
+  const root = join(unzippedFixtures(), 'tables', V9_MOR);
+  const exp = await expected(V9_MOR);
+  // Entries whose fields are getters on a class, with extra and mistyped fields beside them
+  // (a string size the engine would not read either); `this` is the storage object.
+  class Entry {
+    #m;
+    constructor(m) {
+      this.#m = m;
+    }
+    get path() {
+      return this.#m.path;
+    }
+    get size() {
+      return this.#m.size;
+    }
+    get lastModified() {
+      return this.#m.lastModified;
+    }
+    get isDir() {
+      return this.#m.isDir;
+    }
+    get extra() {
+      return 10n;
+    }
+  }
+  const plain = fsStorage(root, { readOnly: true });
+  let calls = 0;
+  const storage = {
+    ...plain,
+    async list(prefix, recursive) {
+      assert.equal(this, storage);
+      calls++;
+      return (await plain.list(prefix, recursive)).map((m) => new Entry(m));
+    },
+  };
+  const t = await HudiTable.openStorage(storage);
+  assert.deepEqual(...sameRows(await t.rows(), exp, exp.snapshot.rows));
+  assert.equal((await t.timeline()).filter((i) => i.state === 'completed').length, exp.timeline_folder.completed.length);
+  assert.ok(calls > 0);
+  t.close();
+});
+
 test('prefetchMetadataTable: the metadata table comes with the open; a query takes fewer listings, the same rows', async () => {
   const { fsStorage } = await import('../../tests/js/fs_storage.mjs');
   const root = join(unzippedFixtures(), 'tables', V9_MOR);

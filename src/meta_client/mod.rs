@@ -118,13 +118,36 @@ impl MetaClient {
     pub async fn reopen(&self) -> Result<MetaClient> {
         // What the first open prefetched is older than what this one lists.
         self.end_mdt_prefetch();
-        Self::open_counted(
+        let fresh = Self::open_counted(
             self.storage.clone(),
             self.cache.clone(),
             self.io.clone(),
             None,
         )
-        .await
+        .await?;
+        fresh.keep_commit_metadata_of(self);
+        Ok(fresh)
+    }
+
+    /// Takes over what `earlier` decoded of instants completed in both timelines from the
+    /// same file: a handle reopened after every write would decode them all again (the
+    /// small-file sizing reads the last ten). Only instants still on the timeline are kept,
+    /// so a long-lived handle holds no more than its active timeline.
+    fn keep_commit_metadata_of(&self, earlier: &MetaClient) {
+        let (before, now) = (earlier.timeline(), self.timeline());
+        let held = lock(&earlier.commit_metadata);
+        if held.is_empty() {
+            return;
+        }
+        let mut kept = lock(&self.commit_metadata);
+        for instant in now.completed() {
+            let same = before.get(&instant.requested_time).is_some_and(|b| {
+                b.is_completed() && b.file == instant.file && !b.archived && !instant.archived
+            });
+            if let Some(meta) = held.get(&instant.requested_time).filter(|_| same) {
+                kept.insert(instant.requested_time.clone(), meta.clone());
+            }
+        }
     }
 
     /// Opens a table inside another one's storage (the metadata table), sharing its

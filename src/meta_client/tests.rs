@@ -27,3 +27,44 @@ fn commit_metadata_asked_for_together_is_read_once() {
         assert_eq!(client.io().requests - before, 1);
     });
 }
+
+#[test]
+fn a_reopened_client_keeps_what_it_decoded_of_completed_instants() {
+    let storage = Arc::new(MemoryStorage::new());
+    storage.insert(
+        PROPERTIES_FILE,
+        "hoodie.table.name=t\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.version=9\n",
+        None,
+    );
+    storage.insert(TIMELINE, r#"{"partitionToWriteStats":{}}"#, None);
+    let inflight = ".hoodie/timeline/20240102000000000.commit.inflight";
+    storage.insert(inflight, "", None);
+    futures::executor::block_on(async {
+        let client = MetaClient::open(storage.clone()).await.unwrap();
+        let first = client.timeline().completed().next().unwrap().clone();
+        let decoded = client.commit_metadata(&first).await.unwrap();
+        // The inflight commit completes, and the first one is rolled back meanwhile: only
+        // what is still completed from the same file carries over.
+        storage.insert(
+            ".hoodie/timeline/20240102000000000_20240102000000001.commit",
+            r#"{"partitionToWriteStats":{}}"#,
+            None,
+        );
+        let again = client.reopen().await.unwrap();
+        let before = again.io().requests;
+        let kept = again.commit_metadata(&first).await.unwrap();
+        assert!(Arc::ptr_eq(&decoded, &kept));
+        assert_eq!(again.io().requests, before, "no read for a decoded instant");
+        let second = again.timeline().get("20240102000000000").unwrap().clone();
+        assert!(second.is_completed());
+        again.commit_metadata(&second).await.unwrap();
+        assert_eq!(again.io().requests, before + 1);
+
+        storage.delete(TIMELINE).await.unwrap();
+        let later = again.reopen().await.unwrap();
+        assert!(lock(&later.commit_metadata)
+            .get(&first.requested_time)
+            .is_none());
+        assert!(lock(&later.commit_metadata).contains_key("20240102000000000"));
+    });
+}

@@ -4,7 +4,7 @@
 // pkg-config's dependencies) instead of one Arrow table (the package's `read()`).
 // WASM_BYTES=plain loads the module as wasm-bindgen's glue does (a buffer its size), not as the
 // package's Node entry does (pkg-config/src/node.ts). PKG=1 reads through the npm package
-// instead (`HudiTable.open(dir).read()` from $HUDI_EDGE_PKG_DIST, default pkg-config/dist: the
+// instead (`HudiTable.open(dir).read(options)` from $HUDI_EDGE_PKG_DIST, default pkg-config/dist: the
 // read module, as an app's read loads it).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -46,20 +46,21 @@ const mb = (n) => (n === undefined ? undefined : Math.round(n / 1e6));
 
 if (process.env.PKG === '1') {
   const dist = process.env.HUDI_EDGE_PKG_DIST ?? join(repo, 'pkg-config', 'dist');
-  const [table] = process.argv.slice(2);
+  const [table, optionsJson = '{}'] = process.argv.slice(2);
   // apache-arrow's ESM build, the one the package's tables come from.
   const { tableToIPC } = await import(join(repo, 'pkg-config', 'node_modules', 'apache-arrow', 'Arrow.node.mjs'));
   const stopSampling = rssPeak();
   const t0 = performance.now();
-  const { HudiTable } = await import(join(dist, 'node.js'));
+  const { HudiTable, wasmMemoryBytes } = await import(join(dist, 'node.js'));
   const t = await HudiTable.open(table);
   const openRss = process.memoryUsage().rss;
-  const result = await t.read();
+  const openWasm = wasmMemoryBytes();
+  const result = await t.read(JSON.parse(optionsJson));
   const seconds = (performance.now() - t0) / 1000;
   const peak = stopSampling();
   // The result's size as Arrow IPC (what the ratio is taken against), once the peak is taken.
   const ipcBytes = tableToIPC(result, 'stream').length;
-  console.log(JSON.stringify({ rows: result.numRows, ipc_bytes: ipcBytes, seconds, peak_rss_mb: mb(peak), open_rss_mb: mb(openRss), ratio: +(peak / ipcBytes).toFixed(3) }));
+  console.log(JSON.stringify({ rows: result.numRows, ipc_bytes: ipcBytes, seconds, peak_rss_mb: mb(peak), open_rss_mb: mb(openRss), open_wasm_memory_mb: mb(openWasm), wasm_memory_mb: mb(wasmMemoryBytes()), ratio: +(peak / ipcBytes).toFixed(3) }));
   process.exit(0);
 }
 const bindings = require(glue);
