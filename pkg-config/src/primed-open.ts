@@ -3,7 +3,7 @@
 // prefetched) depends on nothing but the table's location, so a cold open need not wait for
 // the module before asking for it.
 
-import type { ObjectMeta, StorageObject } from './storage-object.js';
+import { optionalMethods, type ObjectMeta, type StorageObject } from './storage-object.js';
 
 /** What the engine's open asks for first (src/meta_client/mod.rs, src/storage/layers/mdt_prefetch.rs). */
 const PROPERTIES = '.hoodie/hoodie.properties';
@@ -49,6 +49,7 @@ export function primeOpen(storage: StorageObject, metadataTable: boolean): { sto
     hold(pending, listing(MDT, true), () => storage.list(MDT, true));
   }
   const primed: StorageObject = {
+    ...optionalMethods(storage),
     location: storage.location,
     get: (path, start, end, signal) => {
       const held = start === undefined && end === undefined ? take(pending, whole(path)) : undefined;
@@ -58,11 +59,6 @@ export function primeOpen(storage: StorageObject, metadataTable: boolean): { sto
     list: (prefix, recursive, signal) =>
       (take(pending, listing(prefix, recursive)) as Promise<ObjectMeta[]> | undefined) ?? storage.list(prefix, recursive, signal),
   };
-  // The optional methods only where `storage` has them: the engine tells what a storage can
-  // do from which methods it has.
-  if (storage.listAfter) primed.listAfter = storage.listAfter.bind(storage);
-  if (storage.put) primed.put = storage.put.bind(storage);
-  if (storage.delete) primed.delete = storage.delete.bind(storage);
   return { storage: primed, done: () => pending.clear() };
 }
 

@@ -36,22 +36,30 @@ function engineEntry(m: ObjectMeta) {
   return { path: str(m.path), size: num(m.size), lastModified: num(m.lastModified), etag: str(m.etag), isDir: m.isDir === true || undefined };
 }
 
+/** @internal `storage`'s optional methods, bound to it, only those it has: the engine tells what a
+ *  storage can do from which methods it has, so a wrapper must not add any. */
+export function optionalMethods(storage: StorageObject): Pick<StorageObject, 'listAfter' | 'put' | 'delete'> {
+  const out: Pick<StorageObject, 'listAfter' | 'put' | 'delete'> = {};
+  if (storage.listAfter) out.listAfter = storage.listAfter.bind(storage);
+  if (storage.put) out.put = storage.put.bind(storage);
+  if (storage.delete) out.delete = storage.delete.bind(storage);
+  return out;
+}
+
 /** @internal `storage` as the engine is handed it: listings go over as one JSON string, which the
  *  engine reads in one step instead of five property reads per entry across the wasm boundary
  *  (a metadata table's thousand files cost ~15 ms of a cold open). The fields are read here as
- *  the engine reads them (getters included). Methods keep `storage` as `this`, and only those
- *  it has are there: the engine tells what a storage can do from them. */
+ *  the engine reads them (getters included); methods keep `storage` as `this`. */
 export function engineStorage(storage: StorageObject): StorageObject {
   const pack = (list: ObjectMeta[]) => JSON.stringify(Array.from(list, engineEntry)) as unknown as ObjectMeta[];
-  const out: StorageObject = {
+  const optional = optionalMethods(storage);
+  const listAfter = optional.listAfter;
+  return {
+    ...optional,
     location: storage.location,
     get: (path, start, end, signal) => storage.get(path, start, end, signal),
     head: (path, signal) => storage.head(path, signal),
     list: async (prefix, recursive, signal) => pack(await storage.list(prefix, recursive, signal)),
+    ...(listAfter && { listAfter: async (startAfter: string, signal?: AbortSignal) => pack(await listAfter(startAfter, signal)) }),
   };
-  const { listAfter, put, delete: remove } = storage;
-  if (listAfter) out.listAfter = async (startAfter, signal) => pack(await listAfter.call(storage, startAfter, signal));
-  if (put) out.put = put.bind(storage);
-  if (remove) out.delete = remove.bind(storage);
-  return out;
 }
