@@ -6,30 +6,36 @@ import { prepareWasm, setWasmSources } from './wasm-loader.js';
 import { setLocalStorageFactory } from './local-tables.js';
 import { fsStorage } from './fs-storage.js';
 
-/** glibc's malloc raises its mmap threshold to the size of a freed mmapped block up to 32 MiB,
- *  and its trim threshold to twice that. */
-const MALLOC_DYNAMIC_MAX = 32 << 20;
+/** An ArrayBuffer that can give its memory back (`resize(0)`): V8 takes it from the
+ *  system's pages, not malloc, and does not count it as external memory. */
+type Resizable = ArrayBuffer & { resize(length: number): void };
+const ResizableBuffer = ArrayBuffer as unknown as new (length: number, o: { maxByteLength: number }) => Resizable;
 
-/** A module's bytes, read into a buffer past that ceiling: one just their size (8-12 MB), freed
- *  once compiled, would let each malloc arena keep ~24 MB of freed memory instead of returning
- *  it (+25 MB peak RSS in a whole-table read() on Linux). The pages past the bytes are never
- *  written, so never resident. */
-async function wasmBytes(url: URL): Promise<Uint8Array> {
+/** A module compiled from its file (8-12 MB). Its bytes are read into a resizable buffer and
+ *  given back as soon as compile has taken its copy: a plain buffer stayed resident until a
+ *  later full GC (in a whole-table read(), its whole length on the peak), and its size as
+ *  external memory set off a GC of its own during a cold open. */
+async function compiled(url: URL): Promise<WebAssembly.Module> {
   const file = await open(url);
+  let buffer: Resizable;
+  let n = 0;
   try {
     const { size } = await file.stat();
-    const buf = new Uint8Array(Math.max(size, MALLOC_DYNAMIC_MAX + (1 << 20)));
-    let n = 0;
-    for (let got = 1; got > 0 && n < size; n += got) got = (await file.read(buf, n, size - n, n)).bytesRead;
-    return buf.subarray(0, n);
+    buffer = new ResizableBuffer(size, { maxByteLength: size });
+    const bytes = new Uint8Array(buffer);
+    for (let got = 1; got > 0 && n < size; n += got) got = (await file.read(bytes, n, size - n, n)).bytesRead;
   } finally {
     await file.close();
   }
+  // WebAssembly.compile copies the bytes before it returns.
+  const module = WebAssembly.compile(new Uint8Array(buffer, 0, n));
+  buffer.resize(0);
+  return module;
 }
 
 setWasmSources({
-  read: () => wasmBytes(new URL('./wasm/hudi_edge_read_bg.wasm', import.meta.url)),
-  full: () => wasmBytes(new URL('./wasm/hudi_edge_bg.wasm', import.meta.url)),
+  read: () => compiled(new URL('./wasm/hudi_edge_read_bg.wasm', import.meta.url)),
+  full: () => compiled(new URL('./wasm/hudi_edge_bg.wasm', import.meta.url)),
   sync: true,
 });
 prepareWasm();

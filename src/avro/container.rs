@@ -6,7 +6,6 @@ use std::io::Read;
 
 use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::types::Value;
-use apache_avro::Schema;
 
 use super::binary::{read_block_count, read_bytes, read_fixed, read_len, read_string};
 use super::guard::{self, Checked};
@@ -62,7 +61,7 @@ impl<'a> Blocks<'a> {
 /// The records of a container file, decoded with its writer schema.
 pub fn read_values(bytes: &[u8]) -> Result<Vec<Value>> {
     let (text, mut blocks) = Blocks::open(bytes)?;
-    let schema = Schema::parse_str(text)
+    let schema = super::names::parse_schema_text(text)
         .map_err(|e| HudiError::corrupt_by("", "bad Avro container schema", e))?;
     let checked = Checked::new(&schema)?;
     let reader = GenericDatumReader::builder(&schema)
@@ -174,7 +173,7 @@ fn decompress(codec: Codec, data: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use apache_avro::{Codec as AvroCodec, Writer};
+    use apache_avro::{Codec as AvroCodec, Schema, Writer};
 
     const SCHEMA: &str = r#"{"type":"record","name":"r","fields":[{"name":"a","type":"string"},{"name":"n","type":{"type":"array","items":"long"}}]}"#;
 

@@ -7,6 +7,7 @@ pub mod container;
 pub mod decode;
 pub mod guard;
 mod json;
+pub mod names;
 pub mod to_arrow;
 
 #[cfg(test)]
@@ -36,7 +37,7 @@ pub fn parse_schema(text: &str) -> std::result::Result<Arc<Schema>, apache_avro:
     if let Some(schema) = lock().get(text) {
         return Ok(schema.clone());
     }
-    let schema = Arc::new(Schema::parse_str(text)?);
+    let schema = Arc::new(names::parse_schema_text(text)?);
     let mut kept = lock();
     if kept.len() >= KEPT_SCHEMAS {
         kept.clear();

@@ -70,8 +70,9 @@ impl Fold {
             if self.spoiled.contains_key(&key) {
                 continue;
             }
+            // Taken out to merge without a copy; a failed merge spoils the key anyway.
             let merged = payload.map_err(|e| e.in_file(source)).and_then(|newer| {
-                match self.values.get(&key) {
+                match self.values.remove(&key) {
                     Some(older) => merge_payloads(older, &newer),
                     None => Ok(newer),
                 }

@@ -2,7 +2,6 @@
 //! log records in order), as Java's `HoodieMetadataPayload` does (docs/hudi-format.md §8.5, §8.6).
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 
 use super::records::{ColumnStats, FilesEntry, MetadataPayload};
 use crate::error::{HudiError, Result};
@@ -11,29 +10,52 @@ use crate::value::Value;
 /// `files` merge (Java `combineFileSystemMetadata`): a newer tombstone drops a live older
 /// entry but is kept when the older one is absent or also deleted (a later merge with the
 /// base file may still need it); a newer live entry takes the larger size and is live.
-pub fn merge_files(older: &[FilesEntry], newer: &[FilesEntry]) -> Vec<FilesEntry> {
-    let mut merged: BTreeMap<&str, FilesEntry> =
-        older.iter().map(|e| (e.name.as_str(), e.clone())).collect();
-    for new in newer {
-        let old = merged.get(new.name.as_str());
-        match (old, new.is_deleted) {
-            (Some(old), true) if !old.is_deleted => {
-                merged.remove(new.name.as_str());
-            }
-            (_, true) => {
-                merged.insert(&new.name, new.clone());
-            }
-            (old, false) => {
-                let size = old.map_or(new.size, |o| o.size.max(new.size));
-                let entry = FilesEntry {
-                    size,
-                    ..new.clone()
-                };
-                merged.insert(&new.name, entry);
-            }
+/// The result is sorted by name. One pass over both sides: a partition's list is merged once
+/// per log record, and rebuilding a map of it each time made that quadratic.
+pub fn merge_files(older: Vec<FilesEntry>, newer: &[FilesEntry]) -> Vec<FilesEntry> {
+    let mut newer: Vec<&FilesEntry> = newer.iter().collect();
+    // Stable: the versions of one name keep their order.
+    newer.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut olds = by_name(older).into_iter().peekable();
+    let mut news = newer.into_iter().peekable();
+    let mut merged = Vec::with_capacity(olds.len() + news.len());
+    while let Some(&new) = news.peek() {
+        let name = new.name.as_str();
+        while let Some(old) = olds.next_if(|o| o.name.as_str() < name) {
+            merged.push(old);
         }
+        let mut current = olds.next_if(|o| o.name == name);
+        while let Some(new) = news.next_if(|n| n.name == name) {
+            current = merge_file(current, new);
+        }
+        merged.extend(current);
     }
-    merged.into_values().collect()
+    merged.extend(olds);
+    merged
+}
+
+/// One newer version of a file's entry onto what is known of it.
+fn merge_file(older: Option<FilesEntry>, newer: &FilesEntry) -> Option<FilesEntry> {
+    match (older, newer.is_deleted) {
+        (Some(old), true) if !old.is_deleted => None,
+        (_, true) => Some(newer.clone()),
+        (old, false) => Some(FilesEntry {
+            size: old.map_or(newer.size, |o| o.size.max(newer.size)),
+            ..newer.clone()
+        }),
+    }
+}
+
+/// Sorted by name, the last of equal names kept (as a map built from them keeps it).
+fn by_name(mut entries: Vec<FilesEntry>) -> Vec<FilesEntry> {
+    if entries.windows(2).all(|w| w[0].name < w[1].name) {
+        return entries;
+    }
+    // Reversed, a stable sort puts the last of equal names first, which dedup keeps.
+    entries.reverse();
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    entries.dedup_by(|later, kept| later.name == kept.name);
+    entries
 }
 
 /// The entries that are not tombstones: what a listing shows.
@@ -91,19 +113,19 @@ fn sum(a: Option<i64>, b: Option<i64>) -> Option<i64> {
 
 /// Merges two versions of the same key. Files and stats combine; for the record index,
 /// secondary index and bloom filters the newer version wins.
-pub fn merge_payloads(older: &MetadataPayload, newer: &MetadataPayload) -> Result<MetadataPayload> {
+pub fn merge_payloads(older: MetadataPayload, newer: &MetadataPayload) -> Result<MetadataPayload> {
     use MetadataPayload as P;
     Ok(match (older, newer) {
         (P::AllPartitions(a), P::AllPartitions(b)) => P::AllPartitions(merge_files(a, b)),
         (P::Files(a), P::Files(b)) => P::Files(merge_files(a, b)),
-        (P::ColumnStats(a), P::ColumnStats(b)) => P::ColumnStats(merge_column_stats(a, b)?),
+        (P::ColumnStats(a), P::ColumnStats(b)) => P::ColumnStats(merge_column_stats(&a, b)?),
         (P::PartitionStats(a), P::PartitionStats(b)) => {
-            P::PartitionStats(merge_column_stats(a, b)?)
+            P::PartitionStats(merge_column_stats(&a, b)?)
         }
         (P::RecordIndex(_), P::RecordIndex(_))
         | (P::SecondaryIndex(_), P::SecondaryIndex(_))
         | (P::BloomFilter(_), P::BloomFilter(_)) => newer.clone(),
-        _ => {
+        (older, _) => {
             return Err(HudiError::invalid(format!(
                 "cannot merge metadata records of different types: {older:?} and {newer:?}"
             )))
@@ -133,7 +155,7 @@ mod tests {
             f("d", 0, true),  // delete of an unknown file: tombstone kept for the base merge
             f("e", 3, false), // new file
         ];
-        let merged = merge_files(&older, &newer);
+        let merged = merge_files(older.to_vec(), &newer);
         assert_eq!(
             merged,
             vec![
@@ -146,12 +168,50 @@ mod tests {
         let live: Vec<_> = live_files(&merged).map(|e| e.name.as_str()).collect();
         assert_eq!(live, ["a", "e"]);
         // A tombstone carried from the logs removes the base file's entry.
-        assert_eq!(merge_files(&[f("d", 9, false)], &merged[2..3]), vec![]);
+        assert_eq!(merge_files(vec![f("d", 9, false)], &merged[2..3]), vec![]);
         // A file re-added after a tombstone is live with the larger size.
         assert_eq!(
-            merge_files(&[f("c", 0, true)], &[f("c", 4, false)]),
+            merge_files(vec![f("c", 0, true)], &[f("c", 4, false)]),
             vec![f("c", 4, false)]
         );
+    }
+
+    /// Versions applied one by one onto a map of the older list, the rules read literally.
+    fn merge_files_one_by_one(older: &[FilesEntry], newer: &[FilesEntry]) -> Vec<FilesEntry> {
+        let mut map: std::collections::BTreeMap<String, FilesEntry> =
+            older.iter().map(|e| (e.name.clone(), e.clone())).collect();
+        for new in newer {
+            match merge_file(map.remove(&new.name), new) {
+                Some(e) => map.insert(new.name.clone(), e),
+                None => None,
+            };
+        }
+        map.into_values().collect()
+    }
+
+    #[test]
+    fn files_merge_matches_applying_versions_one_by_one() {
+        // Unsorted sides, repeated names on both, tombstones and re-adds.
+        let mut seed = 7u64;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for _ in 0..500 {
+            let mut side = |len: u64| -> Vec<FilesEntry> {
+                (0..next(len))
+                    .map(|_| f(&format!("f{}", next(12)), next(100) as i64, next(3) == 0))
+                    .collect()
+            };
+            let (older, newer) = (side(10), side(8));
+            assert_eq!(
+                merge_files(older.clone(), &newer),
+                merge_files_one_by_one(&older, &newer),
+                "older {older:?} newer {newer:?}"
+            );
+        }
     }
 
     fn stats(min: i64, max: i64, nulls: i64) -> ColumnStats {
@@ -228,11 +288,11 @@ mod tests {
     fn payload_merge_dispatches() {
         let files = |v: Vec<FilesEntry>| MetadataPayload::Files(v);
         let m = merge_payloads(
-            &files(vec![f("a", 1, false)]),
+            files(vec![f("a", 1, false)]),
             &files(vec![f("b", 2, false)]),
         );
         assert_eq!(m.unwrap(), files(vec![f("a", 1, false), f("b", 2, false)]));
         let stats_p = MetadataPayload::ColumnStats(stats(1, 2, 0));
-        assert!(merge_payloads(&files(vec![]), &stats_p).is_err());
+        assert!(merge_payloads(files(vec![]), &stats_p).is_err());
     }
 }

@@ -220,7 +220,7 @@ fn merged_files_listing_of_v9_mor_table() {
     let mut listing: BTreeMap<String, Vec<FilesEntry>> = BTreeMap::new();
     for r in batches(&root).iter().flat_map(|b| b.records.clone()) {
         if let MetadataPayload::Files(files) = r.payload {
-            let merged = merge_files(listing.get(&r.key).map_or(&[][..], |v| v), &files);
+            let merged = merge_files(listing.remove(&r.key).unwrap_or_default(), &files);
             listing.insert(r.key, merged);
         }
     }

@@ -82,7 +82,7 @@ impl FileSchemas {
         } else {
             (read.clone(), avro_with_meta.clone())
         };
-        let writer = apache_avro::Schema::parse_str(&avro_with_meta)
+        let writer = crate::avro::names::parse_schema_text(&avro_with_meta)
             .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
         let log = without_partition_columns(&|name| match &writer {
             apache_avro::Schema::Record(r) => !r.lookup.contains_key(name),

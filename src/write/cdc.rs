@@ -58,6 +58,7 @@ impl CdcWriter {
         )?;
         let image_json: serde_json::Value = serde_json::from_str(&without_meta)
             .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
+        crate::avro::names::install();
         let image = AvroSchema::parse(&image_json)
             .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
         let schema = match mode {

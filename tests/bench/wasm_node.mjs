@@ -44,7 +44,8 @@ import { createRequire } from 'node:module';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { fsStorage } from '../js/fs_storage.mjs';
 
@@ -54,6 +55,16 @@ const bindings = join(wasmDir, 'hudi_edge.js');
 const require = createRequire(import.meta.url);
 const [what, ...args] = process.argv.slice(2);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Starts V8's CPU profiler in this process; the returned function stops it and answers the profile. */
+async function startProfile() {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  return async () => (await session.post('Profiler.stop')).profile;
+}
 
 /** Every call of `storage` waits `ms` first, as a remote store's round trip would; with
  * TRACE=1 each call is printed on stderr (start ms, calls in flight, what). */
@@ -118,6 +129,9 @@ if (what === 'startup') {
   // (its ESM build, as the package resolves it: through a package file that imports only it)
   await import(join(dist, 'rows-arrow.js'));
   const arrowMs = performance.now() - arrowStart;
+  // PROFILE=FILE: a CPU profile of the cold run alone (node:inspector, 0.1 ms samples), for
+  // cpuprofile_summary.mjs; the run is slower under the profiler.
+  const profiler = process.env.PROFILE ? await startProfile() : undefined;
   const t0 = performance.now();
   const { HudiTable } = await import(join(dist, 'node.js'));
   const firstRows = async (start) => {
@@ -133,6 +147,7 @@ if (what === 'startup') {
     return { ms, got_rows: got, io };
   };
   const cold = await firstRows(t0);
+  if (profiler) writeFileSync(process.env.PROFILE, JSON.stringify(await profiler()));
   const warm = await firstRows(performance.now());
   const { io } = cold;
   console.log(JSON.stringify({ ms: cold.ms, again_ms: warm.ms, got_rows: cold.got_rows && warm.got_rows, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes, arrow_import_ms: Math.round(arrowMs), dist }));

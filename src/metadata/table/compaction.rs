@@ -260,10 +260,10 @@ impl<E: FnMut(&str, Compacted<'_>, bool) -> Result<()>> SliceMerge<'_, E> {
         match (older, newer) {
             (Decoded(Err(e)), _) => Decoded(Err(e)),
             (Kept(o), Kept(n)) if record_index(&o) && record_index(&n) => Kept(n),
-            (older, newer) => Decoded(self.decoded(key, older).and_then(|o| {
-                self.decoded(key, newer)
-                    .and_then(|n| merge_payloads(&o, &n))
-            })),
+            (older, newer) => Decoded(
+                self.decoded(key, older)
+                    .and_then(|o| self.decoded(key, newer).and_then(|n| merge_payloads(o, &n))),
+            ),
         }
     }
 
