@@ -61,7 +61,7 @@ impl<'a> Blocks<'a> {
 /// The records of a container file, decoded with its writer schema.
 pub fn read_values(bytes: &[u8]) -> Result<Vec<Value>> {
     let (text, mut blocks) = Blocks::open(bytes)?;
-    let schema = super::names::parse_schema_text(text)
+    let schema = super::parse_schema(text)
         .map_err(|e| HudiError::corrupt_by("", "bad Avro container schema", e))?;
     let checked = Checked::new(&schema)?;
     let reader = GenericDatumReader::builder(&schema)

@@ -55,7 +55,7 @@ impl JsonPlan {
         if let Some(plan) = lock().get(text) {
             return Ok(plan.clone());
         }
-        let schema = super::names::parse_schema_text(text)
+        let schema = super::parse_schema(text)
             .map_err(|e| HudiError::corrupt_by("", "bad Avro container schema", e))?;
         let checked = Checked::new(&schema)?;
         let names = Names::of(&schema)?;

@@ -28,8 +28,9 @@ use base64::Engine;
 pub(crate) const KEPT_SCHEMAS: usize = 16;
 
 /// `text` parsed, once per process while it is among the last [`KEPT_SCHEMAS`]: every HFile
-/// and log block of a metadata table carries the same record schema, and parsing it
-/// (apache-avro checks each name with a regex) cost more than the lookup that needed it.
+/// and log block of a metadata table, every archive block and commit file carries the same
+/// schema, and parsing it cost more than the lookup that needed it. Names are checked by
+/// [`names`], installed before the first parse.
 pub fn parse_schema(text: &str) -> std::result::Result<Arc<Schema>, apache_avro::Error> {
     static KEPT: OnceLock<Mutex<HashMap<String, Arc<Schema>>>> = OnceLock::new();
     let kept = KEPT.get_or_init(Default::default);
@@ -37,7 +38,8 @@ pub fn parse_schema(text: &str) -> std::result::Result<Arc<Schema>, apache_avro:
     if let Some(schema) = lock().get(text) {
         return Ok(schema.clone());
     }
-    let schema = Arc::new(names::parse_schema_text(text)?);
+    names::install();
+    let schema = Arc::new(Schema::parse_str(text)?);
     let mut kept = lock();
     if kept.len() >= KEPT_SCHEMAS {
         kept.clear();

@@ -90,12 +90,6 @@ pub(crate) fn install() {
     });
 }
 
-/// `text` parsed as an Avro schema, with the hand-written name checks.
-pub fn parse_schema_text(text: &str) -> AvroResult<apache_avro::Schema> {
-    install();
-    apache_avro::Schema::parse_str(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,7 +161,7 @@ mod tests {
 
     #[test]
     fn schemas_parse_with_the_checks_installed() {
-        let schema = parse_schema_text(
+        let schema = crate::avro::parse_schema(
             r#"{"type":"record","name":"r","namespace":"a.b","fields":[{"name":"x","type":{"type":"enum","name":"E","symbols":["A","_b"]}}]}"#,
         )
         .unwrap();
@@ -175,7 +169,7 @@ mod tests {
             schema.name().map(|n| n.fullname(None)),
             Some("a.b.r".to_string())
         );
-        let bad = parse_schema_text(
+        let bad = crate::avro::parse_schema(
             r#"{"type":"record","name":"r","fields":[{"name":"1x","type":"int"}]}"#,
         );
         assert!(bad.unwrap_err().to_string().contains("1x"));

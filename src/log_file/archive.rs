@@ -87,7 +87,7 @@ pub fn decode_archive_block(
     path: &str,
 ) -> Result<Vec<ArchivedInstant>> {
     let run = || -> Result<Vec<ArchivedInstant>> {
-        let schema = crate::avro::names::parse_schema_text(writer_schema)
+        let schema = crate::avro::parse_schema(writer_schema)
             .map_err(|e| HudiError::corrupt_by("", "bad archive block schema", e))?;
         let checked = crate::avro::guard::Checked::new(&schema)?;
         let reader = GenericDatumReader::builder(&schema)

@@ -51,7 +51,7 @@ pub(crate) struct FileSchemas {
     /// The writer schema with meta fields, as text and parsed (every log file encodes its
     /// records with it).
     pub avro_with_meta: String,
-    pub writer: apache_avro::Schema,
+    pub writer: std::sync::Arc<apache_avro::Schema>,
     /// The base files' Avro schema (`parquet.avro.schema`).
     pub base_avro: String,
     /// Change records of rewrites, when the table keeps a change feed.
@@ -82,9 +82,9 @@ impl FileSchemas {
         } else {
             (read.clone(), avro_with_meta.clone())
         };
-        let writer = crate::avro::names::parse_schema_text(&avro_with_meta)
+        let writer = crate::avro::parse_schema(&avro_with_meta)
             .map_err(|e| HudiError::invalid(format!("the table's Avro schema: {e}")))?;
-        let log = without_partition_columns(&|name| match &writer {
+        let log = without_partition_columns(&|name| match writer.as_ref() {
             apache_avro::Schema::Record(r) => !r.lookup.contains_key(name),
             _ => true,
         });
