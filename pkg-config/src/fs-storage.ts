@@ -3,11 +3,12 @@
 // `writeManifest`. Node-only (it imports `node:fs`): the package's Node entry loads it, so
 // browser bundles never see it.
 
-import { link, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readdir, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { renameSync, statSync, type BigIntStats } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ObjectMeta, StorageObject } from './storage-object.js';
+import { pagesBuffer } from './pages-buffer.js';
 
 export interface FsStorageOptions {
   /** Leave out `put` and `delete`: writes are refused as `READ_ONLY` before any request. */
@@ -76,21 +77,24 @@ export function fsStorage(dir: string | URL, options: FsStorageOptions = {}): St
     location: pathToFileURL(root).href,
 
     async get(path, start, end, signal) {
-      if (start === undefined) {
-        const b = await readFile(file(path), { signal }).catch((e) => {
-          throw (e as { code?: string }).code === 'EISDIR' ? notDir(path) : e;
-        });
-        return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-      }
-      const fh = await open(file(path), 'r');
+      const fh = await open(file(path), 'r').catch((e) => {
+        throw (e as { code?: string }).code === 'EISDIR' ? notDir(path) : e;
+      });
       try {
-        const want = Math.max(0, (end ?? (await fh.stat()).size) - start);
-        const buf = new Uint8Array(want);
+        const from = start ?? 0;
+        const want = Math.max(0, (end ?? Number((await fh.stat()).size)) - from);
+        // Page-mapped: a whole-table read's many short-lived buffers leave no freed malloc
+        // space between the result's long-lived pieces.
+        const buf = new Uint8Array(pagesBuffer(want));
         let n = 0;
         // A read may answer short; the range ends at the file's end at the latest.
         for (let got = -1; got !== 0 && n < want; n += got) {
           signal?.throwIfAborted();
-          got = (await fh.read(buf, n, want - n, start + n)).bytesRead;
+          got = (
+            await fh.read(buf, n, want - n, from + n).catch((e) => {
+              throw (e as { code?: string }).code === 'EISDIR' ? notDir(path) : e;
+            })
+          ).bytesRead;
         }
         return n === want ? buf : buf.subarray(0, n);
       } finally {

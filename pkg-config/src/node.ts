@@ -5,11 +5,8 @@ import { open } from 'node:fs/promises';
 import { prepareWasm, setWasmSources } from './wasm-loader.js';
 import { setLocalStorageFactory } from './local-tables.js';
 import { fsStorage } from './fs-storage.js';
+import { pagesBuffer, type Resizable } from './pages-buffer.js';
 
-/** An ArrayBuffer that can give its memory back (`resize(0)`): V8 takes it from the
- *  system's pages, not malloc, and does not count it as external memory. */
-type Resizable = ArrayBuffer & { resize(length: number): void };
-const ResizableBuffer = ArrayBuffer as unknown as new (length: number, o: { maxByteLength: number }) => Resizable;
 
 /** A module compiled from its file (8-12 MB). Its bytes are read into a resizable buffer and
  *  given back as soon as compile has taken its copy: a plain buffer stayed resident until a
@@ -21,7 +18,7 @@ async function compiled(url: URL): Promise<WebAssembly.Module> {
   let n = 0;
   try {
     const { size } = await file.stat();
-    buffer = new ResizableBuffer(size, { maxByteLength: size });
+    buffer = pagesBuffer(size);
     const bytes = new Uint8Array(buffer);
     for (let got = 1; got > 0 && n < size; n += got) got = (await file.read(bytes, n, size - n, n)).bytesRead;
   } finally {

@@ -8,9 +8,14 @@
 //
 //   node tests/bench/first_rows_chromium.mjs TABLE FILTER [DELAY_MS] [RUNS]
 //
+// HTTP=2 serves the page, the module and the table over HTTP/2 (TLS, a certificate made for
+// the run), as a CDN or R2 does, instead of HTTP/1.1 (S3's), where Chromium opens at most 6
+// connections per host and a round of more requests waits in line.
+//
 // The package is $HUDI_EDGE_PKG_DIST (default pkg-config/dist, `npm run build`); Chromium is
 // $HUDI_EDGE_CHROMIUM (/usr/bin/chromium); playwright-core comes from tests/web.
 import { createServer } from 'node:http';
+import { createSecureServer } from 'node:http2';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -56,7 +61,8 @@ for await (const b of t.stream({ filters: [filter] })) break;
 const ms = performance.now() - t0;
 const io = t.io();
 t.close();
-window.result = { ms, imported_ms: imported, requests: io.requests, round_trips: io.roundTrips };
+const protocols = [...new Set(performance.getEntriesByType('resource').map((e) => e.nextHopProtocol))];
+window.result = { ms, imported_ms: imported, requests: io.requests, round_trips: io.roundTrips, protocols };
 `,
 );
 writeFileSync(join(app, 'pkg.js'), `export * from ${JSON.stringify(join(dist, 'browser.js'))};\n`);
@@ -66,9 +72,12 @@ execFileSync(esbuild, ['main.js', 'pkg.js', '--bundle', '--splitting', '--format
   env: { ...process.env, NODE_PATH: join(repo, 'pkg-config', 'node_modules') },
 });
 
-const storage = fsStorage(table);
+// Listings come from an index made now, as an object store answers a LIST (LISTING=walk: the
+// server walks the directories on each list, on the cores the browser runs on).
+const storage = fsStorage(table, { listIndex: process.env.LISTING !== 'walk' });
 const types = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
-const server = createServer(async (req, res) => {
+const http2 = process.env.HTTP === '2';
+const handler = async (req, res) => {
   const url = new URL(req.url, 'http://x');
   try {
     if (url.pathname.startsWith('/s/')) {
@@ -91,21 +100,37 @@ const server = createServer(async (req, res) => {
   } catch (e) {
     res.writeHead(e.code === 'ENOENT' ? 404 : 500).end(String(e.message));
   }
-});
+};
+let server;
+if (http2) {
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(app, 'key.pem'), '-out', join(app, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  server = createSecureServer({ key: readFileSync(join(app, 'key.pem')), cert: readFileSync(join(app, 'cert.pem')) }, handler);
+} else {
+  server = createServer(handler);
+}
 writeFileSync(join(app, 'index.html'), '<!doctype html><title>first rows</title><script type="module" src="/main.js"></script>');
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const origin = `http://127.0.0.1:${server.address().port}`;
-const browser = await chromium.launch({ executablePath: process.env.HUDI_EDGE_CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+const origin = `${http2 ? 'https' : 'http'}://127.0.0.1:${server.address().port}`;
+const browser = await chromium.launch({ executablePath: process.env.HUDI_EDGE_CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', ...(http2 ? ['--ignore-certificate-errors'] : [])] });
 const cold = [];
 const reload = [];
 let last;
 try {
   for (let i = 0; i < runs; i++) {
-    const context = await browser.newContext();
+    const context = await browser.newContext({ ignoreHTTPSErrors: http2 });
     const page = await context.newPage();
     for (const into of [cold, reload]) {
+      // PROFILE=FILE: a CPU profile of the page's main thread in the first cold run (0.1 ms
+      // samples; for cpuprofile_summary.mjs), which runs slower for it.
+      const cdp = process.env.PROFILE && i === 0 && into === cold ? await context.newCDPSession(page) : undefined;
+      if (cdp) {
+        await cdp.send('Profiler.enable');
+        await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+        await cdp.send('Profiler.start');
+      }
       await page.goto(`${origin}/`);
       last = await page.waitForFunction(() => window.result, null, { timeout: 60000 }).then((h) => h.jsonValue());
+      if (cdp) writeFileSync(process.env.PROFILE, JSON.stringify((await cdp.send('Profiler.stop')).profile));
       into.push(last.ms);
     }
     await context.close();
@@ -116,4 +141,4 @@ try {
   rmSync(app, { recursive: true, force: true });
 }
 const median = (xs) => Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
-console.log(JSON.stringify({ runtime: 'chromium', filter, delay_ms: delay, cold_ms: median(cold), reload_ms: median(reload), all_cold_ms: cold.map(Math.round), all_reload_ms: reload.map(Math.round), requests: last.requests, round_trips: last.round_trips, dist }));
+console.log(JSON.stringify({ runtime: 'chromium', filter, delay_ms: delay, cold_ms: median(cold), reload_ms: median(reload), all_cold_ms: cold.map(Math.round), all_reload_ms: reload.map(Math.round), requests: last.requests, round_trips: last.round_trips, listing: process.env.LISTING === 'walk' ? 'walk' : 'index', protocols: last.protocols, dist }));
