@@ -8,7 +8,7 @@ import { renameSync, statSync, type BigIntStats } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ObjectMeta, StorageObject } from './storage-object.js';
-import { pagesBuffer } from './pages-buffer.js';
+import { readPages } from './pages-buffer.js';
 
 export interface FsStorageOptions {
   /** Leave out `put` and `delete`: writes are refused as `READ_ONLY` before any request. */
@@ -77,28 +77,16 @@ export function fsStorage(dir: string | URL, options: FsStorageOptions = {}): St
     location: pathToFileURL(root).href,
 
     async get(path, start, end, signal) {
-      const fh = await open(file(path), 'r').catch((e) => {
-        throw (e as { code?: string }).code === 'EISDIR' ? notDir(path) : e;
-      });
       try {
-        const from = start ?? 0;
-        const want = Math.max(0, (end ?? Number((await fh.stat()).size)) - from);
-        // Page-mapped: a whole-table read's many short-lived buffers leave no freed malloc
-        // space between the result's long-lived pieces.
-        const buf = new Uint8Array(pagesBuffer(want));
-        let n = 0;
-        // A read may answer short; the range ends at the file's end at the latest.
-        for (let got = -1; got !== 0 && n < want; n += got) {
-          signal?.throwIfAborted();
-          got = (
-            await fh.read(buf, n, want - n, from + n).catch((e) => {
-              throw (e as { code?: string }).code === 'EISDIR' ? notDir(path) : e;
-            })
-          ).bytesRead;
+        const fh = await open(file(path), 'r');
+        try {
+          const from = start ?? 0;
+          return await readPages(fh, from, Math.max(0, (end ?? Number((await fh.stat()).size)) - from), signal);
+        } finally {
+          await fh.close();
         }
-        return n === want ? buf : buf.subarray(0, n);
-      } finally {
-        await fh.close();
+      } catch (e) {
+        throw (e as { code?: string }).code === 'EISDIR' ? notDir(path) : e;
       }
     },
 

@@ -5,8 +5,7 @@ import { open } from 'node:fs/promises';
 import { prepareWasm, setWasmSources } from './wasm-loader.js';
 import { setLocalStorageFactory } from './local-tables.js';
 import { fsStorage } from './fs-storage.js';
-import { pagesBuffer, type Resizable } from './pages-buffer.js';
-
+import { readPages, type Resizable } from './pages-buffer.js';
 
 /** A module compiled from its file (8-12 MB). Its bytes are read into a resizable buffer and
  *  given back as soon as compile has taken its copy: a plain buffer stayed resident until a
@@ -14,19 +13,15 @@ import { pagesBuffer, type Resizable } from './pages-buffer.js';
  *  external memory set off a GC of its own during a cold open. */
 async function compiled(url: URL): Promise<WebAssembly.Module> {
   const file = await open(url);
-  let buffer: Resizable;
-  let n = 0;
+  let bytes: Uint8Array<ArrayBuffer>;
   try {
-    const { size } = await file.stat();
-    buffer = pagesBuffer(size);
-    const bytes = new Uint8Array(buffer);
-    for (let got = 1; got > 0 && n < size; n += got) got = (await file.read(bytes, n, size - n, n)).bytesRead;
+    bytes = await readPages(file, 0, (await file.stat()).size);
   } finally {
     await file.close();
   }
   // WebAssembly.compile copies the bytes before it returns.
-  const module = WebAssembly.compile(new Uint8Array(buffer, 0, n));
-  buffer.resize(0);
+  const module = WebAssembly.compile(bytes);
+  (bytes.buffer as Resizable).resize(0);
   return module;
 }
 

@@ -74,7 +74,8 @@ execFileSync(esbuild, ['main.js', 'pkg.js', '--bundle', '--splitting', '--format
 
 // Listings come from an index made now, as an object store answers a LIST (LISTING=walk: the
 // server walks the directories on each list, on the cores the browser runs on).
-const storage = fsStorage(table, { listIndex: process.env.LISTING !== 'walk' });
+const listing = process.env.LISTING === 'walk' ? 'walk' : 'index';
+const storage = fsStorage(table, { listIndex: listing === 'index' });
 const types = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
 const http2 = process.env.HTTP === '2';
 const handler = async (req, res) => {
@@ -141,4 +142,4 @@ try {
   rmSync(app, { recursive: true, force: true });
 }
 const median = (xs) => Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
-console.log(JSON.stringify({ runtime: 'chromium', filter, delay_ms: delay, cold_ms: median(cold), reload_ms: median(reload), all_cold_ms: cold.map(Math.round), all_reload_ms: reload.map(Math.round), requests: last.requests, round_trips: last.round_trips, listing: process.env.LISTING === 'walk' ? 'walk' : 'index', protocols: last.protocols, dist }));
+console.log(JSON.stringify({ runtime: 'chromium', filter, delay_ms: delay, cold_ms: median(cold), reload_ms: median(reload), all_cold_ms: cold.map(Math.round), all_reload_ms: reload.map(Math.round), requests: last.requests, round_trips: last.round_trips, listing, protocols: last.protocols, dist }));

@@ -57,7 +57,8 @@ const wasmDir = process.env.HUDI_EDGE_WASM_NODE ?? join(process.env.CARGO_TARGET
 const bindings = join(wasmDir, 'hudi_edge.js');
 const require = createRequire(import.meta.url);
 const [what, ...args] = process.argv.slice(2);
-const benchStorage = (table) => fsStorage(table, { listIndex: process.env.LISTING !== 'walk' });
+const listing = process.env.LISTING === 'walk' ? 'walk' : 'index';
+const benchStorage = (table) => fsStorage(table, { listIndex: listing === 'index' });
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Starts V8's CPU profiler in this process; the returned function stops it and answers the profile. */
@@ -124,7 +125,7 @@ if (what === 'startup') {
   const cold = await firstRows();
   const warm = await firstRows();
   const { io } = cold;
-  console.log(JSON.stringify({ ms: cold.ms, again_ms: warm.ms, got_rows: cold.got_rows && warm.got_rows, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes, prefetch, listing: process.env.LISTING === 'walk' ? 'walk' : 'index' }));
+  console.log(JSON.stringify({ ms: cold.ms, again_ms: warm.ms, got_rows: cold.got_rows && warm.got_rows, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes, prefetch, listing }));
 } else if (what === 'first-rows-pkg') {
   const [table, filter, delay = '20'] = args;
   const dist = process.env.HUDI_EDGE_PKG_DIST ?? join(repo, 'pkg-config', 'dist');
@@ -157,7 +158,7 @@ if (what === 'startup') {
   if (profiler) writeFileSync(process.env.PROFILE, JSON.stringify(await profiler()));
   const warm = await firstRows(performance.now());
   const { io } = cold;
-  console.log(JSON.stringify({ ms: cold.ms, again_ms: warm.ms, got_rows: cold.got_rows && warm.got_rows, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes, arrow_import_ms: Math.round(arrowMs), listing: process.env.LISTING === 'walk' ? 'walk' : 'index', dist }));
+  console.log(JSON.stringify({ ms: cold.ms, again_ms: warm.ms, got_rows: cold.got_rows && warm.got_rows, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes, arrow_import_ms: Math.round(arrowMs), listing, dist }));
 } else if (what === 'open-cost' || what === 'open-cost-http') {
   // Through the npm package (pkg-config/dist, `npm run build`), as the viewer calls it: a
   // table directory, or (open-cost-http) a fixture by URL from a loopback nginx serving the

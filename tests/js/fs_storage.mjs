@@ -13,6 +13,28 @@ import { dirname, join } from 'node:path';
 const etagOf = (bytes) => createHash('sha1').update(bytes).digest('hex');
 const conflict = (message) => Object.assign(new Error(message), { conflict: true });
 
+/** Depth-first over the entries of `dir` (relative to `root`) in readdir order: `file(path)`
+ * for each file, `directory(path)` for each directory; a missing `dir` has none. */
+function visit(root, dir, file, directory) {
+  let entries;
+  try {
+    entries = readdirSync(join(root, dir), { withFileTypes: true });
+  } catch (e) {
+    if (e.code === 'ENOENT') return;
+    throw e;
+  }
+  for (const e of entries) {
+    const p = dir ? `${dir}/${e.name}` : e.name;
+    if (e.isDirectory()) directory(p);
+    else file(p);
+  }
+}
+
+const fileMeta = (root, path) => {
+  const s = statSync(join(root, path));
+  return { path, size: s.size, lastModified: s.mtimeMs };
+};
+
 export function fsStorage(root, { readOnly = false, etags = false, listIndex = false } = {}) {
   if (etags) return etagFsStorage(root);
   if (listIndex) return indexedFsStorage(root);
@@ -46,25 +68,8 @@ export function fsStorage(root, { readOnly = false, etags = false, listIndex = f
     // would book as the engine's time, where one S3 LIST page of as many keys is one request.
     async list(prefix, recursive) {
       const out = [];
-      const walk = (dir) => {
-        let entries;
-        try {
-          entries = readdirSync(join(root, dir), { withFileTypes: true });
-        } catch (e) {
-          if (e.code === 'ENOENT') return;
-          throw e;
-        }
-        for (const e of entries) {
-          const p = dir ? `${dir}/${e.name}` : e.name;
-          if (e.isDirectory()) {
-            if (recursive) walk(p);
-            else out.push({ path: p, size: 0, isDir: true });
-          } else {
-            const s = statSync(join(root, p));
-            out.push({ path: p, size: s.size, lastModified: s.mtimeMs });
-          }
-        }
-      };
+      const walk = (dir) =>
+        visit(root, dir, (p) => out.push(fileMeta(root, p)), (p) => (recursive ? walk(p) : out.push({ path: p, size: 0, isDir: true })));
       walk(prefix);
       return out;
     },
@@ -72,17 +77,13 @@ export function fsStorage(root, { readOnly = false, etags = false, listIndex = f
     // `start-after` (a directory whose every path sorts before it is not entered).
     async listAfter(startAfter) {
       const out = [];
-      const walk = (dir) => {
-        for (const e of readdirSync(join(root, dir), { withFileTypes: true })) {
-          const p = dir ? `${dir}/${e.name}` : e.name;
-          if (e.isDirectory()) {
-            if (`${p}/` > startAfter || startAfter.startsWith(`${p}/`)) walk(p);
-          } else if (p > startAfter) {
-            const s = statSync(join(root, p));
-            out.push({ path: p, size: s.size, lastModified: s.mtimeMs });
-          }
-        }
-      };
+      const walk = (dir) =>
+        visit(
+          root,
+          dir,
+          (p) => p > startAfter && out.push(fileMeta(root, p)),
+          (p) => (`${p}/` > startAfter || startAfter.startsWith(`${p}/`)) && walk(p),
+        );
       walk('');
       return out;
     },
@@ -113,18 +114,16 @@ function indexedFsStorage(root) {
   const base = fsStorage(root, { readOnly: true });
   const files = [];
   const dirs = [''];
-  const walk = (dir) => {
-    for (const e of readdirSync(join(root, dir), { withFileTypes: true })) {
-      const p = dir ? `${dir}/${e.name}` : e.name;
-      if (e.isDirectory()) {
+  const walk = (dir) =>
+    visit(
+      root,
+      dir,
+      (p) => files.push(fileMeta(root, p)),
+      (p) => {
         dirs.push(p);
         walk(p);
-      } else {
-        const s = statSync(join(root, p));
-        files.push({ path: p, size: s.size, lastModified: s.mtimeMs });
-      }
-    }
-  };
+      },
+    );
   walk('');
   const byPath = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
   files.sort((a, b) => byPath(a.path, b.path));
