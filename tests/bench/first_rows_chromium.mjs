@@ -12,6 +12,9 @@
 // the run), as a CDN or R2 does, instead of HTTP/1.1 (S3's), where Chromium opens at most 6
 // connections per host and a round of more requests waits in line.
 //
+// JS_FLAGS passes V8 flags to Chromium, for experiments on where cold time goes (e.g.
+// --no-wasm-dynamic-tiering: Liftoff code only; --wasm-lazy-validation); no user can set them.
+//
 // The package is $HUDI_EDGE_PKG_DIST (default pkg-config/dist, `npm run build`); Chromium is
 // $HUDI_EDGE_CHROMIUM (/usr/bin/chromium); playwright-core comes from tests/web.
 import { createServer } from 'node:http';
@@ -112,7 +115,7 @@ if (http2) {
 writeFileSync(join(app, 'index.html'), '<!doctype html><title>first rows</title><script type="module" src="/main.js"></script>');
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const origin = `${http2 ? 'https' : 'http'}://127.0.0.1:${server.address().port}`;
-const browser = await chromium.launch({ executablePath: process.env.HUDI_EDGE_CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', ...(http2 ? ['--ignore-certificate-errors'] : [])] });
+const browser = await chromium.launch({ executablePath: process.env.HUDI_EDGE_CHROMIUM ?? '/usr/bin/chromium', args: [...(process.env.JS_FLAGS ? [`--js-flags=${process.env.JS_FLAGS}`] : []), '--no-sandbox', ...(http2 ? ['--ignore-certificate-errors'] : [])] });
 const cold = [];
 const reload = [];
 let last;
@@ -142,4 +145,4 @@ try {
   rmSync(app, { recursive: true, force: true });
 }
 const median = (xs) => Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
-console.log(JSON.stringify({ runtime: 'chromium', filter, delay_ms: delay, cold_ms: median(cold), reload_ms: median(reload), all_cold_ms: cold.map(Math.round), all_reload_ms: reload.map(Math.round), requests: last.requests, round_trips: last.round_trips, listing, protocols: last.protocols, dist }));
+console.log(JSON.stringify({ runtime: 'chromium', filter, delay_ms: delay, cold_ms: median(cold), reload_ms: median(reload), all_cold_ms: cold.map(Math.round), all_reload_ms: reload.map(Math.round), requests: last.requests, round_trips: last.round_trips, listing, protocols: last.protocols, js_flags: process.env.JS_FLAGS, dist }));

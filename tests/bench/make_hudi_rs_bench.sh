@@ -6,9 +6,15 @@
 # (hudi-rs has no cleaner: every metadata compaction's HFiles stay).
 #
 # Usage: tests/bench/make_hudi_rs_bench.sh   → $HUDI_EDGE_CACHE/tables/hudi_rs_bench_cow_v9
-# Needs: tests/spark/make_bench_tables.py (the source table), protoc for a cold hudi-rs build.
+# Needs: tests/spark/make_bench_tables.py (the source table); installs protoc (Debian
+# protobuf-compiler), which a cold hudi-rs build needs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if ! command -v protoc > /dev/null; then
+  sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq protobuf-compiler
+fi
 cache="${HUDI_EDGE_CACHE:-$HOME/.cache/hudi-edge}"
 src="$cache/tables/bench_cow_v9"
 dest="$cache/tables/hudi_rs_bench_cow_v9"

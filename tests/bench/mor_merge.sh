@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # MOR merge throughput, side by side in one run: hudi-edge native (release CLI, streaming
-# Arrow to a file), hudi-edge wasm in Node (JsStorage over node:fs; one Arrow table made from
-# readArrowPieces() as the package's read() makes it, and batch by batch through stream()), and
+# Arrow to a file), hudi-edge wasm in Node (one Arrow table from the npm package's read(), its
+# read module over its node:fs storage; and batch by batch through stream()), and
 # the PyPI `hudi` package (hudi-rs, whose read()
 # collects every batch), reading the same Merge-On-Read snapshot. Prints rows/s, wall time,
 # peak RSS and the ratios.
@@ -10,7 +10,7 @@
 # Default table: the 1M-row MOR table written by Apache Hudi Spark
 # (tests/spark/make_bench_tables.py → $HUDI_EDGE_CACHE/tables/bench_mor_v9).
 # Needs: .ci/setup (venv with hudi), `cargo build --release` (or HUDI_EDGE_BIN=a built CLI),
-# `.ci/build-wasm`.
+# `.ci/build-wasm` and the package (`npm run build` in pkg-config, or HUDI_EDGE_PKG_DIST).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cache="${HUDI_EDGE_CACHE:-$HOME/.cache/hudi-edge}"
@@ -22,6 +22,7 @@ case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
 bin="${HUDI_EDGE_BIN:-$target/release/hudi-edge}"
 [ -x "$bin" ] || cargo build --release --bin hudi-edge
 [ -f "$target/wasm-node/hudi_edge.js" ] || .ci/build-wasm
+[ -n "${HUDI_EDGE_PKG_DIST:-}" ] || [ -f pkg-config/dist/node.js ] || (cd pkg-config && npm run build)
 export HUDI_EDGE_WASM_NODE="${HUDI_EDGE_WASM_NODE:-$target/wasm-node}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -45,7 +46,7 @@ native_rows=$(count_ipc "$tmp/native.arrow")
 
 wasm_s=(); wasm_rss=()
 for _ in $(seq "$runs"); do
-  out=$(IPC_OUT="$tmp/wasm.arrow" node tests/bench/read_wasm.mjs "$table")
+  out=$(PKG=1 IPC_OUT="$tmp/wasm.arrow" node tests/bench/read_wasm.mjs "$table")
   wasm_s+=("$(field seconds <<<"$out")")
   wasm_rss+=("$(field peak_rss_mb <<<"$out")")
   ipc_mb=$(( $(field ipc_bytes <<<"$out") / 1000000 ))

@@ -1,7 +1,9 @@
 // Measurements of the wasm build in Node for tests/bench/race.sh; each prints one JSON line.
 //
-//   node wasm_node.mjs startup [RUNS]            compile + instantiate of the module (a fresh
-//                                                process per run: require() of the bindings)
+//   node wasm_node.mjs startup [RUNS] [MODULE]   compile + instantiate of the read module, the
+//                                                one the package's import loads (MODULE=hudi_edge:
+//                                                the full one; a fresh process per run: require()
+//                                                of the bindings)
 //   node wasm_node.mjs first-rows TABLE FILTER [DELAY_MS]
 //                                                open → first batch of a filtered stream(),
 //                                                twice in one process (again_ms: compiled),
@@ -98,12 +100,13 @@ function delayed(storage, ms) {
 
 if (what === 'startup') {
   const runs = Number(args[0] ?? 5);
+  const module = args[1] ?? 'hudi_edge_read';
   const times = [];
   for (let i = 0; i < runs; i++) {
-    const script = `const t=performance.now();require(${JSON.stringify(bindings)});console.log(performance.now()-t)`;
+    const script = `const t=performance.now();require(${JSON.stringify(join(wasmDir, `${module}.js`))});console.log(performance.now()-t)`;
     times.push(Number(execFileSync(process.execPath, ['-e', script]).toString().trim()));
   }
-  console.log(JSON.stringify({ compile_instantiate_ms: median(times), runs }));
+  console.log(JSON.stringify({ compile_instantiate_ms: median(times), runs, module }));
 } else if (what === 'first-rows') {
   const [table, filter, delay = '20'] = args;
   // Opened to query: the metadata table comes with the open (PREFETCH=0: without).
@@ -122,7 +125,10 @@ if (what === 'startup') {
   };
   // The first query also pays V8's lazy compilation of every wasm function it reaches; the
   // second (a new table object, nothing cached) shows the engine and the round trips alone.
+  // PROFILE=FILE: a CPU profile of the cold run, as first-rows-pkg's (the module already compiled).
+  const profiler = process.env.PROFILE ? await startProfile() : undefined;
   const cold = await firstRows();
+  if (profiler) writeFileSync(process.env.PROFILE, JSON.stringify(await profiler()));
   const warm = await firstRows();
   const { io } = cold;
   console.log(JSON.stringify({ ms: cold.ms, again_ms: warm.ms, got_rows: cold.got_rows && warm.got_rows, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes, prefetch, listing }));

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Tables an edge job writes get their table services from Apache Hudi Spark 1.1.1, and the
-# edge job keeps writing after them. hudi-edge runs no cleaner, data-table compaction or
-# archival; this is the arrangement its README recommends. For a COW and a MOR table created
-# by the CLI:
+# edge job keeps writing after them: the arrangement where a JVM writer shares the table.
+# hudi-edge's own services keep Hudi's defaults (the cleaner keeps 10 commits, archival acts
+# at 30 instants, Merge-On-Read compaction after 5 delta commits), so within these few commits
+# only the MOR table's first compaction is hudi-edge's; every clean and archival is Spark's.
+# For a COW and a MOR table created by the CLI:
 #   1. six small upserts by hudi-edge (new keys and updates: many file slices, log files and
 #      instants);
 #   2. Spark upserts with its metadata table on (built from a listing) and its services run
