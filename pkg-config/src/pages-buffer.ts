@@ -10,7 +10,7 @@ export type Resizable = ArrayBuffer & { resize(length: number): void };
 const ResizableBuffer = ArrayBuffer as unknown as new (length: number, o: { maxByteLength: number }) => Resizable;
 
 /** A buffer of `length` bytes from the system's pages. */
-export const pagesBuffer = (length: number): Resizable => new ResizableBuffer(length, { maxByteLength: length });
+const pagesBuffer = (length: number): Resizable => new ResizableBuffer(length, { maxByteLength: length });
 
 /** `want` bytes of `fh` from `from` (fewer where the file ends first), read into a
  *  page-mapped buffer: a whole-table read's many short-lived buffers then leave no freed

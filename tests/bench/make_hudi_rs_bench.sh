@@ -10,11 +10,7 @@
 # protobuf-compiler), which a cold hudi-rs build needs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if ! command -v protoc > /dev/null; then
-  sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq protobuf-compiler
-fi
+.ci/apt-install protobuf-compiler
 cache="${HUDI_EDGE_CACHE:-$HOME/.cache/hudi-edge}"
 src="$cache/tables/bench_cow_v9"
 dest="$cache/tables/hudi_rs_bench_cow_v9"
