@@ -12,6 +12,13 @@
 // the run), as a CDN or R2 does, instead of HTTP/1.1 (S3's), where Chromium opens at most 6
 // connections per host and a round of more requests waits in line.
 //
+// PEER=hyparquet FILE=PATH: the peer instead of the package, hyparquet (tests/js) reading the
+// one Parquet file PATH of TABLE the query reads; FILTER is then hyparquet's filter as JSON
+// (e.g. '{"id":500000}'), or '' for its first 10 rows.
+//
+// TRACE_OUT=FILE writes a Chrome trace of the first cold run (tests/bench/wasm_trace_summary.mjs
+// sums V8's wasm work in it); PROFILE=FILE a CPU profile of the page's main thread.
+//
 // JS_FLAGS passes V8 flags to Chromium, for experiments on where cold time goes (e.g.
 // --no-wasm-dynamic-tiering: Liftoff code only; --wasm-lazy-validation); no user can set them.
 //
@@ -29,7 +36,7 @@ import { fsStorage } from '../js/fs_storage.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const [table, filter, delayArg = '20', runsArg = '5'] = process.argv.slice(2);
-if (!table || !filter) {
+if (!table || filter === undefined || (!filter && process.env.PEER !== 'hyparquet')) {
   console.error('usage: first_rows_chromium.mjs TABLE FILTER [DELAY_MS] [RUNS]');
   process.exit(2);
 }
@@ -38,17 +45,29 @@ const runs = Number(runsArg);
 const dist = process.env.HUDI_EDGE_PKG_DIST ?? join(repo, 'pkg-config', 'dist');
 const { chromium } = createRequire(join(repo, 'tests', 'web', 'package.json'))('playwright-core');
 
-// The page: apache-arrow first (the app's), then the package, timed.
+// The page: apache-arrow first (the app's), then the package, timed. With PEER=hyparquet the
+// page reads the table's file FILE with hyparquet instead, timed from its import.
+const peer = process.env.PEER === 'hyparquet';
+const peerFile = process.env.FILE;
+if (peer && !peerFile) {
+  console.error('PEER=hyparquet needs FILE, the Parquet file of TABLE to read');
+  process.exit(2);
+}
 const app = mkdtempSync(join(tmpdir(), 'first-rows-chromium-'));
-writeFileSync(
-  join(app, 'main.js'),
-  `await import('apache-arrow');
-const filter = ${JSON.stringify(filter)};
+// Requests counted in the page for the peer (the package counts its own): rounds are requests
+// started while none was in flight.
+const storageJs = `const calls = { requests: 0, rounds: 0, inFlight: 0 };
 const call = async (op, q) => {
-  const r = await fetch('/s/' + op + '?' + new URLSearchParams(q));
-  if (r.status === 404) throw Object.assign(new Error('not found: ' + q.path), { code: 'NOT_FOUND' });
-  if (!r.ok) throw new Error(op + ' ' + r.status);
-  return op === 'get' ? new Uint8Array(await r.arrayBuffer()) : r.json();
+  calls.requests++;
+  if (calls.inFlight++ === 0) calls.rounds++;
+  try {
+    const r = await fetch('/s/' + op + '?' + new URLSearchParams(q));
+    if (r.status === 404) throw Object.assign(new Error('not found: ' + q.path), { code: 'NOT_FOUND' });
+    if (!r.ok) throw new Error(op + ' ' + r.status);
+    return op === 'get' ? new Uint8Array(await r.arrayBuffer()) : r.json();
+  } finally {
+    calls.inFlight--;
+  }
 };
 const storage = {
   location: 'bench://table',
@@ -56,6 +75,11 @@ const storage = {
   head: (path) => call('head', { path }),
   list: (prefix, recursive) => call('list', { prefix, recursive }),
 };
+const protocols = () => [...new Set(performance.getEntriesByType('resource').map((e) => e.nextHopProtocol))];
+`;
+const packagePage = `await import('apache-arrow');
+const filter = ${JSON.stringify(filter)};
+${storageJs}
 const t0 = performance.now();
 const { HudiTable } = await import('./pkg.js');
 const imported = performance.now() - t0;
@@ -64,15 +88,27 @@ for await (const b of t.stream({ filters: [filter] })) break;
 const ms = performance.now() - t0;
 const io = t.io();
 t.close();
-const protocols = [...new Set(performance.getEntriesByType('resource').map((e) => e.nextHopProtocol))];
-window.result = { ms, imported_ms: imported, requests: io.requests, round_trips: io.roundTrips, protocols };
-`,
-);
+window.result = { ms, imported_ms: imported, requests: io.requests, round_trips: io.roundTrips, protocols: protocols() };
+`;
+// As wasm_node.mjs first-rows-hyparquet (the same hyparquet_peer.mjs, bundled).
+const peerPage = () => `import { hyparquetRows } from ${JSON.stringify(join(repo, 'tests', 'bench', 'hyparquet_peer.mjs'))};
+${storageJs}
+const path = ${JSON.stringify(peerFile)};
+const filter = ${JSON.stringify(filter ? JSON.parse(filter) : null)};
+const t0 = performance.now();
+const hyparquet = await import('hyparquet');
+const { compressors } = await import('hyparquet-compressors');
+const imported = performance.now() - t0;
+const rows = await hyparquetRows(hyparquet, compressors, storage, path, filter);
+const ms = performance.now() - t0;
+window.result = { ms, imported_ms: imported, rows: rows.length, requests: calls.requests, round_trips: calls.rounds, protocols: protocols() };
+`;
+writeFileSync(join(app, 'main.js'), peer ? peerPage() : packagePage);
 writeFileSync(join(app, 'pkg.js'), `export * from ${JSON.stringify(join(dist, 'browser.js'))};\n`);
 const esbuild = join(repo, 'pkg-config', 'node_modules', '.bin', 'esbuild');
 execFileSync(esbuild, ['main.js', 'pkg.js', '--bundle', '--splitting', '--format=esm', '--outdir=out', '--log-level=warning', `--resolve-extensions=.js,.mjs`], {
   cwd: app,
-  env: { ...process.env, NODE_PATH: join(repo, 'pkg-config', 'node_modules') },
+  env: { ...process.env, NODE_PATH: [join(repo, 'pkg-config', 'node_modules'), join(repo, 'tests', 'js', 'node_modules')].join(':') },
 });
 
 // Listings come from an index made now, as an object store answers a LIST (LISTING=walk: the
@@ -132,8 +168,13 @@ try {
         await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
         await cdp.send('Profiler.start');
       }
+      // TRACE_OUT=FILE: a Chrome trace of the first cold run (V8's wasm events, the page's
+      // tasks; for wasm_trace_summary.mjs), which runs slower for it.
+      const tracing = process.env.TRACE_OUT && i === 0 && into === cold;
+      if (tracing) await browser.startTracing(page, { path: process.env.TRACE_OUT, categories: ['v8.wasm', 'v8', 'devtools.timeline', 'toplevel'] });
       await page.goto(`${origin}/`);
       last = await page.waitForFunction(() => window.result, null, { timeout: 60000 }).then((h) => h.jsonValue());
+      if (tracing) await browser.stopTracing();
       if (cdp) writeFileSync(process.env.PROFILE, JSON.stringify((await cdp.send('Profiler.stop')).profile));
       into.push(last.ms);
     }
@@ -145,4 +186,7 @@ try {
   rmSync(app, { recursive: true, force: true });
 }
 const median = (xs) => Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
-console.log(JSON.stringify({ runtime: 'chromium', filter, delay_ms: delay, cold_ms: median(cold), reload_ms: median(reload), all_cold_ms: cold.map(Math.round), all_reload_ms: reload.map(Math.round), requests: last.requests, round_trips: last.round_trips, listing, protocols: last.protocols, js_flags: process.env.JS_FLAGS, dist }));
+const reader = peer
+  ? { peer: 'hyparquet', file: peerFile, rows: last.rows, hyparquet: JSON.parse(readFileSync(join(repo, 'tests', 'js', 'node_modules', 'hyparquet', 'package.json'), 'utf8')).version }
+  : { dist };
+console.log(JSON.stringify({ runtime: 'chromium', filter, delay_ms: delay, cold_ms: median(cold), reload_ms: median(reload), all_cold_ms: cold.map(Math.round), all_reload_ms: reload.map(Math.round), requests: last.requests, round_trips: last.round_trips, listing, protocols: last.protocols, js_flags: process.env.JS_FLAGS, ...reader }));

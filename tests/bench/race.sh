@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The performance race: every target measured in one run beside its peer, hudi-rs
-# (PyPI `hudi` 0.5.0), and the table written to tests/bench/results/race.md.
+# (PyPI `hudi` 0.5.0) and, for the first rows, hyparquet (npm, tests/js) on one of the
+# table's files; the table written to tests/bench/results/race.md.
 #
 #   tests/bench/race.sh [RUNS]        (RUNS: repeats where a median is taken, default 3)
 #
@@ -17,7 +18,8 @@
 #    when its table is there: HUDI_EDGE_BENCH_HUDI_RS)
 # 4. what the viewer's open costs on the v9 MOR sample table (requests, bytes), and its first
 #    load in a fresh Chromium behind a 50 Mbit/s, 40 ms link (time to the timeline, bytes)
-# 5. time to first rows, wasm in Node at 20 ms per request, selective queries on the COW bench
+# 5. time to first rows, cold through the package in Node and Chromium at 20 ms per request,
+#    selective queries on the COW bench; beside it hyparquet on the one file the point lookup reads
 # 6. MOR merge throughput and the Arrow-table read()'s peak memory (tests/bench/mor_merge.sh)
 # 7. a point lookup on a table with 10x the file groups (step 7 below says how it is made)
 # 8. the edge POST: the example worker in workerd, 100-row upserts into the MOR bench table at
@@ -116,6 +118,18 @@ best["query"] = sys.argv[1]
 print(json.dumps(best))' "$q"
 done > "$tmp/first.jsonl"
 node tests/bench/first_rows_chromium.mjs "$cow" "id = 500000" 20 "$runs" > "$tmp/first-chromium.json"
+# The peer: hyparquet on the one file the point lookup reads (as our plan names it), its
+# matching row and its first 10 rows, cold, in Node (a process per run) and Chromium.
+lookup_file=$("$bin" plan "$cow" --filter "id = 500000" --json | "$py" -c 'import json, sys; print(json.load(sys.stdin)["file_slices"][0]["base_file"])')
+for hq in '{"id":500000}' ''; do
+  for _ in $(seq "$runs"); do
+    node tests/bench/wasm_node.mjs first-rows-hyparquet "$cow" "$lookup_file" "$hq" 20
+  done | "$py" -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+print(json.dumps(sorted(rows, key=lambda r: r["ms"])[len(rows) // 2]))'
+  PEER=hyparquet FILE="$lookup_file" node tests/bench/first_rows_chromium.mjs "$cow" "$hq" 20 "$runs"
+done > "$tmp/first-hyparquet.jsonl"
 
 echo "6. MOR merge (mor_merge.sh)" >&2
 if [ "${HUDI_EDGE_RACE_SKIP_MOR:-0}" = 1 ]; then
@@ -168,7 +182,7 @@ lines = [
     "# The performance race (tests/bench/race.sh)",
     "",
     f"{datetime.date.today()}, commit {commit}, 2 shared cores; {cli}; wasm without wasm-opt; "
-    f"medians of {runs} where repeated. Peer: hudi-rs (PyPI `hudi` 0.5.0) on the same tables. "
+    f"medians of {runs} where repeated. Peers: hudi-rs (PyPI `hudi` 0.5.0) on the same tables; hyparquet (npm) on the one file the point lookup reads. "
     f"Tables (tests/spark/make_bench_tables.py): COW `{cow_table.replace(str(Path.home()), '~')}`, "
     f"MOR `{mor_table.replace(str(Path.home()), '~')}`. Requests, round trips and bytes are deterministic; "
     "wall times were taken on a loaded machine and are noisy.",
@@ -222,6 +236,18 @@ for f in first:
     lines.append(f"| 5 | first rows, cold from the package's import, Node, 20 ms/request: `{f['query']}` | {f['ms']:.0f} ms{again}, {f['round_trips']} round trips, {f['requests']} requests | {peer} | ≤ 150 ms | {met(f['ms'] <= 150)} |")
 fc = json.loads((tmp / "first-chromium.json").read_text())
 lines.append(f"| 5 | first rows, cold from the package's import, Chromium (fresh context), 20 ms/request: `{fc['filter']}` | {fc['cold_ms']} ms (the page again in that context: {fc['reload_ms']} ms), {fc['round_trips']} round trips, {fc['requests']} requests | - | ≤ 150 ms | {met(fc['cold_ms'] <= 150)} |")
+# hyparquet on the lookup's one file: Node then Chromium for the filter, then for its first 10 rows.
+hyp = [json.loads(l) for l in (tmp / "first-hyparquet.jsonl").read_text().splitlines() if l.strip()]
+if len(hyp) == 4:
+    (fn, fch, tn, tch) = hyp
+    hyp_row = lambda n, c: f"Node {n['ms']:.0f} ms, Chromium {c['cold_ms']} ms (page again: {c['reload_ms']} ms); {n['round_trips']} round trips, {n['requests']} requests, {n['rows']} row{'' if n['rows'] == 1 else 's'}"
+    lines.append(f"| 5 | peer: hyparquet {fn['hyparquet']} on the one Parquet file the lookup reads (`{fn['file']}`), cold from its import, 20 ms/request: `id = 500000` | - | {hyp_row(fn, fch)} | ≤ 150 ms (its published figure: first 10 rows of a file in ~150 ms) | |")
+    lines.append(f"| 5 | … and its first 10 rows (hyparquet's published case) | - | {hyp_row(tn, tch)} | | |")
+    cold_node = next((f for f in first if f["query"] == "id = 500000"), None)
+    if cold_node:
+        lines.append(f"| 5 | `id = 500000` on the whole table against hyparquet on its one file | Node {cold_node['ms'] / fn['ms']:.2f}x, Chromium {fc['cold_ms'] / fch['cold_ms']:.2f}x of hyparquet's time | 1.0x | - | |")
+else:
+    lines.append("| 5 | peer: hyparquet on the one Parquet file the lookup reads | not measured (its runs did not all answer: see the run's output) | - | - | |")
 m = re.search(r"ratio hudi-edge wasm stream\(\) / hudi-rs: ([\d.]+)x", mor)
 if m:
     r = float(m.group(1))

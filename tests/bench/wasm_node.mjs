@@ -18,6 +18,12 @@
 //                                                `openStorage`; again_ms: a second table in
 //                                                the same process. The package is
 //                                                $HUDI_EDGE_PKG_DIST (default pkg-config/dist)
+//   node wasm_node.mjs first-rows-hyparquet TABLE FILE [FILTER_JSON] [DELAY_MS]
+//                                                the peer: hyparquet (tests/js) reading FILE of
+//                                                TABLE (as `hudi-edge plan` names it), cold:
+//                                                the clock starts before it is imported; the
+//                                                rows matching FILTER_JSON (hyparquet's filter,
+//                                                e.g. '{"id":500000}'), or its first 10 rows
 //   node wasm_node.mjs open-cost TABLE           what the viewer asks of the npm package on
 //                                                open: the timeline without operations,
 //                                                info() and fileGroups(); then (apart) the
@@ -47,12 +53,13 @@
 // the directories on each list instead (in this process, inside the timed window).
 import { createRequire } from 'node:module';
 import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { fsStorage } from '../js/fs_storage.mjs';
+import { hyparquetRows } from './hyparquet_peer.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const wasmDir = process.env.HUDI_EDGE_WASM_NODE ?? join(process.env.CARGO_TARGET_DIR ?? join(repo, 'target'), 'wasm-node');
@@ -74,18 +81,21 @@ async function startProfile() {
 }
 
 /** Every call of `storage` waits `ms` first, as a remote store's round trip would; with
- * TRACE=1 each call is printed on stderr (start ms, calls in flight, what). */
+ * TRACE=1 each call is printed on stderr (start ms, calls in flight, what). `calls` counts
+ * the calls and the rounds: calls started while none was in flight. */
 function delayed(storage, ms) {
   const wait = () => new Promise((r) => setTimeout(r, ms));
   const t0 = performance.now();
   let inFlight = 0;
-  const out = { ...storage };
+  const out = { ...storage, calls: { requests: 0, rounds: 0 } };
   for (const k of ['get', 'head', 'list']) {
     out[k] = async (...a) => {
       if (process.env.TRACE === '1') {
         const at = (performance.now() - t0).toFixed(0).padStart(5);
         console.error(`${at} ms  ${String(inFlight).padStart(2)} in flight  ${k} ${a.join(' ')}`);
       }
+      out.calls.requests++;
+      if (inFlight === 0) out.calls.rounds++;
       inFlight++;
       try {
         await wait();
@@ -165,6 +175,20 @@ if (what === 'startup') {
   const warm = await firstRows(performance.now());
   const { io } = cold;
   console.log(JSON.stringify({ ms: cold.ms, again_ms: warm.ms, got_rows: cold.got_rows && warm.got_rows, requests: io.requests, round_trips: io.roundTrips, bytes: io.bytes, arrow_import_ms: Math.round(arrowMs), listing, dist }));
+} else if (what === 'first-rows-hyparquet') {
+  // The peer of first-rows-pkg: hyparquet (a Parquet reader in plain JS) on the one file of
+  // TABLE a query reads, cold in a fresh process, every request delayed as there.
+  const [table, file, filterJson, delay = '20'] = args;
+  const filter = filterJson ? JSON.parse(filterJson) : undefined;
+  const fromTests = createRequire(join(repo, 'tests', 'js', 'package.json'));
+  const storage = delayed(benchStorage(table), Number(delay));
+  const t0 = performance.now();
+  const hyparquet = await import(pathToFileURL(fromTests.resolve('hyparquet')));
+  const { compressors } = await import(pathToFileURL(fromTests.resolve('hyparquet-compressors')));
+  const rows = await hyparquetRows(hyparquet, compressors, storage, file, filter);
+  const ms = performance.now() - t0;
+  const version = JSON.parse(readFileSync(join(dirname(fromTests.resolve('hyparquet')), '..', 'package.json'), 'utf8')).version;
+  console.log(JSON.stringify({ ms, rows: rows.length, requests: storage.calls.requests, round_trips: storage.calls.rounds, file, filter, hyparquet: version }));
 } else if (what === 'open-cost' || what === 'open-cost-http') {
   // Through the npm package (pkg-config/dist, `npm run build`), as the viewer calls it: a
   // table directory, or (open-cost-http) a fixture by URL from a loopback nginx serving the
