@@ -106,7 +106,7 @@ window.result = { ms, imported_ms: imported, rows: rows.length, requests: calls.
 writeFileSync(join(app, 'main.js'), peer ? peerPage() : packagePage);
 writeFileSync(join(app, 'pkg.js'), `export * from ${JSON.stringify(join(dist, 'browser.js'))};\n`);
 const esbuild = join(repo, 'pkg-config', 'node_modules', '.bin', 'esbuild');
-execFileSync(esbuild, ['main.js', 'pkg.js', '--bundle', '--splitting', '--format=esm', '--outdir=out', '--log-level=warning', `--resolve-extensions=.js,.mjs`], {
+execFileSync(esbuild, ['main.js', ...(peer ? [] : ['pkg.js']), '--bundle', '--splitting', '--format=esm', '--outdir=out', '--log-level=warning', `--resolve-extensions=.js,.mjs`], {
   cwd: app,
   env: { ...process.env, NODE_PATH: [join(repo, 'pkg-config', 'node_modules'), join(repo, 'tests', 'js', 'node_modules')].join(':') },
 });
