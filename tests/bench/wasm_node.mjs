@@ -181,7 +181,8 @@ if (what === 'startup') {
   const [table, file, filterJson, delay = '20'] = args;
   const filter = filterJson ? JSON.parse(filterJson) : undefined;
   const fromTests = createRequire(join(repo, 'tests', 'js', 'package.json'));
-  const storage = delayed(benchStorage(table), Number(delay));
+  // It only asks for the file's size and ranges: no listing index.
+  const storage = delayed(fsStorage(table, { readOnly: true }), Number(delay));
   const t0 = performance.now();
   const hyparquet = await import(pathToFileURL(fromTests.resolve('hyparquet')));
   const { compressors } = await import(pathToFileURL(fromTests.resolve('hyparquet-compressors')));
