@@ -107,15 +107,20 @@ node tests/bench/wasm_node.mjs open-cost-http > "$tmp/open-http.json"
 node tests/web/bench-first-load.mjs --runs "$runs" --json "$tmp/first-load.json" > "$tmp/first-load.txt"
 
 echo "5. time to first rows, cold through the package (Node, Chromium; 20 ms per request)" >&2
+# The run (a JSON line on stdin each) with the median `ms`; with QUERY, tagged with it.
+median_run() {
+  "$py" -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+best = sorted(rows, key=lambda r: r["ms"])[len(rows) // 2]
+if len(sys.argv) > 1:
+    best["query"] = sys.argv[1]
+print(json.dumps(best))' "$@"
+}
 for q in "id = 500000" "event_date = 2024-06-11" "region = us-east and id >= 100000 and id < 110000"; do
   for _ in $(seq "$runs"); do
     node tests/bench/wasm_node.mjs first-rows-pkg "$cow" "$q" 20
-  done | "$py" -c '
-import json, statistics, sys
-rows = [json.loads(l) for l in sys.stdin]
-best = sorted(rows, key=lambda r: r["ms"])[len(rows) // 2]
-best["query"] = sys.argv[1]
-print(json.dumps(best))' "$q"
+  done | median_run "$q"
 done > "$tmp/first.jsonl"
 node tests/bench/first_rows_chromium.mjs "$cow" "id = 500000" 20 "$runs" > "$tmp/first-chromium.json"
 # The peer: hyparquet on the one file the point lookup reads (as our plan names it), its
@@ -124,10 +129,7 @@ lookup_file=$("$bin" plan "$cow" --filter "id = 500000" --json | "$py" -c 'impor
 for hq in '{"id":500000}' ''; do
   for _ in $(seq "$runs"); do
     node tests/bench/wasm_node.mjs first-rows-hyparquet "$cow" "$lookup_file" "$hq" 20
-  done | "$py" -c '
-import json, sys
-rows = [json.loads(l) for l in sys.stdin]
-print(json.dumps(sorted(rows, key=lambda r: r["ms"])[len(rows) // 2]))'
+  done | median_run
   PEER=hyparquet FILE="$lookup_file" node tests/bench/first_rows_chromium.mjs "$cow" "$hq" 20 "$runs"
 done > "$tmp/first-hyparquet.jsonl"
 

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-// What V8 spent on wasm in a Chrome trace (first_rows_chromium.mjs TRACE_OUT=FILE): the
-// page's main thread (lazy compiles: count, total and Liftoff's part; streaming decode;
-// instantiation) and the background threads (validation, tier-up), each event name's total ms
-// and count.
+// What V8 spent on wasm in a Chrome trace (first_rows_chromium.mjs TRACE_OUT=FILE): on the
+// page's main thread (lazy compiles, streaming decode, instantiation) and on background
+// threads (validation, tier-up), each event name's total ms and count.
 //
 //   node tests/bench/wasm_trace_summary.mjs TRACE.json
 import { readFileSync } from 'node:fs';
